@@ -1,0 +1,27 @@
+//! Analyses: a [`cpuprof_model::Profile`] in, plain result structs out.
+//!
+//! Depends only on `cpuprof-model` (and `cpuprof-parse` for its tests). No formatting, no
+//! I/O: numbers stay integers (ns or sample counts) and percentages are left to renderers.
+//! Every walk over the stack tree is iterative: stacks thousands of frames deep are normal.
+//!
+//! ```
+//! use cpuprof_analysis::{top, TopOptions};
+//! use cpuprof_parse::{parse, Origin, ParseOptions};
+//!
+//! let json = br#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},
+//!   {"id":2,"callFrame":{"functionName":"work","scriptId":"7","url":"file:///a.js","lineNumber":0,"columnNumber":9}}],
+//!   "startTime":0,"endTime":30,"samples":[2,2],"timeDeltas":[10,10]}"#;
+//! let profile = parse(&json[..], &Origin("a.cpuprofile".into()), ParseOptions::default()).unwrap();
+//! let report = top(&profile, &TopOptions::default());
+//! assert_eq!(report.rows[0].name, "work");
+//! assert_eq!(report.rows[0].self_weight, 20_000); // 10 µs + the mean interval, in ns
+//! ```
+#![deny(missing_docs)]
+
+mod filter;
+mod keys;
+mod top;
+
+pub use filter::StackFilter;
+pub use keys::{package_of, GroupBy};
+pub use top::{top, SortBy, Summary, TopOptions, TopReport, TopRow, Weight};

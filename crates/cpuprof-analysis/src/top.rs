@@ -1,0 +1,384 @@
+use cpuprof_model::{FuncId, FuncKind, Profile, StackId, ValueUnit};
+use rustc_hash::FxHashMap;
+
+use crate::filter::StackFilter;
+use crate::keys::{group_label, GroupBy};
+
+/// What a sample weighs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Weight {
+    /// Its duration in ns (for `.cpuprofile`: until the next sample, as DevTools does). The default.
+    #[default]
+    Time,
+    /// 1: plain sample counts.
+    Samples,
+}
+
+/// Row order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SortBy {
+    /// Self weight, descending. The default.
+    #[default]
+    SelfWeight,
+    /// Total (inclusive) weight, descending.
+    Total,
+}
+
+/// Options of [`top`].
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct TopOptions {
+    /// What a row stands for. Default is [`GroupBy::Function`].
+    pub by: GroupBy,
+    /// What a sample weighs. Default is [`Weight::Time`].
+    pub weight: Weight,
+    /// Row order. Default is [`SortBy::SelfWeight`].
+    pub sort: SortBy,
+    /// Which samples count. Default: all but `(idle)`.
+    pub filter: StackFilter,
+}
+
+impl TopOptions {
+    /// Options with every field given.
+    pub fn new(by: GroupBy, weight: Weight, sort: SortBy, filter: StackFilter) -> Self {
+        Self { by, weight, sort, filter }
+    }
+}
+
+/// One row: a function, file, package or line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopRow {
+    /// Function name (`(anonymous)` for anonymous functions), or the file or package.
+    pub name: String,
+    /// The file (script url) as the profile has it; `None` when unknown or grouped by file/package.
+    pub file: Option<String>,
+    /// 1-based line: where the function starts, or the executing line with [`GroupBy::Line`].
+    pub line: Option<u32>,
+    /// 1-based column where the function starts.
+    pub column: Option<u32>,
+    /// What kind of code the row is.
+    pub kind: FuncKind,
+    /// Weight of samples whose leaf is this row.
+    pub self_weight: i64,
+    /// Number of those samples.
+    pub self_samples: i64,
+    /// Weight of samples with this row anywhere in their stack (once per sample, however deep
+    /// the recursion).
+    pub total_weight: i64,
+    /// Number of those samples.
+    pub total_samples: i64,
+}
+
+/// Where the whole profile's weight went (in the chosen weight, before any filter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// All samples.
+    pub all: i64,
+    /// Samples whose leaf is `(idle)`.
+    pub idle: i64,
+    /// Samples whose leaf is `(garbage collector)`.
+    pub gc: i64,
+    /// Samples whose leaf is `(program)`.
+    pub program: i64,
+    /// Number of samples.
+    pub all_samples: i64,
+}
+
+/// The result of [`top`].
+#[derive(Clone, Debug)]
+pub struct TopReport {
+    /// Unit of every weight: ns or samples.
+    pub unit: Weight,
+    /// Denominator of the percentages: the weight of the samples counted (idle excluded
+    /// unless included), before `focus`/`ignore`.
+    pub total: i64,
+    /// Number of samples counted.
+    pub samples: i64,
+    /// Rows in the requested order (ties: name, file, line, column).
+    pub rows: Vec<TopRow>,
+    /// The profile's idle / GC / program shares.
+    pub summary: Summary,
+}
+
+/// What one key stands for, before the numbers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    name: String,
+    file: Option<String>,
+    line: Option<u32>,
+    column: Option<u32>,
+    kind: FuncKind,
+}
+
+/// Keys minted in first-seen order.
+#[derive(Default)]
+struct Keys {
+    index: FxHashMap<Key, u32>,
+    keys: Vec<Key>,
+}
+
+impl Keys {
+    fn id(&mut self, key: Key) -> u32 {
+        if let Some(id) = self.index.get(&key) {
+            return *id;
+        }
+        let id = self.keys.len() as u32;
+        self.keys.push(key.clone());
+        self.index.insert(key, id);
+        id
+    }
+}
+
+const NO_KEY: u32 = u32::MAX;
+
+/// Self and total weight per function, file, package or line.
+pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
+    let n = profile.stacks.len();
+    let count_column = profile.value_index(ValueUnit::Count);
+    let weight_column = match options.weight {
+        Weight::Time => profile.value_index(ValueUnit::Nanoseconds).or(count_column),
+        Weight::Samples => count_column,
+    };
+    let column = |k: Option<usize>| k.map(|k| profile.samples.values(k));
+    let (weights, counts) = (column(weight_column), column(count_column));
+
+    // Self weight and count per stack.
+    let mut self_w = vec![0i64; n];
+    let mut self_c = vec![0i64; n];
+    for (i, stack) in profile.samples.stacks().iter().enumerate() {
+        let c = counts.map_or(1, |c| c[i]);
+        let w = weights.map_or(c, |w| w[i]);
+        self_w[stack.index()] = self_w[stack.index()].saturating_add(w);
+        self_c[stack.index()] = self_c[stack.index()].saturating_add(c);
+    }
+
+    let mut summary = Summary::default();
+    for s in 0..n {
+        let w = self_w[s];
+        summary.all += w;
+        summary.all_samples += self_c[s];
+        match profile.funcs[profile.func_of(StackId::from_index(s))].kind {
+            FuncKind::Idle => summary.idle += w,
+            FuncKind::Gc => summary.gc += w,
+            FuncKind::Program => summary.program += w,
+            _ => {}
+        }
+    }
+
+    let mask = options.filter.mask(profile);
+    let (mut total, mut samples) = (0i64, 0i64);
+    for s in 0..n {
+        if mask.counted[s] {
+            total = total.saturating_add(self_w[s]);
+            samples = samples.saturating_add(self_c[s]);
+        }
+        if !mask.kept[s] {
+            self_w[s] = 0;
+            self_c[s] = 0;
+        }
+    }
+
+    let mut keys = Keys::default();
+    let rows = if options.by == GroupBy::Line {
+        by_line(profile, &self_w, &self_c, &mut keys)
+    } else {
+        let func_keys = func_keys(profile, options.by, &mut keys);
+        let stack_keys: Vec<u32> =
+            profile.stacks.frames().iter().map(|frame| func_keys[profile.frames[*frame].func.index()]).collect();
+        with_totals(profile, &stack_keys, &self_w, &self_c, keys.keys.len())
+    };
+
+    let mut rows: Vec<TopRow> = keys
+        .keys
+        .into_iter()
+        .zip(rows)
+        .filter(|(_, r)| r.iter().any(|v| *v != 0))
+        .map(|(key, [self_weight, self_samples, total_weight, total_samples])| TopRow {
+            name: key.name,
+            file: key.file,
+            line: key.line,
+            column: key.column,
+            kind: key.kind,
+            self_weight,
+            self_samples,
+            total_weight,
+            total_samples,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        let (ka, kb) = match options.sort {
+            SortBy::SelfWeight => (a.self_weight, b.self_weight),
+            SortBy::Total => (a.total_weight, b.total_weight),
+        };
+        kb.cmp(&ka)
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.file.cmp(&b.file))
+            .then_with(|| a.line.cmp(&b.line))
+            .then_with(|| a.column.cmp(&b.column))
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    TopReport { unit: options.weight, total, samples, rows, summary }
+}
+
+/// The key of every function (`NO_KEY` for the root pseudo-function, which is never a row).
+fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
+    let strings = &profile.strings;
+    profile
+        .funcs
+        .as_slice()
+        .iter()
+        .map(|func| {
+            if func.kind == FuncKind::Root {
+                return NO_KEY;
+            }
+            let key = match by {
+                GroupBy::Function | GroupBy::Line => function_key(profile, func, func.line),
+                GroupBy::File | GroupBy::Package => {
+                    let kind = match func.kind {
+                        FuncKind::Other => FuncKind::Js,
+                        k => k,
+                    };
+                    let name = group_label(func, strings, by == GroupBy::Package);
+                    Key { name, file: None, line: None, column: None, kind }
+                }
+            };
+            keys.id(key)
+        })
+        .collect()
+}
+
+fn function_key(profile: &Profile, func: &cpuprof_model::Func, line: Option<u32>) -> Key {
+    let name = profile.strings.get(func.name);
+    let file = profile.strings.get(func.file);
+    Key {
+        name: if name.is_empty() { "(anonymous)".to_owned() } else { name.to_owned() },
+        file: (!file.is_empty()).then(|| file.to_owned()),
+        line,
+        column: func.column,
+        kind: func.kind,
+    }
+}
+
+/// `[self, self samples, total, total samples]` per key, counting a key once per stack
+/// however often it recurs in it.
+fn with_totals(
+    profile: &Profile,
+    stack_keys: &[u32],
+    self_w: &[i64],
+    self_c: &[i64],
+    key_count: usize,
+) -> Vec<[i64; 4]> {
+    let n = stack_keys.len();
+    let parents = profile.stacks.parents();
+    let mut out = vec![[0i64; 4]; key_count];
+    // Subtree sums: children have larger ids than parents, so one backward pass suffices.
+    let mut sub_w = self_w.to_vec();
+    let mut sub_c = self_c.to_vec();
+    for s in (0..n).rev() {
+        if let Some(p) = parents[s] {
+            sub_w[p.index()] = sub_w[p.index()].saturating_add(sub_w[s]);
+            sub_c[p.index()] = sub_c[p.index()].saturating_add(sub_c[s]);
+        }
+        if stack_keys[s] != NO_KEY {
+            let row = &mut out[stack_keys[s] as usize];
+            row[0] = row[0].saturating_add(self_w[s]);
+            row[1] = row[1].saturating_add(self_c[s]);
+        }
+    }
+    // Children lists (CSR), then an explicit-stack depth-first walk that adds a stack's
+    // subtree to its key only where the key is not already on the path above it.
+    let mut first_child = vec![0u32; n + 1];
+    for p in parents.iter().flatten() {
+        first_child[p.index() + 1] += 1;
+    }
+    for i in 0..n {
+        first_child[i + 1] += first_child[i];
+    }
+    let mut fill = first_child.clone();
+    let mut children = vec![0u32; n];
+    for (s, p) in parents.iter().enumerate() {
+        if let Some(p) = p {
+            children[fill[p.index()] as usize] = s as u32;
+            fill[p.index()] += 1;
+        }
+    }
+    let mut on_path = vec![0u32; key_count];
+    let mut todo: Vec<(u32, bool)> = (0..n).filter(|s| parents[*s].is_none()).map(|s| (s as u32, false)).collect();
+    while let Some((s, leaving)) = todo.pop() {
+        let si = s as usize;
+        let key = stack_keys[si];
+        if leaving {
+            if key != NO_KEY {
+                on_path[key as usize] -= 1;
+            }
+            continue;
+        }
+        if sub_c[si] == 0 && sub_w[si] == 0 {
+            continue; // nothing below: no total to add anywhere in this subtree
+        }
+        if key != NO_KEY {
+            let k = key as usize;
+            if on_path[k] == 0 {
+                out[k][2] = out[k][2].saturating_add(sub_w[si]);
+                out[k][3] = out[k][3].saturating_add(sub_c[si]);
+            }
+            on_path[k] += 1;
+        }
+        todo.push((s, true));
+        let range = first_child[si] as usize..first_child[si + 1] as usize;
+        todo.extend(children[range].iter().map(|c| (*c, false)));
+    }
+    out
+}
+
+/// `--by line`: each stack's self weight split over its line hits by the cumulative-floor
+/// rule (exact integers, the parts add up to the whole). A `.cpuprofile` has no call-site
+/// lines, so total equals self.
+fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -> Vec<[i64; 4]> {
+    let mut out: Vec<[i64; 4]> = Vec::new();
+    let mut add = |key: Key, w: i64, c: i64, keys: &mut Keys| {
+        let id = keys.id(key) as usize;
+        if out.len() <= id {
+            out.resize(id + 1, [0; 4]);
+        }
+        let row = &mut out[id];
+        row[0] += w;
+        row[1] += c;
+        row[2] += w;
+        row[3] += c;
+    };
+    for s in 0..profile.stacks.len() {
+        if self_w[s] == 0 && self_c[s] == 0 {
+            continue;
+        }
+        let stack = StackId::from_index(s);
+        let func_id: FuncId = profile.func_of(stack);
+        let func = &profile.funcs[func_id];
+        if func.kind == FuncKind::Root {
+            continue;
+        }
+        let hits: Vec<(u32, u32)> = profile.line_hits.of(stack).collect();
+        let ticks_total: u64 = hits.iter().map(|(_, t)| u64::from(*t)).sum();
+        if ticks_total == 0 {
+            let mut key = function_key(profile, func, func.line);
+            key.column = None;
+            add(key, self_w[s], self_c[s], keys);
+            continue;
+        }
+        let share = |v: i64, cum: u64| (i128::from(v) * i128::from(cum) / i128::from(ticks_total)) as i64;
+        let mut cum = 0u64;
+        for (line, ticks) in hits {
+            let before = cum;
+            cum += u64::from(ticks);
+            let w = share(self_w[s], cum) - share(self_w[s], before);
+            let c = share(self_c[s], cum) - share(self_c[s], before);
+            let mut key = function_key(profile, func, Some(line));
+            key.column = None;
+            add(key, w, c, keys);
+        }
+    }
+    out.resize(keys.keys.len(), [0; 4]);
+    out
+}

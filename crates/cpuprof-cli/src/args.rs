@@ -1,0 +1,122 @@
+//! The command line, as clap types only; `run` turns them into library options.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use cpuprof_render::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cpuprof",
+    version,
+    about = "Answers from CPU profiles of Node.js/V8 programs",
+    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  gzip -c app.cpuprofile | cpuprof top -"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Functions (or files, packages, lines) ranked by the CPU time they hold
+    #[command(after_help = TOP_HELP)]
+    Top(TopArgs),
+}
+
+const TOP_HELP: &str = "\
+TIME ATTRIBUTION:
+  .cpuprofile samples are timed as Chrome DevTools' Performance panel does: sample i lasts
+  until sample i+1 (samples stable-sorted by time), the last one gets the mean interval,
+  and a lone (program) sample between two samples of the same top-level frame is given to
+  its neighbour. self = time with the row on top of the stack; total = time with the row
+  anywhere in the stack, counted once per sample however deep the recursion.
+
+EXAMPLES:
+  cpuprof top app.cpuprofile
+  cpuprof top app.cpuprofile -n 50 --sort total
+  cpuprof top app.cpuprofile --by package --include-idle
+  cpuprof top app.cpuprofile --focus 'handleRequest' --ignore '^node:'
+  cpuprof top app.cpuprofile.gz --format markdown -o top.md";
+
+#[derive(Debug, Args)]
+pub(crate) struct TopArgs {
+    /// Profile to read: a .cpuprofile (gzip-compressed is fine), or - for stdin
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// Show the N heaviest rows
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) limit: u64,
+
+    /// Show every row (overrides -n)
+    #[arg(long)]
+    pub(crate) all: bool,
+
+    /// What a row stands for
+    #[arg(long, value_enum, default_value_t = By::Function)]
+    pub(crate) by: By,
+
+    /// Rank by self time (on top of the stack) or total time (anywhere in the stack)
+    #[arg(long, value_enum, default_value_t = Sort::SelfTime)]
+    pub(crate) sort: Sort,
+
+    /// What a sample weighs
+    #[arg(long, value_enum, default_value_t = WeightArg::Time)]
+    pub(crate) weight: WeightArg,
+
+    /// Count (idle) samples (the event loop waiting) as rows and in the percentages
+    #[arg(long)]
+    pub(crate) include_idle: bool,
+
+    /// Keep only samples with a function in their stack whose name or file matches REGEX
+    #[arg(long, value_name = "REGEX")]
+    pub(crate) focus: Option<String>,
+
+    /// Drop samples with a function in their stack whose name or file matches REGEX
+    #[arg(long, value_name = "REGEX")]
+    pub(crate) ignore: Option<String>,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct OutputArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+
+    /// Write to FILE instead of stdout (- = stdout); written atomically
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum By {
+    /// Function: name + file + line + column
+    Function,
+    /// Script file (url)
+    File,
+    /// npm package under node_modules; (node) for node internals, (app) for the rest
+    Package,
+    /// Source line (V8's positionTicks); total equals self, as .cpuprofile has no call-site lines
+    Line,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Sort {
+    /// Self time
+    #[value(name = "self")]
+    SelfTime,
+    /// Total (inclusive) time
+    Total,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum WeightArg {
+    /// Each sample weighs its duration (until the next sample, as DevTools); numbers in ns
+    Time,
+    /// Each sample weighs 1: plain sample counts, immune to irregular sampling intervals
+    Samples,
+}

@@ -1,0 +1,74 @@
+//! Reading inputs (`-` = stdin) and writing outputs atomically.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use cpuprof_model::Profile;
+use cpuprof_parse::{Origin, ParseOptions};
+
+/// True when `path` means standard input/output.
+pub(crate) fn is_dash(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// Reads and parses one profile.
+pub(crate) fn read_profile(path: &Path, options: ParseOptions) -> Result<Profile> {
+    if is_dash(path) {
+        return Ok(cpuprof_parse::parse(io::stdin().lock(), &Origin::stdin(), options)?);
+    }
+    let origin = Origin(path.display().to_string());
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    Ok(cpuprof_parse::parse(file, &origin, options)?)
+}
+
+/// Where output goes.
+pub(crate) enum Output {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Output {
+    /// `None` or `-` is stdout. A file that is one of `inputs` is refused: a run must never
+    /// destroy what it reads.
+    pub(crate) fn new(path: Option<&Path>, inputs: &[&Path]) -> Result<Output> {
+        let Some(path) = path.filter(|p| !is_dash(p)) else { return Ok(Output::Stdout) };
+        if let Ok(target) = path.canonicalize() {
+            for input in inputs.iter().filter(|p| !is_dash(p)) {
+                if input.canonicalize().is_ok_and(|i| i == target) {
+                    bail!("refusing to write the output over the input {}", input.display());
+                }
+            }
+        }
+        Ok(Output::File(path.to_owned()))
+    }
+
+    /// Writes `bytes` in full: to stdout, or to a temporary file beside the target that is
+    /// renamed over it only once everything is written.
+    pub(crate) fn write(&self, bytes: &[u8]) -> Result<()> {
+        match self {
+            Output::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()?;
+                Ok(())
+            }
+            Output::File(path) => {
+                let dir = match path.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                let mut tmp = tempfile::Builder::new()
+                    .prefix(".cpuprof-")
+                    .tempfile_in(dir)
+                    .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+                tmp.write_all(bytes)
+                    .and_then(|()| tmp.flush())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                tmp.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! `cpuprof`: the command line. Holds the clap types and the I/O; everything else lives in
+//! the library crates.
+#![allow(clippy::print_stderr)]
+
+mod args;
+mod io;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match run::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // A closed pipe (`cpuprof top … | head`) is not a failure.
+            if err
+                .chain()
+                .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+            {
+                return ExitCode::SUCCESS;
+            }
+            if let Some(usage) = err.downcast_ref::<run::UsageError>() {
+                eprintln!("cpuprof: error: {usage}");
+                return ExitCode::from(2);
+            }
+            eprintln!("cpuprof: error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

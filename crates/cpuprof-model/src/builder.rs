@@ -1,0 +1,283 @@
+use rustc_hash::FxHashMap;
+
+use crate::tables::{LineHits, Meta, Samples, SourceFormat, StackTable, Table};
+use crate::{Frame, FrameId, Func, FuncId, Profile, StackId, StrId, StringTable, ValueType};
+
+/// A broken invariant found by [`ProfileBuilder::finish`]. Parsers only produce these when
+/// they have a bug, so the messages speak about the model, not about input files.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// A sample row has the wrong number of values.
+    #[error("sample {index} has {found} values, expected {expected} (one per value type)")]
+    ValueCount {
+        /// Sample row.
+        index: usize,
+        /// Values given.
+        found: usize,
+        /// Value types declared.
+        expected: usize,
+    },
+    /// Some samples have a timestamp and others do not.
+    #[error("sample {index} has no timestamp although earlier samples have one")]
+    MixedTimestamps {
+        /// Sample row.
+        index: usize,
+    },
+    /// A sample value is negative.
+    #[error("sample {index} has the negative value {value}")]
+    NegativeValue {
+        /// Sample row.
+        index: usize,
+        /// The value.
+        value: i64,
+    },
+    /// An id refers past the end of its table.
+    #[error("{what} {index} refers to a missing entry")]
+    Dangling {
+        /// Which column holds the bad id.
+        what: &'static str,
+        /// Row in that column.
+        index: usize,
+    },
+}
+
+/// The only way to make a [`Profile`]. It interns and deduplicates as it goes, and
+/// [`finish`](Self::finish) validates every invariant the way pprof's `CheckValid()` does.
+#[derive(Debug)]
+pub struct ProfileBuilder {
+    strings: StringTable,
+    funcs: Table<FuncId, Func>,
+    func_index: FxHashMap<Func, FuncId>,
+    frames: Table<FrameId, Frame>,
+    frame_index: FxHashMap<Frame, FrameId>,
+    stacks: StackTable,
+    stack_index: FxHashMap<(Option<StackId>, FrameId), StackId>,
+    samples: Samples,
+    value_types: Vec<ValueType>,
+    line_hits: LineHits,
+    meta: Meta,
+    first_error: Option<ModelError>,
+}
+
+impl ProfileBuilder {
+    /// A builder for a profile read from `format` whose samples carry one value per entry of
+    /// `value_types`.
+    pub fn new(format: SourceFormat, value_types: Vec<ValueType>) -> Self {
+        let samples = Samples { values: vec![Vec::new(); value_types.len()], ..Samples::default() };
+        Self {
+            strings: StringTable::default(),
+            funcs: Table::default(),
+            func_index: FxHashMap::default(),
+            frames: Table::default(),
+            frame_index: FxHashMap::default(),
+            stacks: StackTable::default(),
+            stack_index: FxHashMap::default(),
+            samples,
+            value_types,
+            line_hits: LineHits::default(),
+            meta: Meta { format, start_ns: None, duration_ns: None, interval_ns: None },
+            first_error: None,
+        }
+    }
+
+    /// Interns `s`.
+    pub fn intern(&mut self, s: &str) -> StrId {
+        self.strings.intern(s)
+    }
+
+    /// The id of `func`, adding it if it is new.
+    pub fn func(&mut self, func: Func) -> FuncId {
+        if let Some(id) = self.func_index.get(&func) {
+            return *id;
+        }
+        let id = FuncId::from_index(self.funcs.push(func));
+        self.func_index.insert(func, id);
+        id
+    }
+
+    /// The id of `frame`, adding it if it is new.
+    pub fn frame(&mut self, frame: Frame) -> FrameId {
+        if let Some(id) = self.frame_index.get(&frame) {
+            return *id;
+        }
+        let id = FrameId::from_index(self.frames.push(frame));
+        self.frame_index.insert(frame, id);
+        id
+    }
+
+    /// The stack `frame` called from `parent` (`None`: a root), adding it if it is new.
+    /// Because `parent` must already exist, parents always come before children.
+    pub fn stack(&mut self, parent: Option<StackId>, frame: FrameId) -> StackId {
+        if let Some(id) = self.stack_index.get(&(parent, frame)) {
+            return *id;
+        }
+        let id = StackId::from_index(self.stacks.frame.len());
+        self.stacks.parent.push(parent);
+        self.stacks.frame.push(frame);
+        self.stack_index.insert((parent, frame), id);
+        id
+    }
+
+    /// Adds a sample row. `time_ns` must be given for all samples or for none.
+    pub fn sample(&mut self, stack: StackId, time_ns: Option<i64>, values: &[i64]) {
+        let index = self.samples.stack.len();
+        if values.len() != self.value_types.len() {
+            self.note(ModelError::ValueCount { index, found: values.len(), expected: self.value_types.len() });
+            return;
+        }
+        if let Some(value) = values.iter().copied().find(|v| *v < 0) {
+            self.note(ModelError::NegativeValue { index, value });
+        }
+        match (time_ns, &mut self.samples.time_ns) {
+            (Some(t), Some(times)) => times.push(t),
+            (Some(t), None) if index == 0 => self.samples.time_ns = Some(vec![t]),
+            (None, None) => {}
+            _ => self.note(ModelError::MixedTimestamps { index }),
+        }
+        self.samples.stack.push(stack);
+        for (column, v) in self.samples.values.iter_mut().zip(values) {
+            column.push(*v);
+        }
+    }
+
+    /// Records that `ticks` samples of `stack` executed 1-based `line`. Add the hits of
+    /// one stack together, in the order the profile lists them.
+    pub fn line_hit(&mut self, stack: StackId, line: u32, ticks: u32) {
+        self.line_hits.stack.push(stack);
+        self.line_hits.line.push(line);
+        self.line_hits.ticks.push(ticks);
+    }
+
+    /// Sets the recording's start, length and mean sampling interval (ns).
+    pub fn timing(&mut self, start_ns: Option<i64>, duration_ns: Option<i64>, interval_ns: Option<i64>) {
+        self.meta.start_ns = start_ns;
+        self.meta.duration_ns = duration_ns;
+        self.meta.interval_ns = interval_ns;
+    }
+
+    fn note(&mut self, error: ModelError) {
+        self.first_error.get_or_insert(error);
+    }
+
+    /// Validates and returns the profile.
+    pub fn finish(mut self) -> Result<Profile, ModelError> {
+        if let Some(error) = self.first_error.take() {
+            return Err(error);
+        }
+        // Line hits are looked up by binary search on the stack column.
+        if !self.line_hits.stack.is_sorted() {
+            let mut order: Vec<usize> = (0..self.line_hits.len()).collect();
+            order.sort_by_key(|i| self.line_hits.stack[*i]);
+            let hits = &self.line_hits;
+            self.line_hits = LineHits {
+                stack: order.iter().map(|i| hits.stack[*i]).collect(),
+                line: order.iter().map(|i| hits.line[*i]).collect(),
+                ticks: order.iter().map(|i| hits.ticks[*i]).collect(),
+            };
+        }
+        let profile = Profile {
+            strings: self.strings,
+            funcs: self.funcs,
+            frames: self.frames,
+            stacks: self.stacks,
+            samples: self.samples,
+            value_types: self.value_types,
+            line_hits: self.line_hits,
+            meta: self.meta,
+        };
+        validate(&profile)?;
+        Ok(profile)
+    }
+}
+
+/// Checks that every id refers to an existing row and that parents precede children.
+fn validate(p: &Profile) -> Result<(), ModelError> {
+    let dangling = |what, index| Err(ModelError::Dangling { what, index });
+    for (i, f) in p.funcs.as_slice().iter().enumerate() {
+        if f.name.index() >= p.strings.len() || f.file.index() >= p.strings.len() {
+            return dangling("function", i);
+        }
+    }
+    for (i, f) in p.frames.as_slice().iter().enumerate() {
+        if f.func.index() >= p.funcs.len() {
+            return dangling("frame", i);
+        }
+    }
+    for (i, (parent, frame)) in p.stacks.parent.iter().zip(&p.stacks.frame).enumerate() {
+        if frame.index() >= p.frames.len() || parent.is_some_and(|s| s.index() >= i) {
+            return dangling("stack", i);
+        }
+    }
+    let stacks = p.stacks.len();
+    if let Some(i) = p.samples.stack.iter().position(|s| s.index() >= stacks) {
+        return dangling("sample", i);
+    }
+    if let Some(i) = p.line_hits.stack.iter().position(|s| s.index() >= stacks) {
+        return dangling("line hit", i);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FuncKind, ValueUnit};
+
+    fn builder() -> ProfileBuilder {
+        ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS])
+    }
+
+    fn func(b: &mut ProfileBuilder, name: &str) -> FrameId {
+        let name = b.intern(name);
+        let func = b.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind: FuncKind::Js });
+        b.frame(Frame { func, line: None, column: None })
+    }
+
+    #[test]
+    fn deduplicates_and_orders_parents_first() {
+        let mut b = builder();
+        let a = func(&mut b, "a");
+        let a_again = func(&mut b, "a");
+        assert_eq!(a, a_again);
+        let root = b.stack(None, a);
+        let child = b.stack(Some(root), a);
+        assert_eq!(b.stack(Some(root), a), child);
+        assert!(root < child);
+        b.sample(child, None, &[1, 10]);
+        let p = b.finish().unwrap();
+        assert_eq!(p.stacks.walk(child).count(), 2);
+        assert_eq!(p.value_index(ValueUnit::Nanoseconds), Some(1));
+        assert_eq!(p.strings.get(StrId::EMPTY), "");
+    }
+
+    #[test]
+    fn rejects_wrong_value_count_and_mixed_times() {
+        let mut b = builder();
+        let a = func(&mut b, "a");
+        let s = b.stack(None, a);
+        b.sample(s, None, &[1]);
+        assert!(matches!(b.finish(), Err(ModelError::ValueCount { index: 0, found: 1, expected: 2 })));
+
+        let mut b = builder();
+        let a = func(&mut b, "a");
+        let s = b.stack(None, a);
+        b.sample(s, Some(1), &[1, 1]);
+        b.sample(s, None, &[1, 1]);
+        assert_eq!(b.finish().unwrap_err(), ModelError::MixedTimestamps { index: 1 });
+    }
+
+    #[test]
+    fn line_hits_are_sorted_by_stack() {
+        let mut b = builder();
+        let a = func(&mut b, "a");
+        let s0 = b.stack(None, a);
+        let s1 = b.stack(Some(s0), a);
+        b.line_hit(s1, 7, 2);
+        b.line_hit(s0, 3, 1);
+        b.line_hit(s1, 9, 4);
+        let p = b.finish().unwrap();
+        assert_eq!(p.line_hits.of(s1).collect::<Vec<_>>(), vec![(7, 2), (9, 4)]);
+        assert_eq!(p.line_hits.of(s0).collect::<Vec<_>>(), vec![(3, 1)]);
+    }
+}

@@ -1,0 +1,37 @@
+//! The one profile model that every `cpuprof` parser produces and every analysis consumes.
+//!
+//! It depends on nothing else in the workspace (`model ← parse ← analysis ← render ← cli`),
+//! does no I/O and knows no file format. The layout follows pprof's tables and samply's
+//! handles: every entity lives in a column owned by the [`Profile`] and is referred to by a
+//! `Copy` id ([`StrId`], [`FuncId`], [`FrameId`], [`StackId`]) that only a [`ProfileBuilder`]
+//! mints. Ids belong to one profile; compare profiles by resolved strings, never by ids.
+//!
+//! Units: time is integer nanoseconds everywhere; percentages exist only in renderers.
+//!
+//! ```
+//! use cpuprof_model::{Func, FuncKind, Frame, ProfileBuilder, SourceFormat, ValueType};
+//!
+//! let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+//! let name = b.intern("main");
+//! let file = b.intern("file:///app.js");
+//! let func = b.func(Func { name, file, line: Some(1), column: Some(1), kind: FuncKind::Js });
+//! let frame = b.frame(Frame { func, line: None, column: None });
+//! let stack = b.stack(None, frame);
+//! b.sample(stack, Some(1_000), &[1, 1_000_000]);
+//! let profile = b.finish().unwrap();
+//! assert_eq!(profile.samples.len(), 1);
+//! assert_eq!(profile.strings.get(profile.funcs[func].name), "main");
+//! ```
+#![deny(missing_docs)]
+
+mod builder;
+mod ids;
+mod strings;
+mod tables;
+
+pub use builder::{ModelError, ProfileBuilder};
+pub use ids::{FrameId, FuncId, StackId, StrId};
+pub use strings::StringTable;
+pub use tables::{
+    Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, ValueType, ValueUnit,
+};

@@ -1,0 +1,318 @@
+use std::marker::PhantomData;
+use std::ops::Index;
+
+use crate::{FrameId, FuncId, StackId, StrId, StringTable};
+
+/// A column of entities addressed by a typed id (`Table<FuncId, Func>`).
+#[derive(Clone, Debug)]
+pub struct Table<I, T> {
+    rows: Vec<T>,
+    _id: PhantomData<I>,
+}
+
+impl<I, T> Default for Table<I, T> {
+    fn default() -> Self {
+        Self { rows: Vec::new(), _id: PhantomData }
+    }
+}
+
+impl<I, T> Table<I, T> {
+    pub(crate) fn push(&mut self, row: T) -> usize {
+        self.rows.push(row);
+        self.rows.len() - 1
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The rows in id order.
+    pub fn as_slice(&self) -> &[T] {
+        &self.rows
+    }
+}
+
+macro_rules! index_by {
+    ($id:ty, $row:ty) => {
+        impl Index<$id> for Table<$id, $row> {
+            type Output = $row;
+            fn index(&self, id: $id) -> &$row {
+                &self.rows[id.index()]
+            }
+        }
+    };
+}
+index_by!(FuncId, Func);
+index_by!(FrameId, Frame);
+
+/// What a function is. Pseudo-frames are told apart by kind, never by name:
+/// a user function may well be called `(program)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FuncKind {
+    /// JavaScript (or WebAssembly) code with a script.
+    Js,
+    /// Native code: V8 builtins, C++ callbacks, compiled regular expressions.
+    Native,
+    /// V8's `(program)`: time in the VM with no JavaScript stack.
+    Program,
+    /// V8's `(idle)`: the event loop waiting.
+    Idle,
+    /// V8's `(garbage collector)`.
+    Gc,
+    /// The `(root)` of a V8 call tree: never a row of its own.
+    Root,
+    /// Anything else.
+    Other,
+}
+
+impl FuncKind {
+    /// The lowercase name used in JSON and CSV output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FuncKind::Js => "js",
+            FuncKind::Native => "native",
+            FuncKind::Program => "program",
+            FuncKind::Idle => "idle",
+            FuncKind::Gc => "gc",
+            FuncKind::Root | FuncKind::Other => "other",
+        }
+    }
+}
+
+/// A function: what a top-N table groups by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Func {
+    /// The name as the profile has it; `StrId::EMPTY` for anonymous functions.
+    pub name: StrId,
+    /// The script url or file as the profile has it; `StrId::EMPTY` when unknown.
+    pub file: StrId,
+    /// 1-based line where the function starts, if known.
+    pub line: Option<u32>,
+    /// 1-based column where the function starts, if known.
+    pub column: Option<u32>,
+    /// What kind of code this is.
+    pub kind: FuncKind,
+}
+
+/// A frame: a function, optionally at the position that was executing (a call site or
+/// the sampled instruction). V8 `.cpuprofile` nodes carry no such position, so their
+/// frames have `line == None`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Frame {
+    /// The function this frame belongs to.
+    pub func: FuncId,
+    /// 1-based line executing in this frame, if known.
+    pub line: Option<u32>,
+    /// 1-based column executing in this frame, if known.
+    pub column: Option<u32>,
+}
+
+/// The stack prefix tree.
+///
+/// Invariants (checked by [`crate::ProfileBuilder::finish`]): a stack's parent always has a
+/// smaller id than the stack itself, so one forward pass visits parents before children and
+/// one backward pass visits children before parents, without recursion; no two stacks share
+/// the same `(parent, frame)`.
+#[derive(Clone, Debug, Default)]
+pub struct StackTable {
+    pub(crate) parent: Vec<Option<StackId>>,
+    pub(crate) frame: Vec<FrameId>,
+}
+
+impl StackTable {
+    /// Number of stacks.
+    pub fn len(&self) -> usize {
+        self.frame.len()
+    }
+
+    /// True when there are no stacks.
+    pub fn is_empty(&self) -> bool {
+        self.frame.is_empty()
+    }
+
+    /// The caller stack of `stack`, `None` at a root.
+    pub fn parent(&self, stack: StackId) -> Option<StackId> {
+        self.parent[stack.index()]
+    }
+
+    /// The innermost frame of `stack`.
+    pub fn frame(&self, stack: StackId) -> FrameId {
+        self.frame[stack.index()]
+    }
+
+    /// Parent column, indexed by stack position.
+    pub fn parents(&self) -> &[Option<StackId>] {
+        &self.parent
+    }
+
+    /// Frame column, indexed by stack position.
+    pub fn frames(&self) -> &[FrameId] {
+        &self.frame
+    }
+
+    /// Frames of `stack` from the leaf up to the root.
+    pub fn walk(&self, stack: StackId) -> impl Iterator<Item = FrameId> + '_ {
+        std::iter::successors(Some(stack), |s| self.parent(*s)).map(|s| self.frame(s))
+    }
+}
+
+/// The unit of one sample value column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueUnit {
+    /// A plain count of samples.
+    Count,
+    /// Nanoseconds.
+    Nanoseconds,
+}
+
+/// What one sample value column measures (pprof's `sample_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ValueType {
+    /// `samples`, `cpu` or `wall`.
+    pub kind: &'static str,
+    /// The unit of the values.
+    pub unit: ValueUnit,
+}
+
+impl ValueType {
+    /// Number of samples.
+    pub const SAMPLES: ValueType = ValueType { kind: "samples", unit: ValueUnit::Count };
+    /// Wall-clock nanoseconds (profiles that include idle time).
+    pub const WALL_NS: ValueType = ValueType { kind: "wall", unit: ValueUnit::Nanoseconds };
+    /// CPU nanoseconds.
+    pub const CPU_NS: ValueType = ValueType { kind: "cpu", unit: ValueUnit::Nanoseconds };
+}
+
+/// Samples as columns. Row `i` is one sample, or (when a parser aggregates) all the samples
+/// of one stack: `values[k][i]` is then their sum for value type `k` (the `samples/count`
+/// column says how many there were).
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    pub(crate) stack: Vec<StackId>,
+    pub(crate) time_ns: Option<Vec<i64>>,
+    pub(crate) values: Vec<Vec<i64>>,
+}
+
+impl Samples {
+    /// Number of sample rows.
+    pub fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// True when there are no sample rows.
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    /// The leaf stack of each row.
+    pub fn stacks(&self) -> &[StackId] {
+        &self.stack
+    }
+
+    /// Absolute sample times in ns, when the profile keeps a timeline.
+    pub fn times_ns(&self) -> Option<&[i64]> {
+        self.time_ns.as_deref()
+    }
+
+    /// The column of value type number `k` (see [`Profile::value_types`]).
+    pub fn values(&self, k: usize) -> &[i64] {
+        &self.values[k]
+    }
+}
+
+/// Line-level hit counts of stacks (V8's `positionTicks`): `ticks[i]` samples of `stack[i]`
+/// executed 1-based `line[i]`. Rows are sorted by stack, in the order the profile lists them.
+#[derive(Clone, Debug, Default)]
+pub struct LineHits {
+    pub(crate) stack: Vec<StackId>,
+    pub(crate) line: Vec<u32>,
+    pub(crate) ticks: Vec<u32>,
+}
+
+impl LineHits {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// True when no stack has line hits.
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    /// `(line, ticks)` pairs of `stack`, in profile order.
+    pub fn of(&self, stack: StackId) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let start = self.stack.partition_point(|s| *s < stack);
+        let end = self.stack.partition_point(|s| *s <= stack);
+        self.line[start..end].iter().copied().zip(self.ticks[start..end].iter().copied())
+    }
+}
+
+/// The format a profile was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SourceFormat {
+    /// V8 `.cpuprofile` JSON (`node --cpu-prof`, inspector `Profiler.stop`, DevTools).
+    CpuProfile,
+}
+
+impl SourceFormat {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceFormat::CpuProfile => "cpuprofile",
+        }
+    }
+}
+
+/// Facts about the whole recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// Where the profile came from.
+    pub format: SourceFormat,
+    /// Start of the recording in ns on the recorder's clock (monotonic for V8), if known.
+    pub start_ns: Option<i64>,
+    /// Length of the recording in ns, if known.
+    pub duration_ns: Option<i64>,
+    /// Mean interval between samples in ns, if known.
+    pub interval_ns: Option<i64>,
+}
+
+/// A parsed profile. Build one with [`crate::ProfileBuilder`].
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// All strings.
+    pub strings: StringTable,
+    /// Functions, deduplicated.
+    pub funcs: Table<FuncId, Func>,
+    /// Frames, deduplicated.
+    pub frames: Table<FrameId, Frame>,
+    /// The stack prefix tree.
+    pub stacks: StackTable,
+    /// Sample rows.
+    pub samples: Samples,
+    /// What each sample value column measures.
+    pub value_types: Vec<ValueType>,
+    /// Line-level hits per stack, where the format has them.
+    pub line_hits: LineHits,
+    /// Facts about the recording.
+    pub meta: Meta,
+}
+
+impl Profile {
+    /// The index of the first value column of `unit`, if any.
+    pub fn value_index(&self, unit: ValueUnit) -> Option<usize> {
+        self.value_types.iter().position(|t| t.unit == unit)
+    }
+
+    /// The function of the innermost frame of `stack`.
+    pub fn func_of(&self, stack: StackId) -> FuncId {
+        self.frames[self.stacks.frame(stack)].func
+    }
+}

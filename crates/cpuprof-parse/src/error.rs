@@ -1,0 +1,152 @@
+use std::fmt;
+
+/// Where an input came from: a path as the user wrote it, or `<stdin>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin(pub String);
+
+impl Origin {
+    /// The origin of standard input.
+    pub fn stdin() -> Self {
+        Origin("<stdin>".to_owned())
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A position in the input. Text positions are 1-based; columns count bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Span {
+    /// Nothing more precise than the file is known.
+    None,
+    /// A line and column of a text input (after gzip decompression).
+    LineCol {
+        /// 1-based line.
+        line: u64,
+        /// 1-based byte column.
+        column: u64,
+    },
+    /// A byte offset of a binary input.
+    Byte(u64),
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Span::None => Ok(()),
+            Span::LineCol { line, column } => write!(f, ":{line}:{column}"),
+            Span::Byte(offset) => write!(f, " (byte {offset})"),
+        }
+    }
+}
+
+/// A profile that could not be read: which input, where in it, and what was wrong.
+/// Displays as `app.cpuprofile:1:17: sample 12 refers to unknown node id 99`.
+#[derive(Debug, thiserror::Error)]
+#[error("{origin}{span}: {kind}")]
+pub struct ParseError {
+    /// The input.
+    pub origin: Origin,
+    /// The position in the input.
+    pub span: Span,
+    /// What was wrong.
+    pub kind: ParseErrorKind,
+}
+
+/// What was wrong with an input.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    /// Reading the input failed.
+    #[error("cannot read input: {0}")]
+    Io(std::io::Error),
+    /// The input is empty.
+    #[error("the input is empty")]
+    Empty,
+    /// The input is not in a format cpuprof reads.
+    #[error("unrecognized input: {0}")]
+    UnknownFormat(String),
+    /// The JSON is malformed or has the wrong shape.
+    #[error("invalid JSON: {0}")]
+    Json(String),
+    /// The input ends early.
+    #[error("unexpected end of input inside {0} (is the file truncated?)")]
+    Truncated(&'static str),
+    /// A required field is absent.
+    #[error("missing `{0}`: not a V8 .cpuprofile")]
+    Missing(&'static str),
+    /// A number is out of the range that field allows.
+    #[error("{what} {value} is out of range")]
+    OutOfRange {
+        /// The field.
+        what: &'static str,
+        /// The number as written.
+        value: String,
+    },
+    /// Two nodes share an id.
+    #[error("duplicate node id {id} (nodes[{first}] and nodes[{second}])")]
+    DuplicateId {
+        /// The id.
+        id: u64,
+        /// Position of the first node with it.
+        first: usize,
+        /// Position of the second.
+        second: usize,
+    },
+    /// A node lists a child id that no node has.
+    #[error("node {parent} lists child id {child}, which is not a node")]
+    UnknownChild {
+        /// The parent's id.
+        parent: u64,
+        /// The missing child id.
+        child: u64,
+    },
+    /// A node is listed as a child of two nodes.
+    #[error("node {child} is a child of both node {first} and node {second}")]
+    TwoParents {
+        /// The child's id.
+        child: u64,
+        /// One parent.
+        first: u64,
+        /// The other parent.
+        second: u64,
+    },
+    /// The `children` links form a cycle.
+    #[error("the call tree has a cycle through node {id}")]
+    Cycle {
+        /// A node on the cycle.
+        id: u64,
+    },
+    /// A sample names a node that does not exist.
+    #[error("sample {index} refers to unknown node id {id}")]
+    UnknownNode {
+        /// Sample position.
+        index: usize,
+        /// The id.
+        id: u64,
+    },
+    /// `samples` and `timeDeltas` differ in length.
+    #[error("`samples` has {samples} entries but `timeDeltas` has {deltas}; they must match")]
+    LengthMismatch {
+        /// Length of `samples`.
+        samples: usize,
+        /// Length of `timeDeltas`.
+        deltas: usize,
+    },
+    /// A format cpuprof recognizes but does not read.
+    #[error("{0}")]
+    Unsupported(&'static str),
+    /// The parser produced an inconsistent model (a bug in cpuprof).
+    #[error("internal error building the profile: {0}")]
+    Model(cpuprof_model::ModelError),
+}
+
+impl ParseErrorKind {
+    /// Attaches the input and position.
+    pub fn at(self, origin: &Origin, span: Span) -> ParseError {
+        ParseError { origin: origin.clone(), span, kind: self }
+    }
+}

@@ -1,0 +1,515 @@
+//! V8 `.cpuprofile` JSON: `node --cpu-prof`, the inspector's `Profiler.stop`, DevTools
+//! "Save profile". See `../shared/reference/v8-cpuprofile-format.md` for what real files hold.
+//!
+//! The top level is read by [`Scanner`]: `nodes` is captured and deserialized into typed,
+//! borrowed structs; `samples` and `timeDeltas` (nearly all the bytes) are read by the
+//! scanner's integer loop straight into compact columns. Time is attributed as Chrome
+//! DevTools does (see [`crate::timeline`]).
+
+use std::borrow::Cow;
+use std::io::Read;
+
+use cpuprof_model::{Frame, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use crate::error::{Origin, ParseError, ParseErrorKind, Span};
+use crate::json_scan::{describe, Number, Scanner};
+use crate::timeline::{attribute, Deltas, NodeRoles, Times};
+use crate::ParseOptions;
+
+#[derive(Deserialize)]
+struct RawNode<'a> {
+    id: u64,
+    #[serde(rename = "callFrame", borrow)]
+    call_frame: RawCallFrame<'a>,
+    #[serde(default)]
+    children: Vec<u64>,
+    #[serde(rename = "positionTicks", default)]
+    position_ticks: Vec<RawTick>,
+}
+
+#[derive(Deserialize)]
+struct RawCallFrame<'a> {
+    #[serde(rename = "functionName", borrow, default)]
+    function_name: Cow<'a, str>,
+    #[serde(rename = "scriptId", default)]
+    script_id: ScriptId<'a>,
+    #[serde(borrow, default)]
+    url: Cow<'a, str>,
+    #[serde(rename = "lineNumber", default = "unknown_position")]
+    line_number: i64,
+    #[serde(rename = "columnNumber", default = "unknown_position")]
+    column_number: i64,
+}
+
+/// `"81"` in `.cpuprofile` files, `81` in trace events.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScriptId<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Number(i64),
+}
+
+impl Default for ScriptId<'_> {
+    fn default() -> Self {
+        ScriptId::Number(0)
+    }
+}
+
+impl ScriptId<'_> {
+    fn is_zero(&self) -> bool {
+        match self {
+            ScriptId::Text(s) => s == "0",
+            ScriptId::Number(n) => *n == 0,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RawTick {
+    line: i64,
+    ticks: i64,
+}
+
+fn unknown_position() -> i64 {
+    -1
+}
+
+/// Parses a `.cpuprofile` read from `reader`.
+pub(crate) fn parse(reader: impl Read, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
+    let mut scanner = Scanner::new(reader, origin);
+    let mut doc = Document::default();
+    match scanner.skip_ws()? {
+        None => return Err(ParseErrorKind::Empty.at(origin, Span::None)),
+        Some(b'{') => {}
+        Some(b'[') => {
+            return Err(scanner.error(ParseErrorKind::Unsupported(
+                "this is a JSON array (a Chrome trace?), not a .cpuprofile; trace files are not supported yet",
+            )))
+        }
+        Some(b) => {
+            return Err(scanner.error(ParseErrorKind::UnknownFormat(format!(
+                "expected a .cpuprofile JSON object, found {}",
+                describe(b)
+            ))))
+        }
+    }
+    scanner.expect(b'{', "the profile object")?;
+    if scanner.skip_ws()? == Some(b'}') {
+        scanner.next_token("the profile object")?;
+    } else {
+        loop {
+            let key_span = scanner.span();
+            let key = scanner.key()?;
+            scanner.expect(b':', "the profile object")?;
+            doc.field(&key, key_span, &mut scanner)?;
+            match scanner.next_token("the profile object")? {
+                b',' => {}
+                b'}' => break,
+                b => {
+                    return Err(scanner.error(ParseErrorKind::Json(format!(
+                        "expected `,` or `}}` after the value of `{key}`, found {}",
+                        describe(b)
+                    ))))
+                }
+            }
+        }
+    }
+    if !scanner.at_end()? {
+        return Err(scanner.error(ParseErrorKind::Json("unexpected data after the profile object".to_owned())));
+    }
+    doc.finish(origin, options)
+}
+
+/// What the top level has given so far.
+#[derive(Default)]
+struct Document {
+    tree: Option<Tree>,
+    nodes_span: Option<Span>,
+    /// Sample leaves as node positions, once `nodes` has been read.
+    samples: Option<Vec<u32>>,
+    /// Raw sample ids, when `samples` came before `nodes`.
+    pending_ids: Option<(Vec<u64>, Span)>,
+    deltas: Option<(Deltas, Span)>,
+    start_us: Option<Number>,
+    end_us: Option<Number>,
+    traces: bool,
+}
+
+impl Document {
+    fn field<R: Read>(&mut self, key: &str, key_span: Span, s: &mut Scanner<'_, R>) -> Result<(), ParseError> {
+        match key {
+            "nodes" => {
+                s.skip_ws()?;
+                let span = s.span();
+                let mut raw = Vec::new();
+                s.value(Some(&mut raw))?;
+                self.tree = Some(Tree::build(&raw, span, s)?);
+                self.nodes_span = Some(span);
+            }
+            "samples" => if let Some(tree) = &self.tree {
+                let mut leaves = Vec::new();
+                s.number_array("`samples`", |index, number, s| {
+                    let id = node_id(number, s)?;
+                    match tree.position(id) {
+                        Some(p) => {
+                            leaves.push(p);
+                            Ok(())
+                        }
+                        None => Err(s.error(ParseErrorKind::UnknownNode { index, id })),
+                    }
+                })?;
+                self.samples = Some(leaves);
+            } else {
+                let span = s.span();
+                let mut ids = Vec::new();
+                s.number_array("`samples`", |_, number, s| {
+                    ids.push(node_id(number, s)?);
+                    Ok(())
+                })?;
+                self.pending_ids = Some((ids, span));
+            },
+            "timeDeltas" => {
+                s.skip_ws()?;
+                let span = s.span();
+                let mut deltas = Deltas::default();
+                s.number_array("`timeDeltas`", |_, number, s| {
+                    deltas.push(micros_to_ns(number, "time delta", s)?);
+                    Ok(())
+                })?;
+                self.deltas = Some((deltas, span));
+            }
+            "startTime" | "endTime" => {
+                let number = s.number("a time")?;
+                micros_to_ns(number, "time", s)?;
+                if key == "startTime" {
+                    self.start_us = Some(number);
+                } else {
+                    self.end_us = Some(number);
+                }
+            }
+            "head" => {
+                return Err(ParseErrorKind::Unsupported(
+                    "this is a legacy (pre-2016) CPU profile with a `head` tree; re-record it with a current Node.js or Chrome",
+                )
+                .at(s.origin(), key_span))
+            }
+            "traceEvents" => {
+                self.traces = true;
+                s.value(None)?;
+            }
+            _ => s.value(None)?,
+        }
+        Ok(())
+    }
+
+    fn finish(self, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
+        if self.traces {
+            return Err(ParseErrorKind::Unsupported(
+                "this is a Chrome trace (`traceEvents`), not a .cpuprofile; trace files are not supported yet",
+            )
+            .at(origin, Span::None));
+        }
+        let Some(tree) = self.tree else {
+            return Err(ParseErrorKind::Missing("nodes").at(origin, Span::None));
+        };
+        let samples = match (self.samples, self.pending_ids) {
+            (Some(samples), _) => samples,
+            (None, Some((ids, span))) => {
+                let mut leaves = Vec::with_capacity(ids.len());
+                for (index, id) in ids.into_iter().enumerate() {
+                    match tree.position(id) {
+                        Some(p) => leaves.push(p),
+                        None => return Err(ParseErrorKind::UnknownNode { index, id }.at(origin, span)),
+                    }
+                }
+                leaves
+            }
+            (None, None) => return Err(ParseErrorKind::Missing("samples").at(origin, Span::None)),
+        };
+        let to_ns = |n: Option<Number>| n.map(|n| number_ns(n).unwrap_or(0));
+        let start_ns = to_ns(self.start_us);
+        let end_ns = to_ns(self.end_us);
+        let times = match &self.deltas {
+            Some((deltas, span)) => {
+                if deltas.len() != samples.len() {
+                    return Err(ParseErrorKind::LengthMismatch { samples: samples.len(), deltas: deltas.len() }
+                        .at(origin, *span));
+                }
+                Times::Deltas { start_ns: start_ns.unwrap_or(0), deltas }
+            }
+            None => Times::Even { start_ns: start_ns.unwrap_or(0), end_ns: end_ns.unwrap_or(0) },
+        };
+
+        let value_types = vec![ValueType::SAMPLES, ValueType::WALL_NS];
+        let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, value_types);
+        let stacks = tree.add_to(&mut b);
+        let roles = NodeRoles { program: tree.program, is_system: &tree.is_system, bottom: &tree.bottom };
+        let interval = if options.timeline {
+            attribute(&samples, &times, end_ns, &roles, |node, t, d| {
+                b.sample(stacks[node as usize], Some(t), &[1, d]);
+            })
+        } else {
+            // One row per stack: counts and summed durations. `top` needs nothing more, and
+            // memory stays proportional to the tree, not to the samples.
+            let mut count = vec![0i64; stacks.len()];
+            let mut weight = vec![0i64; stacks.len()];
+            let interval = attribute(&samples, &times, end_ns, &roles, |node, _, d| {
+                count[node as usize] += 1;
+                weight[node as usize] = weight[node as usize].saturating_add(d);
+            });
+            for (node, stack) in stacks.iter().enumerate() {
+                if count[node] > 0 {
+                    b.sample(*stack, None, &[count[node], weight[node]]);
+                }
+            }
+            interval
+        };
+        let duration = match (start_ns, end_ns) {
+            (Some(start), Some(end)) => Some(end.saturating_sub(start)),
+            _ => None,
+        };
+        b.timing(start_ns, duration, (samples.len() >= 2).then_some(interval));
+        b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+    }
+}
+
+fn node_id<R: Read>(number: Number, s: &Scanner<'_, R>) -> Result<u64, ParseError> {
+    match number {
+        Number::Int(i) if i >= 0 => Ok(i as u64),
+        Number::Int(i) => Err(s.error(ParseErrorKind::OutOfRange { what: "node id", value: i.to_string() })),
+        Number::Float(f) => Err(s.error(ParseErrorKind::OutOfRange { what: "node id", value: f.to_string() })),
+    }
+}
+
+/// µs (integer or fractional) → ns, rejecting values beyond ±2^62 ns (~146 years).
+fn micros_to_ns<R: Read>(number: Number, what: &'static str, s: &Scanner<'_, R>) -> Result<i64, ParseError> {
+    number_ns(number).ok_or_else(|| {
+        let value = match number {
+            Number::Int(i) => i.to_string(),
+            Number::Float(f) => f.to_string(),
+        };
+        s.error(ParseErrorKind::OutOfRange { what, value })
+    })
+}
+
+fn number_ns(number: Number) -> Option<i64> {
+    const LIMIT: i64 = 1 << 62;
+    let ns = match number {
+        Number::Int(i) => i.checked_mul(1000)?,
+        Number::Float(f) => {
+            let ns = (f * 1000.0).round();
+            if ns.is_nan() || ns.abs() >= LIMIT as f64 {
+                return None;
+            }
+            ns as i64
+        }
+    };
+    (ns.abs() < LIMIT).then_some(ns)
+}
+
+/// The call tree of `nodes`, indexed by node position, with parents resolved.
+struct Tree {
+    nodes: Vec<TreeNode>,
+    /// id → position: a plain table when ids are dense enough, a hash map otherwise
+    /// (ids are not positions and may be sparse or huge).
+    dense: Vec<u32>,
+    sparse: FxHashMap<u64, u32>,
+    /// Positions, parents before children (depth-first, children in listed order).
+    order: Vec<u32>,
+    program: Option<u32>,
+    is_system: Vec<bool>,
+    bottom: Vec<u32>,
+}
+
+struct TreeNode {
+    id: u64,
+    parent: Option<u32>,
+    name: String,
+    url: String,
+    line: Option<u32>,
+    column: Option<u32>,
+    kind: FuncKind,
+    ticks: Vec<(u32, u32)>,
+    children: Vec<u32>,
+}
+
+impl Tree {
+    fn build<R: Read>(raw: &[u8], span: Span, s: &Scanner<'_, R>) -> Result<Tree, ParseError> {
+        let origin = s.origin();
+        let parsed: Vec<RawNode<'_>> = serde_json::from_slice(raw).map_err(|e| {
+            let at = relative_span(span, e.line() as u64, e.column() as u64);
+            ParseErrorKind::Json(format!("in `nodes`: {}", strip_position(&e))).at(origin, at)
+        })?;
+        let n = parsed.len();
+        let max_id = parsed.iter().map(|p| p.id).max().unwrap_or(0);
+        let use_dense = max_id < (n as u64).saturating_mul(4).saturating_add(1024);
+        let mut dense = if use_dense { vec![u32::MAX; max_id as usize + 1] } else { Vec::new() };
+        let mut sparse = FxHashMap::default();
+        for (pos, node) in parsed.iter().enumerate() {
+            let pos32 = pos as u32;
+            let previous = if use_dense {
+                let slot = &mut dense[node.id as usize];
+                std::mem::replace(slot, pos32)
+            } else {
+                sparse.insert(node.id, pos32).unwrap_or(u32::MAX)
+            };
+            if previous != u32::MAX {
+                return Err(
+                    ParseErrorKind::DuplicateId { id: node.id, first: previous as usize, second: pos }.at(origin, span)
+                );
+            }
+        }
+        let mut tree = Tree {
+            nodes: Vec::with_capacity(n),
+            dense,
+            sparse,
+            order: Vec::with_capacity(n),
+            program: None,
+            is_system: vec![false; n],
+            bottom: vec![0; n],
+        };
+        for node in &parsed {
+            let mut children = Vec::with_capacity(node.children.len());
+            for child in &node.children {
+                match tree.position(*child) {
+                    Some(p) => children.push(p),
+                    None => {
+                        return Err(ParseErrorKind::UnknownChild { parent: node.id, child: *child }.at(origin, span))
+                    }
+                }
+            }
+            let frame = &node.call_frame;
+            let kind = classify(&frame.function_name, &frame.url, &frame.script_id);
+            let position = |v: i64| u32::try_from(v).ok().and_then(|v| v.checked_add(1));
+            tree.nodes.push(TreeNode {
+                id: node.id,
+                parent: None,
+                name: frame.function_name.clone().into_owned(),
+                url: frame.url.clone().into_owned(),
+                line: position(frame.line_number),
+                column: position(frame.column_number),
+                kind,
+                ticks: node
+                    .position_ticks
+                    .iter()
+                    .filter_map(|t| Some((u32::try_from(t.line).ok()?, u32::try_from(t.ticks).ok()?)))
+                    .collect(),
+                children,
+            });
+        }
+        drop(parsed);
+        for p in 0..n {
+            for c in 0..tree.nodes[p].children.len() {
+                let child = tree.nodes[p].children[c] as usize;
+                if child == p {
+                    return Err(ParseErrorKind::Cycle { id: tree.nodes[p].id }.at(origin, span));
+                }
+                if let Some(other) = tree.nodes[child].parent {
+                    return Err(ParseErrorKind::TwoParents {
+                        child: tree.nodes[child].id,
+                        first: tree.nodes[other as usize].id,
+                        second: tree.nodes[p].id,
+                    }
+                    .at(origin, span));
+                }
+                tree.nodes[child].parent = Some(p as u32);
+            }
+        }
+        tree.order_parents_first(origin, span)?;
+        Ok(tree)
+    }
+
+    fn position(&self, id: u64) -> Option<u32> {
+        let p =
+            if self.sparse.is_empty() { *self.dense.get(usize::try_from(id).ok()?)? } else { *self.sparse.get(&id)? };
+        (p != u32::MAX).then_some(p)
+    }
+
+    /// Depth-first from every root with an explicit stack (trees can be thousands deep).
+    /// Nodes never reached sit on a cycle (each node has at most one parent).
+    fn order_parents_first(&mut self, origin: &Origin, span: Span) -> Result<(), ParseError> {
+        let mut todo: Vec<u32> =
+            (0..self.nodes.len() as u32).filter(|p| self.nodes[*p as usize].parent.is_none()).rev().collect();
+        let mut reached = vec![false; self.nodes.len()];
+        while let Some(p) = todo.pop() {
+            let pi = p as usize;
+            reached[pi] = true;
+            self.order.push(p);
+            let node = &self.nodes[pi];
+            self.is_system[pi] = matches!(node.kind, FuncKind::Program | FuncKind::Gc | FuncKind::Idle);
+            if node.kind == FuncKind::Program && self.program.is_none() {
+                self.program = Some(p);
+            }
+            // DevTools' bottom node: the ancestor whose parent is a root.
+            self.bottom[pi] = match node.parent {
+                Some(parent) if self.nodes[parent as usize].parent.is_some() => self.bottom[parent as usize],
+                _ => p,
+            };
+            todo.extend(self.nodes[pi].children.iter().rev());
+        }
+        if let Some(p) = reached.iter().position(|r| !r) {
+            return Err(ParseErrorKind::Cycle { id: self.nodes[p].id }.at(origin, span));
+        }
+        Ok(())
+    }
+
+    /// Adds every node as a stack; returns the stack of each node position.
+    fn add_to(&self, b: &mut ProfileBuilder) -> Vec<StackId> {
+        let mut stacks = vec![None; self.nodes.len()];
+        let mut out = Vec::with_capacity(self.nodes.len());
+        for &p in &self.order {
+            let node = &self.nodes[p as usize];
+            let name = b.intern(&node.name);
+            let file = if node.url.is_empty() { StrId::EMPTY } else { b.intern(&node.url) };
+            let func = b.func(Func { name, file, line: node.line, column: node.column, kind: node.kind });
+            let frame = b.frame(Frame { func, line: None, column: None });
+            let parent = node.parent.and_then(|q| stacks[q as usize]);
+            let stack = b.stack(parent, frame);
+            stacks[p as usize] = Some(stack);
+            for &(line, ticks) in &node.ticks {
+                b.line_hit(stack, line, ticks);
+            }
+        }
+        for s in stacks {
+            // Every node is in `order`, so every node has a stack.
+            out.push(s.unwrap_or_else(|| unreachable!("node without a stack")));
+        }
+        out
+    }
+}
+
+/// Meta nodes are told apart by an empty url and script id 0, not by name alone: a user
+/// function may be called `(program)`.
+fn classify(name: &str, url: &str, script_id: &ScriptId<'_>) -> FuncKind {
+    let meta = url.is_empty() && script_id.is_zero();
+    match name {
+        "(root)" if meta => FuncKind::Root,
+        "(program)" if meta => FuncKind::Program,
+        "(idle)" if meta => FuncKind::Idle,
+        "(garbage collector)" if meta => FuncKind::Gc,
+        _ if meta => FuncKind::Native,
+        _ => FuncKind::Js,
+    }
+}
+
+/// A position inside the captured `nodes` value, as a position in the file.
+fn relative_span(start: Span, line: u64, column: u64) -> Span {
+    match start {
+        Span::LineCol { line: l0, column: c0 } if line <= 1 => {
+            Span::LineCol { line: l0, column: c0 + column.saturating_sub(1) }
+        }
+        Span::LineCol { line: l0, .. } => Span::LineCol { line: l0 + line - 1, column },
+        other => other,
+    }
+}
+
+/// serde_json's message without its own " at line L column C" (we print the file position).
+fn strip_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
