@@ -1,1 +1,181 @@
+//! `cpuprof top` end to end: every fixture's JSON against the independent JavaScript oracle
+//! (`fixtures/oracle/top.js`, which implements `fixtures/oracle/SPEC.md` separately), plus the
+//! table, formats, stdin and output-file behaviour.
 
+mod common;
+
+use common::{cpuprof, files, oracle, root};
+use serde_json::Value;
+
+const OPTION_SETS: &[&[&str]] = &[
+    &[],
+    &["--by", "file"],
+    &["--by", "package"],
+    &["--by", "line"],
+    &["--weight", "samples"],
+    &["--include-idle"],
+    &["--sort", "total"],
+];
+
+fn ours(fixture: &str, options: &[&str]) -> Value {
+    let out = cpuprof()
+        .args(["top", fixture, "--all", "--format", "json"])
+        .args(options)
+        .output()
+        .expect("run cpuprof");
+    assert!(out.status.success(), "cpuprof failed on {fixture} {options:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON")
+}
+
+/// Differences between two reports, as readable lines (percentages within 1e-9).
+fn differences(ours: &Value, theirs: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for key in ["format", "unit", "total", "samples", "duration_ns", "interval_ns"] {
+        if ours[key] != theirs[key] {
+            out.push(format!("{key}: cpuprof {} vs oracle {}", ours[key], theirs[key]));
+        }
+    }
+    let (a, b) = (ours["rows"].as_array().expect("rows"), theirs["rows"].as_array().expect("rows"));
+    if a.len() != b.len() {
+        out.push(format!("{} rows vs oracle {}", a.len(), b.len()));
+    }
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        for key in ["name", "file", "line", "column", "kind", "self", "self_samples", "total", "total_samples"] {
+            if x[key] != y[key] {
+                out.push(format!("row {i} {key}: cpuprof {} vs oracle {} (oracle row: {y})", x[key], y[key]));
+            }
+        }
+        for key in ["self_pct", "total_pct"] {
+            let (p, q) = (x[key].as_f64().unwrap_or(f64::NAN), y[key].as_f64().unwrap_or(f64::NAN));
+            if (p - q).abs() > 1e-9 {
+                out.push(format!("row {i} {key}: cpuprof {p} vs oracle {q}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_fixture_matches_the_oracle() {
+    let mut fixtures = files("fixtures/cpuprofile", &[".cpuprofile", ".cpuprofile.gz"]);
+    assert!(fixtures.len() >= 15, "expected the recorded fixtures, found {fixtures:?}");
+    fixtures.extend(files("fixtures/edge", &[".cpuprofile"]));
+    let mut failures = Vec::new();
+    for fixture in &fixtures {
+        for options in OPTION_SETS {
+            let theirs = oracle(&[&[fixture.as_str()], *options].concat());
+            let ours = ours(fixture, options);
+            assert!(!theirs["rows"].as_array().expect("rows").is_empty() || theirs["samples"] == 0);
+            let diffs = differences(&ours, &theirs);
+            if !diffs.is_empty() {
+                failures.push(format!("{fixture} {options:?}:\n  {}", diffs.join("\n  ")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} mismatches with the oracle:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn table_has_header_and_columns() {
+    let out = cpuprof().args(["top", "fixtures/cpuprofile/money.cpuprofile", "-n", "3"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("fixtures/cpuprofile/money.cpuprofile · cpuprofile · "), "{first}");
+    assert!(first.contains("samples") && first.contains("mean interval") && first.contains("idle"), "{first}");
+    assert!(text.contains("self%") && text.contains("total%") && text.contains("location"));
+    // The hottest function of this workload, checked against the oracle rather than pasted.
+    let hottest = oracle(&["fixtures/cpuprofile/money.cpuprofile"])["rows"][0]["name"].as_str().unwrap().to_owned();
+    assert_eq!(hottest, "roundMoney");
+    assert!(text.lines().nth(4).unwrap().contains("roundMoney"), "{text}");
+    assert!(text.contains("(3 of "), "{text}");
+}
+
+#[test]
+fn gzip_and_stdin_read_the_same_profile() {
+    let plain = ours("fixtures/cpuprofile/money.cpuprofile", &[]);
+    let gz = ours("fixtures/cpuprofile/money.cpuprofile.gz", &[]);
+    assert_eq!(plain["rows"], gz["rows"]);
+    let bytes = std::fs::read(root().join("fixtures/cpuprofile/money.cpuprofile.gz")).unwrap();
+    let out = cpuprof().args(["top", "-", "--all", "--format", "json"]).write_stdin(bytes).output().unwrap();
+    assert!(out.status.success());
+    let stdin: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stdin["source"], "<stdin>");
+    assert_eq!(stdin["rows"], plain["rows"]);
+}
+
+#[test]
+fn csv_and_markdown_carry_every_row_escaped() {
+    let fixture = "fixtures/cpuprofile/hostile-names.cpuprofile";
+    let rows = oracle(&[fixture])["rows"].as_array().unwrap().len();
+    let csv = cpuprof().args(["top", fixture, "--all", "--format", "csv"]).output().unwrap();
+    assert!(csv.status.success());
+    let mut reader = csv::Reader::from_reader(&csv.stdout[..]);
+    let names: Vec<String> = reader.records().map(|r| r.unwrap()[0].to_owned()).collect();
+    assert_eq!(names.len(), rows);
+    assert!(names.iter().any(|n| n == "new\nline"), "a newline survives CSV quoting: {names:?}");
+    assert!(names.iter().any(|n| n == "semi;colon"));
+
+    let md = cpuprof().args(["top", fixture, "--all", "--format", "markdown"]).output().unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(table.len(), rows + 2, "header, rule, one line per row");
+    for line in &table {
+        // Unescaped pipes would add columns: every row has exactly 7 unescaped `|`.
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert_eq!(cells, 7, "{line}");
+        assert!(!line.contains("<script>") && !line.contains('\u{202e}'), "{line}");
+    }
+}
+
+#[test]
+fn output_file_is_written_and_inputs_are_protected() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("top.json");
+    cpuprof()
+        .args(["top", "fixtures/cpuprofile/money.cpuprofile", "--format", "json", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("");
+    let json: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), 20);
+
+    let input = dir.path().join("copy.cpuprofile");
+    std::fs::copy(root().join("fixtures/cpuprofile/money.cpuprofile"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let run = cpuprof().arg("top").arg(&input).arg("-o").arg(&input).output().unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("refusing to write the output over the input"));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [&["top"][..], &["top", "x", "-n", "0"], &["top", "x", "--by", "nope"], &["top", "x", "--focus", "("]] {
+        let out = cpuprof().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn focus_and_ignore_filter_whole_stacks() {
+    let fixture = "fixtures/cpuprofile/money.cpuprofile";
+    let all = ours(fixture, &[]);
+    let focused = ours(fixture, &["--focus", "^handleRequest$"]);
+    let rows = focused["rows"].as_array().unwrap();
+    let handle = rows.iter().find(|r| r["name"] == "handleRequest").unwrap();
+    // Every kept sample has handleRequest on its stack: its total is the sum of all self times.
+    let self_sum: i64 = rows.iter().map(|r| r["self"].as_i64().unwrap()).sum();
+    assert_eq!(handle["total"].as_i64().unwrap(), self_sum);
+    let all_handle = all["rows"].as_array().unwrap().iter().find(|r| r["name"] == "handleRequest").unwrap().clone();
+    assert_eq!(handle["total"], all_handle["total"]);
+    assert_eq!(focused["total"], all["total"], "percentages stay relative to the whole profile");
+
+    // --focus X and --ignore X split the counted samples in two.
+    let ignored = ours(fixture, &["--ignore", "^handleRequest$"]);
+    let ignored_rows = ignored["rows"].as_array().unwrap();
+    assert!(ignored_rows.iter().all(|r| r["name"] != "handleRequest"));
+    let ignored_sum: i64 = ignored_rows.iter().map(|r| r["self"].as_i64().unwrap()).sum();
+    assert_eq!(self_sum + ignored_sum, all["total"].as_i64().unwrap());
+}

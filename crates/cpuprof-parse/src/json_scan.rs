@@ -34,11 +34,13 @@ pub(crate) struct Scanner<'o, R> {
     line: u64,
     /// Input offset where the current line starts.
     line_start: u64,
+    /// Input offset of the array element being read by `number_array`.
+    item_start: u64,
 }
 
 impl<'o, R: Read> Scanner<'o, R> {
     pub(crate) fn new(reader: R, origin: &'o Origin) -> Self {
-        Self { reader, origin, buf: vec![0; CHUNK], pos: 0, end: 0, eof: false, base: 0, line: 1, line_start: 0 }
+        Self { reader, origin, buf: vec![0; CHUNK], pos: 0, end: 0, eof: false, base: 0, line: 1, line_start: 0, item_start: 0 }
     }
 
     /// The input being read.
@@ -54,6 +56,12 @@ impl<'o, R: Read> Scanner<'o, R> {
 
     pub(crate) fn error(&self, kind: ParseErrorKind) -> ParseError {
         kind.at(self.origin, self.span())
+    }
+
+    /// An error about the number read last, pointing at its start.
+    pub(crate) fn item_error(&self, kind: ParseErrorKind) -> ParseError {
+        let column = self.item_start.saturating_sub(self.line_start) + 1;
+        kind.at(self.origin, Span::LineCol { line: self.line, column })
     }
 
     /// Reads more input, keeping the unread bytes. Returns false at end of input.
@@ -187,16 +195,16 @@ impl<'o, R: Read> Scanner<'o, R> {
     /// Consumes one complete JSON value, copying its bytes into `capture` when given.
     /// Nesting is tracked with a counter, never by recursion, so depth cannot overflow the
     /// stack. Only the structure is checked here; a captured value is parsed afterwards.
-    pub(crate) fn value(&mut self, mut capture: Option<&mut Vec<u8>>) -> Result<(), ParseError> {
+    pub(crate) fn value(&mut self, what: &'static str, mut capture: Option<&mut Vec<u8>>) -> Result<(), ParseError> {
         let mut depth = 0usize;
         let mut in_string = false;
         let mut escaped = false;
         if self.skip_ws()?.is_none() {
-            return Err(self.error(ParseErrorKind::Truncated("a value")));
+            return Err(self.error(ParseErrorKind::Truncated(what)));
         }
         loop {
             if self.pos == self.end && !self.refill()? {
-                return Err(self.error(ParseErrorKind::Truncated("a value")));
+                return Err(self.error(ParseErrorKind::Truncated(what)));
             }
             let start = self.pos;
             let mut finished = false;
@@ -307,6 +315,7 @@ impl<'o, R: Read> Scanner<'o, R> {
             }
             Some(_) => {}
         }
+        self.item_start = self.base + self.pos as u64;
         let bytes = &self.buf[self.pos..self.end];
         let negative = bytes.first() == Some(&b'-');
         let mut i = usize::from(negative);

@@ -144,7 +144,7 @@ impl Document {
                 s.skip_ws()?;
                 let span = s.span();
                 let mut raw = Vec::new();
-                s.value(Some(&mut raw))?;
+                s.value("`nodes`", Some(&mut raw))?;
                 self.tree = Some(Tree::build(&raw, span, s)?);
                 self.nodes_span = Some(span);
             }
@@ -157,7 +157,7 @@ impl Document {
                             leaves.push(p);
                             Ok(())
                         }
-                        None => Err(s.error(ParseErrorKind::UnknownNode { index, id })),
+                        None => Err(s.item_error(ParseErrorKind::UnknownNode { index, id })),
                     }
                 })?;
                 self.samples = Some(leaves);
@@ -197,9 +197,9 @@ impl Document {
             }
             "traceEvents" => {
                 self.traces = true;
-                s.value(None)?;
+                s.value("`traceEvents`", None)?;
             }
-            _ => s.value(None)?,
+            _ => s.value("a value", None)?,
         }
         Ok(())
     }
@@ -270,7 +270,7 @@ impl Document {
             (Some(start), Some(end)) => Some(end.saturating_sub(start)),
             _ => None,
         };
-        b.timing(start_ns, duration, (samples.len() >= 2).then_some(interval));
+        b.timing(start_ns, duration, Some(interval));
         b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
     }
 }
@@ -278,8 +278,8 @@ impl Document {
 fn node_id<R: Read>(number: Number, s: &Scanner<'_, R>) -> Result<u64, ParseError> {
     match number {
         Number::Int(i) if i >= 0 => Ok(i as u64),
-        Number::Int(i) => Err(s.error(ParseErrorKind::OutOfRange { what: "node id", value: i.to_string() })),
-        Number::Float(f) => Err(s.error(ParseErrorKind::OutOfRange { what: "node id", value: f.to_string() })),
+        Number::Int(i) => Err(s.item_error(ParseErrorKind::OutOfRange { what: "node id", value: i.to_string() })),
+        Number::Float(f) => Err(s.item_error(ParseErrorKind::OutOfRange { what: "node id", value: f.to_string() })),
     }
 }
 
@@ -290,7 +290,7 @@ fn micros_to_ns<R: Read>(number: Number, what: &'static str, s: &Scanner<'_, R>)
             Number::Int(i) => i.to_string(),
             Number::Float(f) => f.to_string(),
         };
-        s.error(ParseErrorKind::OutOfRange { what, value })
+        s.item_error(ParseErrorKind::OutOfRange { what, value })
     })
 }
 
