@@ -103,13 +103,17 @@ measure() {
     python3 -c "$py_timer" "$tf" "$@" >"$bench_dir/$name.out" 2>"$bench_dir/$name.err" || rc=$?
   fi
   if ((rc != 0)); then
-    note "$name failed (exit $rc): $(tail -n 3 "$bench_dir/$name.err" | tr '\n' ' ')"
+    # the first line that names an error (node prints the source line first), else the last line
+    local why
+    why=$(grep -m 1 -E '^[A-Za-z]*Error|error' "$bench_dir/$name.err" || tail -n 1 "$bench_dir/$name.err")
+    echo "$name: exit $rc: ${why:-no message}" >>"$bench_dir/failures"
+    note "$name failed (exit $rc): $why"
     return "$rc"
   fi
   tail -n 1 "$tf" >>"$bench_dir/$name.times"
 }
 
-# run_tool NAME WARMUP TIMED CMD...: prints "best_wall max_rss_kib", or "failed" if any run failed
+# run_tool NAME WARMUP TIMED CMD...: prints "best_wall max_rss_kib", or "failed" if a run failed
 run_tool() {
   local name=$1 warm=$2 timed=$3
   shift 3
@@ -123,6 +127,7 @@ run_tool() {
   awk 'NR == 1 || $1 < w { w = $1 } $2 > r { r = $2 } END { print w, r }' "$bench_dir/$name.times"
 }
 
+rm -f "$bench_dir/failures"
 note "warming the page cache"
 cat "$file" >/dev/null
 
@@ -164,7 +169,7 @@ done
 for r in "${results[@]}"; do
   IFS='|' read -r name res _ <<<"$r"
   if [[ $res == failed ]]; then
-    echo "| $name | failed | | | | | |"
+    echo "| $name | failed¹ | | | | | |"
     continue
   fi
   read -r wall rss <<<"$res"
@@ -176,6 +181,10 @@ for r in "${results[@]}"; do
     printf "| %s | %.2f | %s | %.0f | %.2f | %s | %s |\n", n, w, mbs, rss_b / 1e6, rss_b / b, vw, vr
   }'
 done
+if [[ -s $bench_dir/failures ]]; then
+  echo
+  sed 's/^/¹ /' "$bench_dir/failures"
+fi
 echo
 echo "Commands:"
 echo

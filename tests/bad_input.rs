@@ -17,7 +17,11 @@ fn bad_fixtures_fail_with_their_message() {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let expected_path = root().join(format!("{input}.err.txt"));
         if out.status.code() != Some(1) || !out.stdout.is_empty() {
-            failures.push(format!("{input}: exit {:?}, stdout {} bytes, stderr {stderr}", out.status.code(), out.stdout.len()));
+            failures.push(format!(
+                "{input}: exit {:?}, stdout {} bytes, stderr {stderr}",
+                out.status.code(),
+                out.stdout.len()
+            ));
             continue;
         }
         if stderr.lines().count() != 1 || !stderr.starts_with(&format!("cpuprof: error: {input}")) {
@@ -27,7 +31,7 @@ fn bad_fixtures_fail_with_their_message() {
             Ok(expected) if expected == stderr => {}
             _ if update => std::fs::write(&expected_path, &stderr).unwrap(),
             Ok(expected) => failures.push(format!("{input}:\n  expected {expected}  actual   {stderr}")),
-            Err(_) => failures.push(format!("{input}: no {}.err.txt (UPDATE_EXPECT=1 writes it)", input)),
+            Err(_) => failures.push(format!("{input}: no {input}.err.txt (UPDATE_EXPECT=1 writes it)")),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -18,11 +18,8 @@ const OPTION_SETS: &[&[&str]] = &[
 ];
 
 fn ours(fixture: &str, options: &[&str]) -> Value {
-    let out = cpuprof()
-        .args(["top", fixture, "--all", "--format", "json"])
-        .args(options)
-        .output()
-        .expect("run cpuprof");
+    let out =
+        cpuprof().args(["top", fixture, "--all", "--format", "json"]).args(options).output().expect("run cpuprof");
     assert!(out.status.success(), "cpuprof failed on {fixture} {options:?}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON")
 }
@@ -178,4 +175,11 @@ fn focus_and_ignore_filter_whole_stacks() {
     assert!(ignored_rows.iter().all(|r| r["name"] != "handleRequest"));
     let ignored_sum: i64 = ignored_rows.iter().map(|r| r["self"].as_i64().unwrap()).sum();
     assert_eq!(self_sum + ignored_sum, all["total"].as_i64().unwrap());
+}
+
+#[test]
+fn the_oracle_passes_its_own_hand_checked_cases() {
+    let out =
+        std::process::Command::new("node").arg("fixtures/oracle/selftest.js").current_dir(root()).output().unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }

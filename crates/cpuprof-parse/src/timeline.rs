@@ -11,40 +11,50 @@
 //! already in order, so only the few that are not ("late" samples) are sorted and merged
 //! back in. Memory is O(late samples), not O(samples).
 
-/// Per-sample time deltas in ns, stored in 32 bits while they fit (1 ms = 10^6 ns), widened
-/// on the first one that does not.
+/// Per-sample time deltas in ns, 32 bits each (±2.1 s). The rare delta that does not fit is
+/// stored as [`Deltas::BIG`] with its value kept in `big`, in order.
 #[derive(Debug, Default)]
 pub(crate) struct Deltas {
-    narrow: Vec<i32>,
-    wide: Option<Vec<i64>>,
+    pub(crate) narrow: Vec<i32>,
+    pub(crate) big: Vec<i64>,
 }
 
 impl Deltas {
-    pub(crate) fn push(&mut self, ns: i64) {
-        if let Some(wide) = &mut self.wide {
-            wide.push(ns);
-        } else if let Ok(small) = i32::try_from(ns) {
-            self.narrow.push(small);
-        } else {
-            let mut wide: Vec<i64> = self.narrow.drain(..).map(i64::from).collect();
-            wide.push(ns);
-            self.narrow = Vec::new();
-            self.wide = Some(wide);
-        }
+    /// Marks a delta kept in `big`.
+    pub(crate) const BIG: i32 = i32::MIN;
+
+    /// The 32-bit form of `ns`, unless it needs the side table.
+    #[inline]
+    pub(crate) fn narrow(ns: i64) -> Option<i32> {
+        i32::try_from(ns).ok().filter(|d| *d != Self::BIG)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.wide.as_ref().map_or(self.narrow.len(), Vec::len)
+        self.narrow.len()
     }
 
     /// Absolute times, starting from `start_ns`, saturating instead of overflowing.
-    fn times(&self, start_ns: i64) -> impl Iterator<Item = i64> + Clone + '_ {
-        let narrow = self.narrow.iter().map(|d| i64::from(*d));
-        let wide = self.wide.iter().flatten().copied();
-        narrow.chain(wide).scan(start_ns, |t, d| {
-            *t = t.saturating_add(d);
-            Some(*t)
-        })
+    fn times(&self, start_ns: i64) -> TimeIter<'_> {
+        TimeIter { narrow: self.narrow.iter(), big: self.big.iter(), time: start_ns }
+    }
+}
+
+/// Absolute sample times from [`Deltas`].
+struct TimeIter<'a> {
+    narrow: std::slice::Iter<'a, i32>,
+    big: std::slice::Iter<'a, i64>,
+    time: i64,
+}
+
+impl Iterator for TimeIter<'_> {
+    type Item = i64;
+
+    #[inline]
+    fn next(&mut self) -> Option<i64> {
+        let d = *self.narrow.next()?;
+        let delta = if d == Deltas::BIG { self.big.next().copied().unwrap_or(0) } else { i64::from(d) };
+        self.time = self.time.saturating_add(delta);
+        Some(self.time)
     }
 }
 
@@ -67,130 +77,354 @@ pub(crate) struct NodeRoles<'a> {
 }
 
 /// Walks the samples in DevTools order and calls `emit(node, time_ns, duration_ns)` once per
-/// sample. Returns the mean interval in ns (0 with fewer than two samples).
+/// sample, in order. Returns the mean interval in ns (0 with fewer than two samples).
 pub(crate) fn attribute(
-    nodes_of_samples: &[u32],
+    nodes: &[u32],
     times: &Times<'_>,
     end_ns: Option<i64>,
     roles: &NodeRoles<'_>,
-    mut emit: impl FnMut(u32, i64, i64),
+    emit: impl FnMut(u32, i64, i64),
 ) -> i64 {
-    let n = nodes_of_samples.len();
-    if n == 0 {
-        return 0;
-    }
-    let (first, last) = match times {
+    let n = nodes.len();
+    let mut walker = Walker::new(roles, n, emit);
+    match times {
         Times::Deltas { start_ns, deltas } => {
-            let sorted = sorted_order(nodes_of_samples, deltas.times(*start_ns));
-            walk(sorted, n, roles, end_ns, &mut emit)
+            let order = Order::of(nodes, deltas, *start_ns, None);
+            order.walk(Half::Whole, nodes, deltas, *start_ns, &mut walker);
         }
-        Times::Even { start_ns, end_ns: end } => {
-            let span = i128::from(end.saturating_sub(*start_ns).max(0));
-            let n_wide = n as i128;
-            let even = nodes_of_samples.iter().enumerate().map(|(i, node)| {
-                let offset = (i as i128 * span / n_wide) as i64;
-                (*node, start_ns.saturating_add(offset))
-            });
-            walk(even, n, roles, end_ns, &mut emit)
-        }
-    };
-    if n < 2 {
-        0
-    } else {
-        ((i128::from(last) - i128::from(first)) / (n as i128 - 1)) as i64
+        Times::Even { start_ns, end_ns: end } => walk_even(nodes, *start_ns, *end, &mut walker),
     }
+    let mean = walker.mean();
+    walker.finish(mean, end_ns);
+    mean
 }
 
-/// Samples `(node, time)` in stable time order.
-fn sorted_order<'a>(
-    nodes: &'a [u32],
-    times: impl Iterator<Item = i64> + Clone + 'a,
-) -> impl Iterator<Item = (u32, i64)> + 'a {
-    // Late samples: earlier than some sample before them. Everything else is in order.
-    let mut late: Vec<(i64, usize)> = Vec::new();
-    let mut max = i64::MIN;
-    for (i, t) in times.clone().enumerate() {
-        if t < max {
-            late.push((t, i));
-        } else {
-            max = t;
-        }
-    }
-    let mut late_indices: Vec<usize> = late.iter().map(|(_, i)| *i).collect();
-    late_indices.reverse(); // popped from the back, smallest index first
-    late.sort_unstable(); // (time, index): the order a stable sort gives
-    let mut in_order = times.enumerate().filter(move |(i, _)| {
-        if late_indices.last() == Some(i) {
-            late_indices.pop();
-            false
-        } else {
-            true
-        }
-    });
-    let mut late = late.into_iter().peekable();
-    let mut next_in_order = in_order.next();
-    std::iter::from_fn(move || {
-        let take_late = match (late.peek(), next_in_order) {
-            (Some(l), Some((i, t))) => (l.0, l.1) < (t, i),
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        let (i, t) = if take_late {
-            let (t, i) = late.next()?;
-            (i, t)
-        } else {
-            let (i, t) = next_in_order?;
-            next_in_order = in_order.next();
-            (i, t)
-        };
-        Some((nodes[i], t))
-    })
-}
-
-/// Applies `fixMissingSamples` and durations to samples already in time order. Returns the
-/// first and last sample times.
-fn walk(
-    samples: impl Iterator<Item = (u32, i64)>,
-    n: usize,
-    roles: &NodeRoles<'_>,
+/// Like [`attribute`], but only the sum per node is wanted: returns `(count, duration)` per
+/// node position and the mean interval. The samples are split in two halves walked on two
+/// threads (the order is the same; each half settles its last sample with the other's first).
+pub(crate) fn attribute_sums(
+    nodes: &[u32],
+    node_count: usize,
+    times: &Times<'_>,
     end_ns: Option<i64>,
-    emit: &mut impl FnMut(u32, i64, i64),
-) -> (i64, i64) {
-    let mut samples = samples.peekable();
-    let Some(&(_, first)) = samples.peek() else { return (0, 0) };
-    let fix = roles.program.filter(|_| n >= 3);
-    let system = |node: u32| roles.is_system.get(node as usize).copied().unwrap_or(false);
-    let bottom = |node: u32| roles.bottom.get(node as usize).copied().unwrap_or(node);
-    let mut prev: Option<u32> = None;
-    let mut pending: Option<(u32, i64)> = None; // the sample whose duration is not known yet
-    let mut last = first;
-    while let Some((mut node, t)) = samples.next() {
-        if let (Some(program), Some(p), Some(&(next, _))) = (fix, prev, samples.peek()) {
-            if node == program && !system(p) && !system(next) && bottom(p) == bottom(next) {
-                node = p;
+    roles: &NodeRoles<'_>,
+) -> (Vec<[i64; 2]>, i64) {
+    let n = nodes.len();
+    let mut sums = vec![[0i64; 2]; node_count];
+    // A split point: an in-order sample near the middle that is not `(program)` (so the
+    // second half's first sample needs no fix, and with it no knowledge of the first half).
+    let order = match times {
+        Times::Deltas { start_ns, deltas } if n >= 4 => {
+            let split = roles.program.map_or(Split::Middle, Split::MiddleAvoiding);
+            Some((Order::of(nodes, deltas, *start_ns, Some(split)), *start_ns, *deltas))
+        }
+        _ => None,
+    };
+    let Some((order, start_ns, deltas, at)) = order.and_then(|(o, s, d)| o.split.map(|at| (o, s, d, at))) else {
+        let mean = attribute(nodes, times, end_ns, roles, adder(&mut sums));
+        return (sums, mean);
+    };
+    let mut second_sums = vec![[0i64; 2]; node_count];
+    let (first_time, (last_time, last)) = rayon::join(
+        || {
+            let mut w = Walker::new(roles, n, adder(&mut sums));
+            order.walk(Half::First, nodes, deltas, start_ns, &mut w);
+            w.settle_before(nodes[at.index], at.time);
+            w.first_time()
+        },
+        || {
+            let mut w = Walker::new(roles, n, adder(&mut second_sums));
+            order.walk(Half::Second, nodes, deltas, start_ns, &mut w);
+            // The last sample lasts the mean interval, known once both ends are.
+            (w.pending_time(), w.take_pending())
+        },
+    );
+    let (first_time, last_time) = (first_time.unwrap_or(at.time), last_time.unwrap_or(at.time));
+    let mean = ((i128::from(last_time) - i128::from(first_time)) / (n as i128 - 1)) as i64;
+    if let Some((node, _)) = last {
+        adder(&mut second_sums)(node, last_time, mean);
+    }
+    for (a, b) in sums.iter_mut().zip(&second_sums) {
+        a[0] += b[0];
+        a[1] = a[1].saturating_add(b[1]);
+    }
+    (sums, mean)
+}
+
+/// An `emit` that adds each sample to its node's `(count, duration)`.
+fn adder(sums: &mut [[i64; 2]]) -> impl FnMut(u32, i64, i64) + '_ {
+    |node, _, duration| {
+        if let Some(sum) = sums.get_mut(node as usize) {
+            sum[0] += 1;
+            sum[1] = sum[1].saturating_add(duration);
+        }
+    }
+}
+
+/// Position of the first negative value, checking 32 at a time (the check vectorizes).
+fn first_negative(values: &[i32]) -> Option<usize> {
+    let mut chunks = values.chunks_exact(32);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        if chunk.iter().fold(0, |acc, d| acc | *d) < 0 {
+            return chunk.iter().position(|d| *d < 0).map(|p| offset + p);
+        }
+        offset += 32;
+    }
+    chunks.remainder().iter().position(|d| *d < 0).map(|p| offset + p)
+}
+
+fn walk_even<E: FnMut(u32, i64, i64)>(nodes: &[u32], start_ns: i64, end_ns: i64, walker: &mut Walker<'_, E>) {
+    let span = i128::from(end_ns.saturating_sub(start_ns).max(0));
+    let n = nodes.len().max(1) as i128;
+    for (i, node) in nodes.iter().enumerate() {
+        let offset = (i as i128 * span / n) as i64;
+        walker.push(*node, start_ns.saturating_add(offset));
+    }
+}
+
+/// How to choose where to split the samples for two threads.
+#[derive(Clone, Copy)]
+enum Split {
+    Middle,
+    /// Not on a sample of this node.
+    MiddleAvoiding(u32),
+}
+
+/// An in-order sample where the walk can be split.
+#[derive(Clone, Copy)]
+struct SplitPoint {
+    index: usize,
+    time: i64,
+    /// How many big deltas come before `index + 1`.
+    big_before: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Half {
+    Whole,
+    First,
+    Second,
+}
+
+/// The time order of the samples: which are late, and where they go.
+struct Order {
+    /// Late samples as a stable sort places them: by (time, index).
+    late: Vec<(i64, usize)>,
+    /// Indices of the late samples, ascending.
+    late_by_index: Vec<usize>,
+    split: Option<SplitPoint>,
+}
+
+impl Order {
+    fn of(nodes: &[u32], deltas: &Deltas, start_ns: i64, split: Option<Split>) -> Order {
+        let narrow = &deltas.narrow[..];
+        let n = narrow.len();
+        let middle = n / 2;
+        let mut big = deltas.big.iter();
+        let (mut big_seen, mut late, mut chosen) = (0, Vec::new(), None);
+        let (mut t, mut max, mut i) = (start_ns, i64::MIN, 0);
+        while i < n {
+            // While no sample is behind and deltas are not negative, every sample is in order:
+            // add the run up at once (vectorized) up to the next negative delta. Big deltas
+            // are marked by a negative number too, so they are taken one at a time below.
+            if t >= max {
+                let limit = match (split, chosen) {
+                    (Some(_), None) if i < middle => middle,
+                    (Some(_), None) => i,
+                    _ => n,
+                };
+                let end = first_negative(&narrow[i..limit]).map_or(limit, |p| i + p);
+                if end > i {
+                    let sum: i64 = narrow[i..end].iter().map(|d| i64::from(*d)).sum();
+                    t = t.saturating_add(sum);
+                    max = t;
+                    i = end;
+                    continue;
+                }
             }
+            let d = narrow[i];
+            let delta = if d == Deltas::BIG {
+                big_seen += 1;
+                big.next().copied().unwrap_or(0)
+            } else {
+                i64::from(d)
+            };
+            t = t.saturating_add(delta);
+            if t < max {
+                late.push((t, i));
+            } else {
+                max = t;
+                let fits = match split {
+                    Some(Split::Middle) => true,
+                    Some(Split::MiddleAvoiding(node)) => nodes.get(i) != Some(&node),
+                    None => false,
+                };
+                if chosen.is_none() && fits && i >= middle && i > 0 {
+                    chosen = Some(SplitPoint { index: i, time: t, big_before: big_seen });
+                }
+            }
+            i += 1;
         }
-        if let Some((pn, pt)) = pending {
-            emit(pn, pt, t.saturating_sub(pt));
-        }
-        pending = Some((node, t));
-        prev = Some(node);
-        last = t;
+        let late_by_index = late.iter().map(|(_, i)| *i).collect();
+        late.sort_unstable();
+        Order { late, late_by_index, split: chosen }
     }
-    if let Some((pn, pt)) = pending {
-        let duration = if n >= 2 {
-            ((i128::from(last) - i128::from(first)) / (n as i128 - 1)) as i64
-        } else {
-            end_ns.map_or(0, |end| end.saturating_sub(pt).max(0))
+
+    /// Feeds one half of the samples (or all) to `walker` in time order.
+    fn walk<E: FnMut(u32, i64, i64)>(
+        &self,
+        half: Half,
+        nodes: &[u32],
+        deltas: &Deltas,
+        start_ns: i64,
+        walker: &mut Walker<'_, E>,
+    ) {
+        let (range, late, mut times, skip) = match (half, self.split) {
+            (Half::First, Some(at)) => {
+                let late_end = self.late.partition_point(|(t, _)| *t < at.time);
+                let skip_end = self.late_by_index.partition_point(|i| *i < at.index);
+                (0..at.index, &self.late[..late_end], deltas.times(start_ns), &self.late_by_index[..skip_end])
+            }
+            (Half::Second, Some(at)) => {
+                let late_start = self.late.partition_point(|(t, _)| *t < at.time);
+                let skip_start = self.late_by_index.partition_point(|i| *i < at.index);
+                // The split sample itself, then the samples after it.
+                walker.push(nodes[at.index], at.time);
+                let times = TimeIter {
+                    narrow: deltas.narrow.get(at.index + 1..).unwrap_or(&[]).iter(),
+                    big: deltas.big.get(at.big_before..).unwrap_or(&[]).iter(),
+                    time: at.time,
+                };
+                (at.index + 1..nodes.len(), &self.late[late_start..], times, &self.late_by_index[skip_start..])
+            }
+            _ => (0..nodes.len(), &self.late[..], deltas.times(start_ns), &self.late_by_index[..]),
         };
-        emit(pn, pt, duration);
+        let (mut next_late, mut next_skip) = (0, 0);
+        for i in range {
+            let Some(t) = times.next() else { break };
+            if skip.get(next_skip) == Some(&i) {
+                next_skip += 1;
+                continue;
+            }
+            // A late sample goes before the first in-order sample that is strictly later.
+            while let Some(&(lt, li)) = late.get(next_late) {
+                if lt >= t {
+                    break;
+                }
+                walker.push(nodes[li], lt);
+                next_late += 1;
+            }
+            walker.push(nodes[i], t);
+        }
+        for &(lt, li) in &late[next_late..] {
+            walker.push(nodes[li], lt);
+        }
     }
-    (first, last)
+}
+
+/// Applies `fixMissingSamples` and durations to samples fed in time order. Each sample is
+/// settled when the next one arrives: its duration and the fix both depend on that neighbour.
+struct Walker<'r, E> {
+    roles: &'r NodeRoles<'r>,
+    /// The `(program)` node when the fix applies (n ≥ 3), else `u32::MAX`.
+    program: u32,
+    n: usize,
+    emit: E,
+    first: i64,
+    /// The settled node of the sample before `pending`, `u32::MAX` at the start.
+    prev: u32,
+    /// The sample whose duration is not known yet (`u32::MAX`: none yet).
+    pending: (u32, i64),
+    /// How many samples were pushed.
+    pushed: usize,
+}
+
+impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
+    fn new(roles: &'r NodeRoles<'r>, n: usize, emit: E) -> Self {
+        let program = roles.program.filter(|_| n >= 3).unwrap_or(u32::MAX);
+        Self { roles, program, n, emit, first: 0, prev: u32::MAX, pending: (u32::MAX, 0), pushed: 0 }
+    }
+
+    #[inline]
+    fn push(&mut self, next: u32, t: i64) {
+        let (mut node, pt) = self.pending;
+        if self.pushed == 0 {
+            self.first = t;
+        }
+        self.pushed += 1;
+        if node != u32::MAX {
+            if node == self.program && self.prev != u32::MAX && self.fixable(self.prev, next) {
+                node = self.prev;
+            }
+            (self.emit)(node, pt, t.saturating_sub(pt));
+            self.prev = node;
+        }
+        self.pending = (next, t);
+    }
+
+    /// DevTools: neither neighbour is a system node and both share the bottom node.
+    #[cold]
+    fn fixable(&self, prev: u32, next: u32) -> bool {
+        let system = |node: u32| self.roles.is_system.get(node as usize).copied().unwrap_or(false);
+        let bottom = |node: u32| self.roles.bottom.get(node as usize).copied().unwrap_or(node);
+        !system(prev) && !system(next) && bottom(prev) == bottom(next)
+    }
+
+    /// The first time pushed, if any.
+    fn first_time(&self) -> Option<i64> {
+        (self.pushed > 0).then_some(self.first)
+    }
+
+    /// The time of the sample not yet settled, if any.
+    fn pending_time(&self) -> Option<i64> {
+        (self.pending.0 != u32::MAX).then_some(self.pending.1)
+    }
+
+    /// Hands over the sample not yet settled.
+    fn take_pending(&mut self) -> Option<(u32, i64)> {
+        let pending = std::mem::replace(&mut self.pending, (u32::MAX, 0));
+        (pending.0 != u32::MAX).then_some(pending)
+    }
+
+    /// Settles the pending sample against the sample that follows it in another half.
+    fn settle_before(&mut self, next: u32, t: i64) {
+        let saved = (self.pushed, self.first);
+        self.push(next, t);
+        self.pending = (u32::MAX, 0);
+        (self.pushed, self.first) = saved;
+    }
+
+    /// The mean interval over all `n` samples, from the first and last times pushed.
+    fn mean(&self) -> i64 {
+        match self.pending_time() {
+            Some(last) if self.n >= 2 => ((i128::from(last) - i128::from(self.first)) / (self.n as i128 - 1)) as i64,
+            _ => 0,
+        }
+    }
+
+    /// Settles the last sample: it lasts the mean interval or, when it is the only sample,
+    /// until `end_ns`.
+    fn finish(mut self, mean: i64, end_ns: Option<i64>) {
+        let Some((node, last)) = self.take_pending() else { return };
+        let duration = if self.n >= 2 { mean } else { end_ns.map_or(0, |end| end.saturating_sub(last).max(0)) };
+        (self.emit)(node, last, duration);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Deltas {
+        fn push(&mut self, ns: i64) {
+            let d = Self::narrow(ns).unwrap_or_else(|| {
+                self.big.push(ns);
+                Self::BIG
+            });
+            self.narrow.push(d);
+        }
+    }
 
     fn run(nodes: &[u32], deltas_us: &[i64], roles: &NodeRoles<'_>) -> (Vec<(u32, i64, i64)>, i64) {
         let mut deltas = Deltas::default();
@@ -245,12 +479,55 @@ mod tests {
     }
 
     #[test]
-    fn wide_deltas_survive() {
+    fn big_deltas_survive() {
         let mut d = Deltas::default();
         d.push(5);
         d.push(i64::from(i32::MAX) + 10);
         d.push(7);
-        assert_eq!(d.len(), 3);
-        assert_eq!(d.times(0).collect::<Vec<_>>(), vec![5, i64::from(i32::MAX) + 15, i64::from(i32::MAX) + 22]);
+        d.push(i64::from(i32::MIN));
+        d.push(1);
+        assert_eq!(d.len(), 5);
+        let big = i64::from(i32::MAX) + 15;
+        assert_eq!(
+            d.times(0).collect::<Vec<_>>(),
+            vec![5, big, big + 7, big + 7 + i64::from(i32::MIN), big + 8 + i64::from(i32::MIN)]
+        );
+    }
+
+    #[test]
+    fn parallel_sums_equal_the_ordered_walk() {
+        // nodes: 0 root, 1 (program), 2 (gc), 3..6 under top-level 3, 7..9 under top-level 7
+        let is_system = [false, true, true, false, false, false, false, false, false, false];
+        let bottom = [0, 1, 2, 3, 3, 3, 3, 7, 7, 7];
+        let roles = NodeRoles { program: Some(1), is_system: &is_system, bottom: &bottom };
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..500 {
+            let n = (next() % 60) as usize + usize::from(case % 3 == 0) * 500;
+            let nodes: Vec<u32> = (0..n).map(|_| 1 + (next() % 9) as u32).collect();
+            let mut deltas = Deltas::default();
+            for _ in 0..n {
+                let d = match next() % 10 {
+                    0 => -((next() % 3000) as i64),
+                    1 => 0,
+                    2 if case % 7 == 0 => i64::from(i32::MAX) + 5,
+                    _ => (next() % 2000) as i64,
+                };
+                deltas.push(d);
+            }
+            let times = Times::Deltas { start_ns: 1_000, deltas: &deltas };
+            let mut expected = vec![[0i64; 2]; 10];
+            let mean = attribute(&nodes, &times, Some(5_000_000), &roles, |node, _, d| {
+                expected[node as usize][0] += 1;
+                expected[node as usize][1] += d;
+            });
+            let (sums, parallel_mean) = attribute_sums(&nodes, 10, &times, Some(5_000_000), &roles);
+            assert_eq!((sums, parallel_mean), (expected, mean), "case {case}: n={n}");
+        }
     }
 }

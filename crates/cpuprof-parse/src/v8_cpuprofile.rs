@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{describe, Number, Scanner};
-use crate::timeline::{attribute, Deltas, NodeRoles, Times};
+use crate::timeline::{attribute, attribute_sums, Deltas, NodeRoles, Times};
 use crate::ParseOptions;
 
 #[derive(Deserialize)]
@@ -148,41 +148,64 @@ impl Document {
                 self.tree = Some(Tree::build(&raw, span, s)?);
                 self.nodes_span = Some(span);
             }
-            "samples" => if let Some(tree) = &self.tree {
-                let mut leaves = Vec::new();
-                s.number_array("`samples`", |index, number, s| {
-                    let id = node_id(number, s)?;
-                    match tree.position(id) {
-                        Some(p) => {
-                            leaves.push(p);
-                            Ok(())
-                        }
-                        None => Err(s.item_error(ParseErrorKind::UnknownNode { index, id })),
-                    }
-                })?;
-                self.samples = Some(leaves);
-            } else {
+            "samples" => {
+                s.skip_ws()?;
                 let span = s.span();
-                let mut ids = Vec::new();
-                s.number_array("`samples`", |_, number, s| {
-                    ids.push(node_id(number, s)?);
-                    Ok(())
-                })?;
-                self.pending_ids = Some((ids, span));
-            },
+                // Usually `nodes` came first and ids become positions at once.
+                if let Some(tree) = &self.tree {
+                    let mut leaves = Vec::new();
+                    s.number_array(
+                        "`samples`",
+                        &mut leaves,
+                        |id| tree.position(u64::try_from(id).ok()?),
+                        |index, number, out| {
+                            let id = node_id(number)?;
+                            out.push(tree.position(id).ok_or(ParseErrorKind::UnknownNode { index, id })?);
+                            Ok(())
+                        },
+                    )?;
+                    self.samples = Some(leaves);
+                } else {
+                    let mut ids = Vec::new();
+                    s.number_array(
+                        "`samples`",
+                        &mut ids,
+                        |id| u64::try_from(id).ok(),
+                        |_, number, out| {
+                            out.push(node_id(number)?);
+                            Ok(())
+                        },
+                    )?;
+                    self.pending_ids = Some((ids, span));
+                }
+            }
             "timeDeltas" => {
                 s.skip_ws()?;
                 let span = s.span();
-                let mut deltas = Deltas::default();
-                s.number_array("`timeDeltas`", |_, number, s| {
-                    deltas.push(micros_to_ns(number, "time delta", s)?);
-                    Ok(())
-                })?;
-                self.deltas = Some((deltas, span));
+                // The samples, already read, bound what is worth reserving.
+                let mut narrow = Vec::with_capacity(self.samples.as_ref().map_or(0, Vec::len));
+                let mut big = Vec::new();
+                s.number_array(
+                    "`timeDeltas`",
+                    &mut narrow,
+                    |us| Deltas::narrow(us.checked_mul(1000)?),
+                    |_, us, out| {
+                        let ns = number_ns(us)
+                            .ok_or_else(|| ParseErrorKind::OutOfRange { what: "time delta", value: number_text(us) })?;
+                        out.push(Deltas::narrow(ns).unwrap_or_else(|| {
+                            big.push(ns);
+                            Deltas::BIG
+                        }));
+                        Ok(())
+                    },
+                )?;
+                self.deltas = Some((Deltas { narrow, big }, span));
             }
             "startTime" | "endTime" => {
                 let number = s.number("a time")?;
-                micros_to_ns(number, "time", s)?;
+                if number_ns(number).is_none() {
+                    return Err(s.item_error(ParseErrorKind::OutOfRange { what: "time", value: number_text(number) }));
+                }
                 if key == "startTime" {
                     self.start_us = Some(number);
                 } else {
@@ -253,15 +276,10 @@ impl Document {
         } else {
             // One row per stack: counts and summed durations. `top` needs nothing more, and
             // memory stays proportional to the tree, not to the samples.
-            let mut count = vec![0i64; stacks.len()];
-            let mut weight = vec![0i64; stacks.len()];
-            let interval = attribute(&samples, &times, end_ns, &roles, |node, _, d| {
-                count[node as usize] += 1;
-                weight[node as usize] = weight[node as usize].saturating_add(d);
-            });
-            for (node, stack) in stacks.iter().enumerate() {
-                if count[node] > 0 {
-                    b.sample(*stack, None, &[count[node], weight[node]]);
+            let (sums, interval) = attribute_sums(&samples, stacks.len(), &times, end_ns, &roles);
+            for (stack, [count, weight]) in stacks.iter().zip(sums) {
+                if count > 0 {
+                    b.sample(*stack, None, &[count, weight]);
                 }
             }
             interval
@@ -275,25 +293,22 @@ impl Document {
     }
 }
 
-fn node_id<R: Read>(number: Number, s: &Scanner<'_, R>) -> Result<u64, ParseError> {
+fn node_id(number: Number) -> Result<u64, ParseErrorKind> {
     match number {
-        Number::Int(i) if i >= 0 => Ok(i as u64),
-        Number::Int(i) => Err(s.item_error(ParseErrorKind::OutOfRange { what: "node id", value: i.to_string() })),
-        Number::Float(f) => Err(s.item_error(ParseErrorKind::OutOfRange { what: "node id", value: f.to_string() })),
+        Number::Int(id) if id >= 0 => Ok(id as u64),
+        other => Err(ParseErrorKind::OutOfRange { what: "node id", value: number_text(other) }),
+    }
+}
+
+/// A number as an error message writes it.
+fn number_text(number: Number) -> String {
+    match number {
+        Number::Int(i) => i.to_string(),
+        Number::Float(f) => f.to_string(),
     }
 }
 
 /// µs (integer or fractional) → ns, rejecting values beyond ±2^62 ns (~146 years).
-fn micros_to_ns<R: Read>(number: Number, what: &'static str, s: &Scanner<'_, R>) -> Result<i64, ParseError> {
-    number_ns(number).ok_or_else(|| {
-        let value = match number {
-            Number::Int(i) => i.to_string(),
-            Number::Float(f) => f.to_string(),
-        };
-        s.item_error(ParseErrorKind::OutOfRange { what, value })
-    })
-}
-
 fn number_ns(number: Number) -> Option<i64> {
     const LIMIT: i64 = 1 << 62;
     let ns = match number {
