@@ -1,17 +1,21 @@
 //! Reading inputs (`-` = stdin) and writing outputs atomically.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use cpuprof_model::Profile;
 use cpuprof_parse::{Origin, ParseOptions};
+use indicatif::{ProgressBar, ProgressStyle};
 
 /// True when `path` means standard input/output.
 pub(crate) fn is_dash(path: &Path) -> bool {
     path == Path::new("-")
 }
+
+/// Files at least this big get a progress bar (when stderr is a terminal).
+const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 /// Reads and parses one profile.
 pub(crate) fn read_profile(path: &Path, options: ParseOptions) -> Result<Profile> {
@@ -20,6 +24,17 @@ pub(crate) fn read_profile(path: &Path, options: ParseOptions) -> Result<Profile
     }
     let origin = Origin(path.display().to_string());
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() {
+        let bar = ProgressBar::new(size).with_style(
+            ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.set_message(format!("reading {}", path.display()));
+        let profile = cpuprof_parse::parse(bar.wrap_read(file), &origin, options);
+        bar.finish_and_clear();
+        return Ok(profile?);
+    }
     Ok(cpuprof_parse::parse(file, &origin, options)?)
 }
 

@@ -1,1 +1,41 @@
-fn main() {}
+//! Parse throughput. Uses the recorded fixtures by default; point `CPUPROF_BENCH_FILE` at a
+//! big generated profile (`node scripts/gen-cpuprofile.js --out big.cpuprofile`) for the
+//! numbers that matter. End-to-end figures beside other tools: scripts/bench-top.sh.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use cpuprof_parse::{parse, Origin, ParseOptions};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+fn inputs() -> Vec<PathBuf> {
+    if let Some(file) = std::env::var_os("CPUPROF_BENCH_FILE") {
+        return vec![PathBuf::from(file)];
+    }
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/cpuprofile");
+    ["money-i100.cpuprofile", "deep-recursion.cpuprofile", "money.cpuprofile.gz"].iter().map(|f| fixtures.join(f)).collect()
+}
+
+fn bench_parse(c: &mut Criterion) {
+    let mut group = c.benchmark_group("cpuprofile");
+    for path in inputs() {
+        let bytes = std::fs::read(&path).expect("benchmark input");
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let origin = Origin(name.clone());
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(format!("summed/{name}"), |b| {
+            b.iter(|| parse(black_box(&bytes[..]), &origin, ParseOptions::default()).expect("valid input"));
+        });
+        group.bench_function(format!("timeline/{name}"), |b| {
+            b.iter(|| parse(black_box(&bytes[..]), &origin, ParseOptions::with_timeline()).expect("valid input"));
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench_parse
+}
+criterion_main!(benches);
