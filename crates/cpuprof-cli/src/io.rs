@@ -20,11 +20,11 @@ const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 /// Reads and parses one profile.
 pub(crate) fn read_profile(path: &Path, options: ParseOptions) -> Result<Profile> {
     if is_dash(path) {
-        return Ok(cpuprof_parse::parse(io::stdin().lock(), &Origin::stdin(), options)?);
+        return Ok(cpuprof_parse::parse(io::stdin(), &Origin::stdin(), options)?);
     }
     let origin = Origin(path.display().to_string());
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let size = file.metadata().map_or(0, |m| m.len());
     if size >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() {
         let bar = ProgressBar::new(size).with_style(
             ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec})")

@@ -13,7 +13,10 @@ fn inputs() -> Vec<PathBuf> {
         return vec![PathBuf::from(file)];
     }
     let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/cpuprofile");
-    ["money-i100.cpuprofile", "deep-recursion.cpuprofile", "money.cpuprofile.gz"].iter().map(|f| fixtures.join(f)).collect()
+    ["money-i100.cpuprofile", "deep-recursion.cpuprofile", "money.cpuprofile.gz"]
+        .iter()
+        .map(|f| fixtures.join(f))
+        .collect()
 }
 
 fn bench_parse(c: &mut Criterion) {

@@ -10,9 +10,11 @@ use std::io::Read;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 16 << 20;
 /// How much of a number array the fast path takes at once.
-const BLOCK: usize = 2 << 20;
+const BLOCK: usize = 8 << 20;
+/// Room kept before a chunk read ahead, for the unread rest of the current one.
+const RESERVE: usize = 4096;
 /// Blocks smaller than this are not worth a second thread.
 const PARALLEL_MIN: usize = 256 << 10;
 /// Longest number token the fast path handles without refilling first.
@@ -40,9 +42,11 @@ pub(crate) struct Scanner<'o, R> {
     line_start: u64,
     /// Input offset of the array element being read by `number_array`.
     item_start: u64,
+    /// The next chunk, read while the current one is parsed (see `number_array`).
+    ahead: Vec<u8>,
 }
 
-impl<'o, R: Read> Scanner<'o, R> {
+impl<'o, R: Read + Send> Scanner<'o, R> {
     pub(crate) fn new(reader: R, origin: &'o Origin) -> Self {
         Self {
             reader,
@@ -55,6 +59,7 @@ impl<'o, R: Read> Scanner<'o, R> {
             line: 1,
             line_start: 0,
             item_start: 0,
+            ahead: Vec::new(),
         }
     }
 
@@ -65,7 +70,7 @@ impl<'o, R: Read> Scanner<'o, R> {
 
     /// The position of the next unread byte.
     pub(crate) fn span(&self) -> Span {
-        let offset = self.base + self.pos as u64;
+        let offset = self.base.wrapping_add(self.pos as u64);
         Span::LineCol { line: self.line, column: offset - self.line_start + 1 }
     }
 
@@ -86,7 +91,7 @@ impl<'o, R: Read> Scanner<'o, R> {
         }
         if self.pos > 0 {
             self.buf.copy_within(self.pos..self.end, 0);
-            self.base += self.pos as u64;
+            self.base = self.base.wrapping_add(self.pos as u64);
             self.end -= self.pos;
             self.pos = 0;
         }
@@ -109,9 +114,33 @@ impl<'o, R: Read> Scanner<'o, R> {
         }
     }
 
+    /// Makes the chunk read ahead (`n` bytes after `RESERVE` in `ahead`) the current buffer,
+    /// with the unread rest of the current one placed just before it.
+    fn take_ahead(&mut self, n: usize) {
+        let tail = self.end - self.pos;
+        if n == 0 {
+            self.eof = true;
+            return;
+        }
+        if tail <= RESERVE {
+            let start = RESERVE - tail;
+            self.ahead[start..RESERVE].copy_from_slice(&self.buf[self.pos..self.end]);
+            std::mem::swap(&mut self.buf, &mut self.ahead);
+            // Input offset of the tail stays the same: base + pos == new base + start.
+            self.base = self.base.wrapping_add(self.pos as u64).wrapping_sub(start as u64);
+            self.pos = start;
+            self.end = RESERVE + n;
+        } else {
+            // A long unread rest (rare: not in a plain number run): append instead.
+            self.buf.truncate(self.end);
+            self.buf.extend_from_slice(&self.ahead[RESERVE..RESERVE + n]);
+            self.end = self.buf.len();
+        }
+    }
+
     fn newline_at(&mut self, index: usize) {
         self.line += 1;
-        self.line_start = self.base + index as u64 + 1;
+        self.line_start = self.base.wrapping_add(index as u64 + 1);
     }
 
     /// Skips whitespace; returns the next byte (not consumed), or `None` at end of input.
@@ -302,10 +331,8 @@ impl<'o, R: Read> Scanner<'o, R> {
         let first_index = out.len();
         let mut second_half = Vec::new();
         loop {
-            while !self.eof && self.end - self.pos < BLOCK {
-                if !self.refill()? {
-                    break;
-                }
+            if !self.eof && self.end - self.pos < BLOCK {
+                self.refill()?;
             }
             let safe_end = if self.eof { self.end } else { self.end.saturating_sub(MAX_NUMBER_LEN) };
             let region = self.buf.get(self.pos..safe_end.max(self.pos)).unwrap_or(&[]);
@@ -313,9 +340,24 @@ impl<'o, R: Read> Scanner<'o, R> {
                 Some(last_comma) => &region[..=last_comma],
                 None => &[][..],
             };
-            let consumed = parse_plain_block(region, out, &mut second_half, &fast);
+            // Reading is a copy the CPU does too: do the next chunk's while this one is parsed.
+            let read_ahead = !self.eof && region.len() >= PARALLEL_MIN;
+            let (consumed, read) = if read_ahead {
+                if self.ahead.len() < RESERVE + CHUNK {
+                    self.ahead.resize(RESERVE + CHUNK, 0);
+                }
+                let (ahead, reader) = (&mut self.ahead[RESERVE..], &mut self.reader);
+                rayon::join(|| parse_plain_block(region, out, &mut second_half, &fast), || read_fully(reader, ahead))
+            } else {
+                (parse_plain_block(region, out, &mut second_half, &fast), Ok(0))
+            };
+            let whole = consumed == region.len() && !region.is_empty();
             self.pos += consumed;
-            if consumed == region.len() && !region.is_empty() && !self.eof {
+            if read_ahead {
+                let n = read.map_err(|e| self.error(ParseErrorKind::Io(e)))?;
+                self.take_ahead(n);
+            }
+            if whole && !self.eof {
                 continue;
             }
             // The general path: one element, then `,` or `]`.
@@ -346,7 +388,7 @@ impl<'o, R: Read> Scanner<'o, R> {
             }
             Some(_) => {}
         }
-        self.item_start = self.base + self.pos as u64;
+        self.item_start = self.base.wrapping_add(self.pos as u64);
         let bytes = &self.buf[self.pos..self.end];
         let negative = bytes.first() == Some(&b'-');
         let mut i = usize::from(negative);
@@ -400,6 +442,20 @@ impl<'o, R: Read> Scanner<'o, R> {
     }
 }
 
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_fully(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
 /// Parses a block of plain integers each followed by a comma (`12,-3,456,`), converting
 /// each with `fast` and appending to `out`. Big blocks are split at a comma and the halves
 /// done in parallel (`spare` holds the second half meanwhile). Stops before the first element
@@ -427,23 +483,27 @@ fn parse_plain_block<T: Send>(
 }
 
 /// Parses `12,-3,456,` into `out` (through `fast`); returns the bytes consumed.
-fn plain_ints<T>(bytes: &[u8], out: &mut Vec<T>, fast: &impl Fn(i64) -> Option<T>) -> usize {
+fn plain_ints<T>(bytes: &[u8], out: &mut Vec<T>, fast: &(impl Fn(i64) -> Option<T> + Sync)) -> usize {
+    // Work on a Vec whose header sits on this thread's stack: `out` lives in the caller's
+    // frame, next to what the other thread writes, and sharing that cache line halves the speed.
+    let mut values = std::mem::take(out);
+    let consumed = plain_ints_into(bytes, &mut values, fast);
+    *out = values;
+    consumed
+}
+
+#[inline(never)]
+fn plain_ints_into<T>(bytes: &[u8], out: &mut Vec<T>, fast: &impl Fn(i64) -> Option<T>) -> usize {
     out.reserve(bytes.len() / 4);
     let mut pos = 0;
-    while let Some(&first) = bytes.get(pos) {
-        let negative = first == b'-';
+    while pos < bytes.len() {
+        // The critical path from one number to the next is only: load 8 bytes, find the first
+        // non-digit, step past the comma. The value is computed off that path.
+        let negative = bytes[pos] == b'-';
         let digits_start = pos + usize::from(negative);
-        let (value, digits, terminator) = match bytes.get(digits_start..digits_start + 8) {
-            Some(eight) => {
-                let word = u64::from_le_bytes([
-                    eight[0], eight[1], eight[2], eight[3], eight[4], eight[5], eight[6], eight[7],
-                ]);
-                match swar_digits(word) {
-                    Some((value, len)) => (value, len, (word >> (8 * len)) as u8),
-                    None => scalar_digits(&bytes[digits_start..]),
-                }
-            }
-            None => scalar_digits(&bytes[digits_start..]),
+        let (value, digits, terminator) = match load8(bytes, digits_start).map(|w| (w, swar_digits(w))) {
+            Some((word, Some((value, len)))) => (value, len, (word >> (8 * len)) as u8),
+            _ => scalar_digits(&bytes[digits_start..]),
         };
         if digits == 0 || digits > 18 || terminator != b',' {
             break;
@@ -454,6 +514,13 @@ fn plain_ints<T>(bytes: &[u8], out: &mut Vec<T>, fast: &impl Fn(i64) -> Option<T
         pos = digits_start + digits + 1;
     }
     pos
+}
+
+/// The 8 bytes at `at` as a little-endian word, if there are 8.
+#[inline]
+fn load8(bytes: &[u8], at: usize) -> Option<u64> {
+    let eight: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(eight))
 }
 
 /// The value and length of the run of ASCII digits at the start of the 8 bytes in `word`

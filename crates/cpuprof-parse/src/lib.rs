@@ -71,7 +71,7 @@ pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
 
 /// Parses a profile from `reader`, decompressing gzip transparently. `origin` names the input
 /// in errors.
-pub fn parse(reader: impl Read, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
+pub fn parse(reader: impl Read + Send, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let io = |e| ParseErrorKind::Io(e).at(origin, Span::None);
     let head = reader.fill_buf().map_err(io)?;
@@ -96,7 +96,7 @@ fn detect(head: &[u8], origin: &Origin) -> Result<InputFormat, ParseError> {
 
 fn parse_as(
     format: InputFormat,
-    reader: impl BufRead,
+    reader: impl BufRead + Send,
     origin: &Origin,
     options: ParseOptions,
 ) -> Result<Profile, ParseError> {

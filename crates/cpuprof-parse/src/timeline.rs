@@ -11,22 +11,33 @@
 //! already in order, so only the few that are not ("late" samples) are sorted and merged
 //! back in. Memory is O(late samples), not O(samples).
 
-/// Per-sample time deltas in ns, 32 bits each (±2.1 s). The rare delta that does not fit is
-/// stored as [`Deltas::BIG`] with its value kept in `big`, in order.
+/// Per-sample time deltas: whole microseconds in 16 bits each (what V8 writes: ±32 ms covers
+/// every sampling interval), so 46 M samples take 92 MB. Any other delta (longer, negative
+/// beyond 32 ms, or fractional) is stored as [`Deltas::BIG`] with its exact value in ns kept
+/// in `big`, in order.
 #[derive(Debug, Default)]
 pub(crate) struct Deltas {
-    pub(crate) narrow: Vec<i32>,
+    pub(crate) narrow: Vec<i16>,
     pub(crate) big: Vec<i64>,
 }
 
 impl Deltas {
     /// Marks a delta kept in `big`.
-    pub(crate) const BIG: i32 = i32::MIN;
+    pub(crate) const BIG: i16 = i16::MIN;
 
-    /// The 32-bit form of `ns`, unless it needs the side table.
+    /// The 16-bit form of a delta of `us` whole microseconds, unless it needs the side table.
     #[inline]
-    pub(crate) fn narrow(ns: i64) -> Option<i32> {
-        i32::try_from(ns).ok().filter(|d| *d != Self::BIG)
+    pub(crate) fn narrow_us(us: i64) -> Option<i16> {
+        i16::try_from(us).ok().filter(|d| *d != Self::BIG)
+    }
+
+    /// The 16-bit form of a delta of `ns`, unless it needs the side table.
+    pub(crate) fn narrow_ns(ns: i64) -> Option<i16> {
+        if ns % 1000 == 0 {
+            Self::narrow_us(ns / 1000)
+        } else {
+            None
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -41,7 +52,7 @@ impl Deltas {
 
 /// Absolute sample times from [`Deltas`].
 struct TimeIter<'a> {
-    narrow: std::slice::Iter<'a, i32>,
+    narrow: std::slice::Iter<'a, i16>,
     big: std::slice::Iter<'a, i64>,
     time: i64,
 }
@@ -52,11 +63,17 @@ impl Iterator for TimeIter<'_> {
     #[inline]
     fn next(&mut self) -> Option<i64> {
         let d = *self.narrow.next()?;
-        let delta = if d == Deltas::BIG { self.big.next().copied().unwrap_or(0) } else { i64::from(d) };
+        let delta = if d == Deltas::BIG { self.big.next().copied().unwrap_or(0) } else { i64::from(d) * 1000 };
         self.time = self.time.saturating_add(delta);
         Some(self.time)
     }
 }
+
+/// A node position as samples store it: 16 bits when the tree has fewer than 65,536 nodes
+/// (the usual case; it halves the largest column), else 32.
+pub(crate) trait NodeIndex: Copy + Send + Sync + Into<u32> {}
+impl NodeIndex for u16 {}
+impl NodeIndex for u32 {}
 
 /// How sample times are known.
 pub(crate) enum Times<'a> {
@@ -78,8 +95,8 @@ pub(crate) struct NodeRoles<'a> {
 
 /// Walks the samples in DevTools order and calls `emit(node, time_ns, duration_ns)` once per
 /// sample, in order. Returns the mean interval in ns (0 with fewer than two samples).
-pub(crate) fn attribute(
-    nodes: &[u32],
+pub(crate) fn attribute<N: NodeIndex>(
+    nodes: &[N],
     times: &Times<'_>,
     end_ns: Option<i64>,
     roles: &NodeRoles<'_>,
@@ -102,8 +119,8 @@ pub(crate) fn attribute(
 /// Like [`attribute`], but only the sum per node is wanted: returns `(count, duration)` per
 /// node position and the mean interval. The samples are split in two halves walked on two
 /// threads (the order is the same; each half settles its last sample with the other's first).
-pub(crate) fn attribute_sums(
-    nodes: &[u32],
+pub(crate) fn attribute_sums<N: NodeIndex>(
+    nodes: &[N],
     node_count: usize,
     times: &Times<'_>,
     end_ns: Option<i64>,
@@ -129,7 +146,7 @@ pub(crate) fn attribute_sums(
         || {
             let mut w = Walker::new(roles, n, adder(&mut sums));
             order.walk(Half::First, nodes, deltas, start_ns, &mut w);
-            w.settle_before(nodes[at.index], at.time);
+            w.settle_before(nodes[at.index].into(), at.time);
             w.first_time()
         },
         || {
@@ -162,7 +179,7 @@ fn adder(sums: &mut [[i64; 2]]) -> impl FnMut(u32, i64, i64) + '_ {
 }
 
 /// Position of the first negative value, checking 32 at a time (the check vectorizes).
-fn first_negative(values: &[i32]) -> Option<usize> {
+fn first_negative(values: &[i16]) -> Option<usize> {
     let mut chunks = values.chunks_exact(32);
     let mut offset = 0;
     for chunk in &mut chunks {
@@ -174,12 +191,17 @@ fn first_negative(values: &[i32]) -> Option<usize> {
     chunks.remainder().iter().position(|d| *d < 0).map(|p| offset + p)
 }
 
-fn walk_even<E: FnMut(u32, i64, i64)>(nodes: &[u32], start_ns: i64, end_ns: i64, walker: &mut Walker<'_, E>) {
+fn walk_even<N: NodeIndex, E: FnMut(u32, i64, i64)>(
+    nodes: &[N],
+    start_ns: i64,
+    end_ns: i64,
+    walker: &mut Walker<'_, E>,
+) {
     let span = i128::from(end_ns.saturating_sub(start_ns).max(0));
     let n = nodes.len().max(1) as i128;
     for (i, node) in nodes.iter().enumerate() {
         let offset = (i as i128 * span / n) as i64;
-        walker.push(*node, start_ns.saturating_add(offset));
+        walker.push((*node).into(), start_ns.saturating_add(offset));
     }
 }
 
@@ -217,7 +239,7 @@ struct Order {
 }
 
 impl Order {
-    fn of(nodes: &[u32], deltas: &Deltas, start_ns: i64, split: Option<Split>) -> Order {
+    fn of<N: NodeIndex>(nodes: &[N], deltas: &Deltas, start_ns: i64, split: Option<Split>) -> Order {
         let narrow = &deltas.narrow[..];
         let n = narrow.len();
         let middle = n / 2;
@@ -236,7 +258,7 @@ impl Order {
                 };
                 let end = first_negative(&narrow[i..limit]).map_or(limit, |p| i + p);
                 if end > i {
-                    let sum: i64 = narrow[i..end].iter().map(|d| i64::from(*d)).sum();
+                    let sum: i64 = narrow[i..end].iter().map(|d| i64::from(*d)).sum::<i64>() * 1000;
                     t = t.saturating_add(sum);
                     max = t;
                     i = end;
@@ -248,7 +270,7 @@ impl Order {
                 big_seen += 1;
                 big.next().copied().unwrap_or(0)
             } else {
-                i64::from(d)
+                i64::from(d) * 1000
             };
             t = t.saturating_add(delta);
             if t < max {
@@ -257,7 +279,7 @@ impl Order {
                 max = t;
                 let fits = match split {
                     Some(Split::Middle) => true,
-                    Some(Split::MiddleAvoiding(node)) => nodes.get(i) != Some(&node),
+                    Some(Split::MiddleAvoiding(node)) => nodes.get(i).is_some_and(|n| (*n).into() != node),
                     None => false,
                 };
                 if chosen.is_none() && fits && i >= middle && i > 0 {
@@ -272,10 +294,10 @@ impl Order {
     }
 
     /// Feeds one half of the samples (or all) to `walker` in time order.
-    fn walk<E: FnMut(u32, i64, i64)>(
+    fn walk<N: NodeIndex, E: FnMut(u32, i64, i64)>(
         &self,
         half: Half,
-        nodes: &[u32],
+        nodes: &[N],
         deltas: &Deltas,
         start_ns: i64,
         walker: &mut Walker<'_, E>,
@@ -290,7 +312,7 @@ impl Order {
                 let late_start = self.late.partition_point(|(t, _)| *t < at.time);
                 let skip_start = self.late_by_index.partition_point(|i| *i < at.index);
                 // The split sample itself, then the samples after it.
-                walker.push(nodes[at.index], at.time);
+                walker.push(nodes[at.index].into(), at.time);
                 let times = TimeIter {
                     narrow: deltas.narrow.get(at.index + 1..).unwrap_or(&[]).iter(),
                     big: deltas.big.get(at.big_before..).unwrap_or(&[]).iter(),
@@ -312,13 +334,13 @@ impl Order {
                 if lt >= t {
                     break;
                 }
-                walker.push(nodes[li], lt);
+                walker.push(nodes[li].into(), lt);
                 next_late += 1;
             }
-            walker.push(nodes[i], t);
+            walker.push(nodes[i].into(), t);
         }
         for &(lt, li) in &late[next_late..] {
-            walker.push(nodes[li], lt);
+            walker.push(nodes[li].into(), lt);
         }
     }
 }
@@ -418,7 +440,7 @@ mod tests {
 
     impl Deltas {
         fn push(&mut self, ns: i64) {
-            let d = Self::narrow(ns).unwrap_or_else(|| {
+            let d = Self::narrow_ns(ns).unwrap_or_else(|| {
                 self.big.push(ns);
                 Self::BIG
             });
@@ -492,6 +514,13 @@ mod tests {
             d.times(0).collect::<Vec<_>>(),
             vec![5, big, big + 7, big + 7 + i64::from(i32::MIN), big + 8 + i64::from(i32::MIN)]
         );
+        // Whole microseconds within ±32 ms are stored narrow; -32.768 ms is the marker value, so not.
+        let mut d = Deltas::default();
+        for ns in [3_000, -32_767_000, -32_768_000, 32_767_000, 32_768_000, 0] {
+            d.push(ns);
+        }
+        assert_eq!(d.narrow.iter().filter(|v| **v != Deltas::BIG).count(), 4);
+        assert_eq!(d.times(0).collect::<Vec<_>>(), vec![3_000, -32_764_000, -65_532_000, -32_765_000, 3_000, 3_000]);
     }
 
     #[test]
@@ -513,10 +542,11 @@ mod tests {
             let mut deltas = Deltas::default();
             for _ in 0..n {
                 let d = match next() % 10 {
-                    0 => -((next() % 3000) as i64),
+                    0 => -((next() % 3) as i64) * 1000,
                     1 => 0,
                     2 if case % 7 == 0 => i64::from(i32::MAX) + 5,
-                    _ => (next() % 2000) as i64,
+                    3 if case % 5 == 0 => (next() % 2000) as i64,
+                    _ => (next() % 2000) as i64 * 1000,
                 };
                 deltas.push(d);
             }

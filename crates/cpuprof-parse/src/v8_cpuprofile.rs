@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{describe, Number, Scanner};
-use crate::timeline::{attribute, attribute_sums, Deltas, NodeRoles, Times};
+use crate::timeline::{attribute, attribute_sums, Deltas, NodeIndex, NodeRoles, Times};
 use crate::ParseOptions;
 
 #[derive(Deserialize)]
@@ -77,7 +77,7 @@ fn unknown_position() -> i64 {
 }
 
 /// Parses a `.cpuprofile` read from `reader`.
-pub(crate) fn parse(reader: impl Read, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
+pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
     let mut scanner = Scanner::new(reader, origin);
     let mut doc = Document::default();
     match scanner.skip_ws()? {
@@ -128,7 +128,7 @@ struct Document {
     tree: Option<Tree>,
     nodes_span: Option<Span>,
     /// Sample leaves as node positions, once `nodes` has been read.
-    samples: Option<Vec<u32>>,
+    samples: Option<Leaves>,
     /// Raw sample ids, when `samples` came before `nodes`.
     pending_ids: Option<(Vec<u64>, Span)>,
     deltas: Option<(Deltas, Span)>,
@@ -138,7 +138,7 @@ struct Document {
 }
 
 impl Document {
-    fn field<R: Read>(&mut self, key: &str, key_span: Span, s: &mut Scanner<'_, R>) -> Result<(), ParseError> {
+    fn field<R: Read + Send>(&mut self, key: &str, key_span: Span, s: &mut Scanner<'_, R>) -> Result<(), ParseError> {
         match key {
             "nodes" => {
                 s.skip_ws()?;
@@ -153,18 +153,11 @@ impl Document {
                 let span = s.span();
                 // Usually `nodes` came first and ids become positions at once.
                 if let Some(tree) = &self.tree {
-                    let mut leaves = Vec::new();
-                    s.number_array(
-                        "`samples`",
-                        &mut leaves,
-                        |id| tree.position(u64::try_from(id).ok()?),
-                        |index, number, out| {
-                            let id = node_id(number)?;
-                            out.push(tree.position(id).ok_or(ParseErrorKind::UnknownNode { index, id })?);
-                            Ok(())
-                        },
-                    )?;
-                    self.samples = Some(leaves);
+                    self.samples = Some(if u16::try_from(tree.nodes.len()).is_ok() {
+                        Leaves::Narrow(sample_positions(s, tree)?)
+                    } else {
+                        Leaves::Wide(sample_positions(s, tree)?)
+                    });
                 } else {
                     let mut ids = Vec::new();
                     s.number_array(
@@ -183,16 +176,16 @@ impl Document {
                 s.skip_ws()?;
                 let span = s.span();
                 // The samples, already read, bound what is worth reserving.
-                let mut narrow = Vec::with_capacity(self.samples.as_ref().map_or(0, Vec::len));
+                let mut narrow = Vec::with_capacity(self.samples.as_ref().map_or(0, Leaves::len));
                 let mut big = Vec::new();
                 s.number_array(
                     "`timeDeltas`",
                     &mut narrow,
-                    |us| Deltas::narrow(us.checked_mul(1000)?),
+                    Deltas::narrow_us,
                     |_, us, out| {
                         let ns = number_ns(us)
                             .ok_or_else(|| ParseErrorKind::OutOfRange { what: "time delta", value: number_text(us) })?;
-                        out.push(Deltas::narrow(ns).unwrap_or_else(|| {
+                        out.push(Deltas::narrow_ns(ns).unwrap_or_else(|| {
                             big.push(ns);
                             Deltas::BIG
                         }));
@@ -247,50 +240,108 @@ impl Document {
                         None => return Err(ParseErrorKind::UnknownNode { index, id }.at(origin, span)),
                     }
                 }
-                leaves
+                Leaves::Wide(leaves)
             }
             (None, None) => return Err(ParseErrorKind::Missing("samples").at(origin, Span::None)),
         };
-        let to_ns = |n: Option<Number>| n.map(|n| number_ns(n).unwrap_or(0));
-        let start_ns = to_ns(self.start_us);
-        let end_ns = to_ns(self.end_us);
-        let times = match &self.deltas {
-            Some((deltas, span)) => {
-                if deltas.len() != samples.len() {
-                    return Err(ParseErrorKind::LengthMismatch { samples: samples.len(), deltas: deltas.len() }
-                        .at(origin, *span));
-                }
-                Times::Deltas { start_ns: start_ns.unwrap_or(0), deltas }
-            }
-            None => Times::Even { start_ns: start_ns.unwrap_or(0), end_ns: end_ns.unwrap_or(0) },
-        };
-
-        let value_types = vec![ValueType::SAMPLES, ValueType::WALL_NS];
-        let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, value_types);
-        let stacks = tree.add_to(&mut b);
-        let roles = NodeRoles { program: tree.program, is_system: &tree.is_system, bottom: &tree.bottom };
-        let interval = if options.timeline {
-            attribute(&samples, &times, end_ns, &roles, |node, t, d| {
-                b.sample(stacks[node as usize], Some(t), &[1, d]);
-            })
-        } else {
-            // One row per stack: counts and summed durations. `top` needs nothing more, and
-            // memory stays proportional to the tree, not to the samples.
-            let (sums, interval) = attribute_sums(&samples, stacks.len(), &times, end_ns, &roles);
-            for (stack, [count, weight]) in stacks.iter().zip(sums) {
-                if count > 0 {
-                    b.sample(*stack, None, &[count, weight]);
-                }
-            }
-            interval
-        };
-        let duration = match (start_ns, end_ns) {
-            (Some(start), Some(end)) => Some(end.saturating_sub(start)),
-            _ => None,
-        };
-        b.timing(start_ns, duration, Some(interval));
-        b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+        let timing = Timing { start_us: self.start_us, end_us: self.end_us, deltas: self.deltas };
+        match &samples {
+            Leaves::Narrow(samples) => build(&tree, samples, &timing, origin, options),
+            Leaves::Wide(samples) => build(&tree, samples, &timing, origin, options),
+        }
     }
+}
+
+/// Sample leaves as node positions, in the narrowest type that fits the tree.
+enum Leaves {
+    Narrow(Vec<u16>),
+    Wide(Vec<u32>),
+}
+
+impl Leaves {
+    fn len(&self) -> usize {
+        match self {
+            Leaves::Narrow(v) => v.len(),
+            Leaves::Wide(v) => v.len(),
+        }
+    }
+}
+
+/// What the top level says about time.
+struct Timing {
+    start_us: Option<Number>,
+    end_us: Option<Number>,
+    deltas: Option<(Deltas, Span)>,
+}
+
+/// Reads `samples` as positions in `tree`.
+fn sample_positions<R: Read + Send, N: NodeIndex + TryFrom<u32>>(
+    s: &mut Scanner<'_, R>,
+    tree: &Tree,
+) -> Result<Vec<N>, ParseError> {
+    let mut leaves = Vec::new();
+    let position = |id: u64| tree.position(id).and_then(|p| N::try_from(p).ok());
+    s.number_array(
+        "`samples`",
+        &mut leaves,
+        |id| position(u64::try_from(id).ok()?),
+        |index, number, out| {
+            let id = node_id(number)?;
+            out.push(position(id).ok_or(ParseErrorKind::UnknownNode { index, id })?);
+            Ok(())
+        },
+    )?;
+    Ok(leaves)
+}
+
+/// The profile from the tree, the sample leaves and their times.
+fn build<N: NodeIndex>(
+    tree: &Tree,
+    samples: &[N],
+    timing: &Timing,
+    origin: &Origin,
+    options: ParseOptions,
+) -> Result<Profile, ParseError> {
+    let to_ns = |n: Option<Number>| n.map(|n| number_ns(n).unwrap_or(0));
+    let start_ns = to_ns(timing.start_us);
+    let end_ns = to_ns(timing.end_us);
+    let times = match &timing.deltas {
+        Some((deltas, span)) => {
+            if deltas.len() != samples.len() {
+                return Err(
+                    ParseErrorKind::LengthMismatch { samples: samples.len(), deltas: deltas.len() }.at(origin, *span)
+                );
+            }
+            Times::Deltas { start_ns: start_ns.unwrap_or(0), deltas }
+        }
+        None => Times::Even { start_ns: start_ns.unwrap_or(0), end_ns: end_ns.unwrap_or(0) },
+    };
+
+    let value_types = vec![ValueType::SAMPLES, ValueType::WALL_NS];
+    let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, value_types);
+    let stacks = tree.add_to(&mut b);
+    let roles = NodeRoles { program: tree.program, is_system: &tree.is_system, bottom: &tree.bottom };
+    let interval = if options.timeline {
+        attribute(samples, &times, end_ns, &roles, |node, t, d| {
+            b.sample(stacks[node as usize], Some(t), &[1, d]);
+        })
+    } else {
+        // One row per stack: counts and summed durations. `top` needs nothing more, and
+        // memory stays proportional to the tree, not to the samples.
+        let (sums, interval) = attribute_sums(samples, stacks.len(), &times, end_ns, &roles);
+        for (stack, [count, weight]) in stacks.iter().zip(sums) {
+            if count > 0 {
+                b.sample(*stack, None, &[count, weight]);
+            }
+        }
+        interval
+    };
+    let duration = match (start_ns, end_ns) {
+        (Some(start), Some(end)) => Some(end.saturating_sub(start)),
+        _ => None,
+    };
+    b.timing(start_ns, duration, Some(interval));
+    b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
 }
 
 fn node_id(number: Number) -> Result<u64, ParseErrorKind> {
@@ -351,7 +402,7 @@ struct TreeNode {
 }
 
 impl Tree {
-    fn build<R: Read>(raw: &[u8], span: Span, s: &Scanner<'_, R>) -> Result<Tree, ParseError> {
+    fn build<R: Read + Send>(raw: &[u8], span: Span, s: &Scanner<'_, R>) -> Result<Tree, ParseError> {
         let origin = s.origin();
         let parsed: Vec<RawNode<'_>> = serde_json::from_slice(raw).map_err(|e| {
             let at = relative_span(span, e.line() as u64, e.column() as u64);
