@@ -267,6 +267,9 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
                             finished = true;
                             break;
                         }
+                    } else {
+                        // Most of `nodes` is names and urls: jump to the next quote or backslash.
+                        i = memchr::memchr2(b'"', b'\\', &self.buf[i..self.end]).map_or(self.end, |p| i + p);
                     }
                     continue;
                 }
