@@ -71,9 +71,16 @@ impl Iterator for TimeIter<'_> {
 
 /// A node position as samples store it: 16 bits when the tree has fewer than 65,536 nodes
 /// (the usual case; it halves the largest column), else 32.
-pub(crate) trait NodeIndex: Copy + Send + Sync + Into<u32> {}
-impl NodeIndex for u16 {}
-impl NodeIndex for u32 {}
+pub(crate) trait NodeIndex: Copy + Send + Sync + Into<u32> + PartialEq {
+    /// Not a position (trees stored in this width have fewer nodes).
+    const NONE: Self;
+}
+impl NodeIndex for u16 {
+    const NONE: Self = u16::MAX;
+}
+impl NodeIndex for u32 {
+    const NONE: Self = u32::MAX;
+}
 
 /// How sample times are known.
 pub(crate) enum Times<'a> {

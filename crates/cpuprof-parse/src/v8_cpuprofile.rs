@@ -281,16 +281,24 @@ fn sample_positions<R: Read + Send, N: NodeIndex + TryFrom<u32>>(
 ) -> Result<Vec<N>, ParseError> {
     let mut leaves = Vec::new();
     let position = |id: u64| tree.position(id).and_then(|p| N::try_from(p).ok());
-    s.number_array(
-        "`samples`",
-        &mut leaves,
-        |id| position(u64::try_from(id).ok()?),
-        |index, number, out| {
-            let id = node_id(number)?;
-            out.push(position(id).ok_or(ParseErrorKind::UnknownNode { index, id })?);
-            Ok(())
-        },
-    )?;
+    // The id → position table in the samples' own width: half the cache footprint of the
+    // tree's table for small trees, and one lookup per sample.
+    let table: Vec<N> = if tree.sparse.is_empty() {
+        tree.dense.iter().map(|p| N::try_from(*p).unwrap_or(N::NONE)).collect()
+    } else {
+        Vec::new()
+    };
+    let slow = |index, number, out: &mut Vec<N>| {
+        let id = node_id(number)?;
+        out.push(position(id).ok_or(ParseErrorKind::UnknownNode { index, id })?);
+        Ok(())
+    };
+    if table.is_empty() {
+        s.number_array("`samples`", &mut leaves, |id| position(u64::try_from(id).ok()?), slow)?;
+    } else {
+        let fast = |id: i64| table.get(usize::try_from(id).ok()?).copied().filter(|p| *p != N::NONE);
+        s.number_array("`samples`", &mut leaves, fast, slow)?;
+    }
     Ok(leaves)
 }
 
