@@ -183,3 +183,29 @@ fn the_oracle_passes_its_own_hand_checked_cases() {
         std::process::Command::new("node").arg("fixtures/oracle/selftest.js").current_dir(root()).output().unwrap();
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn writing_to_a_device_leaves_it_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    cpuprof().args(["top", "fixtures/cpuprofile/money.cpuprofile", "-o", "/dev/null"]).assert().success();
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(meta.file_type().is_char_device(), "/dev/null must stay a device, not be replaced by a file");
+}
+
+#[test]
+fn outputs_replace_through_symlinks_and_keep_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.csv");
+    std::fs::write(&real, "old\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink("real.csv", dir.path().join("link.csv")).unwrap();
+    cpuprof()
+        .args(["top", "fixtures/cpuprofile/money.cpuprofile", "--format", "csv", "-o"])
+        .arg(dir.path().join("link.csv"))
+        .assert()
+        .success();
+    assert!(std::fs::symlink_metadata(dir.path().join("link.csv")).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&real).unwrap().starts_with("name,file,line"));
+    assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+}

@@ -1,7 +1,8 @@
 //! Reading inputs (`-` = stdin) and writing outputs atomically.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, IsTerminal, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -69,7 +70,20 @@ impl Output {
                 out.flush()?;
                 Ok(())
             }
+            // Devices and pipes (`-o /dev/null`, `-o /dev/stdout`, a FIFO) are written in place:
+            // renaming a temporary file over them would replace the device with a file.
+            Output::File(path) if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) => {
+                let mut file = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                file.write_all(bytes)
+                    .and_then(|()| file.flush())
+                    .with_context(|| format!("cannot write {}", path.display()))
+            }
             Output::File(path) => {
+                // Through a symlink, replace what it points to, not the link.
+                let path = &path.canonicalize().unwrap_or_else(|_| path.clone());
                 let dir = match path.parent() {
                     Some(d) if !d.as_os_str().is_empty() => d,
                     _ => Path::new("."),
@@ -80,6 +94,13 @@ impl Output {
                     .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
                 tmp.write_all(bytes)
                     .and_then(|()| tmp.flush())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                // The temporary file is private (0600); give the result the permissions of the
+                // file it replaces, or the usual 0644 for a new one.
+                let permissions = std::fs::metadata(path)
+                    .map_or_else(|_| std::fs::Permissions::from_mode(0o644), |m| m.permissions());
+                tmp.as_file()
+                    .set_permissions(permissions)
                     .with_context(|| format!("cannot write {}", path.display()))?;
                 tmp.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
                 Ok(())
