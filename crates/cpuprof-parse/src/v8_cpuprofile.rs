@@ -32,15 +32,48 @@ struct RawNode<'a> {
 #[derive(Deserialize)]
 struct RawCallFrame<'a> {
     #[serde(rename = "functionName", borrow, default)]
-    function_name: Cow<'a, str>,
+    function_name: LossyStr<'a>,
     #[serde(rename = "scriptId", default)]
     script_id: ScriptId<'a>,
     #[serde(borrow, default)]
-    url: Cow<'a, str>,
+    url: LossyStr<'a>,
     #[serde(rename = "lineNumber", default = "unknown_position")]
     line_number: i64,
     #[serde(rename = "columnNumber", default = "unknown_position")]
     column_number: i64,
+}
+
+/// A JSON string that may hold lone UTF-16 surrogates (`"\ud800"`), which V8 never writes but
+/// hand-made and third-party files do: they become U+FFFD instead of failing the whole file.
+/// Borrowed from the input when it has no escapes.
+#[derive(Default)]
+struct LossyStr<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LossyStr<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = LossyStr<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(LossyStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LossyStr(Cow::Owned(v.to_owned())))
+            }
+            // serde_json hands strings with escapes over as bytes when asked for bytes, with
+            // lone surrogates encoded WTF-8 style: the lossy conversion turns each into U+FFFD.
+            fn visit_borrowed_bytes<E>(self, v: &'de [u8]) -> Result<Self::Value, E> {
+                Ok(LossyStr(String::from_utf8_lossy(v)))
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<Self::Value, E> {
+                Ok(LossyStr(Cow::Owned(String::from_utf8_lossy(v).into_owned())))
+            }
+        }
+        deserializer.deserialize_bytes(Visitor)
+    }
 }
 
 /// `"81"` in `.cpuprofile` files, `81` in trace events.
@@ -455,13 +488,13 @@ impl Tree {
                 }
             }
             let frame = &node.call_frame;
-            let kind = classify(&frame.function_name, &frame.url, &frame.script_id);
+            let kind = classify(&frame.function_name.0, &frame.url.0, &frame.script_id);
             let position = |v: i64| u32::try_from(v).ok().and_then(|v| v.checked_add(1));
             tree.nodes.push(TreeNode {
                 id: node.id,
                 parent: None,
-                name: frame.function_name.clone().into_owned(),
-                url: frame.url.clone().into_owned(),
+                name: frame.function_name.0.clone().into_owned(),
+                url: frame.url.0.clone().into_owned(),
                 line: position(frame.line_number),
                 column: position(frame.column_number),
                 kind,

@@ -56,3 +56,16 @@ fn timeline_keeps_every_sample_in_time_order() {
     assert_eq!(times.len(), 500);
     assert!(times.windows(2).all(|w| w[1] - w[0] == 1_000));
 }
+
+#[test]
+fn lone_surrogates_in_names_become_replacement_characters() {
+    // V8 writes a lone surrogate as three U+FFFD; third-party files write the escape itself.
+    let text = r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},
+        {"id":2,"callFrame":{"functionName":"bad\ud800name","scriptId":"3","url":"file:///a\u0020b.js","lineNumber":1,"columnNumber":0}}],
+        "startTime":0,"endTime":10,"samples":[2],"timeDeltas":[1]}"#;
+    let profile = parse(text.as_bytes(), &Origin("surrogate".into()), ParseOptions::default()).unwrap();
+    let names: Vec<&str> = profile.funcs.as_slice().iter().map(|f| profile.strings.get(f.name)).collect();
+    assert!(names.contains(&"bad\u{fffd}\u{fffd}\u{fffd}name"), "{names:?}");
+    let files: Vec<&str> = profile.funcs.as_slice().iter().map(|f| profile.strings.get(f.file)).collect();
+    assert!(files.contains(&"file:///a b.js"), "{files:?}");
+}
