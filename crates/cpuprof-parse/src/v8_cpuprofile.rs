@@ -159,7 +159,6 @@ pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: ParseOpt
 #[derive(Default)]
 struct Document {
     tree: Option<Tree>,
-    nodes_span: Option<Span>,
     /// Sample leaves as node positions, once `nodes` has been read.
     samples: Option<Leaves>,
     /// Raw sample ids, when `samples` came before `nodes`.
@@ -179,7 +178,6 @@ impl Document {
                 let mut raw = Vec::new();
                 s.value("`nodes`", Some(&mut raw))?;
                 self.tree = Some(Tree::build(&raw, span, s)?);
-                self.nodes_span = Some(span);
             }
             "samples" => {
                 s.skip_ws()?;
