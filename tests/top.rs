@@ -142,7 +142,7 @@ fn output_file_is_written_and_inputs_are_protected() {
     std::fs::copy(root().join("fixtures/cpuprofile/money.cpuprofile"), &input).unwrap();
     let before = std::fs::read(&input).unwrap();
     let run = cpuprof().arg("top").arg(&input).arg("-o").arg(&input).output().unwrap();
-    assert_eq!(run.status.code(), Some(1));
+    assert_eq!(run.status.code(), Some(2), "a usage error");
     assert!(String::from_utf8_lossy(&run.stderr).contains("refusing to write the output over the input"));
     assert_eq!(std::fs::read(&input).unwrap(), before);
 }

@@ -196,7 +196,8 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
         .zip(rows)
         .filter(|(_, r)| r.iter().any(|v| *v != 0))
         .map(|(key, [self_weight, self_samples, total_weight, total_samples])| TopRow {
-            name: key.name,
+            // Rows are keyed by the raw name; anonymous functions are shown as DevTools does.
+            name: if key.name.is_empty() { "(anonymous)".to_owned() } else { key.name },
             file: key.file,
             line: key.line,
             column: key.column,
@@ -217,7 +218,7 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
             .then_with(|| a.file.cmp(&b.file))
             .then_with(|| a.line.cmp(&b.line))
             .then_with(|| a.column.cmp(&b.column))
-            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.kind.as_str().cmp(b.kind.as_str()))
     });
     TopReport { unit: options.weight, total, samples, rows, summary }
 }
@@ -253,7 +254,7 @@ fn function_key(profile: &Profile, func: &cpuprof_model::Func, line: Option<u32>
     let name = profile.strings.get(func.name);
     let file = profile.strings.get(func.file);
     Key {
-        name: if name.is_empty() { "(anonymous)".to_owned() } else { name.to_owned() },
+        name: name.to_owned(),
         file: (!file.is_empty()).then(|| file.to_owned()),
         line,
         column: func.column,

@@ -5,10 +5,12 @@ use std::io::{self, IsTerminal, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use cpuprof_model::Profile;
 use cpuprof_parse::{Origin, ParseOptions};
 use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::run::UsageError;
 
 /// True when `path` means standard input/output.
 pub(crate) fn is_dash(path: &Path) -> bool {
@@ -53,7 +55,8 @@ impl Output {
         if let Ok(target) = path.canonicalize() {
             for input in inputs.iter().filter(|p| !is_dash(p)) {
                 if input.canonicalize().is_ok_and(|i| i == target) {
-                    bail!("refusing to write the output over the input {}", input.display());
+                    let message = format!("refusing to write the output over the input {}", input.display());
+                    return Err(UsageError(message).into());
                 }
             }
         }

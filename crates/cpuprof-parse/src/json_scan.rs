@@ -13,6 +13,10 @@ use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 const CHUNK: usize = 16 << 20;
 /// How much of a number array the fast path takes at once.
 const BLOCK: usize = 8 << 20;
+/// When the fast path gets less than this far, the next `GENERAL_STREAK` elements take the
+/// general path.
+const GENERAL_STREAK_BELOW: usize = 4096;
+const GENERAL_STREAK: usize = 4096;
 /// Room kept before a chunk read ahead, for the unread rest of the current one.
 const RESERVE: usize = 4096;
 /// Blocks smaller than this are not worth a second thread.
@@ -61,6 +65,15 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
             item_start: 0,
             ahead: Vec::new(),
         }
+    }
+
+    /// Skips a UTF-8 byte order mark at the very start.
+    pub(crate) fn skip_bom(&mut self) -> Result<(), ParseError> {
+        while self.end < 3 && self.refill()? {}
+        if self.base == 0 && self.pos == 0 && self.buf.get(..3) == Some(b"\xef\xbb\xbf".as_slice()) {
+            self.pos = 3;
+        }
+        Ok(())
     }
 
     /// The input being read.
@@ -131,7 +144,12 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
             self.pos = start;
             self.end = RESERVE + n;
         } else {
-            // A long unread rest (rare: not in a plain number run): append instead.
+            // A long unread rest (rare: not in a plain number run): move it to the front and
+            // append the chunk after it.
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.base = self.base.wrapping_add(self.pos as u64);
+            self.end = tail;
+            self.pos = 0;
             self.buf.truncate(self.end);
             self.buf.extend_from_slice(&self.ahead[RESERVE..RESERVE + n]);
             self.end = self.buf.len();
@@ -333,36 +351,49 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
         }
         let first_index = out.len();
         let mut second_half = Vec::new();
+        // Elements left to take on the general path before the fast path is tried again. When
+        // the fast path stops almost at once (whitespace between elements, fractions), trying
+        // it for every element would cost a thread hand-off each time.
+        let mut general_streak = 0usize;
         loop {
-            if !self.eof && self.end - self.pos < BLOCK {
-                self.refill()?;
-            }
-            let safe_end = if self.eof { self.end } else { self.end.saturating_sub(MAX_NUMBER_LEN) };
-            let region = self.buf.get(self.pos..safe_end.max(self.pos)).unwrap_or(&[]);
-            let region = match region.iter().rposition(|b| *b == b',') {
-                Some(last_comma) => &region[..=last_comma],
-                None => &[][..],
-            };
-            // Reading is a copy the CPU does too: do the next chunk's while this one is parsed.
-            let read_ahead = !self.eof && region.len() >= PARALLEL_MIN;
-            let (consumed, read) = if read_ahead {
-                if self.ahead.len() < RESERVE + CHUNK {
-                    self.ahead.resize(RESERVE + CHUNK, 0);
+            if general_streak == 0 {
+                if !self.eof && self.end - self.pos < BLOCK {
+                    self.refill()?;
                 }
-                let (ahead, reader) = (&mut self.ahead[RESERVE..], &mut self.reader);
-                rayon::join(|| parse_plain_block(region, out, &mut second_half, &fast), || read_fully(reader, ahead))
-            } else {
-                (parse_plain_block(region, out, &mut second_half, &fast), Ok(0))
-            };
-            let whole = consumed == region.len() && !region.is_empty();
-            self.pos += consumed;
-            if read_ahead {
-                let n = read.map_err(|e| self.error(ParseErrorKind::Io(e)))?;
-                self.take_ahead(n);
+                let safe_end = if self.eof { self.end } else { self.end.saturating_sub(MAX_NUMBER_LEN) };
+                let region = self.buf.get(self.pos..safe_end.max(self.pos)).unwrap_or(&[]);
+                let region = match region.iter().rposition(|b| *b == b',') {
+                    Some(last_comma) => &region[..=last_comma],
+                    None => &[][..],
+                };
+                // Reading is a copy the CPU does too: do the next chunk's while this one is parsed.
+                let read_ahead = !self.eof && region.len() >= PARALLEL_MIN;
+                let (consumed, read) = if read_ahead {
+                    if self.ahead.len() < RESERVE + CHUNK {
+                        self.ahead.resize(RESERVE + CHUNK, 0);
+                    }
+                    let (ahead, reader) = (&mut self.ahead[RESERVE..], &mut self.reader);
+                    rayon::join(
+                        || parse_plain_block(region, out, &mut second_half, &fast),
+                        || read_fully(reader, ahead),
+                    )
+                } else {
+                    (parse_plain_block(region, out, &mut second_half, &fast), Ok(0))
+                };
+                let whole = consumed == region.len() && !region.is_empty();
+                if !whole && consumed < GENERAL_STREAK_BELOW {
+                    general_streak = GENERAL_STREAK;
+                }
+                self.pos += consumed;
+                if read_ahead {
+                    let n = read.map_err(|e| self.error(ParseErrorKind::Io(e)))?;
+                    self.take_ahead(n);
+                }
+                if whole && !self.eof {
+                    continue;
+                }
             }
-            if whole && !self.eof {
-                continue;
-            }
+            general_streak = general_streak.saturating_sub(1);
             // The general path: one element, then `,` or `]`.
             if self.end - self.pos < MAX_NUMBER_LEN {
                 self.refill()?;
@@ -435,7 +466,8 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
                 self.pos += i;
                 Ok(Number::Float(f))
             }
-            _ => Err(self.error(ParseErrorKind::OutOfRange { what, value: token })),
+            Ok(_) => Err(self.error(ParseErrorKind::OutOfRange { what, value: token })),
+            Err(_) => Err(self.error(ParseErrorKind::Json(format!("invalid number `{token}` in {what}")))),
         }
     }
 

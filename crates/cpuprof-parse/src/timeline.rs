@@ -78,6 +78,17 @@ pub(crate) trait NodeIndex: Copy + Send + Sync + Into<u32> + PartialEq {
 impl NodeIndex for u16 {
     const NONE: Self = u16::MAX;
 }
+impl NodeRoles<'_> {
+    #[inline]
+    fn is_program(&self, node: u32) -> bool {
+        match self.programs {
+            Programs::None => false,
+            Programs::One(p) => node == p,
+            Programs::Many(flags) => flags.get(node as usize).copied().unwrap_or(false),
+        }
+    }
+}
+
 impl NodeIndex for u32 {
     const NONE: Self = u32::MAX;
 }
@@ -90,10 +101,19 @@ pub(crate) enum Times<'a> {
     Even { start_ns: i64, end_ns: i64 },
 }
 
+/// The `(program)` meta nodes: usually one, but hand-made files may have several.
+#[derive(Clone, Copy)]
+pub(crate) enum Programs<'a> {
+    None,
+    One(u32),
+    /// Indexed by node position.
+    Many(&'a [bool]),
+}
+
 /// What `fixMissingSamples` needs to know about nodes (indexed by node position).
 pub(crate) struct NodeRoles<'a> {
-    /// The `(program)` meta node, if there is one.
-    pub(crate) program: Option<u32>,
+    /// The `(program)` meta nodes.
+    pub(crate) programs: Programs<'a>,
     /// True for `(program)`, `(garbage collector)` and `(idle)` meta nodes.
     pub(crate) is_system: &'a [bool],
     /// The ancestor of each node that is a direct child of the root (DevTools' "bottom node").
@@ -139,8 +159,7 @@ pub(crate) fn attribute_sums<N: NodeIndex>(
     // second half's first sample needs no fix, and with it no knowledge of the first half).
     let order = match times {
         Times::Deltas { start_ns, deltas } if n >= 4 => {
-            let split = roles.program.map_or(Split::Middle, Split::MiddleAvoiding);
-            Some((Order::of(nodes, deltas, *start_ns, Some(split)), *start_ns, *deltas))
+            Some((Order::of(nodes, deltas, *start_ns, Some(roles)), *start_ns, *deltas))
         }
         _ => None,
     };
@@ -204,20 +223,22 @@ fn walk_even<N: NodeIndex, E: FnMut(u32, i64, i64)>(
     end_ns: i64,
     walker: &mut Walker<'_, E>,
 ) {
-    let span = i128::from(end_ns.saturating_sub(start_ns).max(0));
+    // As DevTools: no clamping, and floor division, so an end before the start gives
+    // decreasing times, which the stable sort by time then reverses.
+    let span = i128::from(end_ns) - i128::from(start_ns);
     let n = nodes.len().max(1) as i128;
-    for (i, node) in nodes.iter().enumerate() {
-        let offset = (i as i128 * span / n) as i64;
-        walker.push((*node).into(), start_ns.saturating_add(offset));
+    let time = |i: usize| start_ns.saturating_add((i as i128 * span).div_euclid(n) as i64);
+    if span >= 0 {
+        for (i, node) in nodes.iter().enumerate() {
+            walker.push((*node).into(), time(i));
+        }
+    } else {
+        let mut order: Vec<(i64, usize)> = (0..nodes.len()).map(|i| (time(i), i)).collect();
+        order.sort_by_key(|(t, _)| *t);
+        for (t, i) in order {
+            walker.push(nodes[i].into(), t);
+        }
     }
-}
-
-/// How to choose where to split the samples for two threads.
-#[derive(Clone, Copy)]
-enum Split {
-    Middle,
-    /// Not on a sample of this node.
-    MiddleAvoiding(u32),
 }
 
 /// An in-order sample where the walk can be split.
@@ -246,7 +267,9 @@ struct Order {
 }
 
 impl Order {
-    fn of<N: NodeIndex>(nodes: &[N], deltas: &Deltas, start_ns: i64, split: Option<Split>) -> Order {
+    /// With `split`, also picks a split point: the first in-order sample from the middle on
+    /// that is not a `(program)` node.
+    fn of<N: NodeIndex>(nodes: &[N], deltas: &Deltas, start_ns: i64, split: Option<&NodeRoles<'_>>) -> Order {
         let narrow = &deltas.narrow[..];
         let n = narrow.len();
         let middle = n / 2;
@@ -284,11 +307,7 @@ impl Order {
                 late.push((t, i));
             } else {
                 max = t;
-                let fits = match split {
-                    Some(Split::Middle) => true,
-                    Some(Split::MiddleAvoiding(node)) => nodes.get(i).is_some_and(|n| (*n).into() != node),
-                    None => false,
-                };
+                let fits = split.is_some_and(|roles| nodes.get(i).is_some_and(|n| !roles.is_program((*n).into())));
                 if chosen.is_none() && fits && i >= middle && i > 0 {
                     chosen = Some(SplitPoint { index: i, time: t, big_before: big_seen });
                 }
@@ -356,8 +375,8 @@ impl Order {
 /// settled when the next one arrives: its duration and the fix both depend on that neighbour.
 struct Walker<'r, E> {
     roles: &'r NodeRoles<'r>,
-    /// The `(program)` node when the fix applies (n ≥ 3), else `u32::MAX`.
-    program: u32,
+    /// Whether the fix can apply at all (there is a `(program)` node and n ≥ 3).
+    fixes: bool,
     n: usize,
     emit: E,
     first: i64,
@@ -371,8 +390,8 @@ struct Walker<'r, E> {
 
 impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
     fn new(roles: &'r NodeRoles<'r>, n: usize, emit: E) -> Self {
-        let program = roles.program.filter(|_| n >= 3).unwrap_or(u32::MAX);
-        Self { roles, program, n, emit, first: 0, prev: u32::MAX, pending: (u32::MAX, 0), pushed: 0 }
+        let fixes = n >= 3 && !matches!(roles.programs, Programs::None);
+        Self { roles, fixes, n, emit, first: 0, prev: u32::MAX, pending: (u32::MAX, 0), pushed: 0 }
     }
 
     #[inline]
@@ -383,7 +402,7 @@ impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
         }
         self.pushed += 1;
         if node != u32::MAX {
-            if node == self.program && self.prev != u32::MAX && self.fixable(self.prev, next) {
+            if self.fixes && self.roles.is_program(node) && self.prev != u32::MAX && self.fixable(self.prev, next) {
                 node = self.prev;
             }
             (self.emit)(node, pt, t.saturating_sub(pt));
@@ -467,7 +486,7 @@ mod tests {
         (out, mean)
     }
 
-    const NO_ROLES: NodeRoles<'static> = NodeRoles { program: None, is_system: &[], bottom: &[] };
+    const NO_ROLES: NodeRoles<'static> = NodeRoles { programs: Programs::None, is_system: &[], bottom: &[] };
 
     #[test]
     fn next_delta_and_mean_for_the_last() {
@@ -500,7 +519,7 @@ mod tests {
         // nodes: 0 root, 1 (program), 2 main (child of root), 3 work (child of 2)
         let is_system = [false, true, false, false];
         let bottom = [0, 1, 2, 2];
-        let roles = NodeRoles { program: Some(1), is_system: &is_system, bottom: &bottom };
+        let roles = NodeRoles { programs: Programs::One(1), is_system: &is_system, bottom: &bottom };
         let (out, _) = run(&[3, 1, 2, 1, 1, 3], &[1, 1, 1, 1, 1, 1], &roles);
         let order: Vec<u32> = out.iter().map(|s| s.0).collect();
         // sample 1 is fixed (neighbours 3 and 2 share bottom 2); samples 3 and 4 are a run.
@@ -535,7 +554,7 @@ mod tests {
         // nodes: 0 root, 1 (program), 2 (gc), 3..6 under top-level 3, 7..9 under top-level 7
         let is_system = [false, true, true, false, false, false, false, false, false, false];
         let bottom = [0, 1, 2, 3, 3, 3, 3, 7, 7, 7];
-        let roles = NodeRoles { program: Some(1), is_system: &is_system, bottom: &bottom };
+        let roles = NodeRoles { programs: Programs::One(1), is_system: &is_system, bottom: &bottom };
         let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = move || {
             seed ^= seed << 13;

@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{describe, Number, Scanner};
-use crate::timeline::{attribute, attribute_sums, Deltas, NodeIndex, NodeRoles, Times};
+use crate::timeline::{attribute, attribute_sums, Deltas, NodeIndex, NodeRoles, Programs, Times};
 use crate::ParseOptions;
 
 #[derive(Deserialize)]
@@ -112,6 +112,7 @@ fn unknown_position() -> i64 {
 /// Parses a `.cpuprofile` read from `reader`.
 pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
     let mut scanner = Scanner::new(reader, origin);
+    scanner.skip_bom()?;
     let mut doc = Document::default();
     match scanner.skip_ws()? {
         None => return Err(ParseErrorKind::Empty.at(origin, Span::None)),
@@ -171,6 +172,15 @@ struct Document {
 
 impl Document {
     fn field<R: Read + Send>(&mut self, key: &str, key_span: Span, s: &mut Scanner<'_, R>) -> Result<(), ParseError> {
+        let seen = match key {
+            "nodes" => self.tree.is_some(),
+            "samples" => self.samples.is_some() || self.pending_ids.is_some(),
+            "timeDeltas" => self.deltas.is_some(),
+            _ => false,
+        };
+        if seen {
+            return Err(ParseErrorKind::Json(format!("`{key}` appears twice")).at(s.origin(), key_span));
+        }
         match key {
             "nodes" => {
                 s.skip_ws()?;
@@ -359,7 +369,12 @@ fn build<N: NodeIndex>(
     let value_types = vec![ValueType::SAMPLES, ValueType::WALL_NS];
     let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, value_types);
     let stacks = tree.add_to(&mut b);
-    let roles = NodeRoles { program: tree.program, is_system: &tree.is_system, bottom: &tree.bottom };
+    let programs = match tree.programs.as_slice() {
+        [] => Programs::None,
+        [one] => Programs::One(*one),
+        _ => Programs::Many(&tree.is_program),
+    };
+    let roles = NodeRoles { programs, is_system: &tree.is_system, bottom: &tree.bottom };
     let interval = if options.timeline {
         attribute(samples, &times, end_ns, &roles, |node, t, d| {
             b.sample(stacks[node as usize], Some(t), &[1, d]);
@@ -386,7 +401,8 @@ fn build<N: NodeIndex>(
 fn node_id(number: Number) -> Result<u64, ParseErrorKind> {
     match number {
         Number::Int(id) if id >= 0 => Ok(id as u64),
-        other => Err(ParseErrorKind::OutOfRange { what: "node id", value: number_text(other) }),
+        Number::Int(id) => Err(ParseErrorKind::OutOfRange { what: "node id", value: id.to_string() }),
+        Number::Float(f) => Err(ParseErrorKind::Json(format!("a node id must be an integer, found {f:?}"))),
     }
 }
 
@@ -404,7 +420,10 @@ fn number_ns(number: Number) -> Option<i64> {
     let ns = match number {
         Number::Int(i) => i.checked_mul(1000)?,
         Number::Float(f) => {
-            let ns = (f * 1000.0).round();
+            // JavaScript's Math.round (halves towards +∞), as DevTools computes in JS.
+            let scaled = f * 1000.0;
+            let floor = scaled.floor();
+            let ns = if scaled - floor >= 0.5 { floor + 1.0 } else { floor };
             if ns.is_nan() || ns.abs() >= LIMIT as f64 {
                 return None;
             }
@@ -423,7 +442,9 @@ struct Tree {
     sparse: FxHashMap<u64, u32>,
     /// Positions, parents before children (depth-first, children in listed order).
     order: Vec<u32>,
-    program: Option<u32>,
+    /// Positions of the `(program)` meta nodes.
+    programs: Vec<u32>,
+    is_program: Vec<bool>,
     is_system: Vec<bool>,
     bottom: Vec<u32>,
 }
@@ -471,7 +492,8 @@ impl Tree {
             dense,
             sparse,
             order: Vec::with_capacity(n),
-            program: None,
+            programs: Vec::new(),
+            is_program: vec![false; n],
             is_system: vec![false; n],
             bottom: vec![0; n],
         };
@@ -544,8 +566,9 @@ impl Tree {
             self.order.push(p);
             let node = &self.nodes[pi];
             self.is_system[pi] = matches!(node.kind, FuncKind::Program | FuncKind::Gc | FuncKind::Idle);
-            if node.kind == FuncKind::Program && self.program.is_none() {
-                self.program = Some(p);
+            if node.kind == FuncKind::Program {
+                self.programs.push(p);
+                self.is_program[pi] = true;
             }
             // DevTools' bottom node: the ancestor whose parent is a root.
             self.bottom[pi] = match node.parent {
