@@ -25,7 +25,10 @@ fn meta_label(kind: FuncKind) -> Option<&'static str> {
         FuncKind::Idle => Some("(idle)"),
         FuncKind::Root => Some("(root)"),
         FuncKind::Native => Some("(native)"),
-        FuncKind::Js | FuncKind::Other => None,
+        FuncKind::Builtin => Some("(builtins)"),
+        FuncKind::Regexp => Some("(regexp)"),
+        FuncKind::Unknown => Some("(unaccounted)"),
+        FuncKind::Js | FuncKind::Other | FuncKind::Cpp | FuncKind::SharedLib => None,
     }
 }
 
@@ -35,6 +38,11 @@ pub(crate) fn group_label(func: &Func, strings: &StringTable, by_package: bool) 
         return label.to_owned();
     }
     let url = strings.get(func.file);
+    if matches!(func.kind, FuncKind::Cpp | FuncKind::SharedLib) {
+        // Native code: the executable or library is both its file and its package.
+        let base = url.rsplit('/').next().unwrap_or(url);
+        return if by_package { format!("{base} (native)") } else { url.to_owned() };
+    }
     if by_package {
         package_of(url).to_owned()
     } else if url.is_empty() {

@@ -24,4 +24,4 @@ mod top;
 
 pub use filter::StackFilter;
 pub use keys::{package_of, GroupBy};
-pub use top::{top, SortBy, Summary, TopOptions, TopReport, TopRow, Weight};
+pub use top::{top, Share, SortBy, Summary, TopOptions, TopReport, TopRow, Weight};

@@ -1,4 +1,4 @@
-use cpuprof_model::{FuncId, FuncKind, Profile, StackId, ValueUnit};
+use cpuprof_model::{FuncId, FuncKind, Profile, StackId, ValueUnit, VmState};
 use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
@@ -71,19 +71,43 @@ pub struct TopRow {
     pub total_samples: i64,
 }
 
-/// Where the whole profile's weight went (in the chosen weight, before any filter).
+/// A part of the profile: its weight (in the report's unit) and its number of samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Share {
+    /// Weight.
+    pub weight: i64,
+    /// Number of samples.
+    pub samples: i64,
+}
+
+impl Share {
+    fn add(&mut self, weight: i64, samples: i64) {
+        self.weight = self.weight.saturating_add(weight);
+        self.samples = self.samples.saturating_add(samples);
+    }
+}
+
+/// Where the whole profile went, before any filter, by what was on top of the stack (the
+/// categories of `node --prof-process`'s summary) and by VM state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
     /// All samples.
-    pub all: i64,
-    /// Samples whose leaf is `(idle)`.
-    pub idle: i64,
-    /// Samples whose leaf is `(garbage collector)`.
-    pub gc: i64,
-    /// Samples whose leaf is `(program)`.
-    pub program: i64,
-    /// Number of samples.
-    pub all_samples: i64,
+    pub all: Share,
+    /// JavaScript: functions, builtins and regular expressions on top.
+    pub javascript: Share,
+    /// C++ functions on top.
+    pub cpp: Share,
+    /// Shared-library code that no symbol names.
+    pub shared_lib: Share,
+    /// Addresses nothing covers.
+    pub unaccounted: Share,
+    /// Garbage collection: the VM state where the profile has one (tick logs count GC ticks
+    /// whatever code is on top, as node does), else `(garbage collector)` on top.
+    pub gc: Share,
+    /// Idle: `(idle)` on top, or the IDLE VM state.
+    pub idle: Share,
+    /// `(program)` on top.
+    pub program: Share,
 }
 
 /// The result of [`top`].
@@ -98,7 +122,7 @@ pub struct TopReport {
     pub samples: i64,
     /// Rows in the requested order (ties: name, file, line, column).
     pub rows: Vec<TopRow>,
-    /// The profile's idle / GC / program shares.
+    /// Where the whole profile went.
     pub summary: Summary,
 }
 
@@ -154,18 +178,7 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
         self_c[stack.index()] = self_c[stack.index()].saturating_add(c);
     }
 
-    let mut summary = Summary::default();
-    for s in 0..n {
-        let w = self_w[s];
-        summary.all += w;
-        summary.all_samples += self_c[s];
-        match profile.funcs[profile.func_of(StackId::from_index(s))].kind {
-            FuncKind::Idle => summary.idle += w,
-            FuncKind::Gc => summary.gc += w,
-            FuncKind::Program => summary.program += w,
-            _ => {}
-        }
-    }
+    let summary = summarize(profile, weights, counts);
 
     let mask = options.filter.mask(profile);
     let (mut total, mut samples) = (0i64, 0i64);
@@ -221,6 +234,36 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
             .then_with(|| a.kind.as_str().cmp(b.kind.as_str()))
     });
     TopReport { unit: options.weight, total, samples, rows, summary }
+}
+
+fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>) -> Summary {
+    let mut summary = Summary::default();
+    let states = profile.samples.vm_states();
+    for (i, stack) in profile.samples.stacks().iter().enumerate() {
+        let c = counts.map_or(1, |c| c[i]);
+        let w = weights.map_or(c, |w| w[i]);
+        summary.all.add(w, c);
+        let kind = profile.funcs[profile.func_of(*stack)].kind;
+        let category = match kind {
+            FuncKind::Js | FuncKind::Builtin | FuncKind::Regexp => Some(&mut summary.javascript),
+            FuncKind::Cpp => Some(&mut summary.cpp),
+            FuncKind::SharedLib => Some(&mut summary.shared_lib),
+            FuncKind::Unknown => Some(&mut summary.unaccounted),
+            FuncKind::Program => Some(&mut summary.program),
+            FuncKind::Idle => Some(&mut summary.idle),
+            FuncKind::Gc if states.is_none() => Some(&mut summary.gc),
+            _ => None,
+        };
+        if let Some(share) = category {
+            share.add(w, c);
+        }
+        match states.map(|s| s[i]) {
+            Some(VmState::Gc) => summary.gc.add(w, c),
+            Some(VmState::Idle) => summary.idle.add(w, c),
+            _ => {}
+        }
+    }
+    summary
 }
 
 /// The key of every function (`NO_KEY` for the root pseudo-function, which is never a row).

@@ -1,7 +1,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::tables::{LineHits, Meta, Samples, SourceFormat, StackTable, Table};
-use crate::{Frame, FrameId, Func, FuncId, Profile, StackId, StrId, StringTable, ValueType};
+use crate::{Frame, FrameId, Func, FuncId, Profile, StackId, StrId, StringTable, ValueType, VmState};
 
 /// A broken invariant found by [`ProfileBuilder::finish`]. Parsers only produce these when
 /// they have a bug, so the messages speak about the model, not about input files.
@@ -21,6 +21,12 @@ pub enum ModelError {
     /// Some samples have a timestamp and others do not.
     #[error("sample {index} has no timestamp although earlier samples have one")]
     MixedTimestamps {
+        /// Sample row.
+        index: usize,
+    },
+    /// Some samples have a VM state and others do not.
+    #[error("sample {index} has no VM state although other samples have one")]
+    MixedStates {
         /// Sample row.
         index: usize,
     },
@@ -76,7 +82,7 @@ impl ProfileBuilder {
             samples,
             value_types,
             line_hits: LineHits::default(),
-            meta: Meta { format, start_ns: None, duration_ns: None, interval_ns: None },
+            meta: Meta { format, start_ns: None, duration_ns: None, interval_ns: None, warnings: Vec::new() },
             first_error: None,
         }
     }
@@ -141,6 +147,22 @@ impl ProfileBuilder {
         }
     }
 
+    /// Adds a sample row taken in VM state `state`. Use it for every sample or for none.
+    pub fn sample_in_state(&mut self, stack: StackId, time_ns: Option<i64>, values: &[i64], state: VmState) {
+        let index = self.samples.stack.len();
+        match &mut self.samples.vm_state {
+            Some(states) if states.len() == index => states.push(state),
+            None if index == 0 => self.samples.vm_state = Some(vec![state]),
+            _ => self.note(ModelError::MixedStates { index }),
+        }
+        self.sample(stack, time_ns, values);
+    }
+
+    /// Adds a warning about the input for the user (kept in [`Meta::warnings`]).
+    pub fn warn(&mut self, warning: String) {
+        self.meta.warnings.push(warning);
+    }
+
     /// Records that `ticks` samples of `stack` executed 1-based `line`. Add the hits of
     /// one stack together, in the order the profile lists them.
     pub fn line_hit(&mut self, stack: StackId, line: u32, ticks: u32) {
@@ -175,6 +197,11 @@ impl ProfileBuilder {
                 line: order.iter().map(|i| hits.line[*i]).collect(),
                 ticks: order.iter().map(|i| hits.ticks[*i]).collect(),
             };
+        }
+        if let Some(states) = &self.samples.vm_state {
+            if states.len() != self.samples.stack.len() {
+                return Err(ModelError::MixedStates { index: states.len() });
+            }
         }
         let profile = Profile {
             strings: self.strings,

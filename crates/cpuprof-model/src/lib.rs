@@ -34,4 +34,5 @@ pub use ids::{FrameId, FuncId, StackId, StrId};
 pub use strings::StringTable;
 pub use tables::{
     Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, ValueType, ValueUnit,
+    VmState,
 };

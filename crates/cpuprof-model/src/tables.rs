@@ -69,6 +69,16 @@ pub enum FuncKind {
     Root,
     /// Anything else.
     Other,
+    /// A C++ function, named from an ELF symbol table.
+    Cpp,
+    /// Code inside a shared library (or executable) that no symbol covers: named by the library.
+    SharedLib,
+    /// A V8 builtin or bytecode handler.
+    Builtin,
+    /// A compiled regular expression.
+    Regexp,
+    /// An address no code map entry covers (V8's tick processor calls these "unaccounted").
+    Unknown,
 }
 
 impl FuncKind {
@@ -81,6 +91,11 @@ impl FuncKind {
             FuncKind::Idle => "idle",
             FuncKind::Gc => "gc",
             FuncKind::Root | FuncKind::Other => "other",
+            FuncKind::Cpp => "cpp",
+            FuncKind::SharedLib => "shared-lib",
+            FuncKind::Builtin => "builtin",
+            FuncKind::Regexp => "regexp",
+            FuncKind::Unknown => "unknown",
         }
     }
 }
@@ -189,6 +204,65 @@ impl ValueType {
     pub const CPU_NS: ValueType = ValueType { kind: "cpu", unit: ValueUnit::Nanoseconds };
 }
 
+/// What the VM was doing when a sample was taken (V8 11's `StateTag`, as tick logs record it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum VmState {
+    /// Running JavaScript.
+    Js,
+    /// Collecting garbage.
+    Gc,
+    /// Parsing JavaScript.
+    Parser,
+    /// Compiling bytecode.
+    BytecodeCompiler,
+    /// Optimizing (Sparkplug, Maglev, TurboFan).
+    Compiler,
+    /// Inside V8 doing something else.
+    Other,
+    /// Outside V8: in a C++ callback or native code.
+    External,
+    /// Blocked in `Atomics.wait`.
+    AtomicsWait,
+    /// Idle: the embedder has no work.
+    Idle,
+    /// A state this version does not know.
+    Unknown,
+}
+
+impl VmState {
+    /// The state of V8's numeric `StateTag` (V8 11.3 numbering).
+    pub fn from_tag(tag: i64) -> VmState {
+        match tag {
+            0 => VmState::Js,
+            1 => VmState::Gc,
+            2 => VmState::Parser,
+            3 => VmState::BytecodeCompiler,
+            4 => VmState::Compiler,
+            5 => VmState::Other,
+            6 => VmState::External,
+            7 => VmState::AtomicsWait,
+            8 => VmState::Idle,
+            _ => VmState::Unknown,
+        }
+    }
+
+    /// The uppercase name V8 uses (`JS`, `GC`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VmState::Js => "JS",
+            VmState::Gc => "GC",
+            VmState::Parser => "PARSER",
+            VmState::BytecodeCompiler => "BYTECODE_COMPILER",
+            VmState::Compiler => "COMPILER",
+            VmState::Other => "OTHER",
+            VmState::External => "EXTERNAL",
+            VmState::AtomicsWait => "ATOMICS_WAIT",
+            VmState::Idle => "IDLE",
+            VmState::Unknown => "UNKNOWN",
+        }
+    }
+}
+
 /// Samples as columns. Row `i` is one sample, or (when a parser aggregates) all the samples
 /// of one stack: `values[k][i]` is then their sum for value type `k` (the `samples/count`
 /// column says how many there were).
@@ -196,6 +270,7 @@ impl ValueType {
 pub struct Samples {
     pub(crate) stack: Vec<StackId>,
     pub(crate) time_ns: Option<Vec<i64>>,
+    pub(crate) vm_state: Option<Vec<VmState>>,
     pub(crate) values: Vec<Vec<i64>>,
 }
 
@@ -218,6 +293,11 @@ impl Samples {
     /// Absolute sample times in ns, when the profile keeps a timeline.
     pub fn times_ns(&self) -> Option<&[i64]> {
         self.time_ns.as_deref()
+    }
+
+    /// The VM state of each row, when the format records one (tick logs).
+    pub fn vm_states(&self) -> Option<&[VmState]> {
+        self.vm_state.as_deref()
     }
 
     /// The column of value type number `k` (see [`Profile::value_types`]).
@@ -260,6 +340,8 @@ impl LineHits {
 pub enum SourceFormat {
     /// V8 `.cpuprofile` JSON (`node --cpu-prof`, inspector `Profiler.stop`, DevTools).
     CpuProfile,
+    /// V8 tick log (`node --prof`, `isolate-*-v8.log`).
+    TickLog,
 }
 
 impl SourceFormat {
@@ -267,6 +349,7 @@ impl SourceFormat {
     pub fn as_str(self) -> &'static str {
         match self {
             SourceFormat::CpuProfile => "cpuprofile",
+            SourceFormat::TickLog => "ticklog",
         }
     }
 }
@@ -280,8 +363,10 @@ pub struct Meta {
     pub start_ns: Option<i64>,
     /// Length of the recording in ns, if known.
     pub duration_ns: Option<i64>,
-    /// Mean interval between samples in ns, if known.
+    /// Mean interval between samples in ns, if known (for tick logs: the configured one).
     pub interval_ns: Option<i64>,
+    /// What the parser had to work around, one sentence each (shown to the user).
+    pub warnings: Vec<String>,
 }
 
 /// A parsed profile. Build one with [`crate::ProfileBuilder`].

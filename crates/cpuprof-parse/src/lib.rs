@@ -21,6 +21,7 @@
 
 mod error;
 mod json_scan;
+mod ticklog;
 mod timeline;
 mod v8_cpuprofile;
 
@@ -37,10 +38,12 @@ pub use error::{Origin, ParseError, ParseErrorKind, Span};
 pub enum InputFormat {
     /// V8 `.cpuprofile` JSON.
     CpuProfile,
+    /// V8 tick log (`node --prof`).
+    TickLog,
 }
 
 /// How to parse.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct ParseOptions {
     /// Keep one sample row per sample with its timestamp (needed for time windows).
@@ -49,12 +52,22 @@ pub struct ParseOptions {
     ///
     /// Default is `false`.
     pub timeline: bool,
+    /// Tick logs: keep a function's tiers apart (`~f` interpreted, `^f` Sparkplug, `+f`
+    /// Maglev, `*f` TurboFan) instead of merging them into one function.
+    ///
+    /// Default is `false`.
+    pub split_tiers: bool,
+    /// Tick logs: look the libraries the log names up under this directory
+    /// (`/usr/bin/node` → `DIR/usr/bin/node`), for logs written on another machine.
+    ///
+    /// Default is `None`: the paths as logged.
+    pub symbols_root: Option<std::path::PathBuf>,
 }
 
 impl ParseOptions {
     /// Options that keep the per-sample timeline.
     pub fn with_timeline() -> Self {
-        Self { timeline: true }
+        Self { timeline: true, ..Self::default() }
     }
 }
 
@@ -63,6 +76,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Guesses the format from the first bytes of the (decompressed) input.
 pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
     let text = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
+    if ticklog::TAGS.iter().any(|tag| text.starts_with(tag.as_bytes())) {
+        return Some(InputFormat::TickLog);
+    }
     match text.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{' | b'[') => Some(InputFormat::CpuProfile),
         _ => None,
@@ -89,8 +105,11 @@ fn detect(head: &[u8], origin: &Origin) -> Result<InputFormat, ParseError> {
         return Err(ParseErrorKind::Empty.at(origin, Span::None));
     }
     sniff(head).ok_or_else(|| {
-        ParseErrorKind::UnknownFormat("not a V8 .cpuprofile (expected JSON starting with `{`)".to_owned())
-            .at(origin, Span::Byte(0))
+        ParseErrorKind::UnknownFormat(
+            "neither a V8 .cpuprofile (JSON starting with `{`) nor a V8 tick log (starting with `v8-version,`)"
+                .to_owned(),
+        )
+        .at(origin, Span::Byte(0))
     })
 }
 
@@ -102,5 +121,6 @@ fn parse_as(
 ) -> Result<Profile, ParseError> {
     match format {
         InputFormat::CpuProfile => v8_cpuprofile::parse(reader, origin, options),
+        InputFormat::TickLog => ticklog::parse(reader, origin, &options),
     }
 }

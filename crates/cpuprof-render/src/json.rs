@@ -1,4 +1,6 @@
-use cpuprof_analysis::GroupBy;
+use cpuprof_analysis::{GroupBy, Share, Summary};
+
+use crate::table::pct_of;
 use serde::Serialize;
 
 use crate::TopDocument;
@@ -15,7 +17,31 @@ struct TopJson<'a> {
     samples: i64,
     duration_ns: Option<i64>,
     interval_ns: Option<i64>,
+    summary: SummaryJson,
+    warnings: &'a [String],
     rows: Vec<RowJson<'a>>,
+}
+
+/// Where all samples went (before filters), by what was on top of the stack, and GC and
+/// idle by VM state where the format records it.
+#[derive(Serialize)]
+struct SummaryJson {
+    samples: i64,
+    total: i64,
+    javascript: ShareJson,
+    cpp: ShareJson,
+    gc: ShareJson,
+    shared_libraries: ShareJson,
+    unaccounted: ShareJson,
+    idle: ShareJson,
+    program: ShareJson,
+}
+
+#[derive(Serialize)]
+struct ShareJson {
+    samples: i64,
+    total: i64,
+    pct: f64,
 }
 
 #[derive(Serialize)]
@@ -34,6 +60,21 @@ struct RowJson<'a> {
     total_pct: f64,
 }
 
+fn summary(s: &Summary) -> SummaryJson {
+    let share = |v: Share| ShareJson { samples: v.samples, total: v.weight, pct: pct_of(v.samples, s.all.samples) };
+    SummaryJson {
+        samples: s.all.samples,
+        total: s.all.weight,
+        javascript: share(s.javascript),
+        cpp: share(s.cpp),
+        gc: share(s.gc),
+        shared_libraries: share(s.shared_lib),
+        unaccounted: share(s.unaccounted),
+        idle: share(s.idle),
+        program: share(s.program),
+    }
+}
+
 pub(crate) fn top(doc: &TopDocument<'_>) -> String {
     let by = match doc.by {
         GroupBy::File => "file",
@@ -50,6 +91,8 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         samples: doc.report.samples,
         duration_ns: doc.meta.duration_ns,
         interval_ns: doc.meta.interval_ns,
+        summary: summary(&doc.report.summary),
+        warnings: &doc.meta.warnings,
         rows: doc
             .rows()
             .iter()

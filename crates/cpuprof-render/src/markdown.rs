@@ -27,7 +27,10 @@ pub(crate) fn escape(s: &str) -> String {
 }
 
 pub(crate) fn top(doc: &TopDocument<'_>) -> String {
-    let mut out = format!("**{}**\n\n", escape(&header(doc)));
+    let mut out = String::new();
+    for line in header(doc).lines() {
+        out.push_str(&format!("**{}**\n\n", escape(line)));
+    }
     if doc.report.rows.is_empty() {
         out.push_str("No samples to report.\n");
         return out;

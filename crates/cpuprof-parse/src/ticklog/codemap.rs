@@ -1,0 +1,276 @@
+//! What code lives where: V8's dynamic code (JIT code, bytecode, builtins, regexps) as an
+//! interval map, and the shared libraries with their ELF symbols.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use cpuprof_model::FrameId;
+use cpuprof_symbols::{SymbolError, SymbolFile, SymbolId};
+use rustc_hash::FxHashMap;
+
+/// What a code object is, as far as stacks care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Code {
+    /// A JavaScript function (any tier), eval code or a script.
+    Js,
+    /// A builtin.
+    Builtin,
+    /// An interpreter bytecode handler: skipped in stacks, so that interpreted time lands on
+    /// the JavaScript function whose bytecode is running (the next frame).
+    BytecodeHandler,
+    /// A regular expression or anything else V8 compiled.
+    Other,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Entry {
+    pub(super) size: u64,
+    pub(super) frame: FrameId,
+    pub(super) code: Code,
+}
+
+/// V8's code events replayed with the tick processor's rules: new code replaces whatever it
+/// overlaps; a move takes the code (and its size) to the new address and again replaces what
+/// it overlaps there.
+#[derive(Debug, Default)]
+pub(super) struct DynamicCode {
+    map: BTreeMap<u64, Entry>,
+    /// `[start, end)` of the builtins and bytecode handlers: V8's embedded blob.
+    blob: Option<(u64, u64)>,
+}
+
+impl DynamicCode {
+    pub(super) fn add(&mut self, start: u64, entry: Entry) {
+        self.remove_overlapping(start, start.saturating_add(entry.size));
+        if matches!(entry.code, Code::Builtin | Code::BytecodeHandler) {
+            let end = start.saturating_add(entry.size);
+            self.blob = Some(self.blob.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+        }
+        self.map.insert(start, entry);
+    }
+
+    /// False when no code starts at `from`.
+    pub(super) fn move_code(&mut self, from: u64, to: u64) -> bool {
+        let Some(entry) = self.map.remove(&from) else { return false };
+        self.remove_overlapping(to, to.saturating_add(entry.size));
+        self.map.insert(to, entry);
+        true
+    }
+
+    /// False when no code starts at `start`.
+    pub(super) fn delete(&mut self, start: u64) -> bool {
+        self.map.remove(&start).is_some()
+    }
+
+    pub(super) fn find(&self, address: u64) -> Option<Entry> {
+        let (start, entry) = self.map.range(..=address).next_back()?;
+        (address < start.saturating_add(entry.size)).then_some(*entry)
+    }
+
+    pub(super) fn blob(&self) -> Option<(u64, u64)> {
+        self.blob
+    }
+
+    fn remove_overlapping(&mut self, start: u64, end: u64) {
+        // Entries never overlap each other, so walking down from `end` can stop at the first
+        // one that ends at or before `start`.
+        let doomed: Vec<u64> = self
+            .map
+            .range(..end)
+            .rev()
+            .take_while(|(k, e)| **k >= start || k.saturating_add(e.size) > start)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in doomed {
+            self.map.remove(&k);
+        }
+    }
+}
+
+/// The symbols of one library file, read on a background thread as soon as the log names it.
+enum Symbols {
+    Loading(JoinHandle<Result<SymbolFile, SymbolError>>),
+    Read(Result<SymbolFile, SymbolError>),
+    Ready(Option<Arc<SymbolFile>>),
+}
+
+/// Why a library's frames are labelled with its name only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum NoSymbols {
+    /// A pseudo-file like `[vdso]`.
+    Virtual,
+    /// The file could not be read.
+    Unreadable(String),
+    /// The file on disk is not the one that was mapped.
+    Different { build_id: Option<String> },
+    /// The file has no code symbols (stripped).
+    Stripped,
+}
+
+pub(super) struct Library {
+    pub(super) path: String,
+    /// The logged start of the first mapping: where the builtins' code-creation addresses are.
+    primary_start: u64,
+    /// Every logged `[start, end)` of this path.
+    mappings: Vec<(u64, u64)>,
+    symbols: Symbols,
+    pub(super) missing: Option<NoSymbols>,
+    pub(super) frames: FxHashMap<SymbolId, FrameId>,
+    pub(super) own_frame: Option<FrameId>,
+}
+
+impl Library {
+    pub(super) fn symbols(&mut self) -> Option<Arc<SymbolFile>> {
+        if !matches!(self.symbols, Symbols::Ready(_)) {
+            let read = match std::mem::replace(&mut self.symbols, Symbols::Ready(None)) {
+                Symbols::Loading(handle) => handle.join().ok(),
+                Symbols::Read(read) => Some(read),
+                Symbols::Ready(_) => None,
+            };
+            let loaded = match read {
+                Some(Ok(file)) if file.is_empty() => Err(NoSymbols::Stripped),
+                Some(Ok(file)) if !self.mappings.iter().any(|(s, e)| file.fits_mapping(*s, *e)) => {
+                    Err(NoSymbols::Different { build_id: file.build_id_hex() })
+                }
+                Some(Ok(file)) => Ok(Arc::new(file)),
+                Some(Err(e)) => Err(NoSymbols::Unreadable(e.to_string())),
+                None => Err(NoSymbols::Unreadable("the symbol reader failed".to_owned())),
+            };
+            match loaded {
+                Ok(file) => self.symbols = Symbols::Ready(Some(file)),
+                Err(why) => self.missing = Some(why),
+            }
+        }
+        match &self.symbols {
+            Symbols::Ready(file) => file.clone(),
+            Symbols::Loading(_) | Symbols::Read(_) => None,
+        }
+    }
+}
+
+/// Where an address is in the libraries.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Hit {
+    pub(super) library: usize,
+    /// The logged start of the mapping that holds the address.
+    pub(super) mapping_start: u64,
+}
+
+#[derive(Default)]
+pub(super) struct Libraries {
+    pub(super) libraries: Vec<Library>,
+    /// `(start, end, library)` sorted by start.
+    ranges: Vec<(u64, u64, usize)>,
+    root: Option<PathBuf>,
+}
+
+impl Libraries {
+    pub(super) fn new(root: Option<PathBuf>) -> Self {
+        Self { root, ..Self::default() }
+    }
+
+    /// A `shared-library` line. V8 logs every mapping of a file with start = mapping address −
+    /// file offset, so one file's mappings share a start; they are merged into one range.
+    pub(super) fn add(&mut self, path: &str, start: u64, end: u64) {
+        let library = match self.libraries.iter().position(|l| l.path == path) {
+            Some(i) => i,
+            None => {
+                self.libraries.push(Library {
+                    path: path.to_owned(),
+                    primary_start: start,
+                    mappings: Vec::new(),
+                    symbols: self.load(path),
+                    missing: path.starts_with('[').then_some(NoSymbols::Virtual),
+                    frames: FxHashMap::default(),
+                    own_frame: None,
+                });
+                self.libraries.len() - 1
+            }
+        };
+        self.libraries[library].mappings.push((start, end));
+        match self.ranges.iter_mut().find(|(s, _, l)| *s == start && *l == library) {
+            Some(range) => range.1 = range.1.max(end),
+            None => {
+                self.ranges.push((start, end, library));
+                self.ranges.sort_unstable();
+            }
+        }
+    }
+
+    fn load(&self, path: &str) -> Symbols {
+        if path.starts_with('[') || !path.starts_with('/') {
+            return Symbols::Ready(None);
+        }
+        let file = match &self.root {
+            Some(root) => root.join(Path::new(path).strip_prefix("/").unwrap_or(Path::new(path))),
+            None => PathBuf::from(path),
+        };
+        let in_thread = file.clone();
+        match std::thread::Builder::new().name("symbols".into()).spawn(move || SymbolFile::open(&in_thread)) {
+            Ok(handle) => Symbols::Loading(handle),
+            // No thread to spare: read them right here.
+            Err(_) => Symbols::Read(SymbolFile::open(&file)),
+        }
+    }
+
+    pub(super) fn find(&self, address: u64) -> Option<Hit> {
+        let i = self.ranges.partition_point(|(s, _, _)| *s <= address).checked_sub(1)?;
+        let (start, end, library) = self.ranges[i];
+        (address < end).then_some(Hit { library, mapping_start: start })
+    }
+
+    /// The logged start of the library's first mapping.
+    pub(super) fn primary_start(&self, library: usize) -> u64 {
+        self.libraries[library].primary_start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(size: u64, n: usize) -> Entry {
+        Entry { size, frame: FrameId::from_index(n), code: Code::Js }
+    }
+
+    #[test]
+    fn overlapping_code_is_replaced() {
+        let mut code = DynamicCode::default();
+        code.add(100, entry(10, 1));
+        code.add(110, entry(10, 2));
+        code.add(105, entry(10, 3)); // overlaps both
+        assert!(code.find(100).is_none());
+        assert_eq!(code.find(105).map(|e| e.frame.index()), Some(3));
+        assert_eq!(code.find(114).map(|e| e.frame.index()), Some(3));
+        assert!(code.find(115).is_none());
+        assert!(code.find(99).is_none());
+    }
+
+    #[test]
+    fn moves_chain_and_replace() {
+        let mut code = DynamicCode::default();
+        code.add(100, entry(10, 1));
+        code.add(300, entry(50, 2));
+        assert!(code.move_code(100, 200));
+        assert!(code.move_code(200, 310)); // a chain, landing inside entry 2
+        assert!(!code.move_code(100, 400));
+        assert!(code.find(300).is_none());
+        assert_eq!(code.find(319).map(|e| e.frame.index()), Some(1));
+        assert!(code.find(320).is_none());
+        assert!(code.delete(310));
+        assert!(!code.delete(310));
+    }
+
+    #[test]
+    fn libraries_merge_mappings_of_one_file() {
+        let mut libs = Libraries::new(None);
+        libs.add("[vdso]", 0x7000, 0x8000);
+        libs.add("[vdso]", 0x7000, 0x9000);
+        assert_eq!(libs.libraries.len(), 1);
+        assert!(libs.find(0x8800).is_some());
+        assert!(libs.find(0x9000).is_none());
+        assert!(libs.find(0x6fff).is_none());
+    }
+}

@@ -1,0 +1,302 @@
+//! Stage one: bytes → lines → tick records, in parallel over pieces of a chunk.
+//!
+//! Ticks are almost all of a log, so they are parsed here, off the sequential path, and a
+//! hash of everything that decides their stack is computed while the line is hot. Every other
+//! line is kept as a byte range for the sequential stage, which owns the code map.
+
+use rayon::prelude::*;
+
+/// A tick as written: `tick,pc,time,is_ext_cb,tos_or_cb,vmstate,frame…`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tick {
+    pub(super) pc: u64,
+    pub(super) tos: u64,
+    pub(super) time_us: i64,
+    /// Hash of pc, tos, flags and frames: equal stacks (under one code map) hash equal.
+    pub(super) hash: u64,
+    /// First frame in [`Batch::addrs`].
+    pub(super) frames: u32,
+    pub(super) frame_count: u32,
+    pub(super) state: u8,
+    pub(super) external: bool,
+}
+
+/// One physical line.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Item {
+    Tick(Tick),
+    /// Any other line, as `[start, end)` in the chunk, without the line end.
+    Other(u32, u32),
+}
+
+/// The lines of one piece of a chunk, in order.
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    pub(super) items: Vec<Item>,
+    pub(super) addrs: Vec<u64>,
+    /// Lines that ended in `\r\n`.
+    pub(super) crlf: u64,
+}
+
+impl Batch {
+    pub(super) fn frames(&self, tick: &Tick) -> &[u64] {
+        &self.addrs[tick.frames as usize..(tick.frames + tick.frame_count) as usize]
+    }
+}
+
+/// Splits `chunk` (whole lines, each ending in `\n`) into pieces and parses them in parallel.
+pub(super) fn parse_chunk(chunk: &[u8]) -> Vec<Batch> {
+    const PIECE: usize = 1 << 20;
+    let mut bounds = vec![0usize];
+    let mut at = 0;
+    while chunk.len() - at > PIECE {
+        match memchr::memchr(b'\n', &chunk[at + PIECE..]) {
+            Some(i) => {
+                at += PIECE + i + 1;
+                bounds.push(at);
+            }
+            None => break,
+        }
+    }
+    bounds.push(chunk.len());
+    let pieces: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).filter(|(a, b)| a < b).collect();
+    pieces.into_par_iter().map(|(start, end)| parse_piece(chunk, start, end)).collect()
+}
+
+fn parse_piece(chunk: &[u8], start: usize, end: usize) -> Batch {
+    let mut batch = Batch::default();
+    let mut line_start = start;
+    for nl in memchr::memchr_iter(b'\n', &chunk[start..end]) {
+        let line_end = start + nl;
+        let mut body_end = line_end;
+        if body_end > line_start && chunk[body_end - 1] == b'\r' {
+            body_end -= 1;
+            batch.crlf += 1;
+        }
+        let line = &chunk[line_start..body_end];
+        let item = match line.strip_prefix(b"tick,") {
+            Some(fields) => match parse_tick(fields, &mut batch.addrs) {
+                Some(tick) => Item::Tick(tick),
+                None => Item::Other(line_start as u32, body_end as u32),
+            },
+            None => Item::Other(line_start as u32, body_end as u32),
+        };
+        batch.items.push(item);
+        line_start = line_end + 1;
+    }
+    batch
+}
+
+/// The frames V8 keeps per tick, plus pc and tos: anything longer is not a real tick.
+const MAX_FRAMES: usize = 4096;
+
+/// Parses the fields after `tick,`; `None` for anything malformed (the sequential stage
+/// reports it). Frames are appended to `addrs` only when the whole line is good.
+fn parse_tick(fields: &[u8], addrs: &mut Vec<u64>) -> Option<Tick> {
+    let mut cursor = Cursor { bytes: fields, at: 0 };
+    let pc = cursor.hex()?;
+    let time_us = cursor.int()?;
+    let external = match cursor.int()? {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    let tos = cursor.hex()?;
+    let state = u8::try_from(cursor.int()?).ok()?;
+    let first = addrs.len();
+    let mut hash = mix(mix(mix(SEED, pc), tos), u64::from(state) << 1 | u64::from(external));
+    let mut previous = pc;
+    while !cursor.done() {
+        let frame = match cursor.peek() {
+            Some(b'+' | b'-') => {
+                // Relative to the previous frame, in hex (V8 writes these on some platforms).
+                let negative = cursor.peek() == Some(b'-');
+                cursor.at += 1;
+                let delta = cursor.bare_hex()?;
+                if negative {
+                    previous.wrapping_sub(delta)
+                } else {
+                    previous.wrapping_add(delta)
+                }
+            }
+            Some(b'o') => {
+                // `overflow`: V8 could not walk further. Dropped, as the tick processor does.
+                cursor.skip_field();
+                continue;
+            }
+            _ => cursor.hex()?,
+        };
+        previous = frame;
+        hash = mix(hash, frame);
+        addrs.push(frame);
+        if addrs.len() - first > MAX_FRAMES {
+            addrs.truncate(first);
+            return None;
+        }
+    }
+    let frame_count = (addrs.len() - first) as u32;
+    hash = mix(hash, u64::from(frame_count));
+    Some(Tick { pc, tos, time_us, hash: finish(hash), frames: first as u32, frame_count, state, external })
+}
+
+const SEED: u64 = 0x243f_6a88_85a3_08d3;
+
+fn mix(h: u64, word: u64) -> u64 {
+    (h.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+}
+
+fn finish(h: u64) -> u64 {
+    h ^ (h >> 29)
+}
+
+/// Hash of a key as [`parse_tick`] computes it, for ticks built by hand (tests).
+#[cfg(test)]
+pub(super) fn hash_of(pc: u64, tos: u64, state: u8, external: bool, frames: &[u64]) -> u64 {
+    let mut h = mix(mix(mix(SEED, pc), tos), u64::from(state) << 1 | u64::from(external));
+    for f in frames {
+        h = mix(h, *f);
+    }
+    finish(mix(h, frames.len() as u64))
+}
+
+/// Reads comma-separated fields.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn done(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    /// Ends a field: at a comma (consumed) or at the end of the line.
+    fn end_field(&mut self) -> Option<()> {
+        match self.bytes.get(self.at) {
+            None => Some(()),
+            Some(b',') => {
+                self.at += 1;
+                Some(())
+            }
+            Some(_) => None,
+        }
+    }
+
+    fn skip_field(&mut self) {
+        match memchr::memchr(b',', &self.bytes[self.at..]) {
+            Some(i) => self.at += i + 1,
+            None => self.at = self.bytes.len(),
+        }
+    }
+
+    /// `0x…` hex, the only way V8 writes addresses.
+    fn hex(&mut self) -> Option<u64> {
+        if self.bytes.get(self.at..self.at + 2)? != b"0x" {
+            return None;
+        }
+        self.at += 2;
+        self.bare_hex()
+    }
+
+    fn bare_hex(&mut self) -> Option<u64> {
+        let start = self.at;
+        let mut value: u64 = 0;
+        while let Some(&b) = self.bytes.get(self.at) {
+            let digit = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => break,
+            };
+            if self.at - start >= 16 {
+                return None; // more than 64 bits
+            }
+            value = value << 4 | u64::from(digit);
+            self.at += 1;
+        }
+        if self.at == start {
+            return None;
+        }
+        self.end_field()?;
+        Some(value)
+    }
+
+    /// A decimal integer, optionally negative.
+    fn int(&mut self) -> Option<i64> {
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.at += 1;
+        }
+        let start = self.at;
+        let mut value: i64 = 0;
+        while let Some(&b) = self.bytes.get(self.at) {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            value = value.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+            self.at += 1;
+        }
+        if self.at == start {
+            return None;
+        }
+        self.end_field()?;
+        Some(if negative { -value } else { value })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> Option<(Tick, Vec<u64>)> {
+        let mut addrs = Vec::new();
+        let tick = parse_tick(line.strip_prefix("tick,")?.as_bytes(), &mut addrs)?;
+        Some((tick, addrs))
+    }
+
+    #[test]
+    fn ticks() {
+        let (t, frames) = one("tick,0x13a39b1,43045,1,0xc73370,5,0xf51800,0x7fa8d00044d6").unwrap();
+        assert_eq!((t.pc, t.time_us, t.external, t.tos, t.state), (0x13a3_9b1, 43045, true, 0xc7_3370, 5));
+        assert_eq!(frames, vec![0xf5_1800, 0x7fa8_d000_44d6]);
+        assert_eq!(t.hash, hash_of(0x13a3_9b1, 0xc7_3370, 5, true, &frames));
+        let (t, frames) = one("tick,0x10,-5,0,0x0,0").unwrap();
+        assert_eq!((t.time_us, frames.len()), (-5, 0));
+        // Relative frames and overflow markers.
+        let (_, frames) = one("tick,0x100,1,0,0x0,0,+10,-8,overflow,0x5").unwrap();
+        assert_eq!(frames, vec![0x110, 0x108, 0x5]);
+    }
+
+    #[test]
+    fn malformed_ticks_are_rejected() {
+        for line in [
+            "tick,",
+            "tick,0x1",
+            "tick,0x1,2,3,0x0,0",
+            "tick,0x1,2,0,0x0,0,0xZZ",
+            "tick,0x1,2,0,0x0,0,0x",
+            "tick,0x11112222333344445,2,0,0x0,0",
+            "tick,0x1,99999999999999999999,0,0x0,0",
+            "tick,0x1,2,0,0x0,300",
+            "tick,0x1,2,0,0x0,0,0x7f12 ",
+        ] {
+            assert!(one(line).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn chunks_split_on_lines_and_strip_cr() {
+        let text = "v8-version,11\r\ntick,0x1,2,0,0x0,0,0x3\n\ncode-move,0x1,0x2\n";
+        let batches = parse_chunk(text.as_bytes());
+        let items: Vec<Item> = batches.iter().flat_map(|b| b.items.iter().copied()).collect();
+        assert_eq!(items.len(), 4);
+        assert!(matches!(items[0], Item::Other(0, 13)));
+        assert!(matches!(items[1], Item::Tick(_)));
+        assert!(matches!(items[2], Item::Other(a, b) if a == b));
+        assert_eq!(batches.iter().map(|b| b.crlf).sum::<u64>(), 1);
+    }
+}

@@ -1,0 +1,680 @@
+//! V8 tick logs (`node --prof`, `isolate-*-v8.log`) → the unified model.
+//!
+//! The log is read in chunks of whole lines. Each chunk's tick lines are parsed in parallel
+//! (stage one, [`lines`]) while the previous chunk is replayed in order (stage two, here):
+//! code events update the code map, and each tick's addresses become a stack. A tick whose
+//! addresses, flags and VM state were already seen under the same code map reuses that
+//! stack, so the map is consulted once per distinct raw stack, not once per frame.
+//!
+//! Attribution follows `node --prof-process` (V8's tick processor) where it is right:
+//! one sample per tick; frame 0 is the pc, or the external callback when V8 was in one; the
+//! top-of-stack value counts only when it is a JavaScript function; bytecode-handler frames
+//! are skipped so that interpreted time lands on the function; a frame 0 that nothing covers
+//! is "unaccounted", other unknown frames are dropped. Where it is wrong, it is not copied:
+//! C++ symbols come from the ELF files themselves (not from truncated `nm` output placed
+//! 4 MiB too low), builtins are found inside the binary and in V8's remapped copy of them,
+//! empty and CRLF-ended lines do not stop or spoil the replay, and names with raw commas or
+//! line breaks are put back together.
+
+mod codemap;
+mod lines;
+mod names;
+
+use std::io::{BufRead, Read};
+use std::sync::Arc;
+
+use cpuprof_model::{
+    Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType, VmState,
+};
+use cpuprof_symbols::SymbolFile;
+use hashbrown::HashTable;
+use rustc_hash::FxHashMap;
+
+use self::codemap::{Code, DynamicCode, Entry, Libraries, NoSymbols};
+use self::lines::{Batch, Item, Tick};
+use self::names::{split_js_name, unescape};
+use crate::{Origin, ParseError, ParseErrorKind, ParseOptions, Span};
+
+/// Bytes read per chunk.
+const CHUNK: usize = 8 << 20;
+/// A line longer than this is not a tick log line.
+const MAX_LINE: usize = 64 << 20;
+/// V8's sampling interval when the log does not say (`--prof-sampling-interval` default).
+const DEFAULT_INTERVAL_US: i64 = 1000;
+/// Raw stack keys kept for reuse before the cache starts over (in 8-byte words).
+const CACHE_WORDS: usize = 16 << 20;
+
+/// The line tags that start a tick log, for sniffing.
+pub(crate) const TAGS: [&str; 8] =
+    ["v8-version,", "v8-platform,", "shared-library,", "code-creation,", "tick,", "profiler,", "heap-", "new,"];
+
+pub(crate) fn parse(
+    mut reader: impl BufRead + Send,
+    origin: &Origin,
+    options: &ParseOptions,
+) -> Result<Profile, ParseError> {
+    let mut decoder = Decoder::new(options);
+    let mut carry = Vec::new();
+    let mut next = read_chunk(&mut reader, &mut carry, origin, 1)?;
+    while let Some((chunk, batches)) = next.take() {
+        let lines_in_chunk: u64 = batches.iter().map(|b| b.items.len() as u64).sum();
+        let first_line_after = decoder.line + lines_in_chunk + 1;
+        let ((), read) = rayon::join(
+            || decoder.replay(&chunk, &batches),
+            || read_chunk(&mut reader, &mut carry, origin, first_line_after),
+        );
+        next = read?;
+    }
+    decoder.finish(&carry, origin)
+}
+
+/// Reads about [`CHUNK`] bytes of whole lines (the rest of a line waits in `carry`) and
+/// parses their ticks. `None` at the end of the input.
+fn read_chunk(
+    reader: &mut impl Read,
+    carry: &mut Vec<u8>,
+    origin: &Origin,
+    first_line: u64,
+) -> Result<Option<(Vec<u8>, Vec<Batch>)>, ParseError> {
+    let mut chunk = std::mem::take(carry);
+    chunk.reserve(CHUNK);
+    let mut searched = 0;
+    loop {
+        let before = chunk.len();
+        let want = (before + CHUNK).max(CHUNK) - before;
+        reader.take(want as u64).read_to_end(&mut chunk).map_err(|e| ParseErrorKind::Io(e).at(origin, Span::None))?;
+        let eof = chunk.len() == before;
+        if let Some(last_nl) = memchr::memrchr(b'\n', &chunk[searched..]).map(|i| searched + i) {
+            if chunk.len() >= CHUNK || eof {
+                *carry = chunk.split_off(last_nl + 1);
+                let batches = lines::parse_chunk(&chunk);
+                return Ok(Some((chunk, batches)));
+            }
+        } else if chunk.len() > MAX_LINE {
+            return Err(
+                ParseErrorKind::LineTooLong(MAX_LINE >> 20).at(origin, Span::LineCol { line: first_line, column: 1 })
+            );
+        } else {
+            searched = chunk.len();
+        }
+        if eof {
+            *carry = chunk;
+            return Ok(None);
+        }
+    }
+}
+
+/// Why a line was skipped, with the first line it happened on.
+#[derive(Default)]
+struct Skipped {
+    count: u64,
+    first: Option<(u64, String)>,
+}
+
+impl Skipped {
+    fn note(&mut self, line: u64, why: impl FnOnce() -> String) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some((line, why()));
+        }
+    }
+}
+
+/// A stack cache entry: the raw key lives in `Decoder::keys`.
+struct Cached {
+    hash: u64,
+    generation: u32,
+    key_start: u32,
+    key_len: u32,
+    row: u32,
+}
+
+/// What an address turned out to be.
+#[derive(Clone, Copy)]
+enum Resolved {
+    Found(FrameId, Code),
+    Miss,
+}
+
+/// Stage two: the replay, in file order.
+struct Decoder {
+    builder: ProfileBuilder,
+    split_tiers: bool,
+    line: u64,
+    code: DynamicCode,
+    libraries: Libraries,
+    code_range: Option<u64>,
+    /// Bumped on every change of the code map: cached stacks of older generations are stale.
+    generation: u32,
+    cache: HashTable<Cached>,
+    keys: Vec<u64>,
+    /// `(stack, state)` of each sample row, and its ticks.
+    rows: Vec<(StackId, VmState)>,
+    row_index: FxHashMap<(StackId, VmState), u32>,
+    row_ticks: Vec<i64>,
+    /// Per tick (with `timeline`): row and time.
+    timeline: Option<Vec<(u32, i64)>>,
+    scratch: Vec<FrameId>,
+    unaccounted: Option<FrameId>,
+    interval_us: Option<i64>,
+    ticks: u64,
+    time_range: Option<(i64, i64)>,
+    version: Option<(u64, String)>,
+    /// A code-creation line cut short by a raw line break in its name, waiting for its rest.
+    pending: Option<(u64, String)>,
+    crlf: u64,
+    empty: Option<(u64, u64)>,
+    malformed: Skipped,
+    unknown_moves: Skipped,
+    /// The leaf frame of each row, to count ticks per library.
+    row_leaf: Vec<FrameId>,
+}
+
+impl Decoder {
+    fn new(options: &ParseOptions) -> Self {
+        Decoder {
+            builder: ProfileBuilder::new(SourceFormat::TickLog, vec![ValueType::SAMPLES, ValueType::WALL_NS]),
+            split_tiers: options.split_tiers,
+            line: 0,
+            code: DynamicCode::default(),
+            libraries: Libraries::new(options.symbols_root.clone()),
+            code_range: None,
+            generation: 0,
+            cache: HashTable::new(),
+            keys: Vec::new(),
+            rows: Vec::new(),
+            row_index: FxHashMap::default(),
+            row_ticks: Vec::new(),
+            timeline: options.timeline.then(Vec::new),
+            scratch: Vec::new(),
+            unaccounted: None,
+            interval_us: None,
+            ticks: 0,
+            time_range: None,
+            version: None,
+            pending: None,
+            crlf: 0,
+            empty: None,
+            malformed: Skipped::default(),
+            unknown_moves: Skipped::default(),
+            row_leaf: Vec::new(),
+        }
+    }
+
+    fn replay(&mut self, chunk: &[u8], batches: &[Batch]) {
+        for batch in batches {
+            self.crlf += batch.crlf;
+            for item in &batch.items {
+                self.line += 1;
+                match item {
+                    Item::Tick(tick) => {
+                        self.abandon_pending();
+                        self.tick(tick, batch.frames(tick));
+                    }
+                    Item::Other(start, end) => self.other(&chunk[*start as usize..*end as usize]),
+                }
+            }
+        }
+    }
+
+    fn abandon_pending(&mut self) {
+        if let Some((line, _)) = self.pending.take() {
+            self.malformed.note(line, || "a code-creation line without its function's address and tier".to_owned());
+        }
+    }
+
+    fn other(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            let (first, count) = self.empty.get_or_insert((self.line, 0));
+            let _ = first;
+            *count += 1;
+            return;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        if let Some((line, head)) = self.pending.take() {
+            // The rest of a code-creation line whose function name held a raw line break.
+            let joined = format!("{head}\n{text}");
+            let fields: Vec<&str> = joined.split(',').collect();
+            if self.code_creation(&fields, true) {
+                return;
+            }
+            self.malformed.note(line, || "a code-creation line without its function's address and tier".to_owned());
+        }
+        let fields: Vec<&str> = text.split(',').collect();
+        let line = self.line;
+        let ok = match fields[0] {
+            "v8-version" => {
+                if self.version.is_none() {
+                    self.version = Some((line, fields[1..].join(".")));
+                }
+                true
+            }
+            "shared-library" => {
+                match (fields.get(1), fields.get(2).and_then(|f| address(f)), fields.get(3).and_then(|f| address(f))) {
+                    (Some(path), Some(start), Some(end)) if start < end => {
+                        self.libraries.add(&unescape(path), start, end);
+                        self.changed();
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            "profiler" => {
+                if fields.get(1) == Some(&"begin") {
+                    match fields.get(2).and_then(|f| f.parse::<i64>().ok()).filter(|i| *i > 0) {
+                        Some(interval) => self.interval_us = Some(interval),
+                        None => {
+                            return self.malformed.note(line, || "a profiler,begin line without an interval".into())
+                        }
+                    }
+                }
+                true
+            }
+            "new" => {
+                if fields.get(1) == Some(&"CodeRange") && self.code_range.is_none() {
+                    self.code_range = fields.get(2).and_then(|f| address(f));
+                }
+                true
+            }
+            "code-creation" => {
+                let ok = self.code_creation(&fields, false);
+                if !ok && self.pending.is_some() {
+                    return;
+                }
+                ok
+            }
+            "code-move" => match (fields.get(1).and_then(|f| address(f)), fields.get(2).and_then(|f| address(f))) {
+                (Some(from), Some(to)) => {
+                    if !self.code.move_code(from, to) {
+                        self.unknown_moves.note(line, || format!("{from:#x}"));
+                    }
+                    self.changed();
+                    true
+                }
+                _ => false,
+            },
+            "code-delete" => match fields.get(1).and_then(|f| address(f)) {
+                Some(start) => {
+                    self.code.delete(start);
+                    self.changed();
+                    true
+                }
+                None => false,
+            },
+            "tick" => false,
+            // Other records (heap events, script sources, deopts, timers, sfi-move: functions
+            // are named by their code here, not by their shared info) do not matter to stacks.
+            _ => true,
+        };
+        if !ok {
+            let tag = fields[0].to_owned();
+            self.malformed.note(line, || format!("a `{}` line with missing or malformed fields", visible(&tag)));
+        }
+    }
+
+    /// `code-creation,type,kind,time,start,size,name[,sfi,state]`. With `joined`, `fields`
+    /// is a line put back together and may not be held back again. False when malformed.
+    fn code_creation(&mut self, fields: &[&str], joined: bool) -> bool {
+        let n = fields.len();
+        if n < 7 {
+            return false;
+        }
+        let kind = fields[1];
+        let (Some(start), Some(size)) = (address(fields[4]), fields[5].parse::<u64>().ok()) else { return false };
+        let no_function = matches!(kind, "Builtin" | "BytecodeHandler" | "RegExp" | "Stub" | "Handler");
+        let with_function = !no_function
+            && n >= 9
+            && address(fields[n - 2]).is_some()
+            && matches!(fields[n - 1], "" | "~" | "^" | "+" | "*" | "-");
+        let name = if with_function { fields[6..n - 2].join(",") } else { fields[6..].join(",") };
+        let js_kind = matches!(kind, "JS" | "Eval" | "Script" | "Function" | "LazyCompile" | "InterpretedFunction");
+        if js_kind && !with_function {
+            if !joined {
+                self.pending = Some((self.line, fields.join(",")));
+            }
+            return false;
+        }
+        let (func, code) = match kind {
+            "Builtin" => (self.plain_func(&name, FuncKind::Builtin), Code::Builtin),
+            "BytecodeHandler" => {
+                (self.plain_func(&format!("BytecodeHandler:{name}"), FuncKind::Builtin), Code::BytecodeHandler)
+            }
+            "RegExp" => (self.plain_func(&format!("/{}/", unescape(&name)), FuncKind::Regexp), Code::Other),
+            _ if with_function => {
+                let tier = if self.split_tiers { fields[n - 1] } else { "" };
+                (self.js_func(&unescape(&name), tier), Code::Js)
+            }
+            _ => (self.plain_func(&format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
+        };
+        let frame = self.builder.frame(Frame { func, line: None, column: None });
+        self.code.add(start, Entry { size, frame, code });
+        self.changed();
+        true
+    }
+
+    fn plain_func(&mut self, name: &str, kind: FuncKind) -> cpuprof_model::FuncId {
+        let name = self.builder.intern(name);
+        self.builder.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind })
+    }
+
+    fn js_func(&mut self, text: &str, tier: &str) -> cpuprof_model::FuncId {
+        let js = split_js_name(text);
+        let name = match (tier, js.name.is_empty()) {
+            ("", _) => js.name,
+            (tier, true) => format!("{tier}(anonymous)"),
+            (tier, false) => format!("{tier}{}", js.name),
+        };
+        let name = self.builder.intern(&name);
+        let file = self.builder.intern(&js.script);
+        self.builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js })
+    }
+
+    fn changed(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+    }
+
+    fn tick(&mut self, tick: &Tick, frames: &[u64]) {
+        self.ticks += 1;
+        let t = tick.time_us;
+        self.time_range = Some(self.time_range.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        let head = [tick.pc, tick.tos, u64::from(tick.state) << 1 | u64::from(tick.external)];
+        let keys = &self.keys;
+        let same = |c: &Cached| {
+            c.hash == tick.hash && {
+                let key = &keys[c.key_start as usize..(c.key_start + c.key_len) as usize];
+                key.len() == head.len() + frames.len() && key[..3] == head && key[3..] == *frames
+            }
+        };
+        let generation = self.generation;
+        let row = match self.cache.find(tick.hash, same) {
+            Some(c) if c.generation == generation => c.row,
+            found => {
+                let stale = found.is_some();
+                let (stack, leaf) = self.stack_of(tick, frames);
+                let row = self.row_of(stack, leaf, VmState::from_tag(i64::from(tick.state)));
+                if stale {
+                    if let Some(c) = self.cache.find_mut(tick.hash, |c| {
+                        c.hash == tick.hash && {
+                            let key = &self.keys[c.key_start as usize..(c.key_start + c.key_len) as usize];
+                            key[..3] == head && key[3..] == *frames
+                        }
+                    }) {
+                        c.generation = generation;
+                        c.row = row;
+                    }
+                } else {
+                    if self.keys.len() + head.len() + frames.len() > CACHE_WORDS {
+                        self.keys.clear();
+                        self.cache.clear();
+                    }
+                    let key_start = self.keys.len() as u32;
+                    self.keys.extend_from_slice(&head);
+                    self.keys.extend_from_slice(frames);
+                    let cached = Cached {
+                        hash: tick.hash,
+                        generation,
+                        key_start,
+                        key_len: (head.len() + frames.len()) as u32,
+                        row,
+                    };
+                    self.cache.insert_unique(tick.hash, cached, |c| c.hash);
+                }
+                row
+            }
+        };
+        self.row_ticks[row as usize] += 1;
+        if let Some(timeline) = &mut self.timeline {
+            timeline.push((row, t));
+        }
+    }
+
+    fn row_of(&mut self, stack: StackId, leaf: FrameId, state: VmState) -> u32 {
+        *self.row_index.entry((stack, state)).or_insert_with(|| {
+            self.rows.push((stack, state));
+            self.row_leaf.push(leaf);
+            self.row_ticks.push(0);
+            (self.rows.len() - 1) as u32
+        })
+    }
+
+    /// The stack of a tick, leaf first as V8 writes it: frame 0 is the pc (or the external
+    /// callback), then the top of stack if it is a JavaScript function, then the frames.
+    fn stack_of(&mut self, tick: &Tick, frames: &[u64]) -> (StackId, FrameId) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let leaf = if tick.external { tick.tos } else { tick.pc };
+        let mut handler = None;
+        match self.resolve(leaf) {
+            Resolved::Found(frame, Code::BytecodeHandler) => handler = Some(frame),
+            Resolved::Found(frame, _) => scratch.push(frame),
+            Resolved::Miss => scratch.push(self.unaccounted()),
+        }
+        if !tick.external && tick.tos != 0 {
+            if let Resolved::Found(frame, Code::Js) = self.resolve(tick.tos) {
+                scratch.push(frame);
+            }
+        }
+        for address in frames {
+            match self.resolve(*address) {
+                Resolved::Found(_, Code::BytecodeHandler) | Resolved::Miss => {}
+                Resolved::Found(frame, _) => scratch.push(frame),
+            }
+        }
+        if scratch.is_empty() {
+            // Only a bytecode handler: better named than nothing.
+            scratch.extend(handler);
+        }
+        if scratch.is_empty() {
+            scratch.push(self.unaccounted());
+        }
+        let leaf = scratch[0];
+        let mut stack = self.builder.stack(None, scratch[scratch.len() - 1]);
+        for frame in scratch.iter().rev().skip(1) {
+            stack = self.builder.stack(Some(stack), *frame);
+        }
+        self.scratch = scratch;
+        (stack, leaf)
+    }
+
+    fn unaccounted(&mut self) -> FrameId {
+        if let Some(frame) = self.unaccounted {
+            return frame;
+        }
+        let func = self.plain_func("(unaccounted)", FuncKind::Unknown);
+        let frame = self.builder.frame(Frame { func, line: None, column: None });
+        self.unaccounted = Some(frame);
+        frame
+    }
+
+    /// What is at `address`: V8's code first, then the libraries (C++ by ELF symbol, else the
+    /// library itself), then V8's remapped copy of the builtins.
+    fn resolve(&mut self, address: u64) -> Resolved {
+        if let Some(entry) = self.code.find(address) {
+            return Resolved::Found(entry.frame, entry.code);
+        }
+        if let Some(hit) = self.libraries.find(address) {
+            let library = hit.library;
+            let symbols = self.libraries.libraries[library].symbols();
+            if let Some(file) = &symbols {
+                let bias = file.bias(hit.mapping_start);
+                let file_address = address.wrapping_sub(bias);
+                let primary = self.libraries.primary_start(library);
+                if hit.mapping_start != primary {
+                    // A second mapping of the binary: V8's remapped builtins, logged (in
+                    // worker isolates) under the binary's name. Look them up where the
+                    // builtins were created.
+                    if let Some(entry) = self.code.find(file_address.wrapping_add(file.bias(primary))) {
+                        return Resolved::Found(entry.frame, entry.code);
+                    }
+                }
+                if let Some(frame) = self.cpp_frame(library, file, file_address) {
+                    return Resolved::Found(frame, Code::Other);
+                }
+            }
+            return Resolved::Found(self.library_frame(library), Code::Other);
+        }
+        if let Some(entry) = self.remapped_builtin(address) {
+            return Resolved::Found(entry.frame, entry.code);
+        }
+        Resolved::Miss
+    }
+
+    fn cpp_frame(&mut self, library: usize, file: &Arc<SymbolFile>, file_address: u64) -> Option<FrameId> {
+        let symbol = file.lookup(file_address)?;
+        if let Some(frame) = self.libraries.libraries[library].frames.get(&symbol) {
+            return Some(*frame);
+        }
+        let name = self.builder.intern(&file.name(symbol));
+        let path = self.builder.intern(&self.libraries.libraries[library].path);
+        let func = self.builder.func(Func { name, file: path, line: None, column: None, kind: FuncKind::Cpp });
+        let frame = self.builder.frame(Frame { func, line: None, column: None });
+        self.libraries.libraries[library].frames.insert(symbol, frame);
+        Some(frame)
+    }
+
+    fn library_frame(&mut self, library: usize) -> FrameId {
+        if let Some(frame) = self.libraries.libraries[library].own_frame {
+            return frame;
+        }
+        let path = self.libraries.libraries[library].path.clone();
+        let base = path.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(&path);
+        let name = self.builder.intern(base);
+        let file = self.builder.intern(&path);
+        let func = self.builder.func(Func { name, file, line: None, column: None, kind: FuncKind::SharedLib });
+        let frame = self.builder.frame(Frame { func, line: None, column: None });
+        self.libraries.libraries[library].own_frame = Some(frame);
+        frame
+    }
+
+    /// With `--short-builtin-calls` (V8's default on x64) the main isolate runs a copy of
+    /// the embedded builtins that no log line mentions. V8 11 places it at the code range's
+    /// start + min(code range size, 2 GiB) − the blob size rounded up to the 256 KiB
+    /// allocation granule, and node's code range is 512 MiB (no pointer compression).
+    fn remapped_builtin(&self, address: u64) -> Option<Entry> {
+        const CODE_RANGE: u64 = 512 << 20;
+        const GRANULE: u64 = 256 << 10;
+        let (blob_start, blob_end) = self.code.blob()?;
+        let size = blob_end - blob_start;
+        let copy = self.code_range?.checked_add(CODE_RANGE)?.checked_sub(size.next_multiple_of(GRANULE))?;
+        if address < copy || address - copy >= size {
+            return None;
+        }
+        self.code.find(blob_start + (address - copy))
+    }
+
+    fn finish(mut self, carry: &[u8], origin: &Origin) -> Result<Profile, ParseError> {
+        self.abandon_pending();
+        if self.ticks == 0 && self.version.is_none() && self.libraries.libraries.is_empty() {
+            let message = "no v8-version, shared-library or tick line: this is not a V8 tick log".to_owned();
+            return Err(ParseErrorKind::UnknownFormat(message).at(origin, Span::LineCol { line: 1, column: 1 }));
+        }
+        let interval_us = match self.interval_us {
+            Some(i) => i,
+            None => {
+                self.builder.warn(format!(
+                    "no `profiler,begin` line: assumed V8's default sampling interval of {DEFAULT_INTERVAL_US} µs"
+                ));
+                DEFAULT_INTERVAL_US
+            }
+        };
+        let interval_ns = interval_us.saturating_mul(1000);
+        match &self.version {
+            Some((1, _)) => {}
+            Some((line, _)) => self.builder.warn(format!("the v8-version line is line {line}, not the first")),
+            None => self.builder.warn("no v8-version line: not a complete V8 tick log, read anyway".to_owned()),
+        }
+        self.warnings(carry);
+        let rows = std::mem::take(&mut self.rows);
+        match self.timeline.take() {
+            Some(ticks) => {
+                for (row, time_us) in ticks {
+                    let (stack, state) = rows[row as usize];
+                    self.builder.sample_in_state(stack, Some(time_us.saturating_mul(1000)), &[1, interval_ns], state);
+                }
+            }
+            None => {
+                for ((stack, state), ticks) in rows.into_iter().zip(std::mem::take(&mut self.row_ticks)) {
+                    self.builder.sample_in_state(stack, None, &[ticks, ticks.saturating_mul(interval_ns)], state);
+                }
+            }
+        }
+        let (start, duration) = match self.time_range {
+            Some((first, last)) => (
+                Some(first.saturating_mul(1000)),
+                Some((last - first).saturating_mul(1000).saturating_add(interval_ns)),
+            ),
+            None => (None, None),
+        };
+        self.builder.timing(start, duration, Some(interval_ns));
+        self.builder.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+    }
+
+    fn warnings(&mut self, carry: &[u8]) {
+        let builder = &mut self.builder;
+        let mut warn = |w: String| builder.warn(w);
+        if !carry.is_empty() {
+            warn(format!(
+                "the last line (line {}) has no line end: the log was cut short, and that line was ignored",
+                self.line + 1
+            ));
+        }
+        if self.crlf > 0 {
+            warn(format!("{} lines end in CR LF; the CRs were ignored", self.crlf));
+        }
+        if let Some((first, count)) = self.empty {
+            warn(format!(
+                "skipped {count} empty line{} (the first is line {first}; node --prof-process stops reading there)",
+                if count == 1 { "" } else { "s" }
+            ));
+        }
+        if let Some((line, why)) = &self.malformed.first {
+            warn(format!("skipped {} malformed line(s); the first, line {line}, is {why}", self.malformed.count));
+        }
+        if let Some((line, from)) = &self.unknown_moves.first {
+            warn(format!(
+                "{} code-move line(s) name code the log never created (the first, line {line}, moves {from})",
+                self.unknown_moves.count
+            ));
+        }
+        let mut leaf_ticks: FxHashMap<FrameId, i64> = FxHashMap::default();
+        for (leaf, ticks) in self.row_leaf.iter().zip(&self.row_ticks) {
+            *leaf_ticks.entry(*leaf).or_default() += ticks;
+        }
+        for library in &mut self.libraries.libraries {
+            // Symbols still being read were never needed.
+            let ticks = library.own_frame.and_then(|f| leaf_ticks.get(&f)).copied().unwrap_or(0);
+            let why = match &library.missing {
+                _ if ticks == 0 => continue,
+                None | Some(NoSymbols::Virtual) => continue,
+                Some(NoSymbols::Stripped) => "it has no symbols".to_owned(),
+                Some(NoSymbols::Unreadable(e)) => e.clone(),
+                Some(NoSymbols::Different { build_id }) => format!(
+                    "the file is not the one that was mapped when the log was written (its build id is {}); \
+                     use --symbols DIR to point at the right copy",
+                    build_id.as_deref().unwrap_or("unknown")
+                ),
+            };
+            warn(format!(
+                "no symbols for {}: {why}; {ticks} tick(s) are labelled with the library's name",
+                library.path
+            ));
+        }
+    }
+}
+
+/// An address field: `0x…` hex (V8's only form), decimal tolerated.
+fn address(field: &str) -> Option<u64> {
+    match field.strip_prefix("0x") {
+        Some(hex) if !hex.is_empty() && hex.len() <= 16 => u64::from_str_radix(hex, 16).ok(),
+        Some(_) => None,
+        None => field.parse().ok(),
+    }
+}
+
+/// Text for a message: control characters escaped, at most 40 characters.
+fn visible(s: &str) -> String {
+    s.chars().take(40).flat_map(char::escape_debug).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,129 @@
+//! Names in code-creation lines: V8's escapes and the `fn script:line:col` layout.
+
+/// Undoes V8's log escaping: `\\`, `\n`, `\xHH` (one UTF-16 unit ≤ 0xFF) and `\uHHHH`
+/// (surrogate pairs joined). A backslash that starts none of these is literal: V8 writes
+/// JavaScript function names raw, so `back\slash` reaches the log as it is.
+pub(super) fn unescape(raw: &str) -> String {
+    if !raw.contains('\\') {
+        return raw.to_owned();
+    }
+    let bytes = raw.as_bytes();
+    let mut units: Vec<u16> = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        if bytes[i] == b'\\' {
+            let hex = |from: usize, len: usize| {
+                raw.get(from..from + len)
+                    .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .and_then(|h| u16::from_str_radix(h, 16).ok())
+            };
+            let escaped = match bytes.get(i + 1) {
+                Some(b'\\') => Some((u16::from(b'\\'), 2)),
+                Some(b'n') => Some((u16::from(b'\n'), 2)),
+                Some(b'x') => hex(i + 2, 2).map(|u| (u, 4)),
+                Some(b'u') => hex(i + 2, 4).map(|u| (u, 6)),
+                _ => None,
+            };
+            if let Some((unit, len)) = escaped {
+                units.push(unit);
+                i += len;
+                continue;
+            }
+        }
+        // Copy one whole character.
+        let c = raw[i..].chars().next().unwrap_or('\u{fffd}');
+        let mut buf = [0u16; 2];
+        units.extend_from_slice(c.encode_utf16(&mut buf));
+        i += c.len_utf8();
+    }
+    String::from_utf16_lossy(&units)
+}
+
+/// A JavaScript function as a code-creation name describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct JsName {
+    pub(super) name: String,
+    pub(super) script: String,
+    pub(super) line: Option<u32>,
+    pub(super) column: Option<u32>,
+}
+
+/// Url starts that tell where the script part of `fn script:line:col` begins when the
+/// function name itself contains spaces (`get value`, computed names).
+const URL_STARTS: [&str; 9] = ["file:", "node:", "/", "http:", "https:", "webpack:", "data:", "evalmachine.", "<"];
+
+/// Splits `fn script:line:col` (V8's `DebugName` and script name, already unescaped).
+/// Anonymous functions have an empty name (` script:1:2`), eval code an empty script
+/// (`fn :1:21`). Without a `:line:col` ending, the whole text is the name.
+pub(super) fn split_js_name(text: &str) -> JsName {
+    let whole = || JsName { name: text.to_owned(), script: String::new(), line: None, column: None };
+    let Some((rest, column)) = split_number(text) else { return whole() };
+    let Some((location, line)) = split_number(rest) else { return whole() };
+    // The script starts after a space: the first space followed by something that looks like
+    // a url, else the last space (function names have spaces more often than paths do).
+    let spaces: Vec<usize> = location.match_indices(' ').map(|(i, _)| i).collect();
+    let Some(&last) = spaces.last() else {
+        return JsName { name: String::new(), script: location.to_owned(), line: Some(line), column: Some(column) };
+    };
+    let at = spaces
+        .iter()
+        .copied()
+        .find(|i| {
+            let script = &location[i + 1..];
+            URL_STARTS.iter().any(|s| script.starts_with(s))
+        })
+        .unwrap_or(last);
+    JsName {
+        name: location[..at].to_owned(),
+        script: location[at + 1..].to_owned(),
+        line: Some(line),
+        column: Some(column),
+    }
+}
+
+/// `text:123` → (`text`, 123).
+fn split_number(text: &str) -> Option<(&str, u32)> {
+    let colon = text.rfind(':')?;
+    let digits = &text[colon + 1..];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((&text[..colon], digits.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(unescape(r"w\xf6rk\x2C dir/\xfcn\xef \u540d\x2Cx.js"), "wörk, dir/üní 名,x.js");
+        assert_eq!(unescape(r"(\\d+)\x2C\\s*"), r"(\d+),\s*");
+        assert_eq!(unescape(r"a\nb"), "a\nb");
+        assert_eq!(unescape(r"\uD83D\uDE80"), "🚀");
+        assert_eq!(unescape(r"back\slash"), r"back\slash");
+        assert_eq!(unescape(r"tail\x4"), r"tail\x4");
+        assert_eq!(unescape("café 計算"), "café 計算");
+    }
+
+    fn js(name: &str, script: &str, line: u32, column: u32) -> JsName {
+        JsName { name: name.into(), script: script.into(), line: Some(line), column: Some(column) }
+    }
+
+    #[test]
+    fn js_names() {
+        assert_eq!(split_js_name("work file:///a.js:3:10"), js("work", "file:///a.js", 3, 10));
+        assert_eq!(
+            split_js_name(" node:internal/main/run_main_module:1:1"),
+            js("", "node:internal/main/run_main_module", 1, 1)
+        );
+        assert_eq!(split_js_name("evalWorker :1:21"), js("evalWorker", "", 1, 21));
+        assert_eq!(split_js_name(" :1:20"), js("", "", 1, 20));
+        assert_eq!(split_js_name("get value /srv/app.js:9:4"), js("get value", "/srv/app.js", 9, 4));
+        assert_eq!(split_js_name("f /home/J Smith/app.js:1:2"), js("f", "/home/J Smith/app.js", 1, 2));
+        assert_eq!(split_js_name("line\nbreak /x.js:23:16"), js("line\nbreak", "/x.js", 23, 16));
+        assert_eq!(split_js_name("with,comma /x.js:2:3"), js("with,comma", "/x.js", 2, 3));
+        assert_eq!(split_js_name("noLocation").script, "");
+        assert_eq!(split_js_name("a:b").name, "a:b");
+    }
+}
