@@ -10,7 +10,7 @@ use cpuprof_render::Format;
     name = "cpuprof",
     version,
     about = "Answers from CPU profiles of Node.js/V8 programs",
-    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  gzip -c app.cpuprofile | cpuprof top -"
+    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  cpuprof top isolate-0x5a1e2c0-4242-v8.log\n  gzip -c app.cpuprofile | cpuprof top -"
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -37,11 +37,20 @@ EXAMPLES:
   cpuprof top app.cpuprofile -n 50 --sort total
   cpuprof top app.cpuprofile --by package --include-idle
   cpuprof top app.cpuprofile --focus 'handleRequest' --ignore '^node:'
-  cpuprof top app.cpuprofile.gz --format markdown -o top.md";
+  cpuprof top app.cpuprofile.gz --format markdown -o top.md
+  cpuprof top isolate-0x5a1e2c0-4242-v8.log --split-tiers
+  cpuprof top isolate-0x5a1e2c0-4242-v8.log --symbols /mnt/prod-root
+
+TICK LOGS:
+  One tick is one sample, weighing the sampling interval (profiler,begin). Frame 0 is the pc,
+  or the C++ callback V8 was in; bytecode-handler frames are skipped, so interpreted time
+  lands on the JavaScript function. C++ is named from the ELF symbol tables of the binaries
+  the log names (node --prof-process mis-places them on node 20); a tick nothing covers is
+  (unaccounted). The summary line counts ticks as node --prof-process does.";
 
 #[derive(Debug, Args)]
 pub(crate) struct TopArgs {
-    /// Profile to read: a .cpuprofile (gzip-compressed is fine), or - for stdin
+    /// Profile to read: a .cpuprofile or a V8 tick log (isolate-*.log; gzip-compressed is fine), or - for stdin
     #[arg(value_name = "FILE")]
     pub(crate) input: PathBuf,
 
@@ -78,7 +87,24 @@ pub(crate) struct TopArgs {
     pub(crate) ignore: Option<String>,
 
     #[command(flatten)]
+    pub(crate) ticklog: TickLogArgs,
+
+    #[command(flatten)]
     pub(crate) output: OutputArgs,
+}
+
+/// Options that only tick logs (`node --prof`) use.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Tick logs (node --prof)")]
+pub(crate) struct TickLogArgs {
+    /// Keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)
+    #[arg(long)]
+    pub(crate) split_tiers: bool,
+
+    /// Read the libraries the log names (/usr/bin/node, libc, …) under DIR instead of /, for logs
+    /// recorded on another machine
+    #[arg(long, value_name = "DIR")]
+    pub(crate) symbols: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

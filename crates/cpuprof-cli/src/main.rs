@@ -31,3 +31,8 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// A warning about the input: on stderr, the run goes on.
+pub(crate) fn warn(message: &str) {
+    eprintln!("cpuprof: warning: {message}");
+}

@@ -57,7 +57,18 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
 fn run_top(args: &TopArgs) -> Result<()> {
     let options = top_options(args)?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let profile = read_profile(&args.input, ParseOptions::default())?;
+    let mut parse = ParseOptions::default();
+    parse.split_tiers = args.ticklog.split_tiers;
+    parse.symbols_root.clone_from(&args.ticklog.symbols);
+    if let Some(dir) = &args.ticklog.symbols {
+        if !dir.is_dir() {
+            return Err(UsageError(format!("--symbols {}: not a directory", dir.display())).into());
+        }
+    }
+    let profile = read_profile(&args.input, parse)?;
+    for warning in &profile.meta.warnings {
+        crate::warn(&format!("{}: {warning}", args.input.display()));
+    }
     let report = top(&profile, &options);
     let source = args.input.display().to_string();
     let doc = TopDocument {

@@ -326,7 +326,81 @@ pub fn demangle(name: &str) -> String {
     if !(name.starts_with("_Z") || name.starts_with("_R") || name.starts_with("__Z")) {
         return name.to_owned();
     }
-    symbolic_demangle::demangle(name).into_owned()
+    // Thunks are spelled as binutils (`nm -C`, `c++filt`) and libstdc++ spell them, which is
+    // what people search for; the demangler has its own notation for them.
+    let demangled = match thunk(name) {
+        Some((kind, target)) => format!("{kind} to {}", symbolic_demangle::demangle(&format!("_Z{target}"))),
+        None => symbolic_demangle::demangle(name).into_owned(),
+    };
+    integer_literals(&demangled)
+}
+
+/// Integer template arguments as binutils writes them: `(unsigned long)16` → `16ul`.
+fn integer_literals(text: &str) -> String {
+    const SUFFIXES: [(&str, &str); 6] = [
+        ("(unsigned long long)", "ull"),
+        ("(long long)", "ll"),
+        ("(unsigned long)", "ul"),
+        ("(unsigned int)", "u"),
+        ("(long)", "l"),
+        ("(int)", ""),
+    ];
+    if !text.contains(")") {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    'scan: while let Some(open) = rest.find('(') {
+        for (cast, suffix) in SUFFIXES {
+            if let Some(after) = rest[open..].strip_prefix(cast) {
+                let sign = usize::from(after.starts_with('-'));
+                let digits = after[sign..].bytes().take_while(u8::is_ascii_digit).count();
+                if digits > 0 {
+                    out.push_str(&rest[..open]);
+                    out.push_str(&after[..sign + digits]);
+                    out.push_str(suffix);
+                    rest = &after[sign + digits..];
+                    continue 'scan;
+                }
+            }
+        }
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `_ZThn8_N…` → ("non-virtual thunk", "N…"): the special names of the Itanium ABI's thunks.
+fn thunk(name: &str) -> Option<(&'static str, &str)> {
+    let rest = name.strip_prefix("_ZT")?;
+    let (kind, offsets, rest) = match rest.as_bytes().first()? {
+        b'h' => ("non-virtual thunk", 1, rest),
+        b'v' => ("virtual thunk", 1, rest),
+        b'c' => ("covariant return thunk", 2, &rest[1..]),
+        _ => return None,
+    };
+    let mut rest = rest;
+    for _ in 0..offsets {
+        rest = call_offset(rest)?;
+    }
+    Some((kind, rest))
+}
+
+/// Skips one `h <number> _` or `v <number> _ <number> _`.
+fn call_offset(s: &str) -> Option<&str> {
+    let (numbers, rest) = match s.as_bytes().first()? {
+        b'h' => (1, &s[1..]),
+        b'v' => (2, &s[1..]),
+        _ => return None,
+    };
+    let mut rest = rest;
+    for _ in 0..numbers {
+        let body = rest.strip_prefix('n').unwrap_or(rest);
+        let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+        rest = body.get(digits..)?.strip_prefix('_').filter(|_| digits > 0)?;
+    }
+    Some(rest)
 }
 
 #[cfg(test)]
@@ -363,5 +437,15 @@ mod tests {
     fn demangles_cpp_and_keeps_c() {
         assert_eq!(demangle("_ZN2v88internal7Isolate4InitEv"), "v8::internal::Isolate::Init()");
         assert_eq!(demangle("sha512_block_data_order_avx2"), "sha512_block_data_order_avx2");
+        assert_eq!(
+            demangle("_ZThn8_N2v88internal7Isolate4InitEv"),
+            "non-virtual thunk to v8::internal::Isolate::Init()"
+        );
+        assert_eq!(
+            demangle("_ZTv0_n24_N2v88internal7Isolate4InitEv"),
+            "virtual thunk to v8::internal::Isolate::Init()"
+        );
+        assert_eq!(demangle("_ZThx"), symbolic_demangle::demangle("_ZThx"));
+        assert_eq!(integer_literals("f<(unsigned long)16, (int)-3, (bool)1>(int)"), "f<16ul, -3, (bool)1>(int)");
     }
 }

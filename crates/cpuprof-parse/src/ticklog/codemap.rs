@@ -41,27 +41,38 @@ pub(super) struct DynamicCode {
     blob: Option<(u64, u64)>,
 }
 
+/// `[start, end)` of addresses whose code changed.
+pub(super) type Span = (u64, u64);
+
+fn union(a: Span, b: Span) -> Span {
+    (a.0.min(b.0), a.1.max(b.1))
+}
+
 impl DynamicCode {
-    pub(super) fn add(&mut self, start: u64, entry: Entry) {
-        self.remove_overlapping(start, start.saturating_add(entry.size));
+    /// Adds code; returns the span of addresses whose meaning changed.
+    pub(super) fn add(&mut self, start: u64, entry: Entry) -> Span {
+        let end = start.saturating_add(entry.size);
+        let removed = self.remove_overlapping(start, end);
         if matches!(entry.code, Code::Builtin | Code::BytecodeHandler) {
-            let end = start.saturating_add(entry.size);
-            self.blob = Some(self.blob.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+            self.blob = Some(self.blob.map_or((start, end), |b| union(b, (start, end))));
         }
         self.map.insert(start, entry);
+        removed.map_or((start, end), |r| union(r, (start, end)))
     }
 
-    /// False when no code starts at `from`.
-    pub(super) fn move_code(&mut self, from: u64, to: u64) -> bool {
-        let Some(entry) = self.map.remove(&from) else { return false };
-        self.remove_overlapping(to, to.saturating_add(entry.size));
+    /// Moves the code at `from`; `None` when no code starts there.
+    pub(super) fn move_code(&mut self, from: u64, to: u64) -> Option<[Span; 2]> {
+        let entry = self.map.remove(&from)?;
+        let end = to.saturating_add(entry.size);
+        let removed = self.remove_overlapping(to, end);
         self.map.insert(to, entry);
-        true
+        Some([(from, from.saturating_add(entry.size)), removed.map_or((to, end), |r| union(r, (to, end)))])
     }
 
-    /// False when no code starts at `start`.
-    pub(super) fn delete(&mut self, start: u64) -> bool {
-        self.map.remove(&start).is_some()
+    /// Deletes the code at `start`; `None` when no code starts there.
+    pub(super) fn delete(&mut self, start: u64) -> Option<Span> {
+        let entry = self.map.remove(&start)?;
+        Some((start, start.saturating_add(entry.size)))
     }
 
     pub(super) fn find(&self, address: u64) -> Option<Entry> {
@@ -73,19 +84,23 @@ impl DynamicCode {
         self.blob
     }
 
-    fn remove_overlapping(&mut self, start: u64, end: u64) {
+    /// Removes the entries overlapping `[start, end)`; returns the span they covered.
+    fn remove_overlapping(&mut self, start: u64, end: u64) -> Option<Span> {
         // Entries never overlap each other, so walking down from `end` can stop at the first
         // one that ends at or before `start`.
-        let doomed: Vec<u64> = self
+        let doomed: Vec<(u64, u64)> = self
             .map
             .range(..end)
             .rev()
             .take_while(|(k, e)| **k >= start || k.saturating_add(e.size) > start)
-            .map(|(k, _)| *k)
+            .map(|(k, e)| (*k, k.saturating_add(e.size)))
             .collect();
-        for k in doomed {
+        let mut span: Option<Span> = None;
+        for (k, e) in doomed {
             self.map.remove(&k);
+            span = Some(span.map_or((k, e), |s| union(s, (k, e))));
         }
+        span
     }
 }
 
@@ -240,7 +255,7 @@ mod tests {
         let mut code = DynamicCode::default();
         code.add(100, entry(10, 1));
         code.add(110, entry(10, 2));
-        code.add(105, entry(10, 3)); // overlaps both
+        assert_eq!(code.add(105, entry(10, 3)), (100, 120)); // overlaps both
         assert!(code.find(100).is_none());
         assert_eq!(code.find(105).map(|e| e.frame.index()), Some(3));
         assert_eq!(code.find(114).map(|e| e.frame.index()), Some(3));
@@ -253,14 +268,15 @@ mod tests {
         let mut code = DynamicCode::default();
         code.add(100, entry(10, 1));
         code.add(300, entry(50, 2));
-        assert!(code.move_code(100, 200));
-        assert!(code.move_code(200, 310)); // a chain, landing inside entry 2
-        assert!(!code.move_code(100, 400));
+        assert_eq!(code.move_code(100, 200), Some([(100, 110), (200, 210)]));
+        // A chain, landing inside entry 2, which goes.
+        assert_eq!(code.move_code(200, 310), Some([(200, 210), (300, 350)]));
+        assert!(code.move_code(100, 400).is_none());
         assert!(code.find(300).is_none());
         assert_eq!(code.find(319).map(|e| e.frame.index()), Some(1));
         assert!(code.find(320).is_none());
-        assert!(code.delete(310));
-        assert!(!code.delete(310));
+        assert_eq!(code.delete(310), Some((310, 320)));
+        assert!(code.delete(310).is_none());
     }
 
     #[test]

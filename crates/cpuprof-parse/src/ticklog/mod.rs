@@ -20,6 +20,7 @@ mod codemap;
 mod lines;
 mod names;
 
+use std::collections::BTreeSet;
 use std::io::{BufRead, Read};
 use std::sync::Arc;
 
@@ -146,6 +147,10 @@ struct Decoder {
     code_range: Option<u64>,
     /// Bumped on every change of the code map: cached stacks of older generations are stale.
     generation: u32,
+    /// Every address resolved so far, ordered to find those a code event changes.
+    seen: BTreeSet<u64>,
+    /// What each address in `seen` resolved to.
+    resolved: FxHashMap<u64, Resolved>,
     cache: HashTable<Cached>,
     keys: Vec<u64>,
     /// `(stack, state)` of each sample row, and its ticks.
@@ -155,6 +160,8 @@ struct Decoder {
     /// Per tick (with `timeline`): row and time.
     timeline: Option<Vec<(u32, i64)>>,
     scratch: Vec<FrameId>,
+    /// The last stack built, root first.
+    last_path: Vec<(FrameId, StackId)>,
     unaccounted: Option<FrameId>,
     interval_us: Option<i64>,
     ticks: u64,
@@ -180,6 +187,8 @@ impl Decoder {
             libraries: Libraries::new(options.symbols_root.clone()),
             code_range: None,
             generation: 0,
+            seen: BTreeSet::new(),
+            resolved: FxHashMap::default(),
             cache: HashTable::new(),
             keys: Vec::new(),
             rows: Vec::new(),
@@ -187,6 +196,7 @@ impl Decoder {
             row_ticks: Vec::new(),
             timeline: options.timeline.then(Vec::new),
             scratch: Vec::new(),
+            last_path: Vec::new(),
             unaccounted: None,
             interval_us: None,
             ticks: 0,
@@ -253,7 +263,7 @@ impl Decoder {
                 match (fields.get(1), fields.get(2).and_then(|f| address(f)), fields.get(3).and_then(|f| address(f))) {
                     (Some(path), Some(start), Some(end)) if start < end => {
                         self.libraries.add(&unescape(path), start, end);
-                        self.changed();
+                        self.changed(None);
                         true
                     }
                     _ => false,
@@ -285,18 +295,22 @@ impl Decoder {
             }
             "code-move" => match (fields.get(1).and_then(|f| address(f)), fields.get(2).and_then(|f| address(f))) {
                 (Some(from), Some(to)) => {
-                    if !self.code.move_code(from, to) {
-                        self.unknown_moves.note(line, || format!("{from:#x}"));
+                    match self.code.move_code(from, to) {
+                        Some([gone, arrived]) => {
+                            self.changed(Some(gone));
+                            self.changed(Some(arrived));
+                        }
+                        None => self.unknown_moves.note(line, || format!("{from:#x}")),
                     }
-                    self.changed();
                     true
                 }
                 _ => false,
             },
             "code-delete" => match fields.get(1).and_then(|f| address(f)) {
                 Some(start) => {
-                    self.code.delete(start);
-                    self.changed();
+                    if let Some(gone) = self.code.delete(start) {
+                        self.changed(Some(gone));
+                    }
                     true
                 }
                 None => false,
@@ -347,8 +361,8 @@ impl Decoder {
             _ => (self.plain_func(&format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
         };
         let frame = self.builder.frame(Frame { func, line: None, column: None });
-        self.code.add(start, Entry { size, frame, code });
-        self.changed();
+        let span = self.code.add(start, Entry { size, frame, code });
+        self.changed(Some(span));
         true
     }
 
@@ -369,7 +383,20 @@ impl Decoder {
         self.builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js })
     }
 
-    fn changed(&mut self) {
+    /// The code at `span` (`None`: anywhere) changed. Cached stacks go stale only if one of
+    /// them holds an address there: new code in fresh memory, the usual case, keeps them.
+    fn changed(&mut self, span: Option<codemap::Span>) {
+        let stale: Vec<u64> = match span {
+            Some((start, end)) => self.seen.range(start..end).copied().collect(),
+            None => std::mem::take(&mut self.seen).into_iter().collect(),
+        };
+        if stale.is_empty() && span.is_some() {
+            return;
+        }
+        for address in stale {
+            self.seen.remove(&address);
+            self.resolved.remove(&address);
+        }
         self.generation = self.generation.wrapping_add(1);
     }
 
@@ -406,6 +433,8 @@ impl Decoder {
                     if self.keys.len() + head.len() + frames.len() > CACHE_WORDS {
                         self.keys.clear();
                         self.cache.clear();
+                        self.seen.clear();
+                        self.resolved.clear();
                     }
                     let key_start = self.keys.len() as u32;
                     self.keys.extend_from_slice(&head);
@@ -468,10 +497,19 @@ impl Decoder {
             scratch.push(self.unaccounted());
         }
         let leaf = scratch[0];
-        let mut stack = self.builder.stack(None, scratch[scratch.len() - 1]);
-        for frame in scratch.iter().rev().skip(1) {
-            stack = self.builder.stack(Some(stack), *frame);
+        // Consecutive ticks mostly share their callers: reuse the previous stack's path from
+        // the root for as long as the frames agree.
+        let mut path = std::mem::take(&mut self.last_path);
+        let shared = path.iter().zip(scratch.iter().rev()).take_while(|((a, _), b)| a == *b).count();
+        path.truncate(shared);
+        let mut parent = path.last().map(|(_, s)| *s);
+        for frame in scratch.iter().rev().skip(shared) {
+            let stack = self.builder.stack(parent, *frame);
+            path.push((*frame, stack));
+            parent = Some(stack);
         }
+        let stack = path.last().map_or_else(|| self.builder.stack(None, leaf), |(_, s)| *s);
+        self.last_path = path;
         self.scratch = scratch;
         (stack, leaf)
     }
@@ -489,6 +527,16 @@ impl Decoder {
     /// What is at `address`: V8's code first, then the libraries (C++ by ELF symbol, else the
     /// library itself), then V8's remapped copy of the builtins.
     fn resolve(&mut self, address: u64) -> Resolved {
+        if let Some(resolved) = self.resolved.get(&address) {
+            return *resolved;
+        }
+        let resolved = self.resolve_anew(address);
+        self.seen.insert(address);
+        self.resolved.insert(address, resolved);
+        resolved
+    }
+
+    fn resolve_anew(&mut self, address: u64) -> Resolved {
         if let Some(entry) = self.code.find(address) {
             return Resolved::Found(entry.frame, entry.code);
         }

@@ -1,0 +1,195 @@
+//! `cpuprof top` on real node 20 tick logs, against two independent oracles:
+//! `node --prof-process`'s own report (recorded beside each log) for totals, GC and
+//! JavaScript, and `fixtures/oracle/ticklog-cpp.js` (the ELF symbol tables read with `nm`)
+//! for C++.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::{cpuprof, files, root};
+use serde_json::Value;
+
+/// What `node --prof-process` reported.
+struct NodeReport {
+    ticks: i64,
+    unaccounted: i64,
+    gc: i64,
+    /// JavaScript rows by `name script:line:col`, tiers summed (`RegExp: src` kept as is).
+    js: BTreeMap<String, i64>,
+}
+
+fn node_report(log: &str) -> NodeReport {
+    let path = root().join(log.replace(".log", ".prof.txt"));
+    let text = std::fs::read(&path).expect("node's report beside the log");
+    let text = String::from_utf8_lossy(&text);
+    let header = text.lines().find(|l| l.starts_with("Statistical profiling result")).expect("header");
+    let number_before = |word: &str| -> i64 {
+        let at = header.find(word).expect(word);
+        header[..at].trim_end().rsplit([' ', '(']).next().unwrap().parse().unwrap()
+    };
+    let (ticks, unaccounted) = (number_before(" ticks"), number_before(" unaccounted"));
+    let mut section = "";
+    let mut js = BTreeMap::new();
+    let mut gc = 0;
+    for line in text.lines() {
+        if line.starts_with(" [") {
+            section = line.trim();
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let Some(count) = fields.first().and_then(|f| f.parse::<i64>().ok()) else { continue };
+        // "  ticks  total  nonlib   name": the name starts after the percentage columns.
+        let name = line
+            .splitn(2, '%')
+            .nth(1)
+            .map(|rest| rest.trim_start_matches(|c: char| c == ' ' || c == '.' || c.is_ascii_digit() || c == '%'))
+            .unwrap_or("");
+        let name = name.trim_start();
+        match section {
+            "[Summary]:" if name == "GC" => gc = count,
+            "[JavaScript]:" => {
+                let key = match name.split_once(": ") {
+                    Some(("RegExp", src)) => format!("RegExp: {src}"),
+                    Some((_, label)) => label.trim_start_matches(['~', '^', '+', '*', '-']).to_owned(),
+                    None => name.to_owned(),
+                };
+                *js.entry(key).or_default() += count;
+            }
+            _ => {}
+        }
+    }
+    NodeReport { ticks, unaccounted, gc, js }
+}
+
+fn top_json(log: &str) -> Value {
+    let out = cpuprof().args(["top", log, "--all", "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{log}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Our JavaScript rows keyed as node labels them.
+fn our_js(report: &Value) -> BTreeMap<String, i64> {
+    let mut js = BTreeMap::new();
+    for row in report["rows"].as_array().unwrap() {
+        let key = match row["kind"].as_str().unwrap() {
+            "js" => {
+                let name = match row["name"].as_str().unwrap() {
+                    "(anonymous)" => "<anonymous>",
+                    n => n,
+                };
+                format!("{name} {}:{}:{}", row["file"].as_str().unwrap_or(""), row["line"], row["column"])
+            }
+            "regexp" => format!("RegExp: {}", row["name"].as_str().unwrap().trim_matches('/')),
+            _ => continue,
+        };
+        *js.entry(key).or_default() += row["self_samples"].as_i64().unwrap();
+    }
+    js
+}
+
+/// node's labels that its own quirks garble, so that no function can match them: a raw
+/// backslash read as a 4-digit escape (NUL), a name split by a raw line break or comma,
+/// and de-duplication suffixes.
+fn garbled(label: &str) -> bool {
+    label.contains('\0') || label.contains(" {") || !label.contains(':') || label.starts_with("break ")
+}
+
+#[test]
+fn totals_gc_and_javascript_agree_with_node() {
+    let logs = files("fixtures/ticklog", &[".log"]);
+    assert!(logs.len() >= 10, "expected at least 10 tick-log fixtures, found {}", logs.len());
+    for log in &logs {
+        let node = node_report(log);
+        let ours = top_json(log);
+        let summary = &ours["summary"];
+        assert_eq!(ours["format"], "ticklog", "{log}");
+        assert_eq!(summary["samples"].as_i64().unwrap(), node.ticks, "{log}: total ticks");
+        assert_eq!(ours["samples"].as_i64().unwrap(), node.ticks, "{log}: ticks counted");
+        assert_eq!(summary["gc"]["samples"].as_i64().unwrap(), node.gc, "{log}: GC ticks");
+
+        // Only ticks node failed to resolve can move to a JavaScript function.
+        let js = our_js(&ours);
+        for (key, count) in &js {
+            let theirs = node.js.get(key).copied().unwrap_or(0);
+            assert!(
+                theirs <= *count && *count <= theirs + node.unaccounted,
+                "{log}: {key:?} has {count} self ticks, node {theirs} (+{} unaccounted)",
+                node.unaccounted
+            );
+        }
+        for (key, theirs) in &node.js {
+            if garbled(key) {
+                continue;
+            }
+            let count = js.get(key).copied().unwrap_or(0);
+            assert!(count >= *theirs, "{log}: node gives {key:?} {theirs} self ticks, we {count}");
+        }
+
+        // Where node leaves most ticks unaccounted, we do not.
+        let node_pct = 100.0 * node.unaccounted as f64 / node.ticks as f64;
+        let ours_pct = summary["unaccounted"]["pct"].as_f64().unwrap();
+        if (75.0..=98.5).contains(&node_pct) {
+            assert!(ours_pct <= 2.0, "{log}: {ours_pct:.1}% unaccounted (node: {node_pct:.1}%)");
+        }
+    }
+}
+
+/// The GNU build id of `binary`, read by `readelf` (not by cpuprof).
+fn build_id(binary: &str) -> Option<String> {
+    let out = Command::new("readelf").args(["-n", binary]).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_owned))
+}
+
+#[test]
+fn cpp_attribution_equals_the_symbol_table() {
+    let recorded = std::fs::read_to_string(root().join("fixtures/ticklog/node.build-id")).unwrap();
+    let installed = build_id("/usr/bin/node");
+    if installed.as_deref() != Some(recorded.trim()) {
+        // Not a failure: symbol-level checks need the very binary that wrote the logs.
+        eprintln!(
+            "SKIPPED: /usr/bin/node has build id {installed:?}, the fixtures were recorded with {}; \
+             C++ attribution cannot be checked on this machine",
+            recorded.trim()
+        );
+        return;
+    }
+    for log in files("fixtures/ticklog", &[".log"]) {
+        let out = Command::new("node")
+            .args(["fixtures/oracle/ticklog-cpp.js", &log, "--by-address"])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "oracle failed on {log}: {}", String::from_utf8_lossy(&out.stderr));
+        let oracle: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // Which symbol each tick lands on is the oracle's (nm); only the spelling of the
+        // names is ours, since demanglers differ in corners (binutils omits the return type
+        // of a function template nested in a lambda's scope, cpp_demangle writes it).
+        let mut expected: BTreeMap<String, i64> = BTreeMap::new();
+        for (mangled, ticks) in oracle["cpp_mangled"].as_object().unwrap() {
+            *expected.entry(cpuprof_symbols::demangle(mangled)).or_default() += ticks.as_i64().unwrap();
+        }
+        let spelled_by_nm: i64 = oracle["cpp"].as_object().unwrap().values().map(|v| v.as_i64().unwrap()).sum();
+        assert_eq!(spelled_by_nm, expected.values().sum::<i64>(), "{log}: the oracle's two views disagree");
+        let ours = top_json(&log);
+        let mut actual: BTreeMap<String, i64> = BTreeMap::new();
+        for row in ours["rows"].as_array().unwrap() {
+            if row["kind"] == "cpp" && row["self_samples"].as_i64().unwrap() > 0 {
+                *actual.entry(row["name"].as_str().unwrap().to_owned()).or_default() +=
+                    row["self_samples"].as_i64().unwrap();
+            }
+        }
+        let differences: Vec<String> = expected
+            .keys()
+            .chain(actual.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter(|k| expected.get(*k) != actual.get(*k))
+            .map(|k| format!("{k}: nm {:?}, cpuprof {:?}", expected.get(k), actual.get(k)))
+            .collect();
+        assert!(differences.is_empty(), "{log}: C++ self ticks differ:\n{}", differences.join("\n"));
+        assert!(!actual.is_empty() || log.contains("deep-recursion"), "{log}: no C++ at all?");
+    }
+}
