@@ -38,15 +38,16 @@ fn node_report(log: &str) -> NodeReport {
             section = line.trim();
             continue;
         }
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let Some(count) = fields.first().and_then(|f| f.parse::<i64>().ok()) else { continue };
-        // "  ticks  total  nonlib   name": the name starts after the percentage columns.
-        let name = line
-            .splitn(2, '%')
-            .nth(1)
-            .map(|rest| rest.trim_start_matches(|c: char| c == ' ' || c == '.' || c.is_ascii_digit() || c == '%'))
-            .unwrap_or("");
-        let name = name.trim_start();
+        // "  ticks  total  nonlib   name": a count, one or two percentages, then the name.
+        let Some((count, mut rest)) = line.trim_start().split_once(' ') else { continue };
+        let Ok(count) = count.parse::<i64>() else { continue };
+        while let Some((column, after)) = rest.trim_start().split_once(' ') {
+            if !column.ends_with('%') {
+                break;
+            }
+            rest = after;
+        }
+        let name = rest.trim_start();
         match section {
             "[Summary]:" if name == "GC" => gc = count,
             "[JavaScript]:" => {
@@ -144,6 +145,7 @@ fn build_id(binary: &str) -> Option<String> {
 }
 
 #[test]
+#[allow(clippy::print_stderr)] // the skip message
 fn cpp_attribution_equals_the_symbol_table() {
     let recorded = std::fs::read_to_string(root().join("fixtures/ticklog/node.build-id")).unwrap();
     let installed = build_id("/usr/bin/node");

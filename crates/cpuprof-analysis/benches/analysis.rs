@@ -14,7 +14,7 @@ fn bench_top(c: &mut Criterion) {
         PathBuf::from,
     );
     let file = std::fs::File::open(&path).expect("benchmark input");
-    let profile = parse(file, &Origin(path.display().to_string()), ParseOptions::default()).expect("valid input");
+    let profile = parse(file, &Origin(path.display().to_string()), &ParseOptions::default()).expect("valid input");
     let mut group = c.benchmark_group("top");
     for (name, by) in [("function", GroupBy::Function), ("package", GroupBy::Package), ("line", GroupBy::Line)] {
         let options = TopOptions::new(by, Weight::Time, SortBy::SelfWeight, StackFilter::default());

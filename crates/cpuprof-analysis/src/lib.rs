@@ -11,7 +11,7 @@
 //! let json = br#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},
 //!   {"id":2,"callFrame":{"functionName":"work","scriptId":"7","url":"file:///a.js","lineNumber":0,"columnNumber":9}}],
 //!   "startTime":0,"endTime":30,"samples":[2,2],"timeDeltas":[10,10]}"#;
-//! let profile = parse(&json[..], &Origin("a.cpuprofile".into()), ParseOptions::default()).unwrap();
+//! let profile = parse(&json[..], &Origin("a.cpuprofile".into()), &ParseOptions::default()).unwrap();
 //! let report = top(&profile, &TopOptions::default());
 //! assert_eq!(report.rows[0].name, "work");
 //! assert_eq!(report.rows[0].self_weight, 20_000); // 10 µs + the mean interval, in ns

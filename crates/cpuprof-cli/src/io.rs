@@ -21,7 +21,7 @@ pub(crate) fn is_dash(path: &Path) -> bool {
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 /// Reads and parses one profile.
-pub(crate) fn read_profile(path: &Path, options: ParseOptions) -> Result<Profile> {
+pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profile> {
     if is_dash(path) {
         return Ok(cpuprof_parse::parse(io::stdin(), &Origin::stdin(), options)?);
     }

@@ -65,7 +65,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
             return Err(UsageError(format!("--symbols {}: not a directory", dir.display())).into());
         }
     }
-    let profile = read_profile(&args.input, parse)?;
+    let profile = read_profile(&args.input, &parse)?;
     for warning in &profile.meta.warnings {
         crate::warn(&format!("{}: {warning}", args.input.display()));
     }

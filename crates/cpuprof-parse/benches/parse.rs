@@ -27,10 +27,10 @@ fn bench_parse(c: &mut Criterion) {
         let origin = Origin(name.clone());
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         group.bench_function(format!("summed/{name}"), |b| {
-            b.iter(|| parse(black_box(&bytes[..]), &origin, ParseOptions::default()).expect("valid input"));
+            b.iter(|| parse(black_box(&bytes[..]), &origin, &ParseOptions::default()).expect("valid input"));
         });
         group.bench_function(format!("timeline/{name}"), |b| {
-            b.iter(|| parse(black_box(&bytes[..]), &origin, ParseOptions::with_timeline()).expect("valid input"));
+            b.iter(|| parse(black_box(&bytes[..]), &origin, &ParseOptions::with_timeline()).expect("valid input"));
         });
     }
     group.finish();

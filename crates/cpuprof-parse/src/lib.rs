@@ -11,7 +11,7 @@
 //! let json = br#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},
 //!   {"id":2,"callFrame":{"functionName":"work","scriptId":"7","url":"file:///a.js","lineNumber":0,"columnNumber":9}}],
 //!   "startTime":0,"endTime":30,"samples":[2,2],"timeDeltas":[10,10]}"#;
-//! let profile = parse(&json[..], &Origin("a.cpuprofile".into()), ParseOptions::default()).unwrap();
+//! let profile = parse(&json[..], &Origin("a.cpuprofile".into()), &ParseOptions::default()).unwrap();
 //! assert_eq!(profile.samples.len(), 1); // one row per stack unless `timeline` is set
 //! ```
 #![deny(missing_docs)]
@@ -87,7 +87,7 @@ pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
 
 /// Parses a profile from `reader`, decompressing gzip transparently. `origin` names the input
 /// in errors.
-pub fn parse(reader: impl Read + Send, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
+pub fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let io = |e| ParseErrorKind::Io(e).at(origin, Span::None);
     let head = reader.fill_buf().map_err(io)?;
@@ -117,10 +117,10 @@ fn parse_as(
     format: InputFormat,
     reader: impl BufRead + Send,
     origin: &Origin,
-    options: ParseOptions,
+    options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
     match format {
         InputFormat::CpuProfile => v8_cpuprofile::parse(reader, origin, options),
-        InputFormat::TickLog => ticklog::parse(reader, origin, &options),
+        InputFormat::TickLog => ticklog::parse(reader, origin, options),
     }
 }

@@ -110,7 +110,7 @@ fn unknown_position() -> i64 {
 }
 
 /// Parses a `.cpuprofile` read from `reader`.
-pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
+pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
     let mut scanner = Scanner::new(reader, origin);
     scanner.skip_bom()?;
     let mut doc = Document::default();
@@ -261,7 +261,7 @@ impl Document {
         Ok(())
     }
 
-    fn finish(self, origin: &Origin, options: ParseOptions) -> Result<Profile, ParseError> {
+    fn finish(self, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
         if self.traces {
             return Err(ParseErrorKind::Unsupported(
                 "this is a Chrome trace (`traceEvents`), not a .cpuprofile; trace files are not supported yet",
@@ -349,7 +349,7 @@ fn build<N: NodeIndex>(
     samples: &[N],
     timing: &Timing,
     origin: &Origin,
-    options: ParseOptions,
+    options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
     let to_ns = |n: Option<Number>| n.map(|n| number_ns(n).unwrap_or(0));
     let start_ns = to_ns(timing.start_us);

@@ -27,7 +27,7 @@ fn star(n: usize, samples_first: bool) -> String {
 
 fn check(n: usize, samples_first: bool) {
     let text = star(n, samples_first);
-    let profile = parse(text.as_bytes(), &Origin("star".into()), ParseOptions::default()).unwrap();
+    let profile = parse(text.as_bytes(), &Origin("star".into()), &ParseOptions::default()).unwrap();
     assert_eq!(profile.stacks.len(), n + 1);
     assert_eq!(profile.samples.len(), n, "one summed row per sampled stack");
     let count = profile.samples.values(profile.value_index(ValueUnit::Count).unwrap());
@@ -51,7 +51,7 @@ fn samples_before_nodes() {
 #[test]
 fn timeline_keeps_every_sample_in_time_order() {
     let text = star(500, false);
-    let profile = parse(text.as_bytes(), &Origin("star".into()), ParseOptions::with_timeline()).unwrap();
+    let profile = parse(text.as_bytes(), &Origin("star".into()), &ParseOptions::with_timeline()).unwrap();
     let times = profile.samples.times_ns().unwrap();
     assert_eq!(times.len(), 500);
     assert!(times.windows(2).all(|w| w[1] - w[0] == 1_000));
@@ -63,7 +63,7 @@ fn lone_surrogates_in_names_become_replacement_characters() {
     let text = r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},
         {"id":2,"callFrame":{"functionName":"bad\ud800name","scriptId":"3","url":"file:///a\u0020b.js","lineNumber":1,"columnNumber":0}}],
         "startTime":0,"endTime":10,"samples":[2],"timeDeltas":[1]}"#;
-    let profile = parse(text.as_bytes(), &Origin("surrogate".into()), ParseOptions::default()).unwrap();
+    let profile = parse(text.as_bytes(), &Origin("surrogate".into()), &ParseOptions::default()).unwrap();
     let names: Vec<&str> = profile.funcs.as_slice().iter().map(|f| profile.strings.get(f.name)).collect();
     assert!(names.contains(&"bad\u{fffd}\u{fffd}\u{fffd}name"), "{names:?}");
     let files: Vec<&str> = profile.funcs.as_slice().iter().map(|f| profile.strings.get(f.file)).collect();

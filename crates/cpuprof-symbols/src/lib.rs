@@ -219,7 +219,13 @@ impl SymbolFile {
 
     /// The build id as lowercase hex, as `readelf -n` and `file` print it.
     pub fn build_id_hex(&self) -> Option<String> {
-        self.build_id().map(|id| id.iter().map(|b| format!("{b:02x}")).collect())
+        use std::fmt::Write;
+        self.build_id().map(|id| {
+            id.iter().fold(String::with_capacity(id.len() * 2), |mut hex, b| {
+                let _ = write!(hex, "{b:02x}");
+                hex
+            })
+        })
     }
 
     /// Number of code symbols.
@@ -345,7 +351,7 @@ fn integer_literals(text: &str) -> String {
         ("(long)", "l"),
         ("(int)", ""),
     ];
-    if !text.contains(")") {
+    if !text.contains(')') {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len());

@@ -175,7 +175,7 @@ pub(super) struct Hit {
 
 #[derive(Default)]
 pub(super) struct Libraries {
-    pub(super) libraries: Vec<Library>,
+    pub(super) all: Vec<Library>,
     /// `(start, end, library)` sorted by start.
     ranges: Vec<(u64, u64, usize)>,
     root: Option<PathBuf>,
@@ -189,28 +189,26 @@ impl Libraries {
     /// A `shared-library` line. V8 logs every mapping of a file with start = mapping address −
     /// file offset, so one file's mappings share a start; they are merged into one range.
     pub(super) fn add(&mut self, path: &str, start: u64, end: u64) {
-        let library = match self.libraries.iter().position(|l| l.path == path) {
-            Some(i) => i,
-            None => {
-                self.libraries.push(Library {
-                    path: path.to_owned(),
-                    primary_start: start,
-                    mappings: Vec::new(),
-                    symbols: self.load(path),
-                    missing: path.starts_with('[').then_some(NoSymbols::Virtual),
-                    frames: FxHashMap::default(),
-                    own_frame: None,
-                });
-                self.libraries.len() - 1
-            }
+        let library = if let Some(i) = self.all.iter().position(|l| l.path == path) {
+            i
+        } else {
+            self.all.push(Library {
+                path: path.to_owned(),
+                primary_start: start,
+                mappings: Vec::new(),
+                symbols: self.load(path),
+                missing: path.starts_with('[').then_some(NoSymbols::Virtual),
+                frames: FxHashMap::default(),
+                own_frame: None,
+            });
+            self.all.len() - 1
         };
-        self.libraries[library].mappings.push((start, end));
-        match self.ranges.iter_mut().find(|(s, _, l)| *s == start && *l == library) {
-            Some(range) => range.1 = range.1.max(end),
-            None => {
-                self.ranges.push((start, end, library));
-                self.ranges.sort_unstable();
-            }
+        self.all[library].mappings.push((start, end));
+        if let Some(range) = self.ranges.iter_mut().find(|(s, _, l)| *s == start && *l == library) {
+            range.1 = range.1.max(end);
+        } else {
+            self.ranges.push((start, end, library));
+            self.ranges.sort_unstable();
         }
     }
 
@@ -238,7 +236,7 @@ impl Libraries {
 
     /// The logged start of the library's first mapping.
     pub(super) fn primary_start(&self, library: usize) -> u64 {
-        self.libraries[library].primary_start
+        self.all[library].primary_start
     }
 }
 
@@ -284,7 +282,7 @@ mod tests {
         let mut libs = Libraries::new(None);
         libs.add("[vdso]", 0x7000, 0x8000);
         libs.add("[vdso]", 0x7000, 0x9000);
-        assert_eq!(libs.libraries.len(), 1);
+        assert_eq!(libs.all.len(), 1);
         assert!(libs.find(0x8800).is_some());
         assert!(libs.find(0x9000).is_none());
         assert!(libs.find(0x6fff).is_none());

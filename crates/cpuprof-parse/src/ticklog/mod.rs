@@ -69,6 +69,9 @@ pub(crate) fn parse(
     decoder.finish(&carry, origin)
 }
 
+/// The bytes of whole lines, and their lines parsed.
+type Chunk = (Vec<u8>, Vec<Batch>);
+
 /// Reads about [`CHUNK`] bytes of whole lines (the rest of a line waits in `carry`) and
 /// parses their ticks. `None` at the end of the input.
 fn read_chunk(
@@ -76,7 +79,7 @@ fn read_chunk(
     carry: &mut Vec<u8>,
     origin: &Origin,
     first_line: u64,
-) -> Result<Option<(Vec<u8>, Vec<Batch>)>, ParseError> {
+) -> Result<Option<Chunk>, ParseError> {
     let mut chunk = std::mem::take(carry);
     chunk.reserve(CHUNK);
     let mut searched = 0;
@@ -542,7 +545,7 @@ impl Decoder {
         }
         if let Some(hit) = self.libraries.find(address) {
             let library = hit.library;
-            let symbols = self.libraries.libraries[library].symbols();
+            let symbols = self.libraries.all[library].symbols();
             if let Some(file) = &symbols {
                 let bias = file.bias(hit.mapping_start);
                 let file_address = address.wrapping_sub(bias);
@@ -569,28 +572,28 @@ impl Decoder {
 
     fn cpp_frame(&mut self, library: usize, file: &Arc<SymbolFile>, file_address: u64) -> Option<FrameId> {
         let symbol = file.lookup(file_address)?;
-        if let Some(frame) = self.libraries.libraries[library].frames.get(&symbol) {
+        if let Some(frame) = self.libraries.all[library].frames.get(&symbol) {
             return Some(*frame);
         }
         let name = self.builder.intern(&file.name(symbol));
-        let path = self.builder.intern(&self.libraries.libraries[library].path);
+        let path = self.builder.intern(&self.libraries.all[library].path);
         let func = self.builder.func(Func { name, file: path, line: None, column: None, kind: FuncKind::Cpp });
         let frame = self.builder.frame(Frame { func, line: None, column: None });
-        self.libraries.libraries[library].frames.insert(symbol, frame);
+        self.libraries.all[library].frames.insert(symbol, frame);
         Some(frame)
     }
 
     fn library_frame(&mut self, library: usize) -> FrameId {
-        if let Some(frame) = self.libraries.libraries[library].own_frame {
+        if let Some(frame) = self.libraries.all[library].own_frame {
             return frame;
         }
-        let path = self.libraries.libraries[library].path.clone();
+        let path = self.libraries.all[library].path.clone();
         let base = path.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(&path);
         let name = self.builder.intern(base);
         let file = self.builder.intern(&path);
         let func = self.builder.func(Func { name, file, line: None, column: None, kind: FuncKind::SharedLib });
         let frame = self.builder.frame(Frame { func, line: None, column: None });
-        self.libraries.libraries[library].own_frame = Some(frame);
+        self.libraries.all[library].own_frame = Some(frame);
         frame
     }
 
@@ -612,20 +615,19 @@ impl Decoder {
 
     fn finish(mut self, carry: &[u8], origin: &Origin) -> Result<Profile, ParseError> {
         self.abandon_pending();
-        if self.ticks == 0 && self.version.is_none() && self.libraries.libraries.is_empty() {
+        if self.ticks == 0 && self.version.is_none() && self.libraries.all.is_empty() {
             let message = "no v8-version, shared-library or tick line: this is not a V8 tick log".to_owned();
             return Err(ParseErrorKind::UnknownFormat(message).at(origin, Span::LineCol { line: 1, column: 1 }));
         }
-        let interval_us = match self.interval_us {
-            Some(i) => i,
-            None => {
+        let interval_ns = self
+            .interval_us
+            .unwrap_or_else(|| {
                 self.builder.warn(format!(
                     "no `profiler,begin` line: assumed V8's default sampling interval of {DEFAULT_INTERVAL_US} µs"
                 ));
                 DEFAULT_INTERVAL_US
-            }
-        };
-        let interval_ns = interval_us.saturating_mul(1000);
+            })
+            .saturating_mul(1000);
         match &self.version {
             Some((1, _)) => {}
             Some((line, _)) => self.builder.warn(format!("the v8-version line is line {line}, not the first")),
@@ -688,7 +690,7 @@ impl Decoder {
         for (leaf, ticks) in self.row_leaf.iter().zip(&self.row_ticks) {
             *leaf_ticks.entry(*leaf).or_default() += ticks;
         }
-        for library in &mut self.libraries.libraries {
+        for library in &mut self.libraries.all {
             // Symbols still being read were never needed.
             let ticks = library.own_frame.and_then(|f| leaf_ticks.get(&f)).copied().unwrap_or(0);
             let why = match &library.missing {

@@ -1,11 +1,170 @@
 use super::*;
 
+const HEAD: &str = "v8-version,11,3,244,8,-node.38,0\nprofiler,begin,500\n";
+
+fn parse_with(text: &str, options: &ParseOptions) -> Profile {
+    parse(text.as_bytes(), &Origin("t.log".into()), options).unwrap()
+}
+
 fn parse_text(text: &str) -> Profile {
-    parse(text.as_bytes(), &Origin("t.log".into()), &ParseOptions::default()).unwrap()
+    parse_with(text, &ParseOptions::default())
+}
+
+/// `(stack as names leaf first, ticks)` sorted, for every sample row.
+fn stacks(p: &Profile) -> Vec<(Vec<String>, i64)> {
+    let mut out: Vec<(Vec<String>, i64)> = p
+        .samples
+        .stacks()
+        .iter()
+        .zip(p.samples.values(0))
+        .map(|(s, n)| {
+            let names = p.stacks.walk(*s).map(|f| p.strings.get(p.funcs[p.frames[f].func].name).to_owned()).collect();
+            (names, *n)
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 #[test]
-fn placeholder() {
-    let p = parse_text("v8-version,11,3,244,8,-node.38,0\nprofiler,begin,1000\ntick,0x1,5,0,0x0,0\n");
-    assert_eq!(p.samples.len(), 1);
+fn js_code_ticks_and_interval() {
+    let log = format!(
+        "{HEAD}code-creation,JS,10,1,0x1000,100,work file:///a.js:3:10,0x9000,~\n\
+         code-creation,JS,13,2,0x2000,100,work file:///a.js:3:10,0x9000,*\n\
+         code-creation,JS,10,1,0x3000,100, file:///a.js:1:1,0x9100,~\n\
+         tick,0x1010,10,0,0x0,0,0x3010\n\
+         tick,0x2010,11,0,0x0,0,0x3010\n\
+         tick,0x2020,12,0,0x0,1,0x3020\n"
+    );
+    let p = parse_text(&log);
+    // The tiers of `work` are one function; the anonymous script is its caller.
+    // Two rows of one stack: JS state and GC state.
+    assert_eq!(stacks(&p), vec![(vec!["work".into(), String::new()], 1), (vec!["work".into(), String::new()], 2)]);
+    assert_eq!(p.meta.interval_ns, Some(500_000));
+    assert_eq!(p.meta.format, SourceFormat::TickLog);
+    let states = p.samples.vm_states().unwrap();
+    assert!(states.contains(&VmState::Gc) && states.contains(&VmState::Js));
+    assert_eq!(p.samples.values(1).iter().sum::<i64>(), 3 * 500_000);
+    assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
+
+    let split = parse_with(&log, &ParseOptions { split_tiers: true, ..ParseOptions::default() });
+    let names: Vec<String> = stacks(&split).into_iter().map(|(s, _)| s[0].clone()).collect();
+    assert_eq!(names, vec!["*work", "*work", "~work"]);
+}
+
+#[test]
+fn names_with_raw_commas_and_line_breaks_are_recovered() {
+    let log = format!(
+        "{HEAD}code-creation,JS,10,1,0x1000,100,with,comma /x.js:2:3,0x9000,~\n\
+         code-creation,JS,10,1,0x2000,100,line\nbreak /x.js:4:5,0x9100,~\n\
+         code-creation,RegExp,3,1,0x3000,50,(\\\\d+)\\x2C\\\\s*\n\
+         tick,0x1001,1,0,0x0,0\ntick,0x2001,2,0,0x0,0\ntick,0x3001,3,0,0x0,0\n"
+    );
+    let p = parse_text(&log);
+    let leaves: Vec<String> = stacks(&p).into_iter().map(|(s, _)| s[0].clone()).collect();
+    assert_eq!(leaves, vec!["/(\\d+),\\s*/", "line\nbreak", "with,comma"]);
+    assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
+    let func = p.funcs.as_slice().iter().find(|f| p.strings.get(f.name) == "with,comma").unwrap();
+    assert_eq!((p.strings.get(func.file), func.line, func.column), ("/x.js", Some(2), Some(3)));
+}
+
+#[test]
+fn bytecode_handlers_external_callbacks_and_unaccounted() {
+    let log = format!(
+        "{HEAD}code-creation,BytecodeHandler,0,1,0x100,16,Add\n\
+         code-creation,Builtin,2,1,0x200,16,CallApiCallback\n\
+         code-creation,JS,10,1,0x1000,100,interp /a.js:1:1,0x9000,~\n\
+         tick,0x105,1,0,0x0,0,0x1010\n\
+         tick,0x205,2,1,0x1020,6,0x1010\n\
+         tick,0x999999,3,0,0x0,0,0x1010,0x888888\n\
+         tick,0x105,4,0,0x0,0\n"
+    );
+    let p = parse_text(&log);
+    assert_eq!(
+        stacks(&p),
+        vec![
+            // Frame 0 in nothing: unaccounted; unknown callers are dropped.
+            (vec!["(unaccounted)".into(), "interp".into()], 1),
+            // Only a handler: kept rather than nothing.
+            (vec!["BytecodeHandler:Add".into()], 1),
+            // The handler is skipped: interpreted time lands on the function.
+            (vec!["interp".into()], 1),
+            // External callback: it replaces the pc.
+            (vec!["interp".into(), "interp".into()], 1),
+        ]
+    );
+}
+
+#[test]
+fn code_moves_deletes_and_reused_stacks() {
+    let log = format!(
+        "{HEAD}code-creation,JS,13,1,0x1000,16,a /a.js:1:1,0x9000,*\n\
+         tick,0x1001,1,0,0x0,0\n\
+         code-move,0x1000,0x5000\n\
+         tick,0x1001,2,0,0x0,0\ntick,0x5001,3,0,0x0,0\n\
+         code-move,0x5000,0x6000\ncode-move,0x7000,0x8000\n\
+         tick,0x6001,4,0,0x0,0\n\
+         code-delete,0x6000\n\
+         tick,0x6001,5,0,0x0,0\n"
+    );
+    let p = parse_text(&log);
+    assert_eq!(stacks(&p), vec![(vec!["(unaccounted)".into()], 2), (vec!["a".into()], 3)]);
+    assert!(p.meta.warnings.iter().any(|w| w.contains("1 code-move line(s) name code the log never created")));
+}
+
+#[test]
+fn damaged_logs_are_read_with_one_warning_each() {
+    let clean = format!(
+        "{HEAD}code-creation,JS,10,1,0x1000,100,f /a.js:1:1,0x9000,~\n\
+         tick,0x1001,1,0,0x0,0\n\ntick,0x1001,2,0,0x0,0\ntick,0xZZ,3\ncode-move,0x1\ntick,0x1001,4,0,0x0"
+    );
+    let p = parse_text(&clean.replace('\n', "\r\n"));
+    assert_eq!(p.samples.values(0).iter().sum::<i64>(), 2);
+    let warnings = p.meta.warnings.join("\n");
+    for expected in
+        ["no line end", "end in CR LF", "skipped 1 empty line", "skipped 2 malformed line(s); the first, line 7"]
+    {
+        assert!(warnings.contains(expected), "{expected:?} missing from:\n{warnings}");
+    }
+    assert_eq!(p.meta.warnings.len(), 4, "{warnings}");
+}
+
+#[test]
+fn no_interval_and_no_version_are_warned_about() {
+    let p = parse_text("tick,0x1,5,0,0x0,0\n");
+    assert_eq!(p.meta.interval_ns, Some(1_000_000));
+    assert_eq!(p.meta.warnings.len(), 2, "{:?}", p.meta.warnings);
+    let err = parse("profiler,end\n".as_bytes(), &Origin("t.log".into()), &ParseOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("not a V8 tick log"), "{err}");
+}
+
+#[test]
+fn garbage_never_panics() {
+    // Every prefix of a log with every kind of line, and some byte noise.
+    let log = format!(
+        "{HEAD}shared-library,/nonexistent/lib.so,0x7000,0x8000,0\nnew,CodeRange,0x10000,0\n\
+         code-creation,Builtin,2,1,0x100,16,B\ncode-creation,JS,10,1,0x1000,100,f /a.js:1:1,0x9000,~\n\
+         tick,0x7001,1,0,0x0,0,0x1001,+10,-20,overflow\ncode-move,0x1000,0x2000\nsfi-move,0x9000,0x9100\n\
+         tick,0x10,2,1,0x7002,6\n"
+    );
+    for end in 0..log.len() {
+        let _ = parse(&log.as_bytes()[..end], &Origin("t.log".into()), &ParseOptions::default());
+    }
+    let mut noisy = log.into_bytes();
+    for i in (0..noisy.len()).step_by(7) {
+        noisy[i] = noisy[i].wrapping_mul(31).wrapping_add(i as u8);
+        let _ = parse(&noisy[..], &Origin("t.log".into()), &ParseOptions::default());
+    }
+}
+
+#[test]
+fn libraries_without_symbols_are_labelled_and_reported() {
+    let log = format!("{HEAD}shared-library,/nonexistent/libx.so,0x7000,0x8000,0\ntick,0x7001,1,0,0x0,0\n");
+    let p = parse_text(&log);
+    assert_eq!(stacks(&p), vec![(vec!["libx.so".into()], 1)]);
+    assert!(
+        p.meta.warnings.iter().any(|w| w.starts_with("no symbols for /nonexistent/libx.so")),
+        "{:?}",
+        p.meta.warnings
+    );
 }
