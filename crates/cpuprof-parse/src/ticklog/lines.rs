@@ -159,6 +159,25 @@ pub(super) fn hash_of(pc: u64, tos: u64, state: u8, external: bool, frames: &[u6
     finish(mix(h, frames.len() as u64))
 }
 
+const NOT_HEX: u8 = 0xff;
+
+/// The value of each byte as a hex digit, or [`NOT_HEX`].
+static HEX: [u8; 256] = {
+    let mut table = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
+
 /// Reads comma-separated fields.
 struct Cursor<'a> {
     bytes: &'a [u8],
@@ -203,24 +222,22 @@ impl Cursor<'_> {
     }
 
     fn bare_hex(&mut self) -> Option<u64> {
-        let start = self.at;
+        let digits = self.bytes.get(self.at..)?;
         let mut value: u64 = 0;
-        while let Some(&b) = self.bytes.get(self.at) {
-            let digit = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                b'A'..=b'F' => b - b'A' + 10,
-                _ => break,
-            };
-            if self.at - start >= 16 {
-                return None; // more than 64 bits
+        let mut count = 0;
+        for &b in digits {
+            let digit = HEX[usize::from(b)];
+            if digit == NOT_HEX {
+                break;
             }
             value = value << 4 | u64::from(digit);
-            self.at += 1;
+            count += 1;
         }
-        if self.at == start {
+        // More than 16 digits would not fit in 64 bits.
+        if count == 0 || count > 16 {
             return None;
         }
+        self.at += count;
         self.end_field()?;
         Some(value)
     }

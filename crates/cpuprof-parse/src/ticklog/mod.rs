@@ -133,6 +133,14 @@ struct Cached {
     row: u32,
 }
 
+/// A resolved stack (frames leaf first in `Decoder::known_frames`) and its id.
+struct Known {
+    hash: u64,
+    start: u32,
+    len: u32,
+    stack: StackId,
+}
+
 /// What an address turned out to be.
 #[derive(Clone, Copy)]
 enum Resolved {
@@ -163,6 +171,9 @@ struct Decoder {
     /// Per tick (with `timeline`): row and time.
     timeline: Option<Vec<(u32, i64)>>,
     scratch: Vec<FrameId>,
+    /// Every stack built, by its frames.
+    known: HashTable<Known>,
+    known_frames: Vec<FrameId>,
     /// The last stack built, root first.
     last_path: Vec<(FrameId, StackId)>,
     unaccounted: Option<FrameId>,
@@ -200,6 +211,8 @@ impl Decoder {
             timeline: options.timeline.then(Vec::new),
             scratch: Vec::new(),
             last_path: Vec::new(),
+            known: HashTable::new(),
+            known_frames: Vec::new(),
             unaccounted: None,
             interval_us: None,
             ticks: 0,
@@ -500,6 +513,20 @@ impl Decoder {
             scratch.push(self.unaccounted());
         }
         let leaf = scratch[0];
+        // Raw stacks that differ only in return addresses within the same functions are
+        // one stack: look the frames up before building anything.
+        let hash = scratch.iter().fold(0x9e37_79b9_7f4a_7c15_u64, |h, f| {
+            (h.rotate_left(5) ^ f.index() as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+        });
+        let known = &self.known_frames;
+        if let Some(seq) = self
+            .known
+            .find(hash, |k| k.hash == hash && known[k.start as usize..(k.start + k.len) as usize] == scratch[..])
+        {
+            let stack = seq.stack;
+            self.scratch = scratch;
+            return (stack, leaf);
+        }
         // Consecutive ticks mostly share their callers: reuse the previous stack's path from
         // the root for as long as the frames agree.
         let mut path = std::mem::take(&mut self.last_path);
@@ -513,6 +540,10 @@ impl Decoder {
         }
         let stack = path.last().map_or_else(|| self.builder.stack(None, leaf), |(_, s)| *s);
         self.last_path = path;
+        let start = self.known_frames.len() as u32;
+        self.known_frames.extend_from_slice(&scratch);
+        let known = Known { hash, start, len: scratch.len() as u32, stack };
+        self.known.insert_unique(hash, known, |k| k.hash);
         self.scratch = scratch;
         (stack, leaf)
     }
