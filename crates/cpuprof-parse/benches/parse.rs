@@ -1,6 +1,8 @@
 //! Parse throughput. Uses the recorded fixtures by default; point `CPUPROF_BENCH_FILE` at a
-//! big generated profile (`node scripts/gen-cpuprofile.js --out big.cpuprofile`) for the
-//! numbers that matter. End-to-end figures beside other tools: scripts/bench-top.sh.
+//! big generated profile (`node scripts/gen-cpuprofile.js --out big.cpuprofile`) and
+//! `CPUPROF_BENCH_TICKLOG` at a big tick log (`node scripts/gen-ticklog.js --size 200M -o big.log`)
+//! for the numbers that matter. End-to-end figures beside other tools: scripts/bench-top.sh and
+//! scripts/bench-ticklog.sh.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -36,9 +38,31 @@ fn bench_parse(c: &mut Criterion) {
     group.finish();
 }
 
+/// Tick logs: the fixtures are small, so they mostly measure reading node's ELF symbols.
+fn bench_ticklog(c: &mut Criterion) {
+    let inputs: Vec<PathBuf> = match std::env::var_os("CPUPROF_BENCH_TICKLOG") {
+        Some(file) => vec![PathBuf::from(file)],
+        None => {
+            let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/ticklog");
+            ["json-roundtrip.log", "code-moves.log"].iter().map(|f| fixtures.join(f)).collect()
+        }
+    };
+    let mut group = c.benchmark_group("ticklog");
+    for path in inputs {
+        let bytes = std::fs::read(&path).expect("benchmark input");
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let origin = Origin(name.clone());
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(format!("summed/{name}"), |b| {
+            b.iter(|| parse(black_box(&bytes[..]), &origin, &ParseOptions::default()).expect("valid input"));
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = bench_parse
+    targets = bench_parse, bench_ticklog
 }
 criterion_main!(benches);

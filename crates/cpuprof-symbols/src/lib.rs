@@ -1,10 +1,10 @@
 //! ELF function symbols for cpuprof: which function of an executable or shared library
 //! holds an address.
 //!
-//! Depends on nothing else in the workspace. A [`SymbolFile`] reads only the headers and the
-//! symbol tables of a file (`.symtab` and `.dynsym`, never truncated), keeps the code
-//! symbols sorted by address and demangles a name only when asked for it, so a 100 MB
-//! `node` binary costs what its symbol tables cost.
+//! Depends on nothing else in the workspace. A [`SymbolFile`] reads only the headers, the
+//! notes and the symbol tables of a file (`.symtab` and `.dynsym`, never truncated), keeps
+//! the code symbols sorted by address and demangles a name only when asked for it, so a
+//! 100 MB `node` binary costs what its symbol tables cost.
 //!
 //! Addresses come in two spaces. A *file address* is what the symbol table says (`nm`).
 //! A *runtime address* is where the code ran. V8 logs each mapping as
@@ -16,7 +16,12 @@
 
 use std::path::{Path, PathBuf};
 
-use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SectionIndex, SymbolKind};
+use std::fs::File;
+
+use object::elf;
+use object::read::elf::{FileHeader, ProgramHeader, SectionHeader, Sym};
+use object::read::ReadCache;
+use object::{Endianness, FileKind, SectionIndex};
 
 /// Why a file's symbols could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -99,44 +104,18 @@ impl SymbolId {
 const PAGE: u64 = 4096;
 
 impl SymbolFile {
-    /// Reads the symbol tables of the ELF file at `path`.
+    /// Reads the symbol tables of the ELF file at `path`: its headers, symbol tables and
+    /// their string tables, and nothing else of it.
     pub fn open(path: &Path) -> Result<SymbolFile, SymbolError> {
-        // One read of the whole file: the object reader then borrows every name, where a
-        // lazily reading cache would issue one system call per symbol name.
-        let data = std::fs::read(path).map_err(|source| SymbolError::Io { path: path.to_owned(), source })?;
+        let file = File::open(path).map_err(|source| SymbolError::Io { path: path.to_owned(), source })?;
+        let data = ReadCache::new(file);
         let format = |message: String| SymbolError::Format { path: path.to_owned(), message };
-        let object = object::File::parse(&*data).map_err(|e| format(e.to_string()))?;
-        if object.format() != object::BinaryFormat::Elf {
-            return Err(format(format!("{:?}, not ELF", object.format())));
+        match FileKind::parse(&data) {
+            Ok(FileKind::Elf64) => read_elf::<elf::FileHeader64<Endianness>>(path, &data),
+            Ok(FileKind::Elf32) => read_elf::<elf::FileHeader32<Endianness>>(path, &data),
+            Ok(kind) => Err(format(format!("{kind:?}, not ELF"))),
+            Err(e) => Err(format(e.to_string())),
         }
-        let position_independent = object.kind() != ObjectKind::Executable;
-        let build_id = object.build_id().ok().flatten().map(<[u8]>::to_vec);
-        let segments = object
-            .segments()
-            .map(|s| Segment {
-                address: s.address(),
-                size: s.size(),
-                offset: s.file_range().0,
-                executable: matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X)),
-            })
-            .collect();
-        let code_sections: Vec<SectionIndex> =
-            object.sections().filter(|s| s.kind() == object::SectionKind::Text).map(|s| s.index()).collect();
-        let mut candidates: Vec<Candidate<'_>> = Vec::new();
-        for symbols in [object.symbols(), object.dynamic_symbols()] {
-            for symbol in symbols {
-                let in_code = symbol.section_index().is_some_and(|i| code_sections.contains(&i));
-                if !in_code || !matches!(symbol.kind(), SymbolKind::Text | SymbolKind::Label | SymbolKind::Unknown) {
-                    continue;
-                }
-                let Ok(name) = symbol.name_bytes() else { continue };
-                if name.is_empty() || name.starts_with(b"$") {
-                    continue; // mapping symbols and the like
-                }
-                candidates.push(Candidate { start: symbol.address(), size: symbol.size(), rank: rank(&symbol), name });
-            }
-        }
-        Ok(Self::from_candidates(path, position_independent, build_id, segments, candidates))
     }
 
     fn from_candidates(
@@ -321,9 +300,72 @@ impl SymbolFile {
     }
 }
 
-/// Global and weak symbols name a function better than local ones.
-fn rank<'data, S: ObjectSymbol<'data>>(symbol: &S) -> u8 {
-    u8::from(!(symbol.is_global() || symbol.is_weak()))
+fn read_elf<'data, Elf: FileHeader<Endian = Endianness>>(
+    path: &Path,
+    data: &'data ReadCache<File>,
+) -> Result<SymbolFile, SymbolError> {
+    let format = |e: object::Error| SymbolError::Format { path: path.to_owned(), message: e.to_string() };
+    let header = Elf::parse(data).map_err(format)?;
+    let endian = header.endian().map_err(format)?;
+    let position_independent = header.e_type(endian) != elf::ET_EXEC;
+    let segments = header
+        .program_headers(endian, data)
+        .map_err(format)?
+        .iter()
+        .filter(|p| p.p_type(endian) == elf::PT_LOAD)
+        .map(|p| Segment {
+            address: p.p_vaddr(endian).into(),
+            size: p.p_memsz(endian).into(),
+            offset: p.p_offset(endian).into(),
+            executable: p.p_flags(endian).contains(elf::PF_X),
+        })
+        .collect();
+    let sections = header.sections(endian, data).map_err(format)?;
+    let mut build_id = None;
+    for section in sections.iter() {
+        if let Ok(Some(mut notes)) = section.notes(endian, data) {
+            while let Ok(Some(note)) = notes.next() {
+                if note.name() == b"GNU" && note.n_type(endian) == elf::NT_GNU_BUILD_ID {
+                    build_id = Some(note.desc().to_vec());
+                }
+            }
+        }
+    }
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    for table_type in [elf::SHT_SYMTAB, elf::SHT_DYNSYM] {
+        let table = sections.symbols(endian, data, table_type).map_err(format)?;
+        if table.is_empty() {
+            continue;
+        }
+        // One read of the whole string table, rather than one per name.
+        let strings = sections.section(table.string_section()).and_then(|s| s.data(endian, data)).map_err(format)?;
+        for symbol in table.symbols() {
+            // What `nm --defined-only` shows as t, T, w, W or i: anything defined in code.
+            let kind = symbol.st_type();
+            if kind == elf::STT_SECTION || kind == elf::STT_FILE || kind == elf::STT_TLS {
+                continue;
+            }
+            let Some(index) = symbol.st_shndx(endian).index() else { continue };
+            let Ok(section) = sections.section(SectionIndex(usize::from(index))) else { continue };
+            if !section.sh_flags(endian).contains(elf::SHF_EXECINSTR) {
+                continue;
+            }
+            let Some(tail) = strings.get(symbol.st_name(endian) as usize..) else { continue };
+            let name = &tail[..tail.iter().position(|b| *b == 0).unwrap_or(tail.len())];
+            if name.is_empty() || name.starts_with(b"$") {
+                continue; // mapping symbols and the like
+            }
+            let bind = symbol.st_bind();
+            candidates.push(Candidate {
+                start: symbol.st_value(endian).into(),
+                size: symbol.st_size(endian).into(),
+                // Global and weak symbols name a function better than local ones.
+                rank: u8::from(!(bind == elf::STB_GLOBAL || bind == elf::STB_WEAK)),
+                name,
+            });
+        }
+    }
+    Ok(SymbolFile::from_candidates(path, position_independent, build_id, segments, candidates))
 }
 
 /// `_ZN2v88internal7Isolate4InitEv` → `v8::internal::Isolate::Init()`; anything that is not a
