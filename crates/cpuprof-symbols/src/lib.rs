@@ -300,9 +300,9 @@ impl SymbolFile {
     }
 }
 
-fn read_elf<'data, Elf: FileHeader<Endian = Endianness>>(
+fn read_elf<Elf: FileHeader<Endian = Endianness>>(
     path: &Path,
-    data: &'data ReadCache<File>,
+    data: &ReadCache<File>,
 ) -> Result<SymbolFile, SymbolError> {
     let format = |e: object::Error| SymbolError::Format { path: path.to_owned(), message: e.to_string() };
     let header = Elf::parse(data).map_err(format)?;
