@@ -40,13 +40,11 @@ fn bench_parse(c: &mut Criterion) {
 
 /// Tick logs: the fixtures are small, so they mostly measure reading node's ELF symbols.
 fn bench_ticklog(c: &mut Criterion) {
-    let inputs: Vec<PathBuf> = match std::env::var_os("CPUPROF_BENCH_TICKLOG") {
-        Some(file) => vec![PathBuf::from(file)],
-        None => {
-            let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/ticklog");
-            ["json-roundtrip.log", "code-moves.log"].iter().map(|f| fixtures.join(f)).collect()
-        }
-    };
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/ticklog");
+    let inputs: Vec<PathBuf> = std::env::var_os("CPUPROF_BENCH_TICKLOG").map_or_else(
+        || ["json-roundtrip.log", "code-moves.log"].iter().map(|f| fixtures.join(f)).collect(),
+        |file| vec![PathBuf::from(file)],
+    );
     let mut group = c.benchmark_group("ticklog");
     for path in inputs {
         let bytes = std::fs::read(&path).expect("benchmark input");
