@@ -93,7 +93,7 @@ impl Share {
 pub struct Summary {
     /// All samples.
     pub all: Share,
-    /// JavaScript: functions, builtins and regular expressions on top.
+    /// JavaScript: functions, builtins, regular expressions and other code V8 compiled on top.
     pub javascript: Share,
     /// C++ functions on top.
     pub cpp: Share,
@@ -245,7 +245,8 @@ fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>)
         summary.all.add(w, c);
         let kind = profile.funcs[profile.func_of(*stack)].kind;
         let category = match kind {
-            FuncKind::Js | FuncKind::Builtin | FuncKind::Regexp => Some(&mut summary.javascript),
+            // As node's summary: whatever V8 compiled (stubs, wasm wrappers too) is JavaScript.
+            FuncKind::Js | FuncKind::Builtin | FuncKind::Regexp | FuncKind::Other => Some(&mut summary.javascript),
             FuncKind::Cpp => Some(&mut summary.cpp),
             FuncKind::SharedLib => Some(&mut summary.shared_lib),
             FuncKind::Unknown => Some(&mut summary.unaccounted),

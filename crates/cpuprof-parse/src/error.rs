@@ -136,9 +136,6 @@ pub enum ParseErrorKind {
         /// Length of `timeDeltas`.
         deltas: usize,
     },
-    /// A text line is too long for the format.
-    #[error("a line longer than {0} MiB: not a V8 tick log")]
-    LineTooLong(usize),
     /// A format cpuprof recognizes but does not read.
     #[error("{0}")]
     Unsupported(&'static str),

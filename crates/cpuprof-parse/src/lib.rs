@@ -76,7 +76,8 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Guesses the format from the first bytes of the (decompressed) input.
 pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
     let text = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
-    if ticklog::TAGS.iter().any(|tag| text.starts_with(tag.as_bytes())) {
+    let first = text.iter().position(|b| !b.is_ascii_whitespace()).map_or(&text[..0], |i| &text[i..]);
+    if ticklog::TAGS.iter().any(|tag| first.starts_with(tag.as_bytes())) {
         return Some(InputFormat::TickLog);
     }
     match text.iter().find(|b| !b.is_ascii_whitespace()) {

@@ -107,9 +107,14 @@ impl SymbolFile {
     /// Reads the symbol tables of the ELF file at `path`: its headers, symbol tables and
     /// their string tables, and nothing else of it.
     pub fn open(path: &Path) -> Result<SymbolFile, SymbolError> {
+        let format = |message: String| SymbolError::Format { path: path.to_owned(), message };
+        // A log names the files; a FIFO or a device there must not block or flood the reader.
+        let metadata = std::fs::metadata(path).map_err(|source| SymbolError::Io { path: path.to_owned(), source })?;
+        if !metadata.is_file() {
+            return Err(format("not a regular file".to_owned()));
+        }
         let file = File::open(path).map_err(|source| SymbolError::Io { path: path.to_owned(), source })?;
         let data = ReadCache::new(file);
-        let format = |message: String| SymbolError::Format { path: path.to_owned(), message };
         match FileKind::parse(&data) {
             Ok(FileKind::Elf64) => read_elf::<elf::FileHeader64<Endianness>>(path, &data),
             Ok(FileKind::Elf32) => read_elf::<elf::FileHeader32<Endianness>>(path, &data),

@@ -107,9 +107,14 @@ impl DynamicCode {
 /// The symbols of one library file, read on a background thread as soon as the log names it.
 enum Symbols {
     Loading(JoinHandle<Result<SymbolFile, SymbolError>>),
+    /// To be read when first needed.
+    Later(PathBuf),
     Read(Result<SymbolFile, SymbolError>),
     Ready(Option<Arc<SymbolFile>>),
 }
+
+/// Libraries whose symbols are read ahead, each on its own thread.
+const EAGER_LIBRARIES: usize = 32;
 
 /// Why a library's frames are labelled with its name only.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,6 +146,7 @@ impl Library {
         if !matches!(self.symbols, Symbols::Ready(_)) {
             let read = match std::mem::replace(&mut self.symbols, Symbols::Ready(None)) {
                 Symbols::Loading(handle) => handle.join().ok(),
+                Symbols::Later(path) => Some(SymbolFile::open(&path)),
                 Symbols::Read(read) => Some(read),
                 Symbols::Ready(_) => None,
             };
@@ -160,7 +166,7 @@ impl Library {
         }
         match &self.symbols {
             Symbols::Ready(file) => file.clone(),
-            Symbols::Loading(_) | Symbols::Read(_) => None,
+            Symbols::Loading(_) | Symbols::Later(_) | Symbols::Read(_) => None,
         }
     }
 }
@@ -176,6 +182,8 @@ pub(super) struct Hit {
 #[derive(Default)]
 pub(super) struct Libraries {
     pub(super) all: Vec<Library>,
+    /// Index of each path in `all`.
+    by_path: FxHashMap<String, usize>,
     /// `(start, end, library)` sorted by start.
     ranges: Vec<(u64, u64, usize)>,
     root: Option<PathBuf>,
@@ -189,9 +197,10 @@ impl Libraries {
     /// A `shared-library` line. V8 logs every mapping of a file with start = mapping address −
     /// file offset, so one file's mappings share a start; they are merged into one range.
     pub(super) fn add(&mut self, path: &str, start: u64, end: u64) {
-        let library = if let Some(i) = self.all.iter().position(|l| l.path == path) {
-            i
+        let library = if let Some(i) = self.by_path.get(path) {
+            *i
         } else {
+            self.by_path.insert(path.to_owned(), self.all.len());
             self.all.push(Library {
                 path: path.to_owned(),
                 primary_start: start,
@@ -204,11 +213,10 @@ impl Libraries {
             self.all.len() - 1
         };
         self.all[library].mappings.push((start, end));
-        if let Some(range) = self.ranges.iter_mut().find(|(s, _, l)| *s == start && *l == library) {
-            range.1 = range.1.max(end);
-        } else {
-            self.ranges.push((start, end, library));
-            self.ranges.sort_unstable();
+        let at = self.ranges.partition_point(|(s, _, l)| (*s, *l) < (start, library));
+        match self.ranges.get_mut(at) {
+            Some(range) if range.0 == start && range.2 == library => range.1 = range.1.max(end),
+            _ => self.ranges.insert(at, (start, end, library)),
         }
     }
 
@@ -220,6 +228,10 @@ impl Libraries {
             Some(root) => root.join(Path::new(path).strip_prefix("/").unwrap_or(Path::new(path))),
             None => PathBuf::from(path),
         };
+        // A process maps a few dozen files; past that, read them only when a tick needs one.
+        if self.all.len() >= EAGER_LIBRARIES {
+            return Symbols::Later(file);
+        }
         let in_thread = file.clone();
         match std::thread::Builder::new().name("symbols".into()).spawn(move || SymbolFile::open(&in_thread)) {
             Ok(handle) => Symbols::Loading(handle),

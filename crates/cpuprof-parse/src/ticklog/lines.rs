@@ -225,6 +225,7 @@ impl Cursor<'_> {
         let digits = self.bytes.get(self.at..)?;
         let mut value: u64 = 0;
         let mut count = 0;
+        let mut significant = 0;
         for &b in digits {
             let digit = HEX[usize::from(b)];
             if digit == NOT_HEX {
@@ -232,9 +233,10 @@ impl Cursor<'_> {
             }
             value = value << 4 | u64::from(digit);
             count += 1;
+            significant += usize::from(significant > 0 || digit > 0);
         }
-        // More than 16 digits would not fit in 64 bits.
-        if count == 0 || count > 16 {
+        // More than 16 significant digits would not fit in 64 bits.
+        if count == 0 || significant > 16 {
             return None;
         }
         self.at += count;
@@ -281,6 +283,8 @@ mod tests {
         assert_eq!((t.pc, t.time_us, t.external, t.tos, t.state), (0x013a_39b1, 43045, true, 0x00c7_3370, 5));
         assert_eq!(frames, vec![0x00f5_1800, 0x7fa8_d000_44d6]);
         assert_eq!(t.hash, hash_of(0x013a_39b1, 0x00c7_3370, 5, true, &frames));
+        let (t, _) = one("tick,0x000000000000000000012,1,0,0x0,0").unwrap();
+        assert_eq!(t.pc, 0x12);
         let (t, frames) = one("tick,0x10,-5,0,0x0,0").unwrap();
         assert_eq!((t.time_us, frames.len()), (-5, 0));
         // Relative frames and overflow markers.
@@ -297,6 +301,7 @@ mod tests {
             "tick,0x1,2,0,0x0,0,0xZZ",
             "tick,0x1,2,0,0x0,0,0x",
             "tick,0x11112222333344445,2,0,0x0,0",
+            "tick,0x1,2,0,0x0,0,0x10000000000000000",
             "tick,0x1,99999999999999999999,0,0x0,0",
             "tick,0x1,2,0,0x0,300",
             "tick,0x1,2,0,0x0,0,0x7f12 ",

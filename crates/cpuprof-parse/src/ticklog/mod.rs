@@ -36,10 +36,10 @@ use self::lines::{Batch, Item, Tick};
 use self::names::{split_js_name, unescape};
 use crate::{Origin, ParseError, ParseErrorKind, ParseOptions, Span};
 
-/// Bytes read per chunk.
-const CHUNK: usize = 8 << 20;
+/// Bytes read per chunk (small in tests, so that they cross chunk boundaries).
+const CHUNK: usize = if cfg!(test) { 1 << 16 } else { 8 << 20 };
 /// A line longer than this is not a tick log line.
-const MAX_LINE: usize = 64 << 20;
+const MAX_LINE: usize = if cfg!(test) { 1 << 20 } else { 64 << 20 };
 /// V8's sampling interval when the log does not say (`--prof-sampling-interval` default).
 const DEFAULT_INTERVAL_US: i64 = 1000;
 /// Raw stack keys kept for reuse before the cache starts over (in 8-byte words).
@@ -50,60 +50,102 @@ pub(crate) const TAGS: [&str; 8] =
     ["v8-version,", "v8-platform,", "shared-library,", "code-creation,", "tick,", "profiler,", "heap-", "new,"];
 
 pub(crate) fn parse(
-    mut reader: impl BufRead + Send,
+    reader: impl BufRead + Send,
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
     let mut decoder = Decoder::new(options);
-    let mut carry = Vec::new();
-    let mut next = read_chunk(&mut reader, &mut carry, origin, 1)?;
+    let mut input = Input { reader, carry: Vec::new(), read: 0, skipping: false, long_lines: 0, damaged: None };
+    let mut next = input.chunk(origin)?;
     while let Some((chunk, batches)) = next.take() {
-        let lines_in_chunk: u64 = batches.iter().map(|b| b.items.len() as u64).sum();
-        let first_line_after = decoder.line + lines_in_chunk + 1;
-        let ((), read) = rayon::join(
-            || decoder.replay(&chunk, &batches),
-            || read_chunk(&mut reader, &mut carry, origin, first_line_after),
-        );
+        let ((), read) = rayon::join(|| decoder.replay(&chunk, &batches), || input.chunk(origin));
         next = read?;
     }
-    decoder.finish(&carry, origin)
+    decoder.finish(&input, origin)
 }
 
 /// The bytes of whole lines, and their lines parsed.
 type Chunk = (Vec<u8>, Vec<Batch>);
 
-/// Reads about [`CHUNK`] bytes of whole lines (the rest of a line waits in `carry`) and
-/// parses their ticks. `None` at the end of the input.
-fn read_chunk(
-    reader: &mut impl Read,
-    carry: &mut Vec<u8>,
-    origin: &Origin,
-    first_line: u64,
-) -> Result<Option<Chunk>, ParseError> {
-    let mut chunk = std::mem::take(carry);
-    chunk.reserve(CHUNK);
-    let mut searched = 0;
-    loop {
-        let before = chunk.len();
-        let want = (before + CHUNK).max(CHUNK) - before;
-        reader.take(want as u64).read_to_end(&mut chunk).map_err(|e| ParseErrorKind::Io(e).at(origin, Span::None))?;
-        let eof = chunk.len() == before;
-        if let Some(last_nl) = memchr::memrchr(b'\n', &chunk[searched..]).map(|i| searched + i) {
-            if chunk.len() >= CHUNK || eof {
-                *carry = chunk.split_off(last_nl + 1);
-                let batches = lines::parse_chunk(&chunk);
-                return Ok(Some((chunk, batches)));
+/// Stands in for a line too long to keep: an unknown record, so the replay ignores it but
+/// still counts the line.
+const LONG_LINE: &[u8] = b"\x01long line\n";
+
+/// The input, cut into chunks of whole lines.
+struct Input<R> {
+    reader: R,
+    /// The start of a line the last chunk did not finish.
+    carry: Vec<u8>,
+    read: u64,
+    /// Inside a line longer than [`MAX_LINE`], dropping it.
+    skipping: bool,
+    long_lines: u64,
+    /// Why reading stopped early (a damaged or cut-off gzip stream), after `read` bytes.
+    damaged: Option<String>,
+}
+
+impl<R: Read> Input<R> {
+    /// About [`CHUNK`] bytes of whole lines, their ticks parsed; `None` at the end.
+    fn chunk(&mut self, origin: &Origin) -> Result<Option<Chunk>, ParseError> {
+        let mut chunk = std::mem::take(&mut self.carry);
+        chunk.reserve(CHUNK);
+        let mut searched = 0;
+        loop {
+            let before = chunk.len();
+            let eof = self.damaged.is_some() || self.fill(&mut chunk, origin)? == 0;
+            if self.skipping {
+                if let Some(nl) = memchr::memchr(b'\n', &chunk) {
+                    chunk.drain(..=nl);
+                    chunk.splice(0..0, LONG_LINE.iter().copied());
+                    self.skipping = false;
+                    searched = 0;
+                } else {
+                    chunk.clear();
+                    if eof {
+                        return Ok(None);
+                    }
+                    continue;
+                }
             }
-        } else if chunk.len() > MAX_LINE {
-            return Err(
-                ParseErrorKind::LineTooLong(MAX_LINE >> 20).at(origin, Span::LineCol { line: first_line, column: 1 })
-            );
-        } else {
-            searched = chunk.len();
+            if let Some(last_nl) = memchr::memrchr(b'\n', &chunk[searched..]).map(|i| searched + i) {
+                if chunk.len() >= CHUNK || eof {
+                    self.carry = chunk.split_off(last_nl + 1);
+                    let batches = lines::parse_chunk(&chunk);
+                    return Ok(Some((chunk, batches)));
+                }
+            } else if chunk.len() > MAX_LINE {
+                // A line no tick log needs (a huge `script-source`): skip it, not the log.
+                self.long_lines += 1;
+                self.skipping = true;
+                chunk.clear();
+                searched = 0;
+                continue;
+            } else {
+                searched = before.min(chunk.len());
+            }
+            if eof {
+                self.carry = chunk;
+                return Ok(None);
+            }
         }
-        if eof {
-            *carry = chunk;
-            return Ok(None);
+    }
+
+    /// Reads up to [`CHUNK`] more bytes; 0 at the end. A stream that turns out damaged after
+    /// some good bytes (a gzip file cut short) ends there, with a warning.
+    fn fill(&mut self, chunk: &mut Vec<u8>, origin: &Origin) -> Result<usize, ParseError> {
+        let before = chunk.len();
+        match (&mut self.reader).take(CHUNK as u64).read_to_end(chunk) {
+            Ok(n) => {
+                self.read += n as u64;
+                Ok(n)
+            }
+            Err(e) if self.read + (chunk.len() - before) as u64 > 0 => {
+                let n = chunk.len() - before;
+                self.read += n as u64;
+                self.damaged = Some(e.to_string());
+                Ok(n)
+            }
+            Err(e) => Err(ParseErrorKind::Io(e).at(origin, Span::None)),
         }
     }
 }
@@ -123,6 +165,54 @@ impl Skipped {
         }
     }
 }
+
+/// A JavaScript code-creation line without its function's address and tier: its name held a
+/// raw line break, so the rest follows on the next physical line(s).
+struct Pending {
+    line: u64,
+    text: String,
+    parts: u32,
+}
+
+/// A function name with more raw line breaks than this is not put back together.
+const MAX_NAME_LINES: u32 = 8;
+
+/// How [`Decoder::code_creation`] treats a JavaScript line without function address and tier.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Incomplete {
+    /// Hold it back: the next line may be the rest of its name.
+    HoldBack,
+    /// It was put together from several lines: fail, to try one more.
+    Fail,
+    /// Nothing more is coming: code without a function, as V8's tick processor keeps it.
+    Keep,
+}
+
+/// The record tags of node 20's logs: a line starting with one is not the rest of a name.
+const RECORD_TAGS: [&str; 22] = [
+    "v8-version",
+    "v8-platform",
+    "shared-library",
+    "shared-library-end",
+    "profiler",
+    "heap-capacity",
+    "heap-available",
+    "new",
+    "delete",
+    "code-creation",
+    "code-move",
+    "code-delete",
+    "sfi-move",
+    "code-source-info",
+    "script-source",
+    "script-details",
+    "code-deopt",
+    "timer-event-start",
+    "timer-event-end",
+    "current-time",
+    "tick",
+    "code-disable-optimization",
+];
 
 /// A stack cache entry: the raw key lives in `Decoder::keys`.
 struct Cached {
@@ -182,7 +272,7 @@ struct Decoder {
     time_range: Option<(i64, i64)>,
     version: Option<(u64, String)>,
     /// A code-creation line cut short by a raw line break in its name, waiting for its rest.
-    pending: Option<(u64, String)>,
+    pending: Option<Pending>,
     crlf: u64,
     empty: Option<(u64, u64)>,
     malformed: Skipped,
@@ -234,7 +324,7 @@ impl Decoder {
                 self.line += 1;
                 match item {
                     Item::Tick(tick) => {
-                        self.abandon_pending();
+                        self.settle_pending();
                         self.tick(tick, batch.frames(tick));
                     }
                     Item::Other(start, end) => self.other(&chunk[*start as usize..*end as usize]),
@@ -243,9 +333,13 @@ impl Decoder {
         }
     }
 
-    fn abandon_pending(&mut self) {
-        if let Some((line, _)) = self.pending.take() {
-            self.malformed.note(line, || "a code-creation line without its function's address and tier".to_owned());
+    /// No rest is coming for a held-back line: keep its code without a function.
+    fn settle_pending(&mut self) {
+        if let Some(pending) = self.pending.take() {
+            let fields: Vec<&str> = pending.text.split(',').collect();
+            if !self.code_creation(&fields, Incomplete::Keep) {
+                self.malformed.note(pending.line, || "a code-creation line with missing or malformed fields".into());
+            }
         }
     }
 
@@ -256,15 +350,33 @@ impl Decoder {
             *count += 1;
             return;
         }
-        let text = String::from_utf8_lossy(bytes);
-        if let Some((line, head)) = self.pending.take() {
-            // The rest of a code-creation line whose function name held a raw line break.
-            let joined = format!("{head}\n{text}");
-            let fields: Vec<&str> = joined.split(',').collect();
-            if self.code_creation(&fields, true) {
+        let mut text = String::from_utf8_lossy(bytes);
+        if self.line == 1 {
+            if let Some(rest) = text.strip_prefix('\u{feff}') {
+                text = rest.to_owned().into();
+            }
+        }
+        let tag = text.split(',').next().unwrap_or_default();
+        if let Some(mut pending) = self.pending.take() {
+            if RECORD_TAGS.contains(&tag) {
+                self.pending = Some(pending);
+                self.settle_pending();
+            } else {
+                // The rest of a code-creation line whose function name held a raw line break.
+                pending.text.push('\n');
+                pending.text.push_str(&text);
+                pending.parts += 1;
+                let fields: Vec<&str> = pending.text.split(',').collect();
+                if self.code_creation(&fields, Incomplete::Fail) {
+                    return;
+                }
+                if pending.parts < MAX_NAME_LINES {
+                    self.pending = Some(pending);
+                } else {
+                    self.malformed.note(pending.line, || "a code-creation line whose name never ends".into());
+                }
                 return;
             }
-            self.malformed.note(line, || "a code-creation line without its function's address and tier".to_owned());
         }
         let fields: Vec<&str> = text.split(',').collect();
         let line = self.line;
@@ -299,16 +411,11 @@ impl Decoder {
             "new" => {
                 if fields.get(1) == Some(&"CodeRange") && self.code_range.is_none() {
                     self.code_range = fields.get(2).and_then(|f| address(f));
+                    self.changed(None);
                 }
                 true
             }
-            "code-creation" => {
-                let ok = self.code_creation(&fields, false);
-                if !ok && self.pending.is_some() {
-                    return;
-                }
-                ok
-            }
+            "code-creation" => self.code_creation(&fields, Incomplete::HoldBack),
             "code-move" => match (fields.get(1).and_then(|f| address(f)), fields.get(2).and_then(|f| address(f))) {
                 (Some(from), Some(to)) => {
                     match self.code.move_code(from, to) {
@@ -342,9 +449,9 @@ impl Decoder {
         }
     }
 
-    /// `code-creation,type,kind,time,start,size,name[,sfi,state]`. With `joined`, `fields`
-    /// is a line put back together and may not be held back again. False when malformed.
-    fn code_creation(&mut self, fields: &[&str], joined: bool) -> bool {
+    /// `code-creation,type,kind,time,start,size,name[,sfi,state]`; `incomplete` says what to
+    /// do with a JavaScript line without sfi and state. False when malformed.
+    fn code_creation(&mut self, fields: &[&str], incomplete: Incomplete) -> bool {
         let n = fields.len();
         if n < 7 {
             return false;
@@ -357,12 +464,21 @@ impl Decoder {
             && address(fields[n - 2]).is_some()
             && matches!(fields[n - 1], "" | "~" | "^" | "+" | "*" | "-");
         let name = if with_function { fields[6..n - 2].join(",") } else { fields[6..].join(",") };
+        if name.contains("code-creation,") || name.contains(",tick,") {
+            // Two isolates writing one log (`--no-logfile-per-isolate`) tore lines into each
+            // other: no name to recover.
+            return false;
+        }
         let js_kind = matches!(kind, "JS" | "Eval" | "Script" | "Function" | "LazyCompile" | "InterpretedFunction");
         if js_kind && !with_function {
-            if !joined {
-                self.pending = Some((self.line, fields.join(",")));
+            match incomplete {
+                Incomplete::HoldBack => {
+                    self.pending = Some(Pending { line: self.line, text: fields.join(","), parts: 1 });
+                    return true;
+                }
+                Incomplete::Fail => return false,
+                Incomplete::Keep => {}
             }
-            return false;
         }
         let (func, code) = match kind {
             "Builtin" => (self.plain_func(&name, FuncKind::Builtin), Code::Builtin),
@@ -374,11 +490,14 @@ impl Decoder {
                 let tier = if self.split_tiers { fields[n - 1] } else { "" };
                 (self.js_func(&unescape(&name), tier), Code::Js)
             }
+            // Code of a JavaScript kind without its function (never a top-of-stack function).
+            _ if js_kind => (self.js_func(&unescape(&name), ""), Code::Other),
             _ => (self.plain_func(&format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
         };
         let frame = self.builder.frame(Frame { func, line: None, column: None });
         let span = self.code.add(start, Entry { size, frame, code });
-        self.changed(Some(span));
+        // Builtins also decide what addresses in their remapped copies mean.
+        self.changed(if matches!(code, Code::Builtin | Code::BytecodeHandler) { None } else { Some(span) });
         true
     }
 
@@ -576,19 +695,17 @@ impl Decoder {
         }
         if let Some(hit) = self.libraries.find(address) {
             let library = hit.library;
+            let primary = self.libraries.primary_start(library);
+            if hit.mapping_start != primary {
+                // A second mapping of the binary: V8's remapped builtins, logged (in worker
+                // isolates) under the binary's name. Look them up where they were created.
+                if let Some(entry) = self.code.find(address.wrapping_sub(hit.mapping_start).wrapping_add(primary)) {
+                    return Resolved::Found(entry.frame, entry.code);
+                }
+            }
             let symbols = self.libraries.all[library].symbols();
             if let Some(file) = &symbols {
-                let bias = file.bias(hit.mapping_start);
-                let file_address = address.wrapping_sub(bias);
-                let primary = self.libraries.primary_start(library);
-                if hit.mapping_start != primary {
-                    // A second mapping of the binary: V8's remapped builtins, logged (in
-                    // worker isolates) under the binary's name. Look them up where the
-                    // builtins were created.
-                    if let Some(entry) = self.code.find(file_address.wrapping_add(file.bias(primary))) {
-                        return Resolved::Found(entry.frame, entry.code);
-                    }
-                }
+                let file_address = address.wrapping_sub(file.bias(hit.mapping_start));
                 if let Some(frame) = self.cpp_frame(library, file, file_address) {
                     return Resolved::Found(frame, Code::Other);
                 }
@@ -644,9 +761,11 @@ impl Decoder {
         self.code.find(blob_start + (address - copy))
     }
 
-    fn finish(mut self, carry: &[u8], origin: &Origin) -> Result<Profile, ParseError> {
-        self.abandon_pending();
-        if self.ticks == 0 && self.version.is_none() && self.libraries.all.is_empty() {
+    fn finish<R>(mut self, input: &Input<R>, origin: &Origin) -> Result<Profile, ParseError> {
+        let carry = &input.carry[..];
+        self.settle_pending();
+        let cut_short_log = TAGS.iter().any(|tag| carry.starts_with(tag.as_bytes()));
+        if self.ticks == 0 && self.version.is_none() && self.libraries.all.is_empty() && !cut_short_log {
             let message = "no v8-version, shared-library or tick line: this is not a V8 tick log".to_owned();
             return Err(ParseErrorKind::UnknownFormat(message).at(origin, Span::LineCol { line: 1, column: 1 }));
         }
@@ -665,6 +784,13 @@ impl Decoder {
             None => self.builder.warn("no v8-version line: not a complete V8 tick log, read anyway".to_owned()),
         }
         self.warnings(carry);
+        if let Some(why) = &input.damaged {
+            self.builder
+                .warn(format!("the input is damaged after {} bytes ({why}); read what came before", input.read));
+        }
+        if input.long_lines > 0 {
+            self.builder.warn(format!("skipped {} line(s) longer than {} MiB", input.long_lines, MAX_LINE >> 20));
+        }
         let rows = std::mem::take(&mut self.rows);
         match self.timeline.take() {
             Some(ticks) => {

@@ -168,3 +168,59 @@ fn libraries_without_symbols_are_labelled_and_reported() {
         p.meta.warnings
     );
 }
+
+#[test]
+fn a_name_split_by_line_breaks_does_not_swallow_the_next_record() {
+    let log = format!(
+        "{HEAD}code-creation,JS,10,1,0x1000,16,two\nline\nbreaks /a.js:1:1,0x9000,~\n\
+         code-creation,JS,10,1,0x2000,16,nosfi /a.js:2:1\n\
+         code-creation,JS,10,1,0x3000,16,bar /a.js:3:1,0x9100,~\n\
+         code-creation,JS,10,1,0x4000,16,internalBinding node:x:1:2,0xcode-creation,JS,10,1,0x5000,16,y /b.js:1:1,0x9200,~\n\
+         tick,0x1001,1,0,0x0,0\ntick,0x2001,2,0,0x0,0\ntick,0x3001,3,0,0x0,0\ntick,0x4001,4,0,0x0,0\n"
+    );
+    let p = parse_text(&log);
+    let leaves: Vec<String> = stacks(&p).into_iter().map(|(s, _)| s[0].clone()).collect();
+    // A line two isolates tore into each other names nothing: its tick is unaccounted.
+    assert_eq!(leaves, vec!["(unaccounted)", "bar", "nosfi", "two\nline\nbreaks"]);
+    assert!(
+        p.meta.warnings.iter().any(|w| w.contains("skipped 1 malformed line(s); the first, line 8")),
+        "{:?}",
+        p.meta.warnings
+    );
+}
+
+#[test]
+fn remapped_builtins_follow_the_builtins_and_the_code_range() {
+    // The copy sits at code range + 512 MiB − the blob rounded up to 256 KiB.
+    let copy = 0x1000_0000u64 + (512 << 20) - (256 << 10);
+    let tick = format!("tick,{:#x},1,0,0x0,0\n", copy + 0x10);
+    let log =
+        format!("{HEAD}{tick}new,CodeRange,0x10000000,0\n{tick}code-creation,Builtin,2,1,0x100,32,MyBuiltin\n{tick}");
+    let p = parse_text(&log);
+    assert_eq!(stacks(&p), vec![(vec!["(unaccounted)".into()], 2), (vec!["MyBuiltin".into()], 1)]);
+}
+
+#[test]
+fn overlong_lines_are_skipped_not_fatal() {
+    let long = "x".repeat(3 << 20);
+    let log = format!(
+        "{HEAD}script-source,1,{long}\ncode-creation,JS,10,1,0x1000,16,f /a.js:1:1,0x9000,~\ntick,0x1001,1,0,0x0,0\n"
+    );
+    let p = parse_text(&log);
+    assert_eq!(stacks(&p), vec![(vec!["f".into()], 1)]);
+    assert!(p.meta.warnings.iter().any(|w| w.contains("skipped 1 line(s) longer than")), "{:?}", p.meta.warnings);
+}
+
+#[test]
+fn a_gzip_stream_cut_short_gives_what_came_before() {
+    use std::io::Write;
+    let ticks: String = (0..2000).map(|i| format!("tick,0x1001,{i},0,0x0,0\n")).collect();
+    let log = format!("{HEAD}code-creation,JS,10,1,0x1000,16,f /a.js:1:1,0x9000,~\n{ticks}");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(log.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let p = crate::parse(&gz[..gz.len() / 2], &Origin("t.log.gz".into()), &ParseOptions::default()).unwrap();
+    let ticks = p.samples.values(0).iter().sum::<i64>();
+    assert!(ticks > 0 && ticks < 2000, "{ticks}");
+    assert!(p.meta.warnings.iter().any(|w| w.contains("the input is damaged after")), "{:?}", p.meta.warnings);
+}
