@@ -19,9 +19,12 @@
 #![deny(missing_docs)]
 
 mod filter;
+mod fold;
 mod keys;
 mod top;
+mod weights;
 
 pub use filter::StackFilter;
+pub use fold::{escape as escape_frame, fold, FoldOptions, Folded, FoldedStack, FrameClass};
 pub use keys::{package_of, GroupBy};
 pub use top::{top, Share, SortBy, Summary, TopOptions, TopReport, TopRow, Weight};

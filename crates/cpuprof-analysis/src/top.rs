@@ -1,8 +1,9 @@
-use cpuprof_model::{FuncId, FuncKind, Profile, StackId, ValueUnit, VmState};
+use cpuprof_model::{FuncId, FuncKind, Profile, StackId, VmState};
 use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
 use crate::keys::{group_label, GroupBy};
+use crate::weights::{columns, stack_weights, StackWeights};
 
 /// What a sample weighs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,39 +160,10 @@ const NO_KEY: u32 = u32::MAX;
 
 /// Self and total weight per function, file, package or line.
 pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
-    let n = profile.stacks.len();
-    let count_column = profile.value_index(ValueUnit::Count);
-    let weight_column = match options.weight {
-        Weight::Time => profile.value_index(ValueUnit::Nanoseconds).or(count_column),
-        Weight::Samples => count_column,
-    };
-    let column = |k: Option<usize>| k.map(|k| profile.samples.values(k));
-    let (weights, counts) = (column(weight_column), column(count_column));
-
-    // Self weight and count per stack.
-    let mut self_w = vec![0i64; n];
-    let mut self_c = vec![0i64; n];
-    for (i, stack) in profile.samples.stacks().iter().enumerate() {
-        let c = counts.map_or(1, |c| c[i]);
-        let w = weights.map_or(c, |w| w[i]);
-        self_w[stack.index()] = self_w[stack.index()].saturating_add(w);
-        self_c[stack.index()] = self_c[stack.index()].saturating_add(c);
-    }
-
+    let (weights, counts) = columns(profile, options.weight);
     let summary = summarize(profile, weights, counts);
-
-    let mask = options.filter.mask(profile);
-    let (mut total, mut samples) = (0i64, 0i64);
-    for s in 0..n {
-        if mask.counted[s] {
-            total = total.saturating_add(self_w[s]);
-            samples = samples.saturating_add(self_c[s]);
-        }
-        if !mask.kept[s] {
-            self_w[s] = 0;
-            self_c[s] = 0;
-        }
-    }
+    let StackWeights { weight: self_w, count: self_c, total, samples } =
+        stack_weights(profile, options.weight, &options.filter, None);
 
     let mut keys = Keys::default();
     let rows = if options.by == GroupBy::Line {

@@ -22,6 +22,110 @@ pub(crate) enum Command {
     /// Functions (or files, packages, lines) ranked by the CPU time they hold
     #[command(after_help = TOP_HELP)]
     Top(TopArgs),
+    /// Folded stacks (`root;…;leaf weight`) for inferno, FlameGraph or speedscope
+    #[command(after_help = COLLAPSE_HELP)]
+    Collapse(CollapseArgs),
+    /// An interactive SVG flame graph (search, zoom), readable offline
+    #[command(after_help = FLAMEGRAPH_HELP)]
+    Flamegraph(FlamegraphArgs),
+}
+
+const COLLAPSE_HELP: &str = "\
+FORMAT:
+  One line per distinct stack, callers first: `main file:///app.js:3;work file:///app.js:9 1234`.
+  Labels are `name file:line` (JavaScript), the bare name for native code and (program),
+  (garbage collector), (idle); `;` inside a name becomes `；` and line breaks `\\n`, so one
+  frame stays one frame. Weights are ns (--weight time, the default for .cpuprofile) or
+  sample counts (--weight samples, the default for tick logs). Lines are sorted.
+
+EXAMPLES:
+  cpuprof collapse app.cpuprofile -o app.folded
+  cpuprof collapse app.cpuprofile --by package | inferno-flamegraph > packages.svg
+  cpuprof collapse isolate-0x5a1e2c0-4242-v8.log --from 2s --to 5s";
+
+const FLAMEGRAPH_HELP: &str = "\
+COLOURS:
+  orange: your code · blue: node_modules packages · green: node internals (node:) ·
+  yellow: native code (V8 builtins, C++, regexps) · red: garbage collection ·
+  grey: (program), (idle), unaccounted. Stable from run to run.
+
+In the SVG: click a frame to zoom, Ctrl-F (or the Search button) to highlight matches.
+
+EXAMPLES:
+  cpuprof flamegraph app.cpuprofile -o flame.svg
+  cpuprof flamegraph app.cpuprofile -o icicle.svg --inverted --focus handleRequest
+  cpuprof flamegraph app.cpuprofile -o callers.svg --reverse --by package
+  cpuprof flamegraph isolate-0x5a1e2c0-4242-v8.log -o flame.svg --from 1s --to 3s";
+
+/// Folding options shared by `collapse` and `flamegraph`.
+#[derive(Debug, Args)]
+pub(crate) struct FoldArgs {
+    /// Profile to read: a .cpuprofile or a V8 tick log (gzip-compressed is fine), or - for stdin
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// What a frame stands for
+    #[arg(long, value_enum, default_value_t = FoldBy::Function)]
+    pub(crate) by: FoldBy,
+
+    /// What a sample weighs [default: time for .cpuprofile, samples (ticks) for tick logs]
+    #[arg(long, value_enum)]
+    pub(crate) weight: Option<WeightArg>,
+
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+
+    #[command(flatten)]
+    pub(crate) window: WindowArgs,
+
+    #[command(flatten)]
+    pub(crate) ticklog: TickLogArgs,
+
+    /// Write to FILE instead of stdout (- = stdout); written atomically
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CollapseArgs {
+    #[command(flatten)]
+    pub(crate) fold: FoldArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FlamegraphArgs {
+    #[command(flatten)]
+    pub(crate) fold: FoldArgs,
+
+    /// Title [default: the file name, duration and sample count]
+    #[arg(long)]
+    pub(crate) title: Option<String>,
+
+    /// Width of the image in pixels
+    #[arg(long, value_name = "PIXELS", default_value_t = 1200, value_parser = clap::value_parser!(u64).range(100..=100_000))]
+    pub(crate) width: u64,
+
+    /// Leave out frames narrower than this many pixels
+    #[arg(long, value_name = "PIXELS", default_value_t = 0.1)]
+    pub(crate) min_width: f64,
+
+    /// An icicle graph: roots at the top, growing down
+    #[arg(long)]
+    pub(crate) inverted: bool,
+
+    /// Merge stacks from the leaf: each function's callers above it (bottom-up)
+    #[arg(long)]
+    pub(crate) reverse: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FoldBy {
+    /// Function: `name file:line`
+    Function,
+    /// Script file (url); consecutive frames in one file merge
+    File,
+    /// npm package; (node) for node internals, (app) for the rest; consecutive frames merge
+    Package,
 }
 
 const TOP_HELP: &str = "\
@@ -74,7 +178,20 @@ pub(crate) struct TopArgs {
     #[arg(long, value_enum, default_value_t = WeightArg::Time)]
     pub(crate) weight: WeightArg,
 
-    /// Count (idle) samples (the event loop waiting) as rows and in the percentages
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+
+    #[command(flatten)]
+    pub(crate) ticklog: TickLogArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+/// Which samples count.
+#[derive(Debug, Args)]
+pub(crate) struct FilterArgs {
+    /// Count (idle) samples (the event loop waiting)
     #[arg(long)]
     pub(crate) include_idle: bool,
 
@@ -85,12 +202,18 @@ pub(crate) struct TopArgs {
     /// Drop samples with a function in their stack whose name or file matches REGEX
     #[arg(long, value_name = "REGEX")]
     pub(crate) ignore: Option<String>,
+}
 
-    #[command(flatten)]
-    pub(crate) ticklog: TickLogArgs,
+/// A time window, for profiles whose samples have times (.cpuprofile, tick logs).
+#[derive(Debug, Args)]
+pub(crate) struct WindowArgs {
+    /// Only samples taken at or after TIME into the recording (e.g. 1.5s, 250ms, 800us)
+    #[arg(long, value_name = "TIME")]
+    pub(crate) from: Option<String>,
 
-    #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    /// Only samples taken before TIME into the recording
+    #[arg(long, value_name = "TIME")]
+    pub(crate) to: Option<String>,
 }
 
 /// Options that only tick logs (`node --prof`) use.

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stderr)]
 
 mod args;
+mod fold;
 mod io;
 mod run;
 

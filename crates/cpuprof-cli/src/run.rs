@@ -6,7 +6,11 @@ use cpuprof_parse::ParseOptions;
 use cpuprof_render::{render_top, TopDocument};
 use regex::Regex;
 
-use crate::args::{By, Cli, Command, Sort, TopArgs, WeightArg};
+use std::path::Path;
+
+use cpuprof_model::Profile;
+
+use crate::args::{By, Cli, Command, FilterArgs, Sort, TickLogArgs, TopArgs, WeightArg};
 use crate::io::{read_profile, Output};
 
 /// A bad argument found after clap's own checks (exit code 2).
@@ -24,11 +28,47 @@ impl std::error::Error for UsageError {}
 pub(crate) fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Top(args) => run_top(&args),
+        Command::Collapse(args) => crate::fold::run_collapse(&args),
+        Command::Flamegraph(args) => crate::fold::run_flamegraph(&args),
     }
 }
 
-fn regex(flag: &str, pattern: Option<&str>) -> Result<Option<Regex>> {
+/// Reads the input with the tick-log options, and reports the parser's warnings.
+pub(crate) fn load(input: &Path, ticklog: &TickLogArgs, timeline: bool) -> Result<Profile> {
+    let mut parse = if timeline { ParseOptions::with_timeline() } else { ParseOptions::default() };
+    parse.split_tiers = ticklog.split_tiers;
+    parse.symbols_root.clone_from(&ticklog.symbols);
+    if let Some(dir) = &ticklog.symbols {
+        if !dir.is_dir() {
+            return Err(UsageError(format!("--symbols {}: not a directory", dir.display())).into());
+        }
+    }
+    let profile = read_profile(input, &parse)?;
+    for warning in &profile.meta.warnings {
+        crate::warn(&format!("{}: {warning}", input.display()));
+    }
+    Ok(profile)
+}
+
+/// The input as reports name it.
+pub(crate) fn source_name(input: &Path) -> String {
+    if crate::io::is_dash(input) {
+        "<stdin>".to_owned()
+    } else {
+        input.display().to_string()
+    }
+}
+
+pub(crate) fn regex(flag: &str, pattern: Option<&str>) -> Result<Option<Regex>> {
     pattern.map(|p| Regex::new(p).map_err(|e| UsageError(format!("invalid {flag} regex: {e}")).into())).transpose()
+}
+
+pub(crate) fn stack_filter(args: &FilterArgs) -> Result<StackFilter> {
+    Ok(StackFilter {
+        include_idle: args.include_idle,
+        focus: regex("--focus", args.focus.as_deref())?,
+        ignore: regex("--ignore", args.ignore.as_deref())?,
+    })
 }
 
 fn top_options(args: &TopArgs) -> Result<TopOptions> {
@@ -46,33 +86,17 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
         Sort::SelfTime => SortBy::SelfWeight,
         Sort::Total => SortBy::Total,
     };
-    let filter = StackFilter {
-        include_idle: args.include_idle,
-        focus: regex("--focus", args.focus.as_deref())?,
-        ignore: regex("--ignore", args.ignore.as_deref())?,
-    };
-    Ok(TopOptions::new(by, weight, sort, filter))
+    Ok(TopOptions::new(by, weight, sort, stack_filter(&args.filter)?))
 }
 
 fn run_top(args: &TopArgs) -> Result<()> {
     let options = top_options(args)?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let mut parse = ParseOptions::default();
-    parse.split_tiers = args.ticklog.split_tiers;
-    parse.symbols_root.clone_from(&args.ticklog.symbols);
-    if let Some(dir) = &args.ticklog.symbols {
-        if !dir.is_dir() {
-            return Err(UsageError(format!("--symbols {}: not a directory", dir.display())).into());
-        }
-    }
-    let profile = read_profile(&args.input, &parse)?;
-    for warning in &profile.meta.warnings {
-        crate::warn(&format!("{}: {warning}", args.input.display()));
-    }
+    let profile = load(&args.input, &args.ticklog, false)?;
     let report = top(&profile, &options);
-    let source = args.input.display().to_string();
+    let source = source_name(&args.input);
     let doc = TopDocument {
-        source: if crate::io::is_dash(&args.input) { "<stdin>" } else { &source },
+        source: &source,
         meta: &profile.meta,
         report: &report,
         by: options.by,

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 mod csv_out;
+mod flamegraph;
 mod json;
 mod markdown;
 mod table;
@@ -19,7 +20,9 @@ pub mod text;
 pub mod time;
 
 use cpuprof_analysis::{GroupBy, TopReport, Weight};
+
 use cpuprof_model::Meta;
+pub use flamegraph::{render_collapsed, render_flamegraph, FlameOptions};
 
 /// Output formats of tabular commands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -274,6 +274,7 @@ struct Decoder {
     /// A code-creation line cut short by a raw line break in its name, waiting for its rest.
     pending: Option<Pending>,
     crlf: u64,
+    /// The first empty line and how many there were.
     empty: Option<(u64, u64)>,
     malformed: Skipped,
     unknown_moves: Skipped,
@@ -345,9 +346,7 @@ impl Decoder {
 
     fn other(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
-            let (first, count) = self.empty.get_or_insert((self.line, 0));
-            let _ = first;
-            *count += 1;
+            self.empty.get_or_insert((self.line, 0)).1 += 1;
             return;
         }
         let mut text = String::from_utf8_lossy(bytes);

@@ -1,0 +1,156 @@
+//! `cpuprof collapse` and `cpuprof flamegraph`: fold the profile, then write text or SVG.
+
+use anyhow::{bail, Result};
+use cpuprof_analysis::{fold, FoldOptions, Folded, GroupBy, Weight};
+use cpuprof_model::{Profile, SourceFormat};
+use cpuprof_render::time::format_ns;
+use cpuprof_render::{render_collapsed, render_flamegraph, FlameOptions};
+
+use crate::args::{CollapseArgs, FlamegraphArgs, FoldArgs, FoldBy, WeightArg};
+use crate::io::Output;
+use crate::run::{load, source_name, stack_filter, UsageError};
+
+pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
+    let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
+    let (_, folded, _) = folded(&args.fold)?;
+    output.write(render_collapsed(&folded).as_bytes())
+}
+
+pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
+    let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
+    let (profile, folded, shaped_by) = folded(&args.fold)?;
+    if folded.stacks.is_empty() {
+        bail!("{}: no samples to draw (after the filters)", source_name(&args.fold.input));
+    }
+    let title = args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded));
+    let mut shaped_by = shaped_by;
+    if args.reverse {
+        shaped_by.push("reversed: callers above callees".to_owned());
+    }
+    let mut options = FlameOptions::default();
+    options.title = title;
+    options.subtitle = shaped_by.join(" · ");
+    options.width = usize::try_from(args.width).ok();
+    options.min_width = Some(args.min_width);
+    options.inverted = args.inverted;
+    options.reverse = args.reverse;
+    let sample_name = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
+    sample_name.clone_into(&mut options.sample_name);
+    let svg = render_flamegraph(&folded, &options).map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))?;
+    output.write(&svg)
+}
+
+/// The profile, folded as the arguments say, and the options that shaped it (for a subtitle).
+fn folded(args: &FoldArgs) -> Result<(Profile, Folded, Vec<String>)> {
+    let filter = stack_filter(&args.filter)?;
+    let from = args.window.from.as_deref().map(|t| duration("--from", t)).transpose()?;
+    let to = args.window.to.as_deref().map(|t| duration("--to", t)).transpose()?;
+    if let (Some(from), Some(to)) = (from, to) {
+        if from >= to {
+            return Err(UsageError("--from must be before --to".to_owned()).into());
+        }
+    }
+    let windowed = from.is_some() || to.is_some();
+    let profile = load(&args.input, &args.ticklog, windowed)?;
+    let window = if windowed {
+        let Some(times) = profile.samples.times_ns() else {
+            bail!("{}: its samples have no times, so --from/--to cannot apply", source_name(&args.input));
+        };
+        let start = profile.meta.start_ns.or_else(|| times.iter().min().copied()).unwrap_or(0);
+        Some((start.saturating_add(from.unwrap_or(0)), to.map_or(i64::MAX, |t| start.saturating_add(t))))
+    } else {
+        None
+    };
+    let ticklog = profile.meta.format == SourceFormat::TickLog;
+    let weight = match args.weight {
+        Some(WeightArg::Samples) => Weight::Samples,
+        None if ticklog => Weight::Samples,
+        Some(WeightArg::Time) | None => Weight::Time,
+    };
+    let by = match args.by {
+        FoldBy::Function => GroupBy::Function,
+        FoldBy::File => GroupBy::File,
+        FoldBy::Package => GroupBy::Package,
+    };
+    let mut shaped_by = vec![format!("by {}", by_name(args.by))];
+    shaped_by.push(match weight {
+        Weight::Samples if ticklog => "weight: ticks".to_owned(),
+        Weight::Samples => "weight: samples".to_owned(),
+        _ => "weight: time".to_owned(),
+    });
+    if filter.include_idle {
+        shaped_by.push("idle included".to_owned());
+    }
+    if let Some(re) = &filter.focus {
+        shaped_by.push(format!("focus /{re}/"));
+    }
+    if let Some(re) = &filter.ignore {
+        shaped_by.push(format!("ignore /{re}/"));
+    }
+    if windowed {
+        let end = to.map_or_else(|| "end".to_owned(), format_ns);
+        shaped_by.push(format!("window {} – {end}", format_ns(from.unwrap_or(0))));
+    }
+    let folded = fold(&profile, &FoldOptions::new(by, weight, filter, window));
+    Ok((profile, folded, shaped_by))
+}
+
+fn by_name(by: FoldBy) -> &'static str {
+    match by {
+        FoldBy::Function => "function",
+        FoldBy::File => "file",
+        FoldBy::Package => "package",
+    }
+}
+
+/// `app.cpuprofile · 1.02 s · 952 samples`
+fn default_title(args: &FoldArgs, profile: &Profile, folded: &Folded) -> String {
+    let source = source_name(&args.input);
+    let name = source.rsplit('/').next().unwrap_or(&source).to_owned();
+    let mut parts = vec![name];
+    if let Some(d) = profile.meta.duration_ns {
+        parts.push(format_ns(d));
+    }
+    let noun = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
+    parts.push(format!("{} {noun}", folded.samples));
+    parts.join(" · ")
+}
+
+/// `1.5s`, `250ms`, `800us` / `800µs`, `12ns`, or plain seconds → ns.
+fn duration(flag: &str, text: &str) -> Result<i64> {
+    let t = text.trim();
+    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("min") {
+        (n, 60e9)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        (t, 1e9)
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * scale < 9.2e18 => Ok((v * scale).round() as i64),
+        _ => Err(UsageError(format!("{flag} {text}: expected a time into the recording such as 1.5s, 250ms or 800us"))
+            .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("--from", "1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(duration("--from", "250ms").unwrap(), 250_000_000);
+        assert_eq!(duration("--from", "800us").unwrap(), 800_000);
+        assert_eq!(duration("--from", "2").unwrap(), 2_000_000_000);
+        assert_eq!(duration("--from", "1min").unwrap(), 60_000_000_000);
+        assert!(duration("--from", "-1s").is_err());
+        assert!(duration("--from", "soon").is_err());
+    }
+}

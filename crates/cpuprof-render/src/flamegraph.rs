@@ -1,0 +1,88 @@
+//! Folded stacks as text, and as an interactive SVG flame graph drawn by inferno.
+
+use std::fmt::Write as _;
+
+use cpuprof_analysis::{Folded, FrameClass, Weight};
+use inferno::flamegraph::color::{Color, PaletteMap};
+use inferno::flamegraph::{self, Direction, Options};
+
+/// `root;…;leaf weight` lines, sorted (inferno, FlameGraph and speedscope read them).
+pub fn render_collapsed(folded: &Folded) -> String {
+    let mut out = String::with_capacity(folded.stacks.iter().map(|s| s.frames.len() + 12).sum());
+    for stack in &folded.stacks {
+        let _ = writeln!(out, "{} {}", stack.frames, stack.weight);
+    }
+    out
+}
+
+/// How the SVG looks.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct FlameOptions {
+    /// The title at the top.
+    pub title: String,
+    /// The line under it: what shaped the graph.
+    pub subtitle: String,
+    /// Width in pixels. Default is `None`: inferno's 1200.
+    pub width: Option<usize>,
+    /// Frames narrower than this many pixels are left out. Default: inferno's 0.1.
+    pub min_width: Option<f64>,
+    /// Icicle graph: roots at the top.
+    pub inverted: bool,
+    /// Merge by leaf: callers above callees (a bottom-up view).
+    pub reverse: bool,
+    /// What one sample is called when weights are counts (`samples`, `ticks`).
+    pub sample_name: String,
+}
+
+/// Renders `folded` as an SVG flame graph.
+pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, String> {
+    let mut palette = PaletteMap::default();
+    for (label, class) in &folded.classes {
+        palette.insert(label, color_of(*class, label));
+    }
+    let mut opts = Options::default();
+    opts.title.clone_from(&options.title);
+    opts.subtitle = (!options.subtitle.is_empty()).then(|| options.subtitle.clone());
+    opts.image_width = options.width;
+    if let Some(min) = options.min_width {
+        opts.min_width = min;
+    }
+    opts.direction = if options.inverted { Direction::Inverted } else { Direction::Straight };
+    opts.reverse_stack_order = options.reverse;
+    opts.deterministic = true;
+    opts.palette_map = Some(&mut palette);
+    "Function:".clone_into(&mut opts.name_type);
+    if folded.unit == Weight::Samples {
+        options.sample_name.clone_into(&mut opts.count_name);
+    } else {
+        // Weights are ns; the graph says milliseconds.
+        "ms".clone_into(&mut opts.count_name);
+        opts.factor = 1e-6;
+    }
+    let lines: Vec<String> = folded.stacks.iter().map(|s| format!("{} {}", s.frames, s.weight)).collect();
+    let mut svg = Vec::new();
+    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
+    Ok(svg)
+}
+
+/// A colour per class, varied within the class by a stable hash of the label so that
+/// neighbouring frames stay apart: warm for your code, blue for packages, green for node's
+/// internals, yellow for native code, red for GC, grey for the VM.
+fn color_of(class: FrameClass, label: &str) -> Color {
+    // FNV-1a: stable across runs and platforms.
+    let hash = label.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let v = |range: u8, shift: u32| ((hash >> shift) % u64::from(range)) as u8;
+    let (r, g, b) = match class {
+        FrameClass::App => (230 + v(25, 0), 120 + v(70, 8), 40 + v(30, 16)),
+        FrameClass::Package => (90 + v(40, 0), 140 + v(40, 8), 215 + v(40, 16)),
+        FrameClass::Node => (90 + v(40, 0), 190 + v(40, 8), 120 + v(40, 16)),
+        FrameClass::Native => (215 + v(30, 0), 200 + v(40, 8), 60 + v(40, 16)),
+        FrameClass::Gc => (220 + v(35, 0), 50 + v(40, 8), 50 + v(40, 16)),
+        FrameClass::Vm => {
+            let grey = 170 + v(40, 0);
+            (grey, grey, grey)
+        }
+    };
+    Color { r, g, b }
+}
