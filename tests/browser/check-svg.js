@@ -50,7 +50,22 @@
 //   and `if (params.s) search(params.s)` (the `?s=TERM` URL parameter, URI-decoded, used as a
 //   RegExp source); `search` saves the old fill in `fg:orig_fill` and sets `fill` to searchcolor.
 //
-// CI (.ci/run): Chromium comes from Debian (`apt-get install -y chromium`); see the snippet there.
+// Fixtures (tests/browser/fixtures/), made with inferno 0.12.8 (`cargo install inferno`):
+//   normal.svg  = inferno-flamegraph < normal.folded    (plain Node-like stacks)
+//   hostile.svg = inferno-flamegraph < hostile.folded   (frame names with <script>, "><svg onload=,
+//                 <img onerror=, ]]></script>, <title>, & ' and U+202E; each payload would set
+//                 data-pwned on the root element)
+//   unescaped-negative.svg = hostile.svg with the <script> frame name written unescaped (by sed):
+//                 a negative control, the harness must fail it ("a payload ran").
+//   Regenerate the SVGs when cpuprof moves to another inferno version; once `cpuprof flamegraph`
+//   exists, also check an SVG that it writes.
+//
+// CI (.ci/run): Chromium comes from Debian (`apt-get install -y chromium`), then:
+//   node tests/browser/check-svg.js tests/browser/fixtures/normal.svg --search crypto_hash --expect-match
+//   node tests/browser/check-svg.js tests/browser/fixtures/normal.svg --search no_such_frame --expect-no-match
+//   node tests/browser/check-svg.js tests/browser/fixtures/hostile.svg --search '<script>' --expect-match \
+//     --expect-text '<script>' --expect-text '"><svg onload=' --expect-text '<img src=x onerror='
+//   and unescaped-negative.svg must exit 1 with "a payload ran" on stderr.
 'use strict';
 
 const fs = require('fs');
@@ -400,6 +415,7 @@ function digest(doc) {
     for (const a of e.attrOrder) {
       if (/^on/i.test(a)) onAttrs.push({ element: e.name, attr: a, value: e.attrs[a], isRoot: e === root });
       if (/^data-pwned$/i.test(a)) pwned.push(`<${e.name} ${a}="${e.attrs[a]}">`);
+      if (/(^|:)href$/i.test(a) && /^\s*javascript:/i.test(e.attrs[a])) onAttrs.push({ element: e.name, attr: a, value: e.attrs[a], isRoot: false });
     }
   }
   const scripts = all.filter((e) => e.name === 'script').map(textOf);
@@ -535,7 +551,8 @@ async function main() {
   if (srcDoc) {
     stat.frames = srcDoc.frames ? srcDoc.frames.length : 0;
     stat.totalSamples = srcDoc.totalSamples;
-    if (srcDoc.rootName !== 'svg') fail('source', `root element is <${srcDoc.rootName}>, not <svg>`);
+    if (srcDoc.rootName === null) fail('source', src.trim() ? 'no root element' : 'the file is empty');
+    else if (srcDoc.rootName !== 'svg') fail('source', `root element is <${srcDoc.rootName}>, not <svg>`);
     if (!srcDoc.frames) fail('source', 'no element with id="frames" (is this an inferno flame graph?)');
     else if (srcDoc.frames.length === 0) fail('source', '#frames has no frames');
     else {

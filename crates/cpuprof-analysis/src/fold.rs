@@ -28,12 +28,16 @@ pub struct FoldOptions {
     /// Only samples taken in `[from, to)` (ns on the profile's clock), where samples have
     /// times. Default is `None`: all.
     pub window: Option<(i64, i64)>,
+    /// For drawing: fold every subtree lighter than this fraction of the total into its
+    /// caller's own weight (a flame graph leaves such frames out anyway). Default is `None`:
+    /// exact lines, as `collapse` needs.
+    pub prune_below: Option<f64>,
 }
 
 impl FoldOptions {
-    /// Options with every field given.
+    /// Options with every field given but `prune_below`.
     pub fn new(by: GroupBy, weight: Weight, filter: StackFilter, window: Option<(i64, i64)>) -> Self {
-        Self { by, weight, filter, window }
+        Self { by, weight, filter, window, prune_below: None }
     }
 }
 
@@ -82,64 +86,162 @@ pub struct Folded {
 }
 
 /// Folds `profile` into one line per distinct stack.
+///
+/// Works on the stack tree, never per sample: stacks are first mapped onto a tree of labels
+/// (stacks whose frames read alike share a node), then each label-tree node with weight of
+/// its own becomes one line, written from a depth-first walk with one growing path.
 pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
     let StackWeights { weight, total, samples, .. } =
         stack_weights(profile, options.weight, &options.filter, options.window);
     let by_group = matches!(options.by, GroupBy::File | GroupBy::Package);
-    // One label per function, escaped once; the root pseudo-function has none.
-    let labels: Vec<Option<String>> = profile
+
+    // One label per function, escaped once, as an id into `labels`; the root has none.
+    let mut labels: Vec<String> = Vec::new();
+    let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
+    let mut classes: FxHashMap<String, FrameClass> = FxHashMap::default();
+    let func_label: Vec<u32> = profile
         .funcs
         .as_slice()
         .iter()
         .map(|func| {
-            (func.kind != FuncKind::Root).then(|| {
-                let label = if by_group {
-                    group_label(func, &profile.strings, options.by == GroupBy::Package)
-                } else {
-                    function_label(profile, func)
-                };
-                escape(&label)
+            if func.kind == FuncKind::Root {
+                return NO_LABEL;
+            }
+            let label = if by_group {
+                group_label(func, &profile.strings, options.by == GroupBy::Package)
+            } else {
+                function_label(profile, func)
+            };
+            let label = escape(&label);
+            classes.entry(label.clone()).or_insert_with(|| class_of(profile, func));
+            *label_ids.entry(label).or_insert_with_key(|label| {
+                labels.push(label.clone());
+                (labels.len() - 1) as u32
             })
         })
         .collect();
-    let mut classes: FxHashMap<String, FrameClass> = FxHashMap::default();
-    for (func, label) in profile.funcs.as_slice().iter().zip(&labels) {
-        if let Some(label) = label {
-            classes.entry(label.clone()).or_insert_with(|| class_of(profile, func));
+
+    // The label tree: node 0 is the root (no label); parents come before children.
+    let mut tree = LabelTree::default();
+    let mut node_of = vec![0u32; profile.stacks.len()];
+    for (s, (parent, frame)) in profile.stacks.parents().iter().zip(profile.stacks.frames()).enumerate() {
+        let up = parent.map_or(0, |p| node_of[p.index()]);
+        let label = func_label[profile.frames[*frame].func.index()];
+        node_of[s] = if label == NO_LABEL || (by_group && tree.label[up as usize] == label) {
+            up
+        } else {
+            tree.child(up, label)
+        };
+        let own = &mut tree.weight[node_of[s] as usize];
+        *own = own.saturating_add(weight[s]);
+    }
+    if let Some(fraction) = options.prune_below {
+        tree.prune((total as f64 * fraction) as i64);
+    }
+
+    let stacks = tree.lines(&labels, &classes);
+    Folded { unit: options.weight, stacks, classes, total, samples }
+}
+
+const NO_LABEL: u32 = u32::MAX;
+
+/// Stacks merged by what their frames read.
+struct LabelTree {
+    parent: Vec<u32>,
+    label: Vec<u32>,
+    weight: Vec<i64>,
+    index: FxHashMap<(u32, u32), u32>,
+}
+
+impl Default for LabelTree {
+    fn default() -> Self {
+        Self { parent: vec![0], label: vec![NO_LABEL], weight: vec![0], index: FxHashMap::default() }
+    }
+}
+
+impl LabelTree {
+    fn child(&mut self, parent: u32, label: u32) -> u32 {
+        *self.index.entry((parent, label)).or_insert_with(|| {
+            self.parent.push(parent);
+            self.label.push(label);
+            self.weight.push(0);
+            (self.label.len() - 1) as u32
+        })
+    }
+
+    /// Moves the weight of every subtree lighter than `min` into the node above it, as if
+    /// those frames were not there: a flame graph would not draw them anyway, and the
+    /// frames it does draw keep their widths.
+    fn prune(&mut self, min: i64) {
+        let n = self.label.len();
+        let mut subtree = self.weight.clone();
+        for v in (1..n).rev() {
+            let p = self.parent[v] as usize;
+            subtree[p] = subtree[p].saturating_add(subtree[v]);
+        }
+        for v in (1..n).rev() {
+            let p = self.parent[v] as usize;
+            // The root draws nothing of its own: its children always stay.
+            if p != 0 && subtree[v] < min {
+                self.weight[p] = self.weight[p].saturating_add(self.weight[v]);
+                self.weight[v] = 0;
+            }
         }
     }
-    let mut merged: FxHashMap<String, (i64, FrameClass)> = FxHashMap::default();
-    let mut path: Vec<&str> = Vec::new();
-    let mut leaf_class = FrameClass::Vm;
-    for (s, w) in weight.iter().enumerate() {
-        if *w == 0 {
-            continue;
+
+    /// One line per node with weight of its own, sorted by the frame text's bytes.
+    fn lines(&self, labels: &[String], classes: &FxHashMap<String, FrameClass>) -> Vec<FoldedStack> {
+        let n = self.label.len();
+        // Children lists (CSR), each sorted by label, so that the walk is nearly in order.
+        let mut first = vec![0u32; n + 1];
+        for v in 1..n {
+            first[self.parent[v] as usize + 1] += 1;
         }
-        path.clear();
-        let mut first = true;
-        for frame in profile.stacks.walk(cpuprof_model::StackId::from_index(s)) {
-            let func = profile.frames[frame].func;
-            let Some(label) = labels[func.index()].as_deref() else { continue };
-            if first {
-                leaf_class = classes.get(label).copied().unwrap_or(FrameClass::Vm);
-                first = false;
-            }
-            if by_group && path.last() == Some(&label) {
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let mut fill = first.clone();
+        let mut children = vec![0u32; n.saturating_sub(1)];
+        for v in 1..n {
+            let p = self.parent[v] as usize;
+            children[fill[p] as usize] = v as u32;
+            fill[p] += 1;
+        }
+        for p in 0..n {
+            children[first[p] as usize..first[p + 1] as usize].sort_unstable_by(|a, b| {
+                labels[self.label[*a as usize] as usize].cmp(&labels[self.label[*b as usize] as usize])
+            });
+        }
+        let mut out = Vec::new();
+        let mut path = String::new();
+        let mut lengths: Vec<usize> = Vec::new();
+        // (node, leaving?)
+        let mut todo: Vec<(u32, bool)> =
+            children[first[0] as usize..first[1] as usize].iter().rev().map(|c| (*c, false)).collect();
+        while let Some((v, leaving)) = todo.pop() {
+            if leaving {
+                path.truncate(lengths.pop().unwrap_or(0));
                 continue;
             }
-            path.push(label);
+            let v = v as usize;
+            lengths.push(path.len());
+            if !path.is_empty() {
+                path.push(';');
+            }
+            let label = &labels[self.label[v] as usize];
+            path.push_str(label);
+            if self.weight[v] != 0 {
+                let leaf = classes.get(label).copied().unwrap_or(FrameClass::Vm);
+                out.push(FoldedStack { frames: path.clone(), weight: self.weight[v], leaf });
+            }
+            todo.push((v as u32, true));
+            todo.extend(children[first[v] as usize..first[v + 1] as usize].iter().rev().map(|c| (*c, false)));
         }
-        if path.is_empty() {
-            continue;
-        }
-        path.reverse();
-        let entry = merged.entry(path.join(";")).or_insert((0, leaf_class));
-        entry.0 = entry.0.saturating_add(*w);
+        // The walk's order differs from byte order only where one label extends another
+        // (`f` and `f x.js:3`): a stable sort of the nearly sorted lines settles it.
+        out.sort_by(|a, b| a.frames.as_bytes().cmp(b.frames.as_bytes()));
+        out
     }
-    let mut stacks: Vec<FoldedStack> =
-        merged.into_iter().map(|(frames, (weight, leaf))| FoldedStack { frames, weight, leaf }).collect();
-    stacks.sort_unstable_by(|a, b| a.frames.as_bytes().cmp(b.frames.as_bytes()));
-    Folded { unit: options.weight, stacks, classes, total, samples }
 }
 
 /// `name file:line` for JavaScript with a url, else the name (`(anonymous)` when empty).
@@ -198,7 +300,58 @@ pub fn escape(label: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::*;
+    use cpuprof_parse::{parse, Origin, ParseOptions};
+
+    /// root → main → {hot (90 samples), cold → colder (2 samples)}; top-level `tiny` (1 sample).
+    const PROFILE: &str = r#"{"nodes":[
+      {"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2,6]},
+      {"id":2,"callFrame":{"functionName":"main","scriptId":"1","url":"file:///a.js","lineNumber":0,"columnNumber":0},"children":[3,4]},
+      {"id":3,"callFrame":{"functionName":"hot","scriptId":"1","url":"file:///a.js","lineNumber":4,"columnNumber":0}},
+      {"id":4,"callFrame":{"functionName":"cold","scriptId":"1","url":"file:///a.js","lineNumber":9,"columnNumber":0},"children":[5]},
+      {"id":5,"callFrame":{"functionName":"colder","scriptId":"1","url":"file:///a.js","lineNumber":19,"columnNumber":0}},
+      {"id":6,"callFrame":{"functionName":"tiny","scriptId":"1","url":"file:///a.js","lineNumber":29,"columnNumber":0}}],
+      "startTime":0,"endTime":93,
+      "samples":[3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,5,5,6],
+      "timeDeltas":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}"#;
+
+    fn folded(prune_below: Option<f64>) -> Folded {
+        let profile = parse(PROFILE.as_bytes(), &Origin("t".into()), &ParseOptions::default()).unwrap();
+        let mut options = FoldOptions::new(GroupBy::Function, Weight::Samples, StackFilter::default(), None);
+        options.prune_below = prune_below;
+        fold(&profile, &options)
+    }
+
+    #[test]
+    fn folds_per_stack_sorted() {
+        let f = folded(None);
+        let lines: Vec<(&str, i64)> = f.stacks.iter().map(|s| (s.frames.as_str(), s.weight)).collect();
+        assert_eq!(
+            lines,
+            vec![
+                ("main file:///a.js:1;cold file:///a.js:10;colder file:///a.js:20", 2),
+                ("main file:///a.js:1;hot file:///a.js:5", 90),
+                ("tiny file:///a.js:30", 1),
+            ]
+        );
+        assert_eq!((f.total, f.samples), (93, 93));
+    }
+
+    #[test]
+    fn pruning_keeps_every_drawn_width() {
+        // Subtrees under 5% go into their caller; top-level frames always stay.
+        let f = folded(Some(0.05));
+        let lines: Vec<(&str, i64)> = f.stacks.iter().map(|s| (s.frames.as_str(), s.weight)).collect();
+        assert_eq!(
+            lines,
+            vec![
+                ("main file:///a.js:1", 2),
+                ("main file:///a.js:1;hot file:///a.js:5", 90),
+                ("tiny file:///a.js:30", 1)
+            ]
+        );
+        assert_eq!(f.stacks.iter().map(|s| s.weight).sum::<i64>(), 93);
+    }
 
     #[test]
     fn labels_cannot_split_frames_or_lines() {

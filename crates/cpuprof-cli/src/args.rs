@@ -116,6 +116,10 @@ pub(crate) struct FlamegraphArgs {
     /// Merge stacks from the leaf: each function's callers above it (bottom-up)
     #[arg(long)]
     pub(crate) reverse: bool,
+
+    /// Indent the SVG's XML (bigger, but diffable)
+    #[arg(long)]
+    pub(crate) pretty_xml: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -12,13 +12,16 @@ use crate::run::{load, source_name, stack_filter, UsageError};
 
 pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
-    let (_, folded, _) = folded(&args.fold)?;
+    let (_, folded, _) = folded(&args.fold, None)?;
     output.write(render_collapsed(&folded).as_bytes())
 }
 
 pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
-    let (profile, folded, shaped_by) = folded(&args.fold)?;
+    // inferno leaves out frames narrower than --min-width pixels of the plot's width (the image
+    // less 2 × 10 px of padding); subtrees under half of that are merged before it sees them.
+    let plot = (args.width as f64 - 20.0).max(1.0);
+    let (profile, folded, shaped_by) = folded(&args.fold, Some(0.5 * args.min_width / plot))?;
     if folded.stacks.is_empty() {
         bail!("{}: no samples to draw (after the filters)", source_name(&args.fold.input));
     }
@@ -34,6 +37,7 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     options.min_width = Some(args.min_width);
     options.inverted = args.inverted;
     options.reverse = args.reverse;
+    options.pretty = args.pretty_xml;
     let sample_name = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
     sample_name.clone_into(&mut options.sample_name);
     let svg = render_flamegraph(&folded, &options).map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))?;
@@ -41,7 +45,7 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
 }
 
 /// The profile, folded as the arguments say, and the options that shaped it (for a subtitle).
-fn folded(args: &FoldArgs) -> Result<(Profile, Folded, Vec<String>)> {
+fn folded(args: &FoldArgs, prune_below: Option<f64>) -> Result<(Profile, Folded, Vec<String>)> {
     let filter = stack_filter(&args.filter)?;
     let from = args.window.from.as_deref().map(|t| duration("--from", t)).transpose()?;
     let to = args.window.to.as_deref().map(|t| duration("--to", t)).transpose()?;
@@ -91,7 +95,9 @@ fn folded(args: &FoldArgs) -> Result<(Profile, Folded, Vec<String>)> {
         let end = to.map_or_else(|| "end".to_owned(), format_ns);
         shaped_by.push(format!("window {} – {end}", format_ns(from.unwrap_or(0))));
     }
-    let folded = fold(&profile, &FoldOptions::new(by, weight, filter, window));
+    let mut options = FoldOptions::new(by, weight, filter, window);
+    options.prune_below = prune_below;
+    let folded = fold(&profile, &options);
     Ok((profile, folded, shaped_by))
 }
 

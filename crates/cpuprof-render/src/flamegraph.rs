@@ -33,6 +33,8 @@ pub struct FlameOptions {
     pub reverse: bool,
     /// What one sample is called when weights are counts (`samples`, `ticks`).
     pub sample_name: String,
+    /// Indent the XML (bigger, but diffable).
+    pub pretty: bool,
 }
 
 /// Renders `folded` as an SVG flame graph.
@@ -41,6 +43,8 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
     for (label, class) in &folded.classes {
         palette.insert(label, color_of(*class, label));
     }
+    // inferno's own bottom frame, the whole profile.
+    palette.insert("all", color_of(FrameClass::Vm, "all"));
     let mut opts = Options::default();
     opts.title.clone_from(&options.title);
     opts.subtitle = (!options.subtitle.is_empty()).then(|| options.subtitle.clone());
@@ -51,6 +55,7 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
     opts.direction = if options.inverted { Direction::Inverted } else { Direction::Straight };
     opts.reverse_stack_order = options.reverse;
     opts.deterministic = true;
+    opts.pretty_xml = options.pretty;
     opts.palette_map = Some(&mut palette);
     "Function:".clone_into(&mut opts.name_type);
     if folded.unit == Weight::Samples {
