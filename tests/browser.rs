@@ -43,6 +43,8 @@ fn flame_graphs_render_search_and_stay_inert() {
             &["--search", "<script>", "--expect-match", "--expect-text", "<script>alert(1)</script>"],
         ),
         ("fixtures/cpuprofile/slugify.cpuprofile", &["--search", "^rehash ", "--expect-match"]),
+        // Control characters (not allowed in XML) and names ending in a number.
+        ("fixtures/cpuprofile/control-names.cpuprofile", &["--search", "HTTP/1\\.1", "--expect-match"]),
         ("fixtures/cpuprofile/slugify.cpuprofile", &["--search", "no such frame", "--expect-no-match"]),
         ("fixtures/ticklog/pbkdf2-login.log", &["--search", "PBKDF2", "--expect-match"]),
     ];

@@ -9,6 +9,7 @@ use common::{cpuprof, root};
 const GOLDEN: &[(&str, &str, &[&str])] = &[
     ("slugify", "fixtures/cpuprofile/slugify.cpuprofile", &[]),
     ("hostile-names", "fixtures/cpuprofile/hostile-names.cpuprofile", &[]),
+    ("control-names", "fixtures/cpuprofile/control-names.cpuprofile", &[]),
     ("money-package-reverse", "fixtures/cpuprofile/money.cpuprofile", &["--by", "package", "--reverse"]),
     (
         "money-inverted-samples",
@@ -83,6 +84,24 @@ fn tick_logs_fold_into_ticks() {
     let svg = cpuprof().args(["flamegraph", log]).output().unwrap();
     let svg = String::from_utf8(svg.stdout).unwrap();
     assert!(svg.contains(" ticks, 100%)"), "tick logs are counted in ticks");
+}
+
+/// A light leaf called from many places is heavy in the reversed graph: nothing of it may be
+/// merged away before inferno reverses the stacks.
+#[test]
+fn reversed_graphs_keep_leaves_called_from_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("r.svg");
+    cpuprof()
+        .args(["flamegraph", "fixtures/cpuprofile/control-names.cpuprofile", "--reverse", "-o"])
+        .arg(&svg)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // Every sample of the regexp ends in it, called from one place; in the reversed graph it is
+    // a bottom frame with its whole weight.
+    assert!(text.contains("<title>RegExp: ^(a+)+\u{a0}200 ("), "the regexp is a frame of its own");
+    assert!(!text.contains('\u{1b}'), "no control character reaches the SVG");
 }
 
 #[test]

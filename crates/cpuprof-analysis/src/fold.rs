@@ -28,9 +28,10 @@ pub struct FoldOptions {
     /// Only samples taken in `[from, to)` (ns on the profile's clock), where samples have
     /// times. Default is `None`: all.
     pub window: Option<(i64, i64)>,
-    /// For drawing: fold every subtree lighter than this fraction of the total into its
-    /// caller's own weight (a flame graph leaves such frames out anyway). Default is `None`:
-    /// exact lines, as `collapse` needs.
+    /// For drawing top-down: fold every subtree lighter than this fraction of the drawn weight
+    /// into its caller's own weight (a flame graph leaves such frames out anyway; not for a
+    /// reversed graph, whose frames are merged from the leaves). Default is `None`: exact
+    /// lines, as `collapse` needs.
     pub prune_below: Option<f64>,
 }
 
@@ -83,6 +84,8 @@ pub struct Folded {
     pub total: i64,
     /// Number of those samples.
     pub samples: i64,
+    /// Number of samples in the lines (after focus/ignore).
+    pub drawn_samples: i64,
 }
 
 /// Folds `profile` into one line per distinct stack.
@@ -91,8 +94,9 @@ pub struct Folded {
 /// (stacks whose frames read alike share a node), then each label-tree node with weight of
 /// its own becomes one line, written from a depth-first walk with one growing path.
 pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
-    let StackWeights { weight, total, samples, .. } =
+    let StackWeights { weight, count, total, samples } =
         stack_weights(profile, options.weight, &options.filter, options.window);
+    let drawn_samples = count.iter().fold(0i64, |a, c| a.saturating_add(*c));
     let by_group = matches!(options.by, GroupBy::File | GroupBy::Package);
 
     // One label per function, escaped once, as an id into `labels`; the root has none.
@@ -136,11 +140,13 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
         *own = own.saturating_add(weight[s]);
     }
     if let Some(fraction) = options.prune_below {
-        tree.prune((total as f64 * fraction) as i64);
+        // A share of what is drawn: the weight kept after focus/ignore.
+        let drawn: i64 = weight.iter().fold(0i64, |a, w| a.saturating_add(*w));
+        tree.prune((drawn as f64 * fraction) as i64);
     }
 
     let stacks = tree.lines(&labels, &classes);
-    Folded { unit: options.weight, stacks, classes, total, samples }
+    Folded { unit: options.weight, stacks, classes, total, samples, drawn_samples }
 }
 
 const NO_LABEL: u32 = u32::MAX;
@@ -281,17 +287,23 @@ fn class_of(profile: &Profile, func: &Func) -> FrameClass {
     }
 }
 
-/// One frame stays one frame: `;` becomes `；` (U+FF1B), line breaks become `\n` / `\r`.
+/// One frame stays one frame: `;` becomes `；` (U+FF1B), line breaks become `\n` / `\r`, and
+/// a label ending in ` <digits>` keeps that space as U+00A0, since flame-graph tools read a
+/// line's trailing numbers as its counts (two of them as a differential graph).
 pub fn escape(label: &str) -> String {
-    if !label.contains([';', '\n', '\r']) {
+    let trailing_number = label
+        .rfind(' ')
+        .filter(|at| at + 1 < label.len() && label[at + 1..].bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+    if trailing_number.is_none() && !label.contains([';', '\n', '\r']) {
         return label.to_owned();
     }
     let mut out = String::with_capacity(label.len() + 4);
-    for c in label.chars() {
+    for (i, c) in label.char_indices() {
         match c {
             ';' => out.push('\u{ff1b}'),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
+            ' ' if Some(i) == trailing_number => out.push('\u{a0}'),
             c => out.push(c),
         }
     }
@@ -357,5 +369,8 @@ mod tests {
     fn labels_cannot_split_frames_or_lines() {
         assert_eq!(escape("a;b\nc\rd"), "a\u{ff1b}b\\nc\\rd");
         assert_eq!(escape("plain name"), "plain name");
+        assert_eq!(escape("RegExp: ^(a+)+ 200"), "RegExp: ^(a+)+\u{a0}200");
+        assert_eq!(escape("v 1.2 x"), "v 1.2 x");
+        assert_eq!(escape("ends with space "), "ends with space ");
     }
 }

@@ -35,8 +35,9 @@ FORMAT:
   One line per distinct stack, callers first: `main file:///app.js:3;work file:///app.js:9 1234`.
   Labels are `name file:line` (JavaScript), the bare name for native code and (program),
   (garbage collector), (idle); `;` inside a name becomes `；` and line breaks `\\n`, so one
-  frame stays one frame. Weights are ns (--weight time, the default for .cpuprofile) or
-  sample counts (--weight samples, the default for tick logs). Lines are sorted.
+  frame stays one frame, and a name ending in ` <number>` keeps that space as U+00A0, so no
+  reader takes the number for a count. Weights are ns (--weight time, the default for
+  .cpuprofile) or sample counts (--weight samples, the default for tick logs). Lines are sorted.
 
 EXAMPLES:
   cpuprof collapse app.cpuprofile -o app.folded
@@ -105,8 +106,8 @@ pub(crate) struct FlamegraphArgs {
     #[arg(long, value_name = "PIXELS", default_value_t = 1200, value_parser = clap::value_parser!(u64).range(100..=100_000))]
     pub(crate) width: u64,
 
-    /// Leave out frames narrower than this many pixels
-    #[arg(long, value_name = "PIXELS", default_value_t = 0.1)]
+    /// Leave out frames narrower than this percentage of the whole graph
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.1, value_parser = percent)]
     pub(crate) min_width: f64,
 
     /// An icicle graph: roots at the top, growing down
@@ -120,6 +121,14 @@ pub(crate) struct FlamegraphArgs {
     /// Indent the SVG's XML (bigger, but diffable)
     #[arg(long)]
     pub(crate) pretty_xml: bool,
+}
+
+/// A percentage from 0 to 100.
+fn percent(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("{text}: expected a percentage from 0 to 100")),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -13,19 +13,24 @@ use crate::run::{load, source_name, stack_filter, UsageError};
 pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
     let (_, folded, _) = folded(&args.fold, None)?;
+    if folded.stacks.is_empty() {
+        crate::warn(&format!("{}: no samples left after the filters", source_name(&args.fold.input)));
+    }
     output.write(render_collapsed(&folded).as_bytes())
 }
 
 pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
-    // inferno leaves out frames narrower than --min-width pixels of the plot's width (the image
-    // less 2 × 10 px of padding); subtrees under half of that are merged before it sees them.
-    let plot = (args.width as f64 - 20.0).max(1.0);
-    let (profile, folded, shaped_by) = folded(&args.fold, Some(0.5 * args.min_width / plot))?;
+    // inferno leaves out frames narrower than --min-width percent of the graph; subtrees under
+    // half of that are merged into their callers before it sees them. Not when reversed: the
+    // graph then merges frames from the leaves, and a light leaf may be heavy there.
+    let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
+    let (profile, folded, shaped_by) = folded(&args.fold, prune)?;
     if folded.stacks.is_empty() {
         bail!("{}: no samples to draw (after the filters)", source_name(&args.fold.input));
     }
-    let title = args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded));
+    let title =
+        args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded, window_span(&args.fold)));
     let mut shaped_by = shaped_by;
     if args.reverse {
         shaped_by.push("reversed: callers above callees".to_owned());
@@ -109,17 +114,29 @@ fn by_name(by: FoldBy) -> &'static str {
     }
 }
 
-/// `app.cpuprofile · 1.02 s · 952 samples`
-fn default_title(args: &FoldArgs, profile: &Profile, folded: &Folded) -> String {
+/// `app.cpuprofile · 1.02 s · 952 samples`: the span and the samples drawn.
+fn default_title(args: &FoldArgs, profile: &Profile, folded: &Folded, window: Option<(i64, Option<i64>)>) -> String {
     let source = source_name(&args.input);
     let name = source.rsplit('/').next().unwrap_or(&source).to_owned();
     let mut parts = vec![name];
-    if let Some(d) = profile.meta.duration_ns {
+    let duration = match (window, profile.meta.duration_ns) {
+        (Some((from, Some(to))), Some(d)) => Some(to.min(d) - from.min(d)),
+        (Some((from, None)), Some(d)) => Some(d - from.min(d)),
+        (_, d) => d,
+    };
+    if let Some(d) = duration {
         parts.push(format_ns(d));
     }
     let noun = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
-    parts.push(format!("{} {noun}", folded.samples));
+    parts.push(format!("{} {noun}", folded.drawn_samples));
     parts.join(" · ")
+}
+
+/// `--from`/`--to` in ns, when given (they were checked when folding).
+fn window_span(args: &FoldArgs) -> Option<(i64, Option<i64>)> {
+    let from = args.window.from.as_deref().and_then(|t| duration("--from", t).ok());
+    let to = args.window.to.as_deref().and_then(|t| duration("--to", t).ok());
+    (from.is_some() || to.is_some()).then(|| (from.unwrap_or(0), to))
 }
 
 /// `1.5s`, `250ms`, `800us` / `800µs`, `12ns`, or plain seconds → ns.

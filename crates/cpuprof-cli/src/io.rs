@@ -99,9 +99,9 @@ impl Output {
                     .and_then(|()| tmp.flush())
                     .with_context(|| format!("cannot write {}", path.display()))?;
                 // The temporary file is private (0600); give the result the permissions of the
-                // file it replaces, or the usual 0644 for a new one.
+                // file it replaces, or those a new file gets (0666 less the umask).
                 let permissions = std::fs::metadata(path)
-                    .map_or_else(|_| std::fs::Permissions::from_mode(0o644), |m| m.permissions());
+                    .map_or_else(|_| std::fs::Permissions::from_mode(0o666 & !umask()), |m| m.permissions());
                 tmp.as_file()
                     .set_permissions(permissions)
                     .with_context(|| format!("cannot write {}", path.display()))?;
@@ -110,4 +110,15 @@ impl Output {
             }
         }
     }
+}
+
+/// The process's file-creation mask, read from `/proc/self/status` (no system call wrapper in
+/// std); 022 where that is not available.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status.lines().find_map(|l| l.strip_prefix("Umask:").and_then(|v| u32::from_str_radix(v.trim(), 8).ok()))
+        })
+        .unwrap_or(0o022)
 }

@@ -25,7 +25,8 @@ pub struct FlameOptions {
     pub subtitle: String,
     /// Width in pixels. Default is `None`: inferno's 1200.
     pub width: Option<usize>,
-    /// Frames narrower than this many pixels are left out. Default: inferno's 0.1.
+    /// Frames narrower than this percentage of the whole graph are left out. Default:
+    /// inferno's 0.1.
     pub min_width: Option<f64>,
     /// Icicle graph: roots at the top.
     pub inverted: bool,
@@ -41,13 +42,13 @@ pub struct FlameOptions {
 pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, String> {
     let mut palette = PaletteMap::default();
     for (label, class) in &folded.classes {
-        palette.insert(label, color_of(*class, label));
+        palette.insert(xml_safe(label), color_of(*class, label));
     }
-    // inferno's own bottom frame, the whole profile.
-    palette.insert("all", color_of(FrameClass::Vm, "all"));
+    // inferno's own bottom frame ("all", the whole profile) has the empty name.
+    palette.insert("", color_of(FrameClass::Vm, "all"));
     let mut opts = Options::default();
-    opts.title.clone_from(&options.title);
-    opts.subtitle = (!options.subtitle.is_empty()).then(|| options.subtitle.clone());
+    opts.title = xml_safe(&options.title);
+    opts.subtitle = (!options.subtitle.is_empty()).then(|| xml_safe(&options.subtitle));
     opts.image_width = options.width;
     if let Some(min) = options.min_width {
         opts.min_width = min;
@@ -61,14 +62,32 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
     if folded.unit == Weight::Samples {
         options.sample_name.clone_into(&mut opts.count_name);
     } else {
-        // Weights are ns; the graph says milliseconds.
-        "ms".clone_into(&mut opts.count_name);
-        opts.factor = 1e-6;
+        // Weights are ns. inferno rounds the shown count to an integer and takes the shown
+        // percentage from it, so the count is in µs: whole milliseconds would misstate small frames.
+        "µs".clone_into(&mut opts.count_name);
+        opts.factor = 1e-3;
     }
-    let lines: Vec<String> = folded.stacks.iter().map(|s| format!("{} {}", s.frames, s.weight)).collect();
+    let lines: Vec<String> = folded.stacks.iter().map(|s| format!("{} {}", xml_safe(&s.frames), s.weight)).collect();
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
     Ok(svg)
+}
+
+/// Text XML 1.0 can carry: C0 controls but tab (line breaks are escaped before this), and
+/// U+FFFE/U+FFFF, which names may hold but no SVG may, are written as `\x01`-style escapes.
+fn xml_safe(text: &str) -> String {
+    if !text.chars().any(|c| (c < ' ' && c != '\t') || c == '\u{fffe}' || c == '\u{ffff}') {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if (c < ' ' && c != '\t') || c == '\u{fffe}' || c == '\u{ffff}' {
+            let _ = write!(out, "\\x{:02x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A colour per class, varied within the class by a stable hash of the label so that
@@ -90,4 +109,16 @@ fn color_of(class: FrameClass, label: &str) -> Color {
         }
     };
     Color { r, g, b }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xml_safe;
+
+    #[test]
+    fn names_cannot_break_the_xml() {
+        assert_eq!(xml_safe("esc\u{1b}[31m\u{1}ctl\ttab"), "esc\\x1b[31m\\x01ctl\ttab");
+        assert_eq!(xml_safe("bell\u{7}\u{ffff}"), "bell\\x07\\xffff");
+        assert_eq!(xml_safe("plain <b>"), "plain <b>");
+    }
 }
