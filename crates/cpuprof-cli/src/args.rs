@@ -28,6 +28,87 @@ pub(crate) enum Command {
     /// An interactive SVG flame graph (search, zoom), readable offline
     #[command(after_help = FLAMEGRAPH_HELP)]
     Flamegraph(FlamegraphArgs),
+    /// Which functions got hotter between BASE and NEW, with sampling noise taken into account
+    #[command(after_help = DIFF_HELP)]
+    Diff(DiffArgs),
+}
+
+const DIFF_HELP: &str = "\
+MATCHING:
+  Functions match by name (V8 tier markers stripped) and file; same-named functions of one
+  file pair up by nearest start line, so moved code still matches. The rest is new or gone.
+
+NOISE:
+  Per function, an exact binomial test on sample counts (and, with 2+ runs per side,
+  Welch's t test on the per-run values; the larger p-value counts), with the false discovery
+  rate over all functions held at 5% (Benjamini-Hochberg). Changes that are not significant
+  are `unchanged` and never trip the gate.
+
+EXIT STATUS:
+  0 no regression crossed a --fail-on threshold · 1 bad input · 2 usage · 3 a significant
+  regression crossed a --fail-on threshold (the last line on stderr names the functions).
+
+EXAMPLES:
+  cpuprof diff before.cpuprofile after.cpuprofile
+  cpuprof diff --base a1.cpuprofile a2.cpuprofile a3.cpuprofile --new b1.cpuprofile b2.cpuprofile b3.cpuprofile
+  cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o comment.md
+  cpuprof diff before.cpuprofile after.cpuprofile --fail-on self:+2pp --fail-on total:+20%
+  cpuprof diff prod-mon.cpuprofile prod-tue.cpuprofile --normalize share";
+
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// BASE and NEW profiles (one run each); or use --base/--new
+    #[arg(value_name = "FILE", num_args = 0..=2)]
+    pub(crate) pair: Vec<PathBuf>,
+
+    /// Base runs (several runs of the same work)
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "pair")]
+    pub(crate) base: Vec<PathBuf>,
+
+    /// New runs
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "pair")]
+    pub(crate) new: Vec<PathBuf>,
+
+    /// Compare time per run (fixed work: benchmarks, tests) or share of busy time (fixed duration)
+    #[arg(long, value_enum, default_value_t = NormalizeArg::Time)]
+    pub(crate) normalize: NormalizeArg,
+
+    /// Rank and decide by self or total time
+    #[arg(long, value_enum, default_value_t = Sort::SelfTime)]
+    pub(crate) sort: Sort,
+
+    /// Show the N first rows
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) limit: u64,
+
+    /// Show every row (overrides -n)
+    #[arg(long)]
+    pub(crate) all: bool,
+
+    /// Count a change smaller than this as unchanged: a time per run (2ms) or share points (0.5pp)
+    #[arg(long, value_name = "DELTA")]
+    pub(crate) min_delta: Option<String>,
+
+    /// Exit 3 when a significant regression crosses METRIC:THRESHOLD (self or total; +2pp, +20%, +5ms); repeatable
+    #[arg(long, value_name = "METRIC:THRESHOLD")]
+    pub(crate) fail_on: Vec<String>,
+
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+
+    #[command(flatten)]
+    pub(crate) ticklog: TickLogArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum NormalizeArg {
+    /// Time per run (the default)
+    Time,
+    /// Share of busy time
+    Share,
 }
 
 const COLLAPSE_HELP: &str = "\

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stderr)]
 
 mod args;
+mod diff;
 mod fold;
 mod io;
 mod run;
@@ -22,6 +23,10 @@ fn main() -> ExitCode {
                 .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
             {
                 return ExitCode::SUCCESS;
+            }
+            if let Some(gate) = err.downcast_ref::<diff::GateTripped>() {
+                eprintln!("cpuprof: {gate}");
+                return ExitCode::from(3);
             }
             if let Some(usage) = err.downcast_ref::<run::UsageError>() {
                 eprintln!("cpuprof: error: {usage}");

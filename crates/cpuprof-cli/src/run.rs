@@ -30,6 +30,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Top(args) => run_top(&args),
         Command::Collapse(args) => crate::fold::run_collapse(&args),
         Command::Flamegraph(args) => crate::fold::run_flamegraph(&args),
+        Command::Diff(args) => crate::diff::run_diff(&args),
     }
 }
 

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 mod csv_out;
+mod diff;
 mod flamegraph;
 mod json;
 mod markdown;
@@ -22,6 +23,7 @@ pub mod time;
 use cpuprof_analysis::{GroupBy, TopReport, Weight};
 
 use cpuprof_model::Meta;
+pub use diff::{render_diff, DiffDocument};
 pub use flamegraph::{render_collapsed, render_flamegraph, FlameOptions};
 
 /// Output formats of tabular commands.

@@ -1,0 +1,570 @@
+//! `diff`: which functions got hotter between two sets of runs, with sampling noise taken
+//! into account.
+//!
+//! **Matching.** A function is keyed by its name (V8 tier markers `~ ^ + *` stripped) and
+//! file. Where one file has several functions of that name (anonymous functions, say), they
+//! are paired across the two sides by nearest start line, so a change that moves code still
+//! matches; what stays unpaired is *new* or *gone*.
+//!
+//! **Measures.** Self and total time per run (the mean over the runs of a side) and as a
+//! share of busy time (idle excluded), pooled over the runs.
+//!
+//! **Noise.** Per function, sample counts are compared with an exact binomial test
+//! conditional on the function's samples on both sides (the two counts are taken as Poisson
+//! with rates proportional to the function's time; under "no change" the base side's share of
+//! them is fixed: by the sides' sampling exposure — runs / mean interval — when normalizing by
+//! time per run, by the sides' busy sample counts when normalizing by share). With two runs or
+//! more per side, the run-to-run spread counts too: the binomial variance is scaled by the
+//! overdispersion of the per-run counts (quasi-binomial) and Student's t with R1 + R2 − 2
+//! degrees of freedom replaces the normal. Over the functions that have enough samples to be
+//! significant at all (Tarone), the Benjamini–Hochberg procedure keeps the false discovery
+//! rate at `alpha`. Assumptions: samples are independent (V8 samples at a fixed interval, so
+//! counts behave like Poisson counts for anything that is not periodic with it), runs of a
+//! side are repetitions of the same work.
+
+use cpuprof_model::{FuncKind, Profile};
+use rustc_hash::FxHashMap;
+use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
+
+use crate::filter::StackFilter;
+use crate::keys::GroupBy;
+use crate::top::{top, SortBy, TopOptions, Weight};
+
+/// What "the same" means between the two sides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Normalize {
+    /// Time per run: for fixed work (benchmarks, tests), where an untouched function keeps its
+    /// time while its share falls because something else grew. The default.
+    #[default]
+    Time,
+    /// Share of busy time: for fixed-duration profiles (30 s of production load).
+    Share,
+}
+
+/// Which measure ranks and decides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Metric {
+    /// Self time. The default.
+    #[default]
+    SelfTime,
+    /// Total (inclusive) time.
+    Total,
+}
+
+/// Options of [`diff`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct DiffOptions {
+    /// Default is [`Normalize::Time`].
+    pub normalize: Normalize,
+    /// Default is [`Metric::SelfTime`].
+    pub metric: Metric,
+    /// False discovery rate over all functions. Default is 0.05.
+    pub alpha: f64,
+    /// Which samples count. Default: all but `(idle)`.
+    pub filter: StackFilter,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        Self { normalize: Normalize::Time, metric: Metric::SelfTime, alpha: 0.05, filter: StackFilter::default() }
+    }
+}
+
+impl DiffOptions {
+    /// Options with every field given.
+    pub fn new(normalize: Normalize, metric: Metric, alpha: f64, filter: StackFilter) -> Self {
+        Self { normalize, metric, alpha, filter }
+    }
+}
+
+/// What happened to a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Significantly more (under the normalization).
+    Hotter,
+    /// Only in the new runs.
+    New,
+    /// Significantly less.
+    Cooler,
+    /// Only in the base runs.
+    Gone,
+    /// No significant change.
+    Unchanged,
+}
+
+impl Verdict {
+    /// The lowercase name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Hotter => "hotter",
+            Verdict::New => "new",
+            Verdict::Cooler => "cooler",
+            Verdict::Gone => "gone",
+            Verdict::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// One side's numbers for one function.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SideNumbers {
+    /// Self time per run, ns (mean over the runs).
+    pub self_ns: f64,
+    /// Total time per run, ns.
+    pub total_ns: f64,
+    /// Self samples, all runs.
+    pub self_samples: i64,
+    /// Total samples, all runs.
+    pub total_samples: i64,
+    /// Self time as a percentage of busy time (pooled over the runs).
+    pub self_pct: f64,
+    /// Total time as a percentage of busy time.
+    pub total_pct: f64,
+}
+
+/// One function, compared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiffRow {
+    /// Function name (tier markers stripped; `(anonymous)` for anonymous functions).
+    pub name: String,
+    /// Its file, if known.
+    pub file: Option<String>,
+    /// Start line on the new side (the base side for gone functions).
+    pub line: Option<u32>,
+    /// What kind of code it is.
+    pub kind: FuncKind,
+    /// Zeros when the function is new.
+    pub base: SideNumbers,
+    /// Zeros when the function is gone.
+    pub new: SideNumbers,
+    /// What happened.
+    pub verdict: Verdict,
+    /// Whether the change in the chosen metric is significant (after the FDR control).
+    pub significant: bool,
+    /// Two-sided p-value of the change in the chosen metric (before the FDR control).
+    pub p_value: f64,
+    /// The smallest p-value the test could give with this many samples: rows that could
+    /// never be significant are left out of the FDR family (Tarone's rule).
+    pub min_p: f64,
+}
+
+impl DiffRow {
+    /// Self time change per run, ns.
+    pub fn self_delta(&self) -> f64 {
+        self.new.self_ns - self.base.self_ns
+    }
+
+    /// Total time change per run, ns.
+    pub fn total_delta(&self) -> f64 {
+        self.new.total_ns - self.base.total_ns
+    }
+
+    /// new / base self time; `None` when base is 0.
+    pub fn self_ratio(&self) -> Option<f64> {
+        (self.base.self_ns > 0.0).then(|| self.new.self_ns / self.base.self_ns)
+    }
+
+    /// new / base total time; `None` when base is 0.
+    pub fn total_ratio(&self) -> Option<f64> {
+        (self.base.total_ns > 0.0).then(|| self.new.total_ns / self.base.total_ns)
+    }
+
+    /// Self share change, percentage points.
+    pub fn self_delta_pp(&self) -> f64 {
+        self.new.self_pct - self.base.self_pct
+    }
+
+    /// Total share change, percentage points.
+    pub fn total_delta_pp(&self) -> f64 {
+        self.new.total_pct - self.base.total_pct
+    }
+
+    /// The change that ranks and decides: time per run (ns) or share (pp) of the metric.
+    pub fn delta(&self, normalize: Normalize, metric: Metric) -> f64 {
+        match (normalize, metric) {
+            (Normalize::Time, Metric::SelfTime) => self.self_delta(),
+            (Normalize::Time, Metric::Total) => self.total_delta(),
+            (Normalize::Share, Metric::SelfTime) => self.self_delta_pp(),
+            (Normalize::Share, Metric::Total) => self.total_delta_pp(),
+        }
+    }
+}
+
+/// One side of the comparison, summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SideTotals {
+    /// Number of runs.
+    pub runs: usize,
+    /// Busy time per run, ns (mean).
+    pub busy_ns: f64,
+    /// Busy samples, all runs.
+    pub samples: i64,
+}
+
+/// The result of [`diff`].
+#[derive(Clone, Debug)]
+pub struct DiffReport {
+    /// As asked.
+    pub normalize: Normalize,
+    /// As asked.
+    pub metric: Metric,
+    /// The base side.
+    pub base: SideTotals,
+    /// The new side.
+    pub new: SideTotals,
+    /// Rows in rank order: significantly hotter and new (largest change first), significantly
+    /// cooler and gone (largest drop first), then the rest (largest change first).
+    pub rows: Vec<DiffRow>,
+}
+
+/// A function's numbers in one run.
+#[derive(Clone, Copy, Default)]
+struct RunNumbers {
+    self_ns: i64,
+    total_ns: i64,
+    self_samples: i64,
+    total_samples: i64,
+}
+
+/// A function on one side: its runs' numbers.
+struct SideFunction {
+    line: Option<u32>,
+    kind: FuncKind,
+    runs: Vec<RunNumbers>,
+}
+
+struct Side {
+    /// (name, file) → functions at distinct start lines.
+    functions: FxHashMap<(String, Option<String>), Vec<SideFunction>>,
+    busy_ns: Vec<i64>,
+    busy_samples: Vec<i64>,
+}
+
+fn strip_tier(name: &str) -> &str {
+    match name.strip_prefix(['~', '^', '+', '*']) {
+        Some(rest) if !rest.is_empty() => rest,
+        _ => name,
+    }
+}
+
+fn side(runs: &[&Profile], filter: &StackFilter) -> Side {
+    let mut side = Side { functions: FxHashMap::default(), busy_ns: Vec::new(), busy_samples: Vec::new() };
+    for (r, profile) in runs.iter().enumerate() {
+        let options = TopOptions::new(GroupBy::Function, Weight::Time, SortBy::SelfWeight, filter.clone());
+        let report = top(profile, &options);
+        side.busy_ns.push(report.total);
+        side.busy_samples.push(report.samples);
+        for row in report.rows {
+            let key = (strip_tier(&row.name).to_owned(), row.file.clone());
+            let functions = side.functions.entry(key).or_default();
+            let at = if let Some(at) = functions.iter().position(|f| f.line == row.line) {
+                at
+            } else {
+                functions.push(SideFunction {
+                    line: row.line,
+                    kind: row.kind,
+                    runs: vec![RunNumbers::default(); runs.len()],
+                });
+                functions.len() - 1
+            };
+            let numbers = &mut functions[at].runs[r];
+            numbers.self_ns += row.self_weight;
+            numbers.total_ns = numbers.total_ns.max(row.total_weight);
+            numbers.self_samples += row.self_samples;
+            numbers.total_samples = numbers.total_samples.max(row.total_samples);
+        }
+    }
+    side
+}
+
+/// Compares `base` runs with `new` runs.
+pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffReport {
+    let b = side(base, &options.filter);
+    let n = side(new, &options.filter);
+    let totals = |s: &Side| SideTotals {
+        runs: s.busy_ns.len(),
+        busy_ns: mean(&s.busy_ns),
+        samples: s.busy_samples.iter().sum(),
+    };
+    let (base_totals, new_totals) = (totals(&b), totals(&n));
+
+    let mut keys: Vec<&(String, Option<String>)> = b.functions.keys().chain(n.functions.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut rows = Vec::new();
+    for key in keys {
+        let empty = Vec::new();
+        let olds = b.functions.get(key).unwrap_or(&empty);
+        let news = n.functions.get(key).unwrap_or(&empty);
+        for (old, new_fn) in pair_by_line(olds, news) {
+            let line = new_fn.or(old).and_then(|f| f.line);
+            let kind = new_fn.or(old).map_or(FuncKind::Other, |f| f.kind);
+            let numbers =
+                |f: Option<&SideFunction>, s: &Side| f.map_or_else(SideNumbers::default, |f| side_numbers(f, s));
+            let base_numbers = numbers(old, &b);
+            let new_numbers = numbers(new_fn, &n);
+            let name = if key.0.is_empty() { "(anonymous)".to_owned() } else { key.0.clone() };
+            let (p_value, min_p) = p_value(old, new_fn, &b, &n, options);
+            rows.push(DiffRow {
+                name,
+                file: key.1.clone(),
+                line,
+                kind,
+                base: base_numbers,
+                new: new_numbers,
+                verdict: Verdict::Unchanged,
+                significant: false,
+                p_value,
+                min_p,
+            });
+        }
+    }
+    benjamini_hochberg(&mut rows, options.alpha);
+    for row in &mut rows {
+        let delta = row.delta(options.normalize, options.metric);
+        row.verdict =
+            match (row.base.self_samples + row.base.total_samples, row.new.self_samples + row.new.total_samples) {
+                (0, _) => Verdict::New,
+                (_, 0) => Verdict::Gone,
+                _ if !row.significant => Verdict::Unchanged,
+                _ if delta > 0.0 => Verdict::Hotter,
+                _ if delta < 0.0 => Verdict::Cooler,
+                _ => Verdict::Unchanged,
+            };
+    }
+    let (normalize, metric) = (options.normalize, options.metric);
+    rows.sort_by(|x, y| {
+        // Significant growth (hotter, new) first, then significant drops (cooler, gone), then
+        // everything the noise could explain.
+        let group = |r: &DiffRow| match r.verdict {
+            _ if !r.significant => 2,
+            Verdict::Hotter | Verdict::New => 0,
+            Verdict::Cooler | Verdict::Gone => 1,
+            Verdict::Unchanged => 2,
+        };
+        let (dx, dy) = (x.delta(normalize, metric), y.delta(normalize, metric));
+        group(x)
+            .cmp(&group(y))
+            .then_with(|| match group(x) {
+                0 => dy.total_cmp(&dx),
+                1 => dx.total_cmp(&dy),
+                _ => dy.abs().total_cmp(&dx.abs()),
+            })
+            .then_with(|| x.name.cmp(&y.name))
+            .then_with(|| x.file.cmp(&y.file))
+            .then_with(|| x.line.cmp(&y.line))
+    });
+    DiffReport { normalize, metric, base: base_totals, new: new_totals, rows }
+}
+
+/// Pairs same-named functions of one file across the sides by nearest start line (closest
+/// pairs first); the rest are unpaired.
+fn pair_by_line<'a>(
+    olds: &'a [SideFunction],
+    news: &'a [SideFunction],
+) -> Vec<(Option<&'a SideFunction>, Option<&'a SideFunction>)> {
+    let mut candidates: Vec<(u64, usize, usize)> = Vec::new();
+    for (i, o) in olds.iter().enumerate() {
+        for (j, n) in news.iter().enumerate() {
+            let distance = match (o.line, n.line) {
+                (Some(a), Some(b)) => u64::from(a.abs_diff(b)),
+                (None, None) => 0,
+                _ => u64::MAX / 2,
+            };
+            candidates.push((distance, i, j));
+        }
+    }
+    candidates.sort_unstable();
+    let (mut old_used, mut new_used) = (vec![false; olds.len()], vec![false; news.len()]);
+    let mut pairs = Vec::new();
+    for (_, i, j) in candidates {
+        if !old_used[i] && !new_used[j] {
+            old_used[i] = true;
+            new_used[j] = true;
+            pairs.push((Some(&olds[i]), Some(&news[j])));
+        }
+    }
+    pairs.extend(olds.iter().zip(&old_used).filter(|(_, u)| !**u).map(|(o, _)| (Some(o), None)));
+    pairs.extend(news.iter().zip(&new_used).filter(|(_, u)| !**u).map(|(n, _)| (None, Some(n))));
+    pairs
+}
+
+fn mean(values: &[i64]) -> f64 {
+    if values.is_empty() {
+        0.0
+    } else {
+        values.iter().map(|v| *v as f64).sum::<f64>() / values.len() as f64
+    }
+}
+
+fn side_numbers(f: &SideFunction, side: &Side) -> SideNumbers {
+    let busy: i64 = side.busy_ns.iter().sum();
+    let pct = |v: i64| if busy == 0 { 0.0 } else { 100.0 * v as f64 / busy as f64 };
+    let self_sum: i64 = f.runs.iter().map(|r| r.self_ns).sum();
+    let total_sum: i64 = f.runs.iter().map(|r| r.total_ns).sum();
+    SideNumbers {
+        self_ns: mean(&f.runs.iter().map(|r| r.self_ns).collect::<Vec<_>>()),
+        total_ns: mean(&f.runs.iter().map(|r| r.total_ns).collect::<Vec<_>>()),
+        self_samples: f.runs.iter().map(|r| r.self_samples).sum(),
+        total_samples: f.runs.iter().map(|r| r.total_samples).sum(),
+        self_pct: pct(self_sum),
+        total_pct: pct(total_sum),
+    }
+}
+
+/// The p-value of "no change" in the chosen metric, and the smallest p-value the test could
+/// give for the function's sample count (used to leave hopeless rows out of the FDR family).
+///
+/// One run per side: the exact binomial test. Several runs per side: the binomial variance is
+/// scaled by the overdispersion seen between runs (quasi-binomial), and Student's t with
+/// R1 + R2 − 2 degrees of freedom replaces the normal distribution.
+fn p_value(
+    old: Option<&SideFunction>,
+    new: Option<&SideFunction>,
+    b: &Side,
+    n: &Side,
+    options: &DiffOptions,
+) -> (f64, f64) {
+    let per_run = |f: Option<&SideFunction>, runs: usize| -> Vec<i64> {
+        (0..runs)
+            .map(|r| {
+                f.map_or(0, |f| {
+                    let run = f.runs[r];
+                    if options.metric == Metric::Total {
+                        run.total_samples
+                    } else {
+                        run.self_samples
+                    }
+                })
+            })
+            .collect()
+    };
+    let (c1, c2) = (per_run(old, b.busy_ns.len()), per_run(new, n.busy_ns.len()));
+    let (x1, x2): (i64, i64) = (c1.iter().sum(), c2.iter().sum());
+    // The base side's expected part of the function's samples if nothing changed.
+    let weight = |s: &Side| -> f64 {
+        let samples: i64 = s.busy_samples.iter().sum();
+        match options.normalize {
+            // Exposure: runs / mean sampling interval (samples per ns of per-run time).
+            Normalize::Time => {
+                let ns: i64 = s.busy_ns.iter().sum();
+                if ns == 0 {
+                    0.0
+                } else {
+                    s.busy_ns.len() as f64 * samples as f64 / ns as f64
+                }
+            }
+            Normalize::Share => samples as f64,
+        }
+    };
+    let (w1, w2) = (weight(b), weight(n));
+    let p0 = if w1 + w2 > 0.0 { w1 / (w1 + w2) } else { 0.5 };
+    let trials = x1 + x2;
+    if c1.len() < 2 || c2.len() < 2 {
+        let min_p = binomial_p(0, trials, p0).min(binomial_p(trials, 0, p0));
+        return (binomial_p(x1, x2, p0), min_p);
+    }
+    let dispersion = overdispersion(&c1, &c2);
+    let df = (c1.len() + c2.len() - 2) as f64;
+    let quasi = |x: i64| quasi_binomial_p(x, trials, p0, dispersion, df);
+    (quasi(x1), quasi(0).min(quasi(trials)))
+}
+
+/// Pooled variance of the per-run counts over their pooled mean, at least 1: how much more
+/// the counts vary between runs than Poisson counts would.
+fn overdispersion(base: &[i64], new: &[i64]) -> f64 {
+    let (mut var_sum, mut mean_sum) = (0.0, 0.0);
+    for counts in [base, new] {
+        let runs = counts.len() as f64;
+        let mean = counts.iter().sum::<i64>() as f64 / runs;
+        let variance = counts.iter().map(|c| (*c as f64 - mean).powi(2)).sum::<f64>() / (runs - 1.0);
+        var_sum += (runs - 1.0) * variance;
+        mean_sum += (runs - 1.0) * mean;
+    }
+    if mean_sum > 0.0 {
+        (var_sum / mean_sum).max(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Two-sided test of `x` out of `trials` against `p0` with the variance scaled by
+/// `dispersion`, through Student's t with `df` degrees of freedom (continuity corrected).
+fn quasi_binomial_p(x: i64, trials: i64, p0: f64, dispersion: f64, df: f64) -> f64 {
+    if trials <= 0 || p0 <= 0.0 || p0 >= 1.0 {
+        return 1.0;
+    }
+    let n = trials as f64;
+    let expected = n * p0;
+    let sd = (dispersion * n * p0 * (1.0 - p0)).sqrt();
+    let distance = ((x as f64 - expected).abs() - 0.5).max(0.0);
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) => (2.0 * t.sf(distance / sd)).min(1.0),
+        Err(_) => 1.0,
+    }
+}
+
+/// Two-sided exact binomial test of `x1` out of `x1 + x2` against probability `p0`.
+fn binomial_p(x1: i64, x2: i64, p0: f64) -> f64 {
+    let trials = (x1 + x2).max(0) as u64;
+    if trials == 0 || !(0.0..=1.0).contains(&p0) {
+        return 1.0;
+    }
+    let Ok(dist) = Binomial::new(p0, trials) else { return 1.0 };
+    let x = x1.max(0) as u64;
+    let lower = dist.cdf(x);
+    let upper = if x == 0 { 1.0 } else { dist.sf(x - 1) };
+    (2.0 * lower.min(upper)).min(1.0)
+}
+
+/// Marks the rows significant under the Benjamini–Hochberg procedure at `alpha`, over the
+/// rows that could be significant at all (a function seen in 3 samples never can be).
+fn benjamini_hochberg(rows: &mut [DiffRow], alpha: f64) {
+    let mut order: Vec<usize> = (0..rows.len()).filter(|i| rows[*i].min_p <= alpha).collect();
+    let m = order.len();
+    order.sort_by(|a, b| rows[*a].p_value.total_cmp(&rows[*b].p_value));
+    let cutoff = order
+        .iter()
+        .enumerate()
+        .filter(|(k, i)| rows[**i].p_value <= alpha * (*k as f64 + 1.0) / m as f64)
+        .map(|(k, _)| k + 1)
+        .max()
+        .unwrap_or(0);
+    for i in &order[..cutoff] {
+        rows[*i].significant = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binomial_test() {
+        assert!((binomial_p(50, 50, 0.5) - 1.0).abs() < 1e-9);
+        assert!(binomial_p(100, 200, 0.5) < 1e-6);
+        assert!(binomial_p(0, 20, 0.5) < 1e-5);
+        assert!((binomial_p(0, 0, 0.5) - 1.0).abs() < 1e-12);
+        // 2 of 3 at p = 0.5: P(X ≥ 2) = 0.5, two-sided 1.
+        assert!((binomial_p(2, 1, 0.5) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn quasi_binomial_test() {
+        // Poisson-like runs (dispersion 1): a doubling over hundreds of samples is clear.
+        assert!(quasi_binomial_p(100, 300, 0.5, 1.0, 4.0) < 0.01);
+        assert!(quasi_binomial_p(150, 300, 0.5, 1.0, 4.0) > 0.9);
+        // The same counts, runs twenty times noisier than Poisson: not clear any more.
+        assert!(quasi_binomial_p(130, 300, 0.5, 20.0, 4.0) > 0.05);
+        assert!((overdispersion(&[10, 10, 10], &[20, 20, 20]) - 1.0).abs() < 1e-12);
+        assert!(overdispersion(&[0, 20, 40], &[20, 20, 20]) > 10.0);
+    }
+
+    #[test]
+    fn tiers_are_stripped() {
+        assert_eq!(strip_tier("*work"), "work");
+        assert_eq!(strip_tier("~"), "~");
+        assert_eq!(strip_tier("plain"), "plain");
+    }
+}

@@ -1,0 +1,189 @@
+//! `cpuprof diff`: parse both sides in parallel, compare, render, and gate.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use cpuprof_analysis::{diff, DiffOptions, DiffRow, Metric, Normalize, Verdict};
+use cpuprof_model::Profile;
+use cpuprof_render::{render_diff, DiffDocument};
+
+use crate::args::{DiffArgs, NormalizeArg, Sort};
+use crate::io::Output;
+use crate::run::{load, source_name, stack_filter, UsageError};
+
+/// A significant regression crossed a `--fail-on` threshold (exit code 3).
+#[derive(Debug)]
+pub(crate) struct GateTripped(pub(crate) String);
+
+impl std::fmt::Display for GateTripped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "regression: {}", self.0)
+    }
+}
+
+impl std::error::Error for GateTripped {}
+
+/// One `--fail-on` rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Threshold {
+    /// Share points.
+    Points(f64),
+    /// Relative growth, percent.
+    Percent(f64),
+    /// Time per run, ns.
+    Nanos(f64),
+}
+
+fn parse_rule(text: &str) -> Result<(Metric, Threshold)> {
+    let usage = || {
+        UsageError(format!("--fail-on {text}: expected METRIC:THRESHOLD such as self:+2pp, total:+20% or self:+5ms"))
+    };
+    let (metric, threshold) = text.split_once(':').ok_or_else(usage)?;
+    let metric = match metric {
+        "self" => Metric::SelfTime,
+        "total" => Metric::Total,
+        _ => return Err(usage().into()),
+    };
+    let threshold = threshold.strip_prefix('+').unwrap_or(threshold);
+    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+    let threshold = if let Some(v) = threshold.strip_suffix("pp").and_then(number) {
+        Threshold::Points(v)
+    } else if let Some(v) = threshold.strip_suffix('%').and_then(number) {
+        Threshold::Percent(v)
+    } else if let Some(ns) = duration_ns(threshold) {
+        Threshold::Nanos(ns)
+    } else {
+        return Err(usage().into());
+    };
+    Ok((metric, threshold))
+}
+
+/// `5ms`, `250us`, `1.5s` → ns.
+fn duration_ns(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let (n, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        return None;
+    };
+    n.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| v * scale)
+}
+
+/// Whether `row` crosses `threshold` in `metric`.
+fn crosses(row: &DiffRow, metric: Metric, threshold: Threshold) -> bool {
+    let (pp, ratio, ns) = match metric {
+        Metric::SelfTime => (row.self_delta_pp(), row.self_ratio(), row.self_delta()),
+        Metric::Total => (row.total_delta_pp(), row.total_ratio(), row.total_delta()),
+    };
+    match threshold {
+        Threshold::Points(v) => pp >= v && pp > 0.0,
+        Threshold::Percent(v) => ratio.map_or(ns > 0.0, |r| (r - 1.0) * 100.0 >= v && r > 1.0),
+        Threshold::Nanos(v) => ns >= v && ns > 0.0,
+    }
+}
+
+pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
+    let (base, new) = match (args.pair.as_slice(), args.base.is_empty(), args.new.is_empty()) {
+        ([b, n], true, true) => (vec![b.clone()], vec![n.clone()]),
+        ([], false, false) => (args.base.clone(), args.new.clone()),
+        _ => return Err(UsageError("give BASE and NEW, or --base FILE… and --new FILE…".to_owned()).into()),
+    };
+    let rules = args.fail_on.iter().map(|r| parse_rule(r)).collect::<Result<Vec<_>>>()?;
+    let normalize = match args.normalize {
+        NormalizeArg::Time => Normalize::Time,
+        NormalizeArg::Share => Normalize::Share,
+    };
+    let metric = match args.sort {
+        Sort::SelfTime => Metric::SelfTime,
+        Sort::Total => Metric::Total,
+    };
+    let min_delta = args
+        .min_delta
+        .as_deref()
+        .map(|t| match (normalize, t.strip_suffix("pp")) {
+            (Normalize::Share, Some(v)) => v.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0),
+            (Normalize::Time, None) => duration_ns(t),
+            _ => None,
+        }
+        .ok_or_else(|| UsageError(format!("--min-delta {t}: expected a time per run (2ms) with --normalize time, share points (0.5pp) with --normalize share"))))
+        .transpose()?;
+    let inputs: Vec<&PathBuf> = base.iter().chain(&new).collect();
+    let output = Output::new(args.output.output.as_deref(), &inputs.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+    let options = DiffOptions::new(normalize, metric, 0.05, stack_filter(&args.filter)?);
+
+    // Every input is parsed on its own thread.
+    let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = inputs.iter().map(|path| scope.spawn(|| load(path, &args.ticklog, false))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a parser thread failed"))))
+            .collect()
+    });
+    let profiles = profiles.into_iter().collect::<Result<Vec<_>>>()?;
+    let formats: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.meta.format.as_str()).collect();
+    if formats.len() > 1 {
+        crate::warn(&format!(
+            "comparing different formats ({}): their time attribution differs, so small changes mean little",
+            formats.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let (base_profiles, new_profiles) = profiles.split_at(base.len());
+    let base_refs: Vec<&Profile> = base_profiles.iter().collect();
+    let new_refs: Vec<&Profile> = new_profiles.iter().collect();
+    let mut report = diff(&base_refs, &new_refs, &options);
+    if let Some(min) = min_delta {
+        for row in &mut report.rows {
+            if row.delta(normalize, metric).abs() < min && matches!(row.verdict, Verdict::Hotter | Verdict::Cooler) {
+                row.verdict = Verdict::Unchanged;
+            }
+        }
+    }
+    let limit = if args.all { report.rows.len() } else { usize::try_from(args.limit).unwrap_or(usize::MAX) };
+    let shown = &report.rows[..limit.min(report.rows.len())];
+    let base_sources: Vec<String> = base.iter().map(|p| source_name(p)).collect();
+    let new_sources: Vec<String> = new.iter().map(|p| source_name(p)).collect();
+    let doc = DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown };
+    output.write(render_diff(&doc, args.output.format).as_bytes())?;
+
+    let crossed: Vec<String> = report
+        .rows
+        .iter()
+        .filter(|r| r.significant && matches!(r.verdict, Verdict::Hotter | Verdict::New))
+        .filter_map(|r| {
+            let hits: Vec<&str> = args
+                .fail_on
+                .iter()
+                .zip(&rules)
+                .filter(|(_, (m, t))| crosses(r, *m, *t))
+                .map(|(text, _)| text.as_str())
+                .collect();
+            (!hits.is_empty()).then(|| format!("{} ({})", r.name, hits.join(", ")))
+        })
+        .collect();
+    if crossed.is_empty() {
+        Ok(())
+    } else {
+        Err(GateTripped(crossed.join("; ")).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules() {
+        assert_eq!(parse_rule("self:+2pp").unwrap(), (Metric::SelfTime, Threshold::Points(2.0)));
+        assert_eq!(parse_rule("total:+20%").unwrap(), (Metric::Total, Threshold::Percent(20.0)));
+        assert_eq!(parse_rule("self:5ms").unwrap(), (Metric::SelfTime, Threshold::Nanos(5e6)));
+        for bad in ["self", "cpu:+2pp", "self:+2", "self:-2pp", "total:+x%"] {
+            assert!(parse_rule(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! `cpuprof diff` on real before/after recordings (`fixtures/diff/`, see its README): one
+//! function made ~2× slower, one ~1.2× slower, one 2× faster, one removed, one added, one
+//! untouched, three runs per side, and the functions moved to other lines.
+
+mod common;
+
+use common::cpuprof;
+use serde_json::Value;
+
+const BASE: [&str; 3] =
+    ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile", "fixtures/diff/base.3.cpuprofile"];
+const NEW: [&str; 3] =
+    ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile", "fixtures/diff/new.3.cpuprofile"];
+
+fn diff_json(base: &[&str], new: &[&str], extra: &[&str]) -> (Value, Option<i32>) {
+    let out = cpuprof()
+        .args(["diff", "--all", "--format", "json", "--base"])
+        .args(base)
+        .arg("--new")
+        .args(new)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&out.stderr));
+    (serde_json::from_slice(&out.stdout).unwrap(), out.status.code())
+}
+
+fn row<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["rows"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap_or_else(|| panic!("no row {name}"))
+}
+
+#[test]
+fn the_constructed_changes_are_found_and_ranked() {
+    let (report, _) = diff_json(&BASE, &NEW, &[]);
+    let verdict = |name: &str| row(&report, name)["verdict"].as_str().unwrap().to_owned();
+    assert_eq!(verdict("doubledWork"), "hotter");
+    assert_eq!(verdict("addedWork"), "new");
+    assert_eq!(verdict("halvedWork"), "cooler");
+    assert_eq!(verdict("removedWork"), "gone");
+    assert_eq!(verdict("untouchedWork"), "unchanged", "the untouched function is not flagged");
+    // 1.2× over three runs each is at the edge of what these runs can show; it must never
+    // come out as an improvement.
+    assert!(matches!(verdict("slightlySlowerWork").as_str(), "hotter" | "unchanged"));
+    // Moved functions still match: one row each, at their new lines.
+    assert_eq!(report["rows"].as_array().unwrap().iter().filter(|r| r["name"] == "halvedWork").count(), 1);
+    // The 2× and the new function lead; the drops follow the growths.
+    let names: Vec<&str> = report["rows"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(&names[..2], ["doubledWork", "addedWork"]);
+    let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+    assert!(at("removedWork") > at("addedWork") && at("halvedWork") > at("addedWork"));
+    let doubled = row(&report, "doubledWork");
+    let ratio = doubled["self_ratio"].as_f64().unwrap();
+    assert!((1.7..2.6).contains(&ratio), "doubledWork ratio {ratio}");
+    assert_eq!(report["base"]["runs"], 3);
+    assert_eq!(report["normalize"], "time");
+}
+
+#[test]
+fn a_profile_against_itself_is_quiet() {
+    for p in [BASE[0], "fixtures/cpuprofile/money.cpuprofile", "fixtures/ticklog/json-roundtrip.log"] {
+        let (report, code) = diff_json(&[p], &[p], &["--fail-on", "self:+0pp", "--fail-on", "total:+0%"]);
+        assert_eq!(code, Some(0), "{p}");
+        for r in report["rows"].as_array().unwrap() {
+            assert_eq!(r["verdict"], "unchanged", "{p}: {r}");
+            assert_eq!(r["significant"], false, "{p}: {r}");
+        }
+    }
+    let (report, _) = diff_json(&BASE, &BASE, &[]);
+    assert!(report["rows"].as_array().unwrap().iter().all(|r| r["verdict"] == "unchanged"));
+}
+
+#[test]
+fn the_gate_exits_3_on_a_regression_and_names_it() {
+    let out = cpuprof()
+        .args(["diff", "--base"])
+        .args(BASE)
+        .arg("--new")
+        .args(NEW)
+        .args(["--fail-on", "self:+5pp", "-o", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap();
+    assert!(last.contains("doubledWork") && last.contains("addedWork"), "{last}");
+    assert!(!last.contains("untouchedWork") && !last.contains("halvedWork"), "{last}");
+    // A threshold nothing crosses passes.
+    let out = cpuprof().args(["diff", BASE[0], NEW[0], "--fail-on", "self:+50pp", "-o", "/dev/null"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // Bad rules are usage errors.
+    let out = cpuprof().args(["diff", BASE[0], NEW[0], "--fail-on", "self:2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn markdown_reads_as_a_review_comment() {
+    let out = cpuprof()
+        .args(["diff", "--format", "markdown", "-n", "6", "--base"])
+        .args(BASE)
+        .arg("--new")
+        .args(NEW)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let md = String::from_utf8(out.stdout).unwrap();
+    let first = md.lines().next().unwrap();
+    assert!(first.starts_with("**cpuprof diff**: ") && first.contains("hotter") && first.contains("gone"), "{first}");
+    let table: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert!(table[0].contains("function") && table[0].contains("verdict"));
+    assert!(table[1].contains("doubledWork") && table[1].ends_with("| hotter |"), "{}", table[1]);
+}
