@@ -109,3 +109,30 @@ fn markdown_reads_as_a_review_comment() {
     assert!(table[0].contains("function") && table[0].contains("verdict"));
     assert!(table[1].contains("doubledWork") && table[1].ends_with("| hotter |"), "{}", table[1]);
 }
+
+#[test]
+fn the_differential_flame_graph_marks_growth_and_new_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("diff.svg");
+    let out = cpuprof()
+        .args(["diff", "-o", "/dev/null", "--flamegraph"])
+        .arg(&svg)
+        .arg("--base")
+        .args(BASE)
+        .arg("--new")
+        .args(NEW)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let title = |name: &str| {
+        text.split("<title>").find(|t| t.starts_with(name)).map(|t| t.split("</title>").next().unwrap().to_owned())
+    };
+    // Frames are matched without lines, as functions moved: only the added one is new.
+    let added = title("addedWork").unwrap();
+    assert!(added.contains("(new)"), "{added}");
+    let doubled = title("doubledWork").unwrap();
+    assert!(!doubled.contains("(new)") && doubled.contains("; +"), "{doubled}");
+    let halved = title("halvedWork").unwrap();
+    assert!(halved.contains("; -"), "{halved}");
+}

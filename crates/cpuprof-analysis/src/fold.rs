@@ -33,12 +33,15 @@ pub struct FoldOptions {
     /// reversed graph, whose frames are merged from the leaves). Default is `None`: exact
     /// lines, as `collapse` needs.
     pub prune_below: Option<f64>,
+    /// Label functions `name file`, without the line: for comparing profiles of changed code,
+    /// where functions move. Default is `false`.
+    pub without_lines: bool,
 }
 
 impl FoldOptions {
     /// Options with every field given but `prune_below`.
     pub fn new(by: GroupBy, weight: Weight, filter: StackFilter, window: Option<(i64, i64)>) -> Self {
-        Self { by, weight, filter, window, prune_below: None }
+        Self { by, weight, filter, window, prune_below: None, without_lines: false }
     }
 }
 
@@ -114,7 +117,7 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
             let label = if by_group {
                 group_label(func, &profile.strings, options.by == GroupBy::Package)
             } else {
-                function_label(profile, func)
+                function_label(profile, func, !options.without_lines)
             };
             let label = escape(&label);
             classes.entry(label.clone()).or_insert_with(|| class_of(profile, func));
@@ -250,15 +253,15 @@ impl LabelTree {
     }
 }
 
-/// `name file:line` for JavaScript with a url, else the name (`(anonymous)` when empty).
-fn function_label(profile: &Profile, func: &Func) -> String {
+/// `name file:line` (or `name file`) for JavaScript with a url, else the name (`(anonymous)` when empty).
+fn function_label(profile: &Profile, func: &Func, with_line: bool) -> String {
     let name = profile.strings.get(func.name);
     let name = if name.is_empty() { "(anonymous)" } else { name };
     let file = profile.strings.get(func.file);
     if func.kind != FuncKind::Js || file.is_empty() {
         return name.to_owned();
     }
-    match func.line {
+    match func.line.filter(|_| with_line) {
         Some(line) => format!("{name} {file}:{line}"),
         None => format!("{name} {file}"),
     }

@@ -89,6 +89,10 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_name = "DELTA")]
     pub(crate) min_delta: Option<String>,
 
+    /// Also write a differential flame graph (red grew, blue shrank; shaped like NEW) to SVG
+    #[arg(long, value_name = "SVG")]
+    pub(crate) flamegraph: Option<PathBuf>,
+
     /// Exit 3 when a significant regression crosses METRIC:THRESHOLD (self or total; +2pp, +20%, +5ms); repeatable
     #[arg(long, value_name = "METRIC:THRESHOLD")]
     pub(crate) fail_on: Vec<String>,

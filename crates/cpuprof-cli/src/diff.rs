@@ -3,9 +3,11 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use cpuprof_analysis::{diff, DiffOptions, DiffRow, Metric, Normalize, Verdict};
+use cpuprof_analysis::{
+    diff, fold, DiffOptions, DiffRow, FoldOptions, Folded, GroupBy, Metric, Normalize, Verdict, Weight,
+};
 use cpuprof_model::Profile;
-use cpuprof_render::{render_diff, DiffDocument};
+use cpuprof_render::{render_diff, render_differential, DiffDocument, FlameOptions};
 
 use crate::args::{DiffArgs, NormalizeArg, Sort};
 use crate::io::Output;
@@ -114,7 +116,9 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         .ok_or_else(|| UsageError(format!("--min-delta {t}: expected a time per run (2ms) with --normalize time, share points (0.5pp) with --normalize share"))))
         .transpose()?;
     let inputs: Vec<&PathBuf> = base.iter().chain(&new).collect();
-    let output = Output::new(args.output.output.as_deref(), &inputs.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+    let input_paths: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+    let output = Output::new(args.output.output.as_deref(), &input_paths)?;
+    let svg_output = args.flamegraph.as_deref().map(|svg| Output::new(Some(svg), &input_paths)).transpose()?;
     let options = DiffOptions::new(normalize, metric, 0.05, stack_filter(&args.filter)?);
 
     // Every input is parsed on its own thread.
@@ -150,6 +154,10 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let new_sources: Vec<String> = new.iter().map(|p| source_name(p)).collect();
     let doc = DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown };
     output.write(render_diff(&doc, args.output.format).as_bytes())?;
+    if let Some(svg_output) = svg_output {
+        let svg = differential(&base_refs, &new_refs, &options, normalize)?;
+        svg_output.write(&svg)?;
+    }
 
     let crossed: Vec<String> = report
         .rows
@@ -171,6 +179,43 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     } else {
         Err(GateTripped(crossed.join("; ")).into())
     }
+}
+
+/// Both sides folded by function (time), per run or as shares, drawn differentially.
+fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, normalize: Normalize) -> Result<Vec<u8>> {
+    let fold_side = |profiles: &[&Profile]| -> Folded {
+        let mut folds = profiles.iter().map(|p| {
+            // Functions move between the versions: frames are `name file`, as diff matches them.
+            let mut fold_options = FoldOptions::new(GroupBy::Function, Weight::Time, options.filter.clone(), None);
+            fold_options.without_lines = true;
+            fold(p, &fold_options)
+        });
+        let mut first = folds.next().unwrap_or_else(|| fold(base[0], &FoldOptions::default()));
+        for other in folds {
+            first.stacks.extend(other.stacks);
+            first.total += other.total;
+            first.classes.extend(other.classes);
+        }
+        first
+    };
+    let (b, n) = (fold_side(base), fold_side(new));
+    // µs per run, or the base scaled to the new side's total (shares).
+    let (base_scale, new_scale) = match normalize {
+        Normalize::Time => (1e-3 / base.len() as f64, 1e-3 / new.len() as f64),
+        Normalize::Share => {
+            let ratio = if b.total > 0 { n.total as f64 / b.total as f64 } else { 1.0 };
+            (1e-3 * ratio / new.len() as f64, 1e-3 / new.len() as f64)
+        }
+    };
+    let mut flame = FlameOptions::default();
+    "cpuprof diff: red grew, blue shrank".clone_into(&mut flame.title);
+    flame.subtitle = match normalize {
+        Normalize::Time => "widths: new, µs per run · colour: change per frame, callees included".to_owned(),
+        Normalize::Share => "widths: new, µs per run · base scaled to the same total (shares)".to_owned(),
+    };
+    "µs".clone_into(&mut flame.sample_name);
+    render_differential(&b, &n, base_scale, new_scale, &flame)
+        .map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))
 }
 
 #[cfg(test)]

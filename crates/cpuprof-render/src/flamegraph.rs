@@ -73,6 +73,56 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
     Ok(svg)
 }
 
+/// A differential flame graph (inferno's: widths from `new`, colour from the change — red
+/// grew, blue shrank — on every frame, so a caller shows its callees' growth too). Weights
+/// are multiplied by `base_scale` / `new_scale` first (1 / runs per side, say); frames only
+/// the new side has are marked `(new)`. Frames only the base side has cannot be drawn in
+/// a graph shaped like the new side; the caller says so.
+pub fn render_differential(
+    base: &Folded,
+    new: &Folded,
+    base_scale: f64,
+    new_scale: f64,
+    options: &FlameOptions,
+) -> Result<Vec<u8>, String> {
+    let mut merged: std::collections::BTreeMap<&str, (f64, f64)> = std::collections::BTreeMap::new();
+    for s in &base.stacks {
+        merged.entry(s.frames.as_str()).or_default().0 += s.weight as f64 * base_scale;
+    }
+    for s in &new.stacks {
+        merged.entry(s.frames.as_str()).or_default().1 += s.weight as f64 * new_scale;
+    }
+    let base_labels: std::collections::HashSet<&str> = base.stacks.iter().flat_map(|s| s.frames.split(';')).collect();
+    let mark = |frames: &str| -> String {
+        frames
+            .split(';')
+            .map(|f| if base_labels.contains(f) { xml_safe(f) } else { format!("{} (new)", xml_safe(f)) })
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    let mut lines: Vec<String> = merged
+        .iter()
+        .filter(|(_, (_, n))| *n >= 0.5)
+        .map(|(frames, (b, n))| format!("{} {} {}", mark(frames), b.round() as u64, n.round() as u64))
+        .collect();
+    lines.sort();
+    let mut opts = Options::default();
+    opts.title = xml_safe(&options.title);
+    opts.subtitle = (!options.subtitle.is_empty()).then(|| xml_safe(&options.subtitle));
+    opts.image_width = options.width;
+    if let Some(min) = options.min_width {
+        opts.min_width = min;
+    }
+    opts.direction = if options.inverted { Direction::Inverted } else { Direction::Straight };
+    opts.deterministic = true;
+    opts.pretty_xml = options.pretty;
+    "Function:".clone_into(&mut opts.name_type);
+    options.sample_name.clone_into(&mut opts.count_name);
+    let mut svg = Vec::new();
+    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
+    Ok(svg)
+}
+
 /// Text XML 1.0 can carry: C0 controls but tab (line breaks are escaped before this), and
 /// U+FFFE/U+FFFF, which names may hold but no SVG may, are written as `\x01`-style escapes.
 fn xml_safe(text: &str) -> String {

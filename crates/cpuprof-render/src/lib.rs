@@ -24,7 +24,7 @@ use cpuprof_analysis::{GroupBy, TopReport, Weight};
 
 use cpuprof_model::Meta;
 pub use diff::{render_diff, DiffDocument};
-pub use flamegraph::{render_collapsed, render_flamegraph, FlameOptions};
+pub use flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
 
 /// Output formats of tabular commands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
