@@ -60,21 +60,9 @@ fn parse_rule(text: &str) -> Result<(Metric, Threshold)> {
     Ok((metric, threshold))
 }
 
-/// `5ms`, `250us`, `1.5s` → ns.
+/// `5ms`, `250us`, `1.5s` → ns (a unit is required).
 fn duration_ns(text: &str) -> Option<f64> {
-    let t = text.trim();
-    let (n, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        return None;
-    };
-    n.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| v * scale)
+    crate::units::nanoseconds(text, false).map(|ns| ns as f64)
 }
 
 /// Whether `row` crosses `threshold` in `metric`.

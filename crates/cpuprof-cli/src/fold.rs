@@ -139,41 +139,9 @@ fn window_span(args: &FoldArgs) -> Option<(i64, Option<i64>)> {
     (from.is_some() || to.is_some()).then(|| (from.unwrap_or(0), to))
 }
 
-/// `1.5s`, `250ms`, `800us` / `800µs`, `12ns`, or plain seconds → ns.
+/// A time into the recording, ns.
 fn duration(flag: &str, text: &str) -> Result<i64> {
-    let t = text.trim();
-    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix("min") {
-        (n, 60e9)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        (t, 1e9)
-    };
-    match number.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v * scale < 9.2e18 => Ok((v * scale).round() as i64),
-        _ => Err(UsageError(format!("{flag} {text}: expected a time into the recording such as 1.5s, 250ms or 800us"))
-            .into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(duration("--from", "1.5s").unwrap(), 1_500_000_000);
-        assert_eq!(duration("--from", "250ms").unwrap(), 250_000_000);
-        assert_eq!(duration("--from", "800us").unwrap(), 800_000);
-        assert_eq!(duration("--from", "2").unwrap(), 2_000_000_000);
-        assert_eq!(duration("--from", "1min").unwrap(), 60_000_000_000);
-        assert!(duration("--from", "-1s").is_err());
-        assert!(duration("--from", "soon").is_err());
-    }
+    crate::units::nanoseconds(text, true).ok_or_else(|| {
+        UsageError(format!("{flag} {text}: expected a time into the recording such as 1.5s, 250ms or 800us")).into()
+    })
 }

@@ -7,6 +7,7 @@ mod diff;
 mod fold;
 mod io;
 mod run;
+mod units;
 
 use std::process::ExitCode;
 
