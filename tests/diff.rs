@@ -13,6 +13,7 @@ const NEW: [&str; 3] =
     ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile", "fixtures/diff/new.3.cpuprofile"];
 
 fn diff_json(base: &[&str], new: &[&str], extra: &[&str]) -> (Value, Option<i32>) {
+    // (With one run per side, cpuprof warns on stderr; the JSON is on stdout.)
     let out = cpuprof()
         .args(["diff", "--all", "--format", "json", "--base"])
         .args(base)
@@ -135,4 +136,15 @@ fn the_differential_flame_graph_marks_growth_and_new_frames() {
     assert!(!doubled.contains("(new)") && doubled.contains("; +"), "{doubled}");
     let halved = title("halvedWork").unwrap();
     assert!(halved.contains("; -"), "{halved}");
+}
+
+#[test]
+fn min_delta_and_one_run_per_side_are_explained() {
+    // Below --min-delta nothing counts, new functions included, and the gate stays shut.
+    let (report, code) = diff_json(&BASE, &NEW, &["--min-delta", "200ms", "--fail-on", "self:+1%"]);
+    assert_eq!(code, Some(0));
+    assert!(report["rows"].as_array().unwrap().iter().all(|r| r["significant"] == false));
+    // One run per side accounts for sampling noise only, and says so.
+    let out = cpuprof().args(["diff", BASE[0], NEW[0], "-o", "/dev/null"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one run per side"));
 }

@@ -63,18 +63,27 @@ pub struct DiffOptions {
     pub alpha: f64,
     /// Which samples count. Default: all but `(idle)`.
     pub filter: StackFilter,
+    /// Changes smaller than this (ns per run, or share points with [`Normalize::Share`]) are
+    /// not significant, whatever the test says. Default is 0.
+    pub min_delta: f64,
 }
 
 impl Default for DiffOptions {
     fn default() -> Self {
-        Self { normalize: Normalize::Time, metric: Metric::SelfTime, alpha: 0.05, filter: StackFilter::default() }
+        Self {
+            normalize: Normalize::Time,
+            metric: Metric::SelfTime,
+            alpha: 0.05,
+            filter: StackFilter::default(),
+            min_delta: 0.0,
+        }
     }
 }
 
 impl DiffOptions {
-    /// Options with every field given.
+    /// Options with every field given but `min_delta`.
     pub fn new(normalize: Normalize, metric: Metric, alpha: f64, filter: StackFilter) -> Self {
-        Self { normalize, metric, alpha, filter }
+        Self { normalize, metric, alpha, filter, min_delta: 0.0 }
     }
 }
 
@@ -230,6 +239,7 @@ struct RunNumbers {
 /// A function on one side: its runs' numbers.
 struct SideFunction {
     line: Option<u32>,
+    column: Option<u32>,
     kind: FuncKind,
     runs: Vec<RunNumbers>,
 }
@@ -239,6 +249,12 @@ struct Side {
     functions: FxHashMap<(String, Option<String>), Vec<SideFunction>>,
     busy_ns: Vec<i64>,
     busy_samples: Vec<i64>,
+}
+
+/// The file as matching sees it: tick logs name scripts by path, `.cpuprofile`s by
+/// `file://` url.
+fn match_file(file: &str) -> String {
+    file.strip_prefix("file://").unwrap_or(file).to_owned()
 }
 
 fn strip_tier(name: &str) -> &str {
@@ -256,13 +272,14 @@ fn side(runs: &[&Profile], filter: &StackFilter) -> Side {
         side.busy_ns.push(report.total);
         side.busy_samples.push(report.samples);
         for row in report.rows {
-            let key = (strip_tier(&row.name).to_owned(), row.file.clone());
+            let key = (strip_tier(&row.name).to_owned(), row.file.as_deref().map(match_file));
             let functions = side.functions.entry(key).or_default();
-            let at = if let Some(at) = functions.iter().position(|f| f.line == row.line) {
+            let at = if let Some(at) = functions.iter().position(|f| f.line == row.line && f.column == row.column) {
                 at
             } else {
                 functions.push(SideFunction {
                     line: row.line,
+                    column: row.column,
                     kind: row.kind,
                     runs: vec![RunNumbers::default(); runs.len()],
                 });
@@ -323,6 +340,9 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     benjamini_hochberg(&mut rows, options.alpha);
     for row in &mut rows {
         let delta = row.delta(options.normalize, options.metric);
+        if delta.abs() < options.min_delta {
+            row.significant = false;
+        }
         row.verdict =
             match (row.base.self_samples + row.base.total_samples, row.new.self_samples + row.new.total_samples) {
                 (0, _) => Verdict::New,
@@ -367,8 +387,11 @@ fn pair_by_line<'a>(
     let mut candidates: Vec<(u64, usize, usize)> = Vec::new();
     for (i, o) in olds.iter().enumerate() {
         for (j, n) in news.iter().enumerate() {
+            // By line, then by column (minified code has many functions on one line).
             let distance = match (o.line, n.line) {
-                (Some(a), Some(b)) => u64::from(a.abs_diff(b)),
+                (Some(a), Some(b)) => {
+                    u64::from(a.abs_diff(b)) << 32 | u64::from(o.column.unwrap_or(0).abs_diff(n.column.unwrap_or(0)))
+                }
                 (None, None) => 0,
                 _ => u64::MAX / 2,
             };
@@ -461,12 +484,13 @@ fn p_value(
     let (w1, w2) = (weight(b), weight(n));
     let p0 = if w1 + w2 > 0.0 { w1 / (w1 + w2) } else { 0.5 };
     let trials = x1 + x2;
-    if c1.len() < 2 || c2.len() < 2 {
+    if c1.len() < 2 && c2.len() < 2 {
         let min_p = binomial_p(0, trials, p0).min(binomial_p(trials, 0, p0));
         return (binomial_p(x1, x2, p0), min_p);
     }
+    // The spread between runs, from every side that has more than one.
     let dispersion = overdispersion(&c1, &c2);
-    let df = (c1.len() + c2.len() - 2) as f64;
+    let df = (c1.len() + c2.len()).saturating_sub(2).max(1) as f64;
     let quasi = |x: i64| quasi_binomial_p(x, trials, p0, dispersion, df);
     (quasi(x1), quasi(0).min(quasi(trials)))
 }
@@ -475,7 +499,7 @@ fn p_value(
 /// the counts vary between runs than Poisson counts would.
 fn overdispersion(base: &[i64], new: &[i64]) -> f64 {
     let (mut var_sum, mut mean_sum) = (0.0, 0.0);
-    for counts in [base, new] {
+    for counts in [base, new].into_iter().filter(|c| c.len() >= 2) {
         let runs = counts.len() as f64;
         let mean = counts.iter().sum::<i64>() as f64 / runs;
         let variance = counts.iter().map(|c| (*c as f64 - mean).powi(2)).sum::<f64>() / (runs - 1.0);

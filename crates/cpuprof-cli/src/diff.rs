@@ -110,8 +110,11 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let options = DiffOptions::new(normalize, metric, 0.05, stack_filter(&args.filter)?);
 
     // Every input is parsed on its own thread.
+    // Tiers are always merged here: a function is compared whole.
+    let ticklog = crate::args::TickLogArgs { split_tiers: false, symbols: args.ticklog.symbols.clone() };
+    let ticklog = &ticklog;
     let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs.iter().map(|path| scope.spawn(|| load(path, &args.ticklog, false))).collect();
+        let handles: Vec<_> = inputs.iter().map(|path| scope.spawn(move || load(path, ticklog, false))).collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a parser thread failed"))))
@@ -128,13 +131,14 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let (base_profiles, new_profiles) = profiles.split_at(base.len());
     let base_refs: Vec<&Profile> = base_profiles.iter().collect();
     let new_refs: Vec<&Profile> = new_profiles.iter().collect();
-    let mut report = diff(&base_refs, &new_refs, &options);
-    if let Some(min) = min_delta {
-        for row in &mut report.rows {
-            if row.delta(normalize, metric).abs() < min && matches!(row.verdict, Verdict::Hotter | Verdict::Cooler) {
-                row.verdict = Verdict::Unchanged;
-            }
-        }
+    let mut options = options;
+    options.min_delta = min_delta.unwrap_or(0.0);
+    let report = diff(&base_refs, &new_refs, &options);
+    if base.len() == 1 && new.len() == 1 && normalize == Normalize::Time {
+        crate::warn(
+            "one run per side: only sampling noise is accounted for, not how runs differ (machine load, JIT \
+             timing); record several runs per side (--base a b c --new x y z) before trusting small changes",
+        );
     }
     let limit = if args.all { report.rows.len() } else { usize::try_from(args.limit).unwrap_or(usize::MAX) };
     let shown = &report.rows[..limit.min(report.rows.len())];
@@ -147,21 +151,32 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         svg_output.write(&svg)?;
     }
 
-    let crossed: Vec<String> = report
-        .rows
-        .iter()
-        .filter(|r| r.significant && matches!(r.verdict, Verdict::Hotter | Verdict::New))
-        .filter_map(|r| {
+    // Significance is per metric: a rule on the other metric gets its own comparison.
+    let other = match metric {
+        Metric::SelfTime => Metric::Total,
+        Metric::Total => Metric::SelfTime,
+    };
+    let other_report = rules.iter().any(|(m, _)| *m == other).then(|| {
+        let mut other_options = options.clone();
+        other_options.metric = other;
+        diff(&base_refs, &new_refs, &other_options)
+    });
+    let mut crossed: Vec<String> = Vec::new();
+    for (rule_metric, report) in [(metric, Some(&report)), (other, other_report.as_ref())] {
+        let Some(report) = report else { continue };
+        for r in report.rows.iter().filter(|r| r.significant && matches!(r.verdict, Verdict::Hotter | Verdict::New)) {
             let hits: Vec<&str> = args
                 .fail_on
                 .iter()
                 .zip(&rules)
-                .filter(|(_, (m, t))| crosses(r, *m, *t))
+                .filter(|(_, (m, t))| *m == rule_metric && crosses(r, *m, *t))
                 .map(|(text, _)| text.as_str())
                 .collect();
-            (!hits.is_empty()).then(|| format!("{} ({})", r.name, hits.join(", ")))
-        })
-        .collect();
+            if !hits.is_empty() {
+                crossed.push(format!("{} ({})", r.name, hits.join(", ")));
+            }
+        }
+    }
     if crossed.is_empty() {
         Ok(())
     } else {
