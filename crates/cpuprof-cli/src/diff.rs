@@ -144,7 +144,11 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let shown = &report.rows[..limit.min(report.rows.len())];
     let base_sources: Vec<String> = base.iter().map(|p| source_name(p)).collect();
     let new_sources: Vec<String> = new.iter().map(|p| source_name(p)).collect();
-    let doc = DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown };
+    // Colour only for a person at a terminal, and never with NO_COLOR.
+    let color = args.output.output.as_deref().is_none_or(crate::io::is_dash)
+        && std::io::IsTerminal::is_terminal(&std::io::stdout())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let doc = DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown, color };
     output.write(render_diff(&doc, args.output.format).as_bytes())?;
     if let Some(svg_output) = svg_output {
         let svg = differential(&base_refs, &new_refs, &options, normalize)?;
@@ -202,6 +206,14 @@ fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, norm
         first
     };
     let (b, n) = (fold_side(base), fold_side(new));
+    let new_frames: std::collections::HashSet<&str> = n.stacks.iter().flat_map(|s| s.frames.split(';')).collect();
+    let gone = b
+        .stacks
+        .iter()
+        .flat_map(|s| s.frames.split(';'))
+        .filter(|f| !new_frames.contains(f))
+        .collect::<std::collections::HashSet<_>>()
+        .len();
     // µs per run, or the base scaled to the new side's total (shares).
     let (base_scale, new_scale) = match normalize {
         Normalize::Time => (1e-3 / base.len() as f64, 1e-3 / new.len() as f64),
@@ -216,6 +228,9 @@ fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, norm
         Normalize::Time => "widths: new, µs per run · colour: change per frame, callees included".to_owned(),
         Normalize::Share => "widths: new, µs per run · base scaled to the same total (shares)".to_owned(),
     };
+    if gone > 0 {
+        flame.subtitle.push_str(&format!(" · {gone} frame(s) gone (not drawn: see the table)"));
+    }
     "µs".clone_into(&mut flame.sample_name);
     render_differential(&b, &n, base_scale, new_scale, &flame)
         .map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))

@@ -21,8 +21,10 @@ pub struct DiffDocument<'a> {
     pub new_sources: &'a [String],
     /// The numbers.
     pub report: &'a DiffReport,
-    /// The rows to show (after `-n` and `--min-delta`), in rank order.
+    /// The rows to show (after `-n`), in rank order.
     pub rows: &'a [DiffRow],
+    /// Colour the table's changes (red hotter, green cooler): only for a terminal.
+    pub color: bool,
 }
 
 /// Renders `doc` in `format`.
@@ -132,13 +134,24 @@ fn table(doc: &DiffDocument<'_>) -> String {
         return out;
     }
     let mut table = Table::new();
-    table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
+    table.load_preset(UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Disabled);
+    if doc.color {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
     table.set_header(vec!["verdict", "Δ", "ratio", "base%", "new%", "p", "function", "location"]);
     for row in doc.rows {
         let (b, n) = pcts(doc, row);
+        let paint = |cell: Cell| match row.verdict {
+            _ if !doc.color || !row.significant => cell,
+            Verdict::Hotter | Verdict::New => cell.fg(comfy_table::Color::Red),
+            Verdict::Cooler | Verdict::Gone => cell.fg(comfy_table::Color::Green),
+            Verdict::Unchanged => cell,
+        };
         table.add_row(vec![
-            Cell::new(verdict_text(row)),
-            Cell::new(delta_text(doc, row)).set_alignment(CellAlignment::Right),
+            paint(Cell::new(verdict_text(row))),
+            paint(Cell::new(delta_text(doc, row)).set_alignment(CellAlignment::Right)),
             Cell::new(ratio_text(row, doc.report.metric)).set_alignment(CellAlignment::Right),
             Cell::new(format!("{b:.2}%")).set_alignment(CellAlignment::Right),
             Cell::new(format!("{n:.2}%")).set_alignment(CellAlignment::Right),
