@@ -10,7 +10,7 @@ use cpuprof_render::Format;
     name = "cpuprof",
     version,
     about = "Answers from CPU profiles of Node.js/V8 programs",
-    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  cpuprof top isolate-0x5a1e2c0-4242-v8.log\n  gzip -c app.cpuprofile | cpuprof top -"
+    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  cpuprof top isolate-0x5a1e2c0-4242-v8.log\n  gzip -c app.cpuprofile | cpuprof top -\n  cpuprof flamegraph app.cpuprofile -o flame.svg\n  cpuprof diff before.cpuprofile after.cpuprofile --format markdown\n\nEXIT STATUS:\n  0 ok · 1 bad input or I/O error · 2 usage error · 3 `diff --fail-on` found a regression"
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
