@@ -148,7 +148,8 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let color = args.output.output.as_deref().is_none_or(crate::io::is_dash)
         && std::io::IsTerminal::is_terminal(&std::io::stdout())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let doc = DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown, color };
+    let doc =
+        DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown, color };
     output.write(render_diff(&doc, args.output.format).as_bytes())?;
     if let Some(svg_output) = svg_output {
         let svg = differential(&base_refs, &new_refs, &options, normalize)?;
