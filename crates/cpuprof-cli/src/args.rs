@@ -77,13 +77,8 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_enum, default_value_t = Sort::SelfTime)]
     pub(crate) sort: Sort,
 
-    /// Show the N first rows
-    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) limit: u64,
-
-    /// Show every row (overrides -n)
-    #[arg(long)]
-    pub(crate) all: bool,
+    #[command(flatten)]
+    pub(crate) rows: RowsArgs,
 
     /// Count a change smaller than this as unchanged: a time per run (2ms) or share points (0.5pp)
     #[arg(long, value_name = "DELTA")]
@@ -256,13 +251,8 @@ pub(crate) struct TopArgs {
     #[arg(value_name = "FILE")]
     pub(crate) input: PathBuf,
 
-    /// Show the N heaviest rows
-    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) limit: u64,
-
-    /// Show every row (overrides -n)
-    #[arg(long)]
-    pub(crate) all: bool,
+    #[command(flatten)]
+    pub(crate) rows: RowsArgs,
 
     /// What a row stands for
     #[arg(long, value_enum, default_value_t = By::Function)]
@@ -284,6 +274,29 @@ pub(crate) struct TopArgs {
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+}
+
+/// How many rows a report shows.
+#[derive(Debug, Args)]
+pub(crate) struct RowsArgs {
+    /// Show the N first rows
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: u64,
+
+    /// Show every row (overrides -n)
+    #[arg(long)]
+    all: bool,
+}
+
+impl RowsArgs {
+    /// The number of rows to show, `None` for all.
+    pub(crate) fn limit(&self) -> Option<usize> {
+        if self.all {
+            None
+        } else {
+            usize::try_from(self.limit).ok()
+        }
+    }
 }
 
 /// Which samples count.

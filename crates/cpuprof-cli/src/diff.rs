@@ -140,8 +140,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
              timing); record several runs per side (--base a b c --new x y z) before trusting small changes",
         );
     }
-    let limit = if args.all { report.rows.len() } else { usize::try_from(args.limit).unwrap_or(usize::MAX) };
-    let shown = &report.rows[..limit.min(report.rows.len())];
+    let shown = &report.rows[..args.rows.limit().unwrap_or(usize::MAX).min(report.rows.len())];
     let base_sources: Vec<String> = base.iter().map(|p| source_name(p)).collect();
     let new_sources: Vec<String> = new.iter().map(|p| source_name(p)).collect();
     // Colour only for a person at a terminal, and never with NO_COLOR.

@@ -12,7 +12,7 @@ use crate::run::{load, source_name, stack_filter, UsageError};
 
 pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
-    let (_, folded, _) = folded(&args.fold, None)?;
+    let Folding { folded, .. } = folded(&args.fold, None)?;
     if folded.stacks.is_empty() {
         crate::warn(&format!("{}: no samples left after the filters", source_name(&args.fold.input)));
     }
@@ -25,12 +25,11 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // half of that are merged into their callers before it sees them. Not when reversed: the
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
     let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
-    let (profile, folded, shaped_by) = folded(&args.fold, prune)?;
+    let Folding { profile, folded, shaped_by, window } = folded(&args.fold, prune)?;
     if folded.stacks.is_empty() {
         bail!("{}: no samples to draw (after the filters)", source_name(&args.fold.input));
     }
-    let title =
-        args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded, window_span(&args.fold)));
+    let title = args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded, window));
     let mut shaped_by = shaped_by;
     if args.reverse {
         shaped_by.push("reversed: callers above callees".to_owned());
@@ -50,7 +49,17 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
 }
 
 /// The profile, folded as the arguments say, and the options that shaped it (for a subtitle).
-fn folded(args: &FoldArgs, prune_below: Option<f64>) -> Result<(Profile, Folded, Vec<String>)> {
+/// A folded profile and what shaped it.
+struct Folding {
+    profile: Profile,
+    folded: Folded,
+    /// The options that shaped the graph, for a subtitle.
+    shaped_by: Vec<String>,
+    /// `--from` and `--to` into the recording, ns, when given.
+    window: Option<(i64, Option<i64>)>,
+}
+
+fn folded(args: &FoldArgs, prune_below: Option<f64>) -> Result<Folding> {
     let filter = stack_filter(&args.filter)?;
     let from = args.window.from.as_deref().map(|t| duration("--from", t)).transpose()?;
     let to = args.window.to.as_deref().map(|t| duration("--to", t)).transpose()?;
@@ -103,7 +112,8 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>) -> Result<(Profile, Folded,
     let mut options = FoldOptions::new(by, weight, filter, window);
     options.prune_below = prune_below;
     let folded = fold(&profile, &options);
-    Ok((profile, folded, shaped_by))
+    let span = windowed.then_some((from.unwrap_or(0), to));
+    Ok(Folding { profile, folded, shaped_by, window: span })
 }
 
 fn by_name(by: FoldBy) -> &'static str {
@@ -130,13 +140,6 @@ fn default_title(args: &FoldArgs, profile: &Profile, folded: &Folded, window: Op
     let noun = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
     parts.push(format!("{} {noun}", folded.drawn_samples));
     parts.join(" · ")
-}
-
-/// `--from`/`--to` in ns, when given (they were checked when folding).
-fn window_span(args: &FoldArgs) -> Option<(i64, Option<i64>)> {
-    let from = args.window.from.as_deref().and_then(|t| duration("--from", t).ok());
-    let to = args.window.to.as_deref().and_then(|t| duration("--to", t).ok());
-    (from.is_some() || to.is_some()).then(|| (from.unwrap_or(0), to))
 }
 
 /// A time into the recording, ns.

@@ -96,12 +96,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
     let profile = load(&args.input, &args.ticklog, false)?;
     let report = top(&profile, &options);
     let source = source_name(&args.input);
-    let doc = TopDocument {
-        source: &source,
-        meta: &profile.meta,
-        report: &report,
-        by: options.by,
-        limit: if args.all { None } else { usize::try_from(args.limit).ok() },
-    };
+    let doc =
+        TopDocument { source: &source, meta: &profile.meta, report: &report, by: options.by, limit: args.rows.limit() };
     output.write(render_top(&doc, args.output.format).as_bytes())
 }

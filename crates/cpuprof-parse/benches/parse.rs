@@ -21,9 +21,10 @@ fn inputs() -> Vec<PathBuf> {
         .collect()
 }
 
-fn bench_parse(c: &mut Criterion) {
-    let mut group = c.benchmark_group("cpuprofile");
-    for path in inputs() {
+/// Parses each input from memory: summed per stack, and (with `timeline`) kept per sample.
+fn bench_files(c: &mut Criterion, group_name: &str, inputs: Vec<PathBuf>, timeline: bool) {
+    let mut group = c.benchmark_group(group_name);
+    for path in inputs {
         let bytes = std::fs::read(&path).expect("benchmark input");
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let origin = Origin(name.clone());
@@ -31,11 +32,17 @@ fn bench_parse(c: &mut Criterion) {
         group.bench_function(format!("summed/{name}"), |b| {
             b.iter(|| parse(black_box(&bytes[..]), &origin, &ParseOptions::default()).expect("valid input"));
         });
-        group.bench_function(format!("timeline/{name}"), |b| {
-            b.iter(|| parse(black_box(&bytes[..]), &origin, &ParseOptions::with_timeline()).expect("valid input"));
-        });
+        if timeline {
+            group.bench_function(format!("timeline/{name}"), |b| {
+                b.iter(|| parse(black_box(&bytes[..]), &origin, &ParseOptions::with_timeline()).expect("valid input"));
+            });
+        }
     }
     group.finish();
+}
+
+fn bench_parse(c: &mut Criterion) {
+    bench_files(c, "cpuprofile", inputs(), true);
 }
 
 /// Tick logs: the fixtures are small, so they mostly measure reading node's ELF symbols.
@@ -45,17 +52,7 @@ fn bench_ticklog(c: &mut Criterion) {
         || ["json-roundtrip.log", "code-moves.log"].iter().map(|f| fixtures.join(f)).collect(),
         |file| vec![PathBuf::from(file)],
     );
-    let mut group = c.benchmark_group("ticklog");
-    for path in inputs {
-        let bytes = std::fs::read(&path).expect("benchmark input");
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let origin = Origin(name.clone());
-        group.throughput(Throughput::Bytes(bytes.len() as u64));
-        group.bench_function(format!("summed/{name}"), |b| {
-            b.iter(|| parse(black_box(&bytes[..]), &origin, &ParseOptions::default()).expect("valid input"));
-        });
-    }
-    group.finish();
+    bench_files(c, "ticklog", inputs, false);
 }
 
 criterion_group! {

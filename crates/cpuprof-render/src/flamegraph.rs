@@ -38,14 +38,8 @@ pub struct FlameOptions {
     pub pretty: bool,
 }
 
-/// Renders `folded` as an SVG flame graph.
-pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, String> {
-    let mut palette = PaletteMap::default();
-    for (label, class) in &folded.classes {
-        palette.insert(xml_safe(label), color_of(*class, label));
-    }
-    // inferno's own bottom frame ("all", the whole profile) has the empty name.
-    palette.insert("", color_of(FrameClass::Vm, "all"));
+/// inferno's options for what every graph shares: text, size, direction, determinism.
+fn inferno_options(options: &FlameOptions) -> Options<'static> {
     let mut opts = Options::default();
     opts.title = xml_safe(&options.title);
     opts.subtitle = (!options.subtitle.is_empty()).then(|| xml_safe(&options.subtitle));
@@ -54,11 +48,23 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
         opts.min_width = min;
     }
     opts.direction = if options.inverted { Direction::Inverted } else { Direction::Straight };
-    opts.reverse_stack_order = options.reverse;
     opts.deterministic = true;
     opts.pretty_xml = options.pretty;
-    opts.palette_map = Some(&mut palette);
     "Function:".clone_into(&mut opts.name_type);
+    opts
+}
+
+/// Renders `folded` as an SVG flame graph.
+pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, String> {
+    let mut palette = PaletteMap::default();
+    for (label, class) in &folded.classes {
+        palette.insert(xml_safe(label), color_of(*class, label));
+    }
+    // inferno's own bottom frame ("all", the whole profile) has the empty name.
+    palette.insert("", color_of(FrameClass::Vm, "all"));
+    let mut opts = inferno_options(options);
+    opts.reverse_stack_order = options.reverse;
+    opts.palette_map = Some(&mut palette);
     if folded.unit == Weight::Samples {
         options.sample_name.clone_into(&mut opts.count_name);
     } else {
@@ -106,17 +112,7 @@ pub fn render_differential(
         .map(|(frames, (b, n))| format!("{} {} {}", mark(frames), b.round() as u64, n.round() as u64))
         .collect();
     lines.sort();
-    let mut opts = Options::default();
-    opts.title = xml_safe(&options.title);
-    opts.subtitle = (!options.subtitle.is_empty()).then(|| xml_safe(&options.subtitle));
-    opts.image_width = options.width;
-    if let Some(min) = options.min_width {
-        opts.min_width = min;
-    }
-    opts.direction = if options.inverted { Direction::Inverted } else { Direction::Straight };
-    opts.deterministic = true;
-    opts.pretty_xml = options.pretty;
-    "Function:".clone_into(&mut opts.name_type);
+    let mut opts = inferno_options(options);
     options.sample_name.clone_into(&mut opts.count_name);
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
