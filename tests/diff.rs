@@ -136,6 +136,23 @@ fn the_differential_flame_graph_marks_growth_and_new_frames() {
     assert!(!doubled.contains("(new)") && doubled.contains("; +"), "{doubled}");
     let halved = title("halvedWork").unwrap();
     assert!(halved.contains("; -"), "{halved}");
+    // Callers carry their callees' growth: main ran doubledWork and addedWork.
+    let main = title("main ").unwrap();
+    assert!(main.contains("[total +"), "{main}");
+    // The removed function is drawn, at its base width and all blue, under a root of its own.
+    let gone = title("removedWork").unwrap();
+    assert!(gone.contains("(gone)"), "{gone}");
+    let width_and_change = |t: &str| -> (f64, f64) {
+        let numbers = t.rsplit_once('(').unwrap().1;
+        let (share, change) = numbers.split_once("%; ").unwrap();
+        (share.rsplit(' ').next().unwrap().parse().unwrap(), change.trim_end_matches("%)").parse().unwrap())
+    };
+    let (width, change) = width_and_change(&gone);
+    assert!(width > 5.0 && (width + change).abs() < 0.011, "{gone}");
+    let tower = title("(only in base)").unwrap();
+    assert!(width_and_change(&tower).0 >= width, "{tower}");
+    let svg_frames = text.matches("<title>").count();
+    assert!(svg_frames > 20);
 }
 
 #[test]

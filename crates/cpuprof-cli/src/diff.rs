@@ -206,14 +206,6 @@ fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, norm
         first
     };
     let (b, n) = (fold_side(base), fold_side(new));
-    let new_frames: std::collections::HashSet<&str> = n.stacks.iter().flat_map(|s| s.frames.split(';')).collect();
-    let gone = b
-        .stacks
-        .iter()
-        .flat_map(|s| s.frames.split(';'))
-        .filter(|f| !new_frames.contains(f))
-        .collect::<std::collections::HashSet<_>>()
-        .len();
     // µs per run, or the base scaled to the new side's total (shares).
     let (base_scale, new_scale) = match normalize {
         Normalize::Time => (1e-3 / base.len() as f64, 1e-3 / new.len() as f64),
@@ -224,13 +216,13 @@ fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, norm
     };
     let mut flame = FlameOptions::default();
     "cpuprof diff: red grew, blue shrank".clone_into(&mut flame.title);
-    flame.subtitle = match normalize {
-        Normalize::Time => "widths: new, µs per run · colour: change per frame, callees included".to_owned(),
-        Normalize::Share => "widths: new, µs per run · base scaled to the same total (shares)".to_owned(),
+    let widths = match normalize {
+        Normalize::Time => "widths: new, µs per run",
+        Normalize::Share => "widths: new, µs per run · base scaled to the same total (shares)",
     };
-    if gone > 0 {
-        flame.subtitle.push_str(&format!(" · {gone} frame(s) gone (not drawn: see the table)"));
-    }
+    flame.subtitle = format!(
+        "{widths} · colour: change in self time · [total ±x%]: callees' change · (only in base): at base width"
+    );
     "µs".clone_into(&mut flame.sample_name);
     render_differential(&b, &n, base_scale, new_scale, &flame)
         .map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))

@@ -79,11 +79,15 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
     Ok(svg)
 }
 
-/// A differential flame graph (inferno's: widths from `new`, colour from the change — red
-/// grew, blue shrank — on every frame, so a caller shows its callees' growth too). Weights
-/// are multiplied by `base_scale` / `new_scale` first (1 / runs per side, say); frames only
-/// the new side has are marked `(new)`. Frames only the base side has cannot be drawn in
-/// a graph shaped like the new side; the caller says so.
+/// A differential flame graph: inferno's, widths from `new` and colour from the change in
+/// self weight (red grew, blue shrank). Weights are multiplied by `base_scale` /
+/// `new_scale` first (1 / runs per side, say). On top of inferno:
+/// - a caller whose callees' total changed by at least 0.1% of the graph says so in its
+///   label, `[total +1.23%]` (inferno colours a frame by its own change only);
+/// - frames only the new side has are marked `(new)`;
+/// - stacks only the base side has are drawn at their base width, in blue, under a root
+///   frame of their own, `(only in base)`, so the new side's frames keep their true widths;
+///   frames no new stack has are marked `(gone)`.
 pub fn render_differential(
     base: &Folded,
     new: &Folded,
@@ -91,26 +95,67 @@ pub fn render_differential(
     new_scale: f64,
     options: &FlameOptions,
 ) -> Result<Vec<u8>, String> {
-    let mut merged: std::collections::BTreeMap<&str, (f64, f64)> = std::collections::BTreeMap::new();
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    let mut merged: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
     for s in &base.stacks {
         merged.entry(s.frames.as_str()).or_default().0 += s.weight as f64 * base_scale;
     }
     for s in &new.stacks {
         merged.entry(s.frames.as_str()).or_default().1 += s.weight as f64 * new_scale;
     }
-    let base_labels: std::collections::HashSet<&str> = base.stacks.iter().flat_map(|s| s.frames.split(';')).collect();
-    let mark = |frames: &str| -> String {
-        frames
-            .split(';')
-            .map(|f| if base_labels.contains(f) { xml_safe(f) } else { format!("{} (new)", xml_safe(f)) })
-            .collect::<Vec<_>>()
-            .join(";")
+    let (drawn, only_base): (Vec<_>, Vec<_>) =
+        merged.iter().filter(|(_, (b, n))| b.round() + n.round() > 0.0).partition(|(_, (_, n))| n.round() > 0.0);
+    let labels = |folded: &Folded| -> HashSet<String> {
+        folded.stacks.iter().flat_map(|s| s.frames.split(';')).map(str::to_owned).collect()
     };
-    let mut lines: Vec<String> = merged
+    let (base_labels, new_labels) = (labels(base), labels(new));
+
+    // Inclusive weights of every caller (a proper prefix of a stack), both sides.
+    let mut callers: HashMap<&str, (f64, f64)> = HashMap::new();
+    for (frames, (b, n)) in &merged {
+        for (end, _) in frames.match_indices(';') {
+            let sum = callers.entry(&frames[..end]).or_default();
+            sum.0 += b;
+            sum.1 += n;
+        }
+    }
+    let graph_total: f64 = drawn.iter().map(|(_, (_, n))| n.round()).sum::<f64>()
+        + only_base.iter().map(|(_, (b, _))| b.round()).sum::<f64>();
+    let label = |frames: &str, depth_end: usize, frame: &str| -> String {
+        let mut text = xml_safe(frame);
+        if !base_labels.contains(frame) {
+            text.push_str(" (new)");
+        }
+        if let Some((b, n)) = callers.get(&frames[..depth_end]) {
+            let pct = 100.0 * (n - b) / graph_total.max(1.0);
+            if pct.abs() >= 0.1 {
+                let _ = write!(text, " [total {pct:+.2}%]");
+            }
+        }
+        text
+    };
+    let frames_of = |frames: &'_ str| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for frame in frames.split(';') {
+            out.push(label(frames, start + frame.len(), frame));
+            start += frame.len() + 1;
+        }
+        out
+    };
+    let mut lines: Vec<String> = drawn
         .iter()
-        .filter(|(_, (_, n))| *n >= 0.5)
-        .map(|(frames, (b, n))| format!("{} {} {}", mark(frames), b.round() as u64, n.round() as u64))
+        .map(|(frames, (b, n))| format!("{} {} {}", frames_of(frames).join(";"), b.round(), n.round()))
         .collect();
+    for (frames, (b, _)) in &only_base {
+        let gone: Vec<String> = frames
+            .split(';')
+            .map(|f| if new_labels.contains(f) { xml_safe(f) } else { format!("{} (gone)", xml_safe(f)) })
+            .collect();
+        // All of it went: drawn at the base width (the second column) with that as the change.
+        let b = b.round();
+        lines.push(format!("(only in base);{} {} {}", gone.join(";"), 2.0 * b, b));
+    }
     lines.sort();
     let mut opts = inferno_options(options);
     options.sample_name.clone_into(&mut opts.count_name);
