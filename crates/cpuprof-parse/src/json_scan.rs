@@ -530,25 +530,59 @@ fn plain_ints<T>(bytes: &[u8], out: &mut Vec<T>, fast: &(impl Fn(i64) -> Option<
 #[inline(never)]
 fn plain_ints_into<T>(bytes: &[u8], out: &mut Vec<T>, fast: &impl Fn(i64) -> Option<T>) -> usize {
     out.reserve(bytes.len() / 4);
-    let mut pos = 0;
-    while pos < bytes.len() {
-        // The critical path from one number to the next is only: load 8 bytes, find the first
-        // non-digit, step past the comma. The value is computed off that path.
-        let negative = bytes[pos] == b'-';
-        let digits_start = pos + usize::from(negative);
-        let (value, digits, terminator) = match load8(bytes, digits_start).map(|w| (w, swar_digits(w))) {
-            Some((word, Some((value, len)))) => (value, len, (word >> (8 * len)) as u8),
-            _ => scalar_digits(&bytes[digits_start..]),
-        };
-        if digits == 0 || digits > 18 || terminator != b',' {
-            break;
+    // Where each element ends comes from a bitmask of the commas in 64-byte blocks, so one
+    // element's parse never waits for the previous one's: the CPU works on several at once.
+    let mut start = 0;
+    let mut block = 0;
+    while block < bytes.len() {
+        let mut commas = comma_mask(bytes, block);
+        while commas != 0 {
+            let end = block + commas.trailing_zeros() as usize;
+            commas &= commas - 1;
+            let Some(converted) = plain_int(bytes, start, end).and_then(fast) else { return start };
+            out.push(converted);
+            start = end + 1;
         }
-        let value = value as i64;
-        let Some(converted) = fast(if negative { -value } else { value }) else { break };
-        out.push(converted);
-        pos = digits_start + digits + 1;
+        block += 64;
     }
-    pos
+    start
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// Bit k set when `bytes[at + k]` is a comma, for the 64 bytes from `at` (fewer at the end).
+#[inline]
+fn comma_mask(bytes: &[u8], at: usize) -> u64 {
+    match bytes.get(at..at + 64) {
+        Some(block) => block.chunks_exact(8).enumerate().fold(0, |mask, (i, word)| {
+            mask | comma_bits(u64::from_le_bytes(word.try_into().unwrap_or_default())) << (8 * i)
+        }),
+        None => bytes[at..].iter().enumerate().fold(0, |mask, (i, b)| mask | u64::from(*b == b',') << i),
+    }
+}
+
+/// Bit k set when byte k of the 8 in `word` (little-endian) is a comma. Exact: a byte is
+/// zero after the xor exactly when adding 0x7f to its low bits carries nothing into bit 7
+/// and bit 7 itself is clear; the eight flags are then gathered into one byte.
+#[inline]
+fn comma_bits(word: u64) -> u64 {
+    const LOW7: u64 = 0x7f * ONES;
+    let x = word ^ (u64::from(b',') * ONES);
+    let zero = !(((x & LOW7) + LOW7) | x | LOW7);
+    ((zero >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
+}
+
+/// The plain integer `-?[0-9]{1,18}` that is exactly `bytes[start..end]`.
+#[inline]
+fn plain_int(bytes: &[u8], start: usize, end: usize) -> Option<i64> {
+    let negative = *bytes.get(start)? == b'-';
+    let digits_start = start + usize::from(negative);
+    let len = end.checked_sub(digits_start).filter(|len| (1..=18).contains(len))?;
+    let value = match load8(bytes, digits_start) {
+        Some(word) if len <= 8 => swar_digits(word, len)?,
+        _ => scalar_digits(&bytes[digits_start..end])?,
+    } as i64;
+    Some(if negative { -value } else { value })
 }
 
 /// The 8 bytes at `at` as a little-endian word, if there are 8.
@@ -558,45 +592,31 @@ fn load8(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(eight))
 }
 
-/// The value and length of the run of ASCII digits at the start of the 8 bytes in `word`
-/// (little-endian), or `None` when all 8 are digits (the caller counts further). Branch-free
-/// SWAR: find the first non-digit byte, shift the digits to the top, then combine pairs,
-/// quads and octets with three multiplications.
+/// The value of the first `len` (1 to 8) bytes of `word` (little-endian), if all are ASCII
+/// digits. Branch-free SWAR: shift the digits to the top, then combine pairs, quads and
+/// octets with three multiplications.
 #[inline]
-fn swar_digits(word: u64) -> Option<(u64, usize)> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
+fn swar_digits(word: u64, len: usize) -> Option<u64> {
     let x = word.wrapping_sub(0x30 * ONES);
     // A byte is a digit when, after subtracting '0', it is below 10. Borrows from a
-    // non-digit byte only disturb the bytes above it, which are not looked at.
+    // non-digit byte only disturb the bytes above it, so the first non-digit is found exactly.
     let non_digit = (x | x.wrapping_add(0x76 * ONES)) & (0x80 * ONES);
-    let len = (non_digit.trailing_zeros() / 8) as usize;
-    if len >= 8 {
+    if (non_digit.trailing_zeros() / 8) < len as u32 {
         return None;
     }
-    if len == 0 {
-        return Some((0, 0));
-    }
-    let mut v = x << (8 * (8 - len)); // digits in the top bytes, zeros (as '0') below
+    let mut v = x << (8 * (8 - len)); // digits in the top bytes, zeros below
     v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
     v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
     v = (v.wrapping_mul(10_000) + (v >> 32)) & 0x0000_0000_ffff_ffff;
-    Some((v, len))
+    Some(v)
 }
 
-/// The value and length of the run of ASCII digits at the start of `bytes` (at most 19
-/// digits are read; more means "too long" to the caller), and the byte after it (0 at the end).
-fn scalar_digits(bytes: &[u8]) -> (u64, usize, u8) {
-    let mut value: u64 = 0;
-    let mut len = 0;
-    for &b in bytes.iter().take(19) {
+/// The value of `digits` (at most 19), if all are ASCII digits.
+fn scalar_digits(digits: &[u8]) -> Option<u64> {
+    digits.iter().try_fold(0u64, |value, b| {
         let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        value = value.wrapping_mul(10).wrapping_add(u64::from(d));
-        len += 1;
-    }
-    (value, len, bytes.get(len).copied().unwrap_or(0))
+        (d <= 9).then(|| value * 10 + u64::from(d))
+    })
 }
 
 /// A byte as an error message shows it.
@@ -681,14 +701,44 @@ mod tests {
 
     #[test]
     fn swar_matches_scalar_for_every_length() {
-        for len in 0..8 {
+        for len in 1..=8 {
             let mut bytes = *b"98765432";
-            bytes[len] = b',';
-            let (v, l) = swar_digits(u64::from_le_bytes(bytes)).unwrap();
-            let (sv, sl, terminator) = scalar_digits(&bytes);
-            assert_eq!((v, l), (sv, sl), "{len}");
-            assert_eq!(terminator, b',');
+            if len < 8 {
+                bytes[len] = b',';
+            }
+            let expected = scalar_digits(&bytes[..len]);
+            assert_eq!(swar_digits(u64::from_le_bytes(bytes), len), expected, "{len}");
+            assert_eq!(expected, Some(98_765_432 / 10u64.pow(8 - len as u32)));
+            // A non-digit anywhere in the first `len` bytes is refused.
+            for bad in 0..len {
+                for b in [b'/', b':', b' ', b'-', 0, 0xff] {
+                    let mut broken = bytes;
+                    broken[bad] = b;
+                    assert_eq!(swar_digits(u64::from_le_bytes(broken), len), None, "{len} {bad} {b}");
+                }
+            }
         }
-        assert_eq!(swar_digits(u64::from_le_bytes(*b"12345678")), None);
+    }
+
+    #[test]
+    fn comma_mask_is_exact() {
+        let mut seed: u64 = 0x1234_5678_9abc_def1;
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 90) as usize;
+            // Bytes near the comma (0x2c) and with the top bit set are the tricky ones.
+            let bytes: Vec<u8> =
+                (0..len).map(|i| [b',', b'+', b'-', 0xac, 0x2d, 0x00, b'1'][(seed >> (i % 60)) as usize % 7]).collect();
+            for at in [0, 7, 26] {
+                if at > len {
+                    continue;
+                }
+                let expected =
+                    bytes[at..].iter().take(64).enumerate().fold(0u64, |m, (i, b)| m | u64::from(*b == b',') << i);
+                assert_eq!(comma_mask(&bytes, at), expected);
+            }
+        }
     }
 }
