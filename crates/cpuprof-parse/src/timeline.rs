@@ -194,6 +194,15 @@ pub(crate) fn attribute_sums<N: NodeIndex>(
     (sums, mean)
 }
 
+/// DevTools' condition for giving a `(program)` sample to its neighbours' node: neither
+/// neighbour is a system node and both share the bottom node.
+#[cold]
+fn fixable(roles: &NodeRoles<'_>, prev: u32, next: u32) -> bool {
+    let system = |node: u32| roles.is_system.get(node as usize).copied().unwrap_or(false);
+    let bottom = |node: u32| roles.bottom.get(node as usize).copied().unwrap_or(node);
+    !system(prev) && !system(next) && bottom(prev) == bottom(next)
+}
+
 /// An `emit` that adds each sample to its node's `(count, duration)`.
 fn adder(sums: &mut [[i64; 2]]) -> impl FnMut(u32, i64, i64) + '_ {
     |node, _, duration| {
@@ -418,7 +427,11 @@ impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
         }
         self.pushed += 1;
         if node != u32::MAX {
-            if self.fixes && self.roles.is_program(node) && self.prev != u32::MAX && self.fixable(self.prev, next) {
+            if self.fixes
+                && self.roles.is_program(node)
+                && self.prev != u32::MAX
+                && fixable(self.roles, self.prev, next)
+            {
                 node = self.prev;
             }
             (self.emit)(node, pt, t.saturating_sub(pt));
@@ -429,29 +442,39 @@ impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
 
     /// Pushes the in-order samples `nodes[k]` at times `t + Σ deltas[..=k]` (narrow µs) while
     /// no delta is big and no time passes `limit`; returns how many were pushed and the last
-    /// time. The same as [`Walker::push`] one by one, in a loop lean enough for the CPU to
-    /// overlap the cache misses of the sums it feeds.
+    /// time. The same as [`Walker::push`] one by one, in a loop lean enough to keep in
+    /// registers: no saturation (times start within ±2^62 and a run of fewer than 2^37
+    /// samples of at most ±2^25 ns each cannot leave ±2^63), one `(program)` node compared.
     #[inline]
-    fn push_run<N: NodeIndex>(&mut self, nodes: &[N], deltas: &[i16], mut t: i64, limit: i64) -> (usize, i64) {
+    fn push_run<N: NodeIndex>(&mut self, nodes: &[N], deltas: &[i16], t: i64, limit: i64) -> (usize, i64) {
+        const SAFE: std::ops::Range<i64> = -(1 << 62)..1 << 62;
         let (mut node, mut pt) = self.pending;
-        if node == u32::MAX {
+        let program = match self.roles.programs {
+            _ if !self.fixes => u32::MAX,
+            Programs::One(p) => p,
+            Programs::None | Programs::Many(_) => return (0, t),
+        };
+        if node == u32::MAX || !SAFE.contains(&t) || !SAFE.contains(&pt) || nodes.len() >= 1 << 37 {
             return (0, t);
         }
+        let roles = self.roles;
+        let emit = &mut self.emit;
         let mut prev = self.prev;
+        let mut t = t;
         let mut k = 0;
         for (next, &d) in nodes.iter().zip(deltas) {
             if d == Deltas::BIG {
                 break;
             }
-            let nt = t.saturating_add(i64::from(d) * 1000);
+            let nt = t + i64::from(d) * 1000;
             if nt > limit {
                 break;
             }
             let next: u32 = (*next).into();
-            if self.fixes && self.roles.is_program(node) && prev != u32::MAX && self.fixable(prev, next) {
+            if node == program && prev != u32::MAX && fixable(roles, prev, next) {
                 node = prev;
             }
-            (self.emit)(node, pt, nt.saturating_sub(pt));
+            emit(node, pt, nt - pt);
             prev = node;
             (node, pt, t) = (next, nt, nt);
             k += 1;
@@ -460,14 +483,6 @@ impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
         self.prev = prev;
         self.pushed += k;
         (k, t)
-    }
-
-    /// DevTools: neither neighbour is a system node and both share the bottom node.
-    #[cold]
-    fn fixable(&self, prev: u32, next: u32) -> bool {
-        let system = |node: u32| self.roles.is_system.get(node as usize).copied().unwrap_or(false);
-        let bottom = |node: u32| self.roles.bottom.get(node as usize).copied().unwrap_or(node);
-        !system(prev) && !system(next) && bottom(prev) == bottom(next)
     }
 
     /// The first time pushed, if any.
@@ -598,6 +613,88 @@ mod tests {
         }
         assert_eq!(d.narrow.iter().filter(|v| **v != Deltas::BIG).count(), 4);
         assert_eq!(d.times(0).collect::<Vec<_>>(), vec![3_000, -32_764_000, -65_532_000, -32_765_000, 3_000, 3_000]);
+    }
+
+    /// DevTools' algorithm as written there: absolute times, a stable sort, the in-place
+    /// `fixMissingSamples` loop, next-time durations, the mean interval for the last.
+    fn reference(nodes: &[u32], deltas_ns: &[i64], start_ns: i64, roles: &NodeRoles<'_>) -> Vec<(u32, i64, i64)> {
+        let mut t = start_ns;
+        let times: Vec<i64> = deltas_ns
+            .iter()
+            .map(|d| {
+                t = t.saturating_add(*d);
+                t
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..nodes.len()).collect();
+        order.sort_by_key(|i| times[*i]);
+        let mut sorted: Vec<u32> = order.iter().map(|i| nodes[*i]).collect();
+        let sorted_times: Vec<i64> = order.iter().map(|i| times[*i]).collect();
+        let n = sorted.len();
+        for i in 1..n.saturating_sub(1) {
+            let (prev, next) = (sorted[i - 1], sorted[i + 1]);
+            if roles.is_program(sorted[i]) && fixable(roles, prev, next) {
+                sorted[i] = prev;
+            }
+        }
+        let mean = if n >= 2 {
+            ((i128::from(sorted_times[n - 1]) - i128::from(sorted_times[0])) / (n as i128 - 1)) as i64
+        } else {
+            0
+        };
+        (0..n)
+            .map(|i| {
+                let duration = if i + 1 < n { sorted_times[i + 1].saturating_sub(sorted_times[i]) } else { mean };
+                (sorted[i], sorted_times[i], duration)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_walk_equals_devtools_algorithm_as_written() {
+        // nodes: 0 root, 1 (program), 2 (gc), 3..6 under top-level 3, 7..9 under top-level 7
+        let is_system = [false, true, true, false, false, false, false, false, false, false];
+        let bottom = [0, 1, 2, 3, 3, 3, 3, 7, 7, 7];
+        let roles = NodeRoles { programs: Programs::One(1), is_system: &is_system, bottom: &bottom };
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..2000 {
+            let n = 2 + (next() % 80) as usize + usize::from(case % 10 == 0) * 3000;
+            // Runs of the same node, as real profiles have, and plenty of (program).
+            let mut node = 3;
+            let nodes: Vec<u32> = (0..n)
+                .map(|_| {
+                    if next() % 3 == 0 {
+                        node = 1 + (next() % 9) as u32;
+                    }
+                    node
+                })
+                .collect();
+            let deltas_ns: Vec<i64> = (0..n)
+                .map(|_| match next() % 40 {
+                    0 => -((next() % 3000) as i64) * 1000,
+                    1 => 0,
+                    2 if case % 7 == 0 => i64::from(i32::MAX) + 5,
+                    3 if case % 5 == 0 => (next() % 2000) as i64,
+                    4 if case % 11 == 0 => -40_000_000,
+                    _ => (900 + next() % 300) as i64 * 1000,
+                })
+                .collect();
+            let mut deltas = Deltas::default();
+            for d in &deltas_ns {
+                deltas.push(*d);
+            }
+            let mut walked = Vec::new();
+            attribute(&nodes, &Times::Deltas { start_ns: 7_000, deltas: &deltas }, None, &roles, |n, t, d| {
+                walked.push((n, t, d));
+            });
+            assert_eq!(walked, reference(&nodes, &deltas_ns, 7_000, &roles), "case {case}");
+        }
     }
 
     #[test]
