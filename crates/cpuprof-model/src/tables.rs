@@ -342,6 +342,13 @@ pub enum SourceFormat {
     CpuProfile,
     /// V8 tick log (`node --prof`, `isolate-*-v8.log`).
     TickLog,
+    /// pprof `profile.proto` (`go tool pprof`, Pyroscope, Parca).
+    Pprof,
+    /// Chrome trace events (`Profile` + `ProfileChunk`): DevTools' Performance panel, node's
+    /// `--trace-event-categories disabled-by-default-v8.cpu_profiler`.
+    Trace,
+    /// Folded stacks, `a;b;c 42` (inferno, FlameGraph, perf scripts).
+    Folded,
 }
 
 impl SourceFormat {
@@ -350,6 +357,9 @@ impl SourceFormat {
         match self {
             SourceFormat::CpuProfile => "cpuprofile",
             SourceFormat::TickLog => "ticklog",
+            SourceFormat::Pprof => "pprof",
+            SourceFormat::Trace => "trace",
+            SourceFormat::Folded => "folded",
         }
     }
 }

@@ -20,9 +20,12 @@
 #![cfg_attr(not(test), allow(clippy::indexing_slicing))]
 
 mod error;
+mod folded;
 mod json_scan;
+mod pprof;
 mod ticklog;
 mod timeline;
+mod trace;
 mod v8_cpuprofile;
 
 use std::io::{BufRead, BufReader, Read};
@@ -40,6 +43,12 @@ pub enum InputFormat {
     CpuProfile,
     /// V8 tick log (`node --prof`).
     TickLog,
+    /// pprof `profile.proto`, plain or gzipped.
+    Pprof,
+    /// Chrome trace events JSON (`{"traceEvents":[…]}` or a bare array).
+    Trace,
+    /// Folded stacks (`a;b;c 42` per line).
+    Folded,
 }
 
 /// How to parse.
@@ -123,5 +132,8 @@ fn parse_as(
     match format {
         InputFormat::CpuProfile => v8_cpuprofile::parse(reader, origin, options),
         InputFormat::TickLog => ticklog::parse(reader, origin, options),
+        InputFormat::Pprof => pprof::parse(reader, origin, options),
+        InputFormat::Trace => trace::parse(reader, origin, options),
+        InputFormat::Folded => folded::parse(reader, origin, options),
     }
 }
