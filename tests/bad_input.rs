@@ -8,7 +8,7 @@ use common::{cpuprof, files, root};
 
 #[test]
 fn bad_fixtures_fail_with_their_message() {
-    let bad = files("fixtures/bad", &[".cpuprofile", ".gz", ".log"]);
+    let bad = files("fixtures/bad", &[".cpuprofile", ".gz", ".log", ".folded", ".json", ".pb"]);
     assert!(bad.len() >= 15, "{bad:?}");
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut failures = Vec::new();

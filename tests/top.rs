@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{cpuprof, files, oracle, root};
+use common::{cpuprof, files, oracle, report_differences, root};
 use serde_json::Value;
 
 const OPTION_SETS: &[&[&str]] = &[
@@ -24,34 +24,6 @@ fn ours(fixture: &str, options: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON")
 }
 
-/// Differences between two reports, as readable lines (percentages within 1e-9).
-fn differences(ours: &Value, theirs: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for key in ["format", "unit", "total", "samples", "duration_ns", "interval_ns"] {
-        if ours[key] != theirs[key] {
-            out.push(format!("{key}: cpuprof {} vs oracle {}", ours[key], theirs[key]));
-        }
-    }
-    let (a, b) = (ours["rows"].as_array().expect("rows"), theirs["rows"].as_array().expect("rows"));
-    if a.len() != b.len() {
-        out.push(format!("{} rows vs oracle {}", a.len(), b.len()));
-    }
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        for key in ["name", "file", "line", "column", "kind", "self", "self_samples", "total", "total_samples"] {
-            if x[key] != y[key] {
-                out.push(format!("row {i} {key}: cpuprof {} vs oracle {} (oracle row: {y})", x[key], y[key]));
-            }
-        }
-        for key in ["self_pct", "total_pct"] {
-            let (p, q) = (x[key].as_f64().unwrap_or(f64::NAN), y[key].as_f64().unwrap_or(f64::NAN));
-            if (p - q).abs() > 1e-9 {
-                out.push(format!("row {i} {key}: cpuprof {p} vs oracle {q}"));
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn every_fixture_matches_the_oracle() {
     let mut fixtures = files("fixtures/cpuprofile", &[".cpuprofile", ".cpuprofile.gz"]);
@@ -63,7 +35,7 @@ fn every_fixture_matches_the_oracle() {
             let theirs = oracle(&[&[fixture.as_str()], *options].concat());
             let ours = ours(fixture, options);
             assert!(!theirs["rows"].as_array().expect("rows").is_empty() || theirs["samples"] == 0);
-            let diffs = differences(&ours, &theirs);
+            let diffs = report_differences(&ours, &theirs, &["format"]);
             if !diffs.is_empty() {
                 failures.push(format!("{fixture} {options:?}:\n  {}", diffs.join("\n  ")));
             }

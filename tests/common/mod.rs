@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use serde_json::Value;
+
 /// The repository root.
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
@@ -37,5 +39,34 @@ pub(crate) fn files(dir: &str, exts: &[&str]) -> Vec<String> {
         .map(|name| format!("{dir}/{name}"))
         .collect();
     out.sort();
+    out
+}
+
+/// Differences between two `top --format json` reports, as readable lines (percentages
+/// within 1e-9); `also` names header fields to compare besides the totals.
+pub(crate) fn report_differences(ours: &Value, theirs: &Value, also: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for key in also.iter().copied().chain(["unit", "total", "samples", "duration_ns", "interval_ns"]) {
+        if ours[key] != theirs[key] {
+            out.push(format!("{key}: cpuprof {} vs oracle {}", ours[key], theirs[key]));
+        }
+    }
+    let (a, b) = (ours["rows"].as_array().expect("rows"), theirs["rows"].as_array().expect("rows"));
+    if a.len() != b.len() {
+        out.push(format!("{} rows vs oracle {}", a.len(), b.len()));
+    }
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        for key in ["name", "file", "line", "column", "kind", "self", "self_samples", "total", "total_samples"] {
+            if x[key] != y[key] {
+                out.push(format!("row {i} {key}: cpuprof {} vs oracle {} (oracle row: {y})", x[key], y[key]));
+            }
+        }
+        for key in ["self_pct", "total_pct"] {
+            let (p, q) = (x[key].as_f64().unwrap_or(f64::NAN), y[key].as_f64().unwrap_or(f64::NAN));
+            if (p - q).abs() > 1e-9 {
+                out.push(format!("row {i} {key}: cpuprof {p} vs oracle {q}"));
+            }
+        }
+    }
     out
 }

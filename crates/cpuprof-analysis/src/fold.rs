@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use crate::filter::StackFilter;
 use crate::keys::{group_label, GroupBy};
 use crate::top::Weight;
-use crate::weights::{stack_weights, StackWeights};
+use crate::weights::{effective, stack_weights, StackWeights};
 
 /// Options of [`fold`].
 #[derive(Clone, Debug, Default)]
@@ -149,7 +149,7 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
     }
 
     let stacks = tree.lines(&labels, &classes);
-    Folded { unit: options.weight, stacks, classes, total, samples, drawn_samples }
+    Folded { unit: effective(profile, options.weight), stacks, classes, total, samples, drawn_samples }
 }
 
 const NO_LABEL: u32 = u32::MAX;

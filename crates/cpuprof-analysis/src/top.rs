@@ -3,7 +3,7 @@ use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
 use crate::keys::{group_label, GroupBy};
-use crate::weights::{columns, stack_weights, StackWeights};
+use crate::weights::{columns, effective, stack_weights, StackWeights};
 
 /// What a sample weighs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -205,7 +205,7 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
             .then_with(|| a.column.cmp(&b.column))
             .then_with(|| a.kind.as_str().cmp(b.kind.as_str()))
     });
-    TopReport { unit: options.weight, total, samples, rows, summary }
+    TopReport { unit: effective(profile, options.weight), total, samples, rows, summary }
 }
 
 fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>) -> Summary {

@@ -6,6 +6,15 @@ use cpuprof_model::{Profile, ValueUnit};
 use crate::filter::StackFilter;
 use crate::top::Weight;
 
+/// What `weight` weighs in `profile`: time falls back to sample counts in profiles without
+/// times (folded stacks).
+pub(crate) fn effective(profile: &Profile, weight: Weight) -> Weight {
+    match weight {
+        Weight::Time if profile.value_index(ValueUnit::Nanoseconds).is_none() => Weight::Samples,
+        other => other,
+    }
+}
+
 /// The weight and count columns of the samples for `weight` (`None`: every row weighs 1).
 pub(crate) fn columns(profile: &Profile, weight: Weight) -> (Option<&[i64]>, Option<&[i64]>) {
     let count_column = profile.value_index(ValueUnit::Count);

@@ -10,7 +10,7 @@ use cpuprof_render::Format;
     name = "cpuprof",
     version,
     about = "Answers from CPU profiles of Node.js/V8 programs",
-    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  cpuprof top isolate-0x5a1e2c0-4242-v8.log\n  gzip -c app.cpuprofile | cpuprof top -\n  cpuprof flamegraph app.cpuprofile -o flame.svg\n  cpuprof diff before.cpuprofile after.cpuprofile --format markdown\n\nEXIT STATUS:\n  0 ok · 1 bad input or I/O error · 2 usage error · 3 `diff --fail-on` found a regression"
+    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  cpuprof top isolate-0x5a1e2c0-4242-v8.log\n  gzip -c app.cpuprofile | cpuprof top -\n  cpuprof flamegraph app.cpuprofile -o flame.svg\n  cpuprof diff before.cpuprofile after.cpuprofile --format markdown\n  cpuprof convert app.cpuprofile -o app.pb.gz\n  cpuprof top profile.pb.gz --sample-type cpu\n\nEXIT STATUS:\n  0 ok · 1 bad input or I/O error · 2 usage error · 3 `diff --fail-on` found a regression"
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -31,6 +31,83 @@ pub(crate) enum Command {
     /// Which functions got hotter between BASE and NEW, with sampling noise taken into account
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
+    /// Rewrite a profile as pprof (go tool pprof, Pyroscope, Parca) or folded stacks
+    #[command(after_help = CONVERT_HELP)]
+    Convert(ConvertArgs),
+    /// Combine profiles (workers of one process, repeated runs) into one
+    #[command(after_help = MERGE_HELP)]
+    Merge(MergeArgs),
+}
+
+const CONVERT_HELP: &str = "\
+TARGET:
+  From -o's extension (.pb.gz, .pb, .pprof, .prof: pprof; .folded, .collapsed, .txt: folded
+  stacks) or --to. pprof is written gzipped (unless --uncompressed) with the sample types
+  samples/count and cpu/nanoseconds (wall/nanoseconds when the profile has idle time).
+
+EXAMPLES:
+  cpuprof convert app.cpuprofile -o app.pb.gz && go tool pprof -top app.pb.gz
+  cpuprof convert isolate-0x5a1e2c0-4242-v8.log -o app.pb.gz
+  cpuprof convert trace.json --profile 0x1 -o main.folded
+  cpuprof convert profile.pb.gz --sample-type wall -o - --to folded";
+
+const MERGE_HELP: &str = "\
+Totals of the result are the sums of the inputs' totals; equal functions and stacks become
+one. Inputs are read in parallel and may be of different formats. Per-sample timestamps are
+dropped (inputs come from different clocks).
+
+EXAMPLES:
+  cpuprof merge CPU.*.cpuprofile -o all.pb.gz
+  cpuprof merge run1.cpuprofile run2.cpuprofile run3.cpuprofile -o runs.folded";
+
+#[derive(Debug, Args)]
+pub(crate) struct ConvertArgs {
+    /// Input profile (`-` for stdin; gzip is undone)
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
+
+    #[command(flatten)]
+    pub(crate) reading: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MergeArgs {
+    /// Input profiles
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub(crate) inputs: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
+
+    #[command(flatten)]
+    pub(crate) reading: InputArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TargetArgs {
+    /// Where to write (`-` for stdout, with --to)
+    #[arg(short, long, value_name = "FILE", required = true)]
+    pub(crate) output: PathBuf,
+
+    /// Target format (default: from the output's extension)
+    #[arg(long, value_enum)]
+    pub(crate) to: Option<TargetFormat>,
+
+    /// Write pprof as plain protobuf, not gzipped
+    #[arg(long)]
+    pub(crate) uncompressed: bool,
+}
+
+/// What `convert` and `merge` write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TargetFormat {
+    /// pprof profile.proto
+    Pprof,
+    /// Folded stacks, as `cpuprof collapse` writes them
+    Folded,
 }
 
 const DIFF_HELP: &str = "\
@@ -96,7 +173,7 @@ pub(crate) struct DiffArgs {
     pub(crate) filter: FilterArgs,
 
     #[command(flatten)]
-    pub(crate) ticklog: TickLogArgs,
+    pub(crate) reading: InputArgs,
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
@@ -160,7 +237,7 @@ pub(crate) struct FoldArgs {
     pub(crate) window: WindowArgs,
 
     #[command(flatten)]
-    pub(crate) ticklog: TickLogArgs,
+    pub(crate) reading: InputArgs,
 
     /// Write to FILE instead of stdout (- = stdout); written atomically
     #[arg(short, long, value_name = "FILE")]
@@ -270,7 +347,7 @@ pub(crate) struct TopArgs {
     pub(crate) filter: FilterArgs,
 
     #[command(flatten)]
-    pub(crate) ticklog: TickLogArgs,
+    pub(crate) reading: InputArgs,
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
@@ -328,17 +405,48 @@ pub(crate) struct WindowArgs {
 }
 
 /// Options that only tick logs (`node --prof`) use.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Tick logs (node --prof)")]
-pub(crate) struct TickLogArgs {
-    /// Keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)
+#[derive(Clone, Debug, Args)]
+#[command(next_help_heading = "Input")]
+pub(crate) struct InputArgs {
+    /// The input's format; `auto` recognises it from the content (gzip is always undone)
+    #[arg(long, value_enum, default_value_t = InputFormatArg::Auto)]
+    pub(crate) input_format: InputFormatArg,
+
+    /// Tick logs: keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)
     #[arg(long)]
     pub(crate) split_tiers: bool,
 
-    /// Read the libraries the log names (/usr/bin/node, libc, …) under DIR instead of /, for logs
-    /// recorded on another machine
+    /// Tick logs: read the libraries the log names (/usr/bin/node, libc, …) under DIR instead of
+    /// /, for logs recorded on another machine
     #[arg(long, value_name = "DIR")]
     pub(crate) symbols: Option<PathBuf>,
+
+    /// pprof: the sample type to weigh by (cpu, wall, samples, …; default: the file's default
+    /// type when it is a time, else cpu, wall or another time)
+    #[arg(long, value_name = "TYPE")]
+    pub(crate) sample_type: Option<String>,
+
+    /// Chrome traces: the CPU profile to read, ID or PID:ID (default: the main thread's; a
+    /// warning lists them all)
+    #[arg(long, value_name = "ID")]
+    pub(crate) profile: Option<String>,
+}
+
+/// `--input-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum InputFormatArg {
+    /// Recognise the format from the content
+    Auto,
+    /// V8 .cpuprofile JSON
+    Cpuprofile,
+    /// V8 tick log (node --prof)
+    Ticklog,
+    /// pprof profile.proto
+    Pprof,
+    /// Chrome trace events JSON
+    Trace,
+    /// Folded stacks (a;b;c 42)
+    Folded,
 }
 
 #[derive(Debug, Args)]

@@ -111,10 +111,11 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
 
     // Every input is parsed on its own thread.
     // Tiers are always merged here: a function is compared whole.
-    let ticklog = crate::args::TickLogArgs { split_tiers: false, symbols: args.ticklog.symbols.clone() };
-    let ticklog = &ticklog;
+    // Tiers are merged whatever the flag says: diff matches functions across them.
+    let reading = crate::args::InputArgs { split_tiers: false, ..args.reading.clone() };
+    let reading = &reading;
     let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs.iter().map(|path| scope.spawn(move || load(path, ticklog, false))).collect();
+        let handles: Vec<_> = inputs.iter().map(|path| scope.spawn(move || load(path, reading, false))).collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a parser thread failed"))))

@@ -69,7 +69,7 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>) -> Result<Folding> {
         }
     }
     let windowed = from.is_some() || to.is_some();
-    let profile = load(&args.input, &args.ticklog, windowed)?;
+    let profile = load(&args.input, &args.reading, windowed)?;
     let window = if windowed {
         let Some(times) = profile.samples.times_ns() else {
             bail!("{}: its samples have no times, so --from/--to cannot apply", source_name(&args.input));

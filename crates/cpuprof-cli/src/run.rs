@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, SortBy, StackFilter, TopOptions, Weight};
-use cpuprof_parse::ParseOptions;
+use cpuprof_parse::{InputFormat, ParseOptions};
 use cpuprof_render::{render_top, TopDocument};
 use regex::Regex;
 
@@ -10,7 +10,7 @@ use std::path::Path;
 
 use cpuprof_model::Profile;
 
-use crate::args::{By, Cli, Command, FilterArgs, Sort, TickLogArgs, TopArgs, WeightArg};
+use crate::args::{By, Cli, Command, FilterArgs, InputArgs, InputFormatArg, Sort, TopArgs, WeightArg};
 use crate::io::{read_profile, Output};
 
 /// A bad argument found after clap's own checks (exit code 2).
@@ -31,15 +31,27 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Collapse(args) => crate::fold::run_collapse(&args),
         Command::Flamegraph(args) => crate::fold::run_flamegraph(&args),
         Command::Diff(args) => crate::diff::run_diff(&args),
+        Command::Convert(args) => crate::convert::run_convert(&args),
+        Command::Merge(args) => crate::convert::run_merge(&args),
     }
 }
 
-/// Reads the input with the tick-log options, and reports the parser's warnings.
-pub(crate) fn load(input: &Path, ticklog: &TickLogArgs, timeline: bool) -> Result<Profile> {
+/// Reads the input with the input options, and reports the parser's warnings.
+pub(crate) fn load(input: &Path, reading: &InputArgs, timeline: bool) -> Result<Profile> {
     let mut parse = if timeline { ParseOptions::with_timeline() } else { ParseOptions::default() };
-    parse.split_tiers = ticklog.split_tiers;
-    parse.symbols_root.clone_from(&ticklog.symbols);
-    if let Some(dir) = &ticklog.symbols {
+    parse.split_tiers = reading.split_tiers;
+    parse.symbols_root.clone_from(&reading.symbols);
+    parse.sample_type.clone_from(&reading.sample_type);
+    parse.profile_id.clone_from(&reading.profile);
+    parse.format = match reading.input_format {
+        InputFormatArg::Auto => None,
+        InputFormatArg::Cpuprofile => Some(InputFormat::CpuProfile),
+        InputFormatArg::Ticklog => Some(InputFormat::TickLog),
+        InputFormatArg::Pprof => Some(InputFormat::Pprof),
+        InputFormatArg::Trace => Some(InputFormat::Trace),
+        InputFormatArg::Folded => Some(InputFormat::Folded),
+    };
+    if let Some(dir) = &reading.symbols {
         if !dir.is_dir() {
             return Err(UsageError(format!("--symbols {}: not a directory", dir.display())).into());
         }
@@ -93,7 +105,7 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
 fn run_top(args: &TopArgs) -> Result<()> {
     let options = top_options(args)?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let profile = load(&args.input, &args.ticklog, false)?;
+    let profile = load(&args.input, &args.reading, false)?;
     let report = top(&profile, &options);
     let source = source_name(&args.input);
     let doc =

@@ -26,11 +26,13 @@
 
 mod builder;
 mod ids;
+mod merge;
 mod strings;
 mod tables;
 
 pub use builder::{ModelError, ProfileBuilder};
 pub use ids::{FrameId, FuncId, StackId, StrId};
+pub use merge::merge;
 pub use strings::StringTable;
 pub use tables::{
     Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, ValueType, ValueUnit,

@@ -72,6 +72,14 @@ pub enum ParseErrorKind {
     /// The JSON is malformed or has the wrong shape.
     #[error("invalid JSON: {0}")]
     Json(String),
+
+    /// A Chrome trace without the CPU profile asked for.
+    #[error("{0}")]
+    TraceProfile(String),
+
+    /// Not a valid pprof `profile.proto`, or one that contradicts itself.
+    #[error("invalid pprof: {0}")]
+    Pprof(String),
     /// The input ends early.
     #[error("unexpected end of input inside {0} (is the file truncated?)")]
     Truncated(&'static str),

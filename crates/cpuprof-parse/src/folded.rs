@@ -1,18 +1,395 @@
-//! folded stacks input.
+//! Folded stacks: one `root;…;leaf count` line per stack, as inferno's `collapse-*`,
+//! FlameGraph's `stackcollapse-*` scripts and `cpuprof collapse` write them.
+//!
+//! - Frames are separated by `;`, the outermost caller first. The count is the last
+//!   whitespace-separated token: a whole number (a decimal fraction is rounded, halves up).
+//!   A line ending in two numbers is differential (`stack before after`) and rejected.
+//!   Empty lines are skipped; `\r\n` line ends are fine. The same stack on several lines adds up.
+//! - Labels are read back the way `cpuprof collapse` writes them (`cpuprof_analysis::fold`):
+//!   `；` (U+FF1B) is `;`, `\n` and `\r` are line breaks, and a no-break space before a
+//!   trailing number is a space. A label ending in ` FILE`, ` FILE:LINE` or
+//!   ` FILE:LINE:COLUMN`, where FILE looks like a path or url (starts with `/`, `\\`, a drive
+//!   letter, `node:`, `file:` or `scheme://`; or, with no spaces and only path characters,
+//!   contains `/` or `\`), is a JavaScript function (`FuncKind::Js`) of that file. `(anonymous)`
+//!   is read as the empty name, as V8 writes it.
+//! - Labels without a file are `FuncKind::Native` (that is what `collapse` writes without a
+//!   file: builtins, C++ callbacks, regular expressions), except V8's meta frames `(root)`,
+//!   `(program)`, `(idle)` and `(garbage collector)`, which get their meta kinds. (A user
+//!   function with one of those names has a file, so it stays JavaScript.)
+//! - The profile has one value, the sample count (`ValueType::SAMPLES`): folded stacks carry no
+//!   time, so analyses weigh by counts.
 
 use std::io::BufRead;
 
-use cpuprof_model::Profile;
+use cpuprof_model::{Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType};
+use rustc_hash::FxHashMap;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::ParseOptions;
 
 /// Parses folded stacks from `reader`.
 pub(crate) fn parse(
-    reader: impl BufRead + Send,
+    mut reader: impl BufRead + Send,
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
-    let _ = (reader, options);
-    Err(ParseErrorKind::Unsupported("folded stacks input is not supported yet").at(origin, Span::None))
+    let _ = options;
+    let mut b = ProfileBuilder::new(SourceFormat::Folded, vec![ValueType::SAMPLES]);
+    let mut frames: FxHashMap<String, FrameId> = FxHashMap::default();
+    // Count per stack, indexed by stack id.
+    let mut counts: Vec<i64> = Vec::new();
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| ParseErrorKind::Io(e).at(origin, Span::LineCol { line: number + 1, column: 1 }))?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        if number == 1 && line.starts_with(b"\xef\xbb\xbf") {
+            line.drain(..3);
+        }
+        let at = |column: usize, kind: ParseErrorKind| {
+            kind.at(origin, Span::LineCol { line: number, column: column as u64 + 1 })
+        };
+        let text = String::from_utf8_lossy(&line);
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        let body = text.trim_end();
+        if body.trim_start().is_empty() {
+            continue;
+        }
+        let split = body.rfind([' ', '\t']);
+        let (stack, token, token_at) = match split {
+            Some(i) => (body[..i].trim_end(), &body[i + 1..], i + 1),
+            None => (body, body, 0),
+        };
+        let count = match count_of(token) {
+            Ok(count) if split.is_some() => count,
+            Ok(_) => {
+                return Err(at(0, ParseErrorKind::Unsupported("a count with no stack before it")));
+            }
+            Err(kind) => return Err(at(token_at, kind)),
+        };
+        if let Some(i) = stack.rfind([' ', '\t']) {
+            if count_of(&stack[i + 1..]).is_ok() {
+                return Err(at(
+                    i + 1,
+                    ParseErrorKind::Unsupported(
+                        "two counts at the end of the line: this is a differential folded file \
+                         (`stack before after`), which cpuprof does not read",
+                    ),
+                ));
+            }
+        }
+        let stack = stack.trim_start();
+        if stack.is_empty() {
+            return Err(at(0, ParseErrorKind::Unsupported("a count with no stack before it")));
+        }
+        let mut parent: Option<StackId> = None;
+        for label in stack.split(';') {
+            let frame = if let Some(frame) = frames.get(label) {
+                *frame
+            } else {
+                let frame = add_frame(&mut b, label);
+                frames.insert(label.to_owned(), frame);
+                frame
+            };
+            parent = Some(b.stack(parent, frame));
+        }
+        if let Some(stack) = parent {
+            let index = stack.index();
+            if counts.len() <= index {
+                counts.resize(index + 1, 0);
+            }
+            let sum = counts[index];
+            counts[index] = sum.checked_add(count).ok_or_else(|| {
+                let value = format!("{sum} + {count}");
+                at(token_at, ParseErrorKind::OutOfRange { what: "this stack's count", value })
+            })?;
+        }
+    }
+    for (index, count) in counts.into_iter().enumerate() {
+        if count > 0 {
+            b.sample(StackId::from_index(index), None, &[count]);
+        }
+    }
+    b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+}
+
+/// A count: a whole number, or a decimal fraction rounded half up.
+fn count_of(token: &str) -> Result<i64, ParseErrorKind> {
+    let out_of_range = || ParseErrorKind::OutOfRange { what: "count", value: token.to_owned() };
+    if token.starts_with('-') && token.len() > 1 && count_of(&token[1..]).is_ok() {
+        return Err(ParseErrorKind::Unsupported("a count cannot be negative"));
+    }
+    let (whole, fraction) = token.split_once('.').unwrap_or((token, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || (token.contains('.') && fraction.is_empty()) {
+        return Err(ParseErrorKind::Unsupported(
+            "expected a count (a whole number) as the last word of the line, after the stack",
+        ));
+    }
+    let value: i64 = whole.parse().map_err(|_| out_of_range())?;
+    let round_up = fraction.as_bytes().first().is_some_and(|d| *d >= b'5');
+    value.checked_add(i64::from(round_up)).ok_or_else(out_of_range)
+}
+
+/// The frame of one label (as written, still escaped).
+fn add_frame(b: &mut ProfileBuilder, label: &str) -> FrameId {
+    let label = unescape(label);
+    let (name, file, line, column, kind) = match label.as_str() {
+        "(root)" => (label.as_str(), "", None, None, FuncKind::Root),
+        "(program)" => (label.as_str(), "", None, None, FuncKind::Program),
+        "(idle)" => (label.as_str(), "", None, None, FuncKind::Idle),
+        "(garbage collector)" => (label.as_str(), "", None, None, FuncKind::Gc),
+        _ => match split_location(&label) {
+            Some((name, file, line, column)) => (name, file, line, column, FuncKind::Js),
+            None => (label.as_str(), "", None, None, FuncKind::Native),
+        },
+    };
+    let name = if name == "(anonymous)" { StrId::EMPTY } else { b.intern(name) };
+    let file = if file.is_empty() { StrId::EMPTY } else { b.intern(file) };
+    let func = b.func(Func { name, file, line, column, kind });
+    b.frame(Frame { func, line: None, column: None })
+}
+
+/// Undoes `cpuprof collapse`'s escaping (`cpuprof_analysis::fold::escape`).
+fn unescape(label: &str) -> String {
+    // A no-break space before a trailing number stands for a space.
+    let trailing = label.rfind('\u{a0}').filter(|at| {
+        let rest = &label[at + '\u{a0}'.len_utf8()..];
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+    });
+    if trailing.is_none() && !label.contains(['\u{ff1b}', '\\']) {
+        return label.to_owned();
+    }
+    let mut out = String::with_capacity(label.len());
+    let mut chars = label.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\u{ff1b}' => out.push(';'),
+            '\\' => match chars.peek().map(|(_, c)| *c) {
+                Some('n') => {
+                    chars.next();
+                    out.push('\n');
+                }
+                Some('r') => {
+                    chars.next();
+                    out.push('\r');
+                }
+                _ => out.push('\\'),
+            },
+            '\u{a0}' if Some(i) == trailing => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `name FILE[:LINE[:COLUMN]]` → (name, file, line, column), when FILE looks like a path or url.
+/// Names can hold spaces and `/` (`GET /users`), and so can paths: the last space before
+/// something that starts like a path wins, else the last one before a plain relative path.
+fn split_location(label: &str) -> Option<(&str, &str, Option<u32>, Option<u32>)> {
+    let mut weak = None;
+    let mut strong = None;
+    for (i, _) in label.match_indices(' ') {
+        if i == 0 {
+            continue;
+        }
+        let (path, line, column) = strip_position(&label[i + 1..]);
+        if path.is_empty() {
+            continue;
+        }
+        if starts_like_path(path) {
+            strong = Some((i, path, line, column));
+        } else if is_relative_path(path) {
+            weak = Some((i, path, line, column));
+        }
+    }
+    let (i, path, line, column) = strong.or(weak)?;
+    Some((&label[..i], path, line, column))
+}
+
+/// `path:12:5` → (`path`, 12, 5); `path:12` → (`path`, 12); else unchanged.
+fn strip_position(text: &str) -> (&str, Option<u32>, Option<u32>) {
+    let number =
+        |s: &str| (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<u32>().ok()).flatten();
+    if let Some((rest, last)) = text.rsplit_once(':') {
+        if let Some(last) = number(last) {
+            if let Some((path, first)) = rest.rsplit_once(':') {
+                if let Some(first) = number(first) {
+                    return (path, Some(first), Some(last));
+                }
+            }
+            return (rest, Some(last), None);
+        }
+    }
+    (text, None, None)
+}
+
+fn starts_like_path(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let drive =
+        bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && matches!(bytes[2], b'\\' | b'/');
+    let url = path.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.len() > 1
+            && scheme.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+            && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+    });
+    path.starts_with('/')
+        || path.starts_with("\\\\")
+        || path.starts_with("node:")
+        || path.starts_with("file:")
+        || drive
+        || url
+}
+
+fn is_relative_path(path: &str) -> bool {
+    path.contains(['/', '\\'])
+        && path.bytes().all(|b| b.is_ascii_alphanumeric() || b >= 0x80 || b"._-~@+%/\\:,=#".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Profile, ParseError> {
+        parse(text.as_bytes(), &Origin("t.folded".into()), &ParseOptions::default())
+    }
+
+    /// (stack labels root first as name|file|line|kind, count), sorted.
+    fn lines(p: &Profile) -> Vec<(String, i64)> {
+        let mut out: Vec<(String, i64)> = (0..p.samples.len())
+            .map(|i| {
+                let mut frames: Vec<String> = p
+                    .stacks
+                    .walk(p.samples.stacks()[i])
+                    .map(|frame| {
+                        let f = p.funcs[p.frames[frame].func];
+                        format!(
+                            "{}|{}|{:?}|{:?}|{}",
+                            p.strings.get(f.name),
+                            p.strings.get(f.file),
+                            f.line,
+                            f.column,
+                            f.kind.as_str()
+                        )
+                    })
+                    .collect();
+                frames.reverse();
+                (frames.join(" ; "), p.samples.values(0)[i])
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn stacks_counts_and_labels() {
+        let text =
+            "main /app/a.js:1;work /app/a.js:5 3\r\n\r\n  \nmain /app/a.js:1 2\nmain /app/a.js:1;work /app/a.js:5\t4\n\
+                    (program) 1.5\n(garbage collector) 0.49\n";
+        let p = parse_str(text).unwrap();
+        assert_eq!(p.meta.format, SourceFormat::Folded);
+        assert_eq!(p.value_types, vec![ValueType::SAMPLES]);
+        assert_eq!(
+            lines(&p),
+            vec![
+                ("(program)||None|None|program".to_owned(), 2),
+                ("main|/app/a.js|Some(1)|None|js".to_owned(), 2),
+                ("main|/app/a.js|Some(1)|None|js ; work|/app/a.js|Some(5)|None|js".to_owned(), 7),
+            ]
+        );
+    }
+
+    #[test]
+    fn labels_split_into_name_and_location() {
+        type Location<'a> = Option<(&'a str, &'a str, Option<u32>, Option<u32>)>;
+        let cases: &[(&str, Location<'_>)] = &[
+            ("f /a/b.js:3", Some(("f", "/a/b.js", Some(3), None))),
+            ("f /a/b.js:3:7", Some(("f", "/a/b.js", Some(3), Some(7)))),
+            ("f file:///a/b.js", Some(("f", "file:///a/b.js", None, None))),
+            ("get length node:internal/util:12", Some(("get length", "node:internal/util", Some(12), None))),
+            ("GET /users /app/x.js:3", Some(("GET /users", "/app/x.js", Some(3), None))),
+            ("f /we；ird dir/x.js:3", Some(("f", "/we；ird dir/x.js", Some(3), None))),
+            ("HTTP/1.1 200 /w/c.js:5", Some(("HTTP/1.1 200", "/w/c.js", Some(5), None))),
+            (
+                "render virtual://templates/render.js:2",
+                Some(("render", "virtual://templates/render.js", Some(2), None)),
+            ),
+            ("f generated/dynamic-module.js:4", Some(("f", "generated/dynamic-module.js", Some(4), None))),
+            ("f C:\\app\\x.js:4", Some(("f", "C:\\app\\x.js", Some(4), None))),
+            ("RegExp: ^\\/users\\/(?<id>[^/]+)$", None),
+            ("RegExp: ^0+(?=\\d)", None),
+            ("(garbage collector)", None),
+            ("compileFunction", None),
+            ("/app/x.js:3", None),
+        ];
+        for (label, expected) in cases {
+            assert_eq!(split_location(label), *expected, "{label}");
+        }
+    }
+
+    #[test]
+    fn collapse_escapes_are_undone() {
+        let text =
+            "semi\u{ff1b}colon /h.js:3;new\\nline\\r /h.js:4 1\nRegExp: ^(a+)+\u{a0}200 2\nback\\slash /h.js:9 1\n";
+        let p = parse_str(text).unwrap();
+        let names: Vec<&str> = p.funcs.as_slice().iter().map(|f| p.strings.get(f.name)).collect();
+        assert_eq!(names, vec!["semi;colon", "new\nline\r", "RegExp: ^(a+)+ 200", "back\\slash"]);
+        assert_eq!(p.funcs.as_slice()[2].kind, FuncKind::Native);
+    }
+
+    #[test]
+    fn meta_frames_and_anonymous_functions() {
+        let p = parse_str("(root);(program) 1\n(idle) 1\n(program) /u.js:1 1\n(anonymous) /u.js:9 1\n").unwrap();
+        let kinds: Vec<(&str, &str)> =
+            p.funcs.as_slice().iter().map(|f| (p.strings.get(f.name), f.kind.as_str())).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("(root)", FuncKind::Root.as_str()),
+                ("(program)", "program"),
+                ("(idle)", "idle"),
+                ("(program)", "js"),
+                ("", "js")
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_lines_are_errors_with_their_position() {
+        let cases = [
+            ("a;b 3\na;b -3\n", "t.folded:2:5: a count cannot be negative"),
+            ("a;b 3\na;b x3\n", "t.folded:2:5: expected a count (a whole number) as the last word of the line, after the stack"),
+            ("a;b\n", "t.folded:1:1: expected a count (a whole number) as the last word of the line, after the stack"),
+            ("a;b 1.\n", "t.folded:1:5: expected a count (a whole number) as the last word of the line, after the stack"),
+            ("\n\n   7\n", "t.folded:3:1: a count with no stack before it"),
+            (
+                "a;b 3 4\n",
+                "t.folded:1:5: two counts at the end of the line: this is a differential folded file (`stack before after`), \
+                 which cpuprof does not read",
+            ),
+            ("a 99999999999999999999\n", "t.folded:1:3: count 99999999999999999999 is out of range"),
+            ("a 9223372036854775807\na 1\n", "t.folded:2:3: this stack's count 9223372036854775807 + 1 is out of range"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_str(text).unwrap_err().to_string(), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn counts_round_half_up() {
+        assert_eq!(["0", "7", "2.5", "2.49", "0.5", "10.0"].map(|t| count_of(t).unwrap()), [0, 7, 3, 2, 1, 10]);
+    }
+
+    #[test]
+    fn empty_input_is_an_empty_profile() {
+        let p = parse_str("\n\n").unwrap();
+        assert_eq!(p.samples.len(), 0);
+    }
 }

@@ -71,6 +71,21 @@ pub struct ParseOptions {
     ///
     /// Default is `None`: the paths as logged.
     pub symbols_root: Option<std::path::PathBuf>,
+    /// pprof input: the sample type to read as the profile's weight, by its type name
+    /// (`cpu`, `wall`, `samples`, …; see `go tool pprof -sample_index`).
+    ///
+    /// Default is `None`: the file's `default_sample_type` when it names a time, else the
+    /// first of `cpu`, `wall` and any other type measured in time.
+    pub sample_type: Option<String>,
+    /// Read the input as this format instead of recognising it from its content.
+    ///
+    /// Default is `None`: recognised (see [`sniff`]).
+    pub format: Option<InputFormat>,
+    /// Trace input: which profile to read, as `ID` or `PID:ID` (`0x2`, `31525:0x2`).
+    ///
+    /// Default is `None`: the main thread's (the profile whose `Profile` event's tid equals
+    /// its pid; among several, the one with the most samples).
+    pub profile_id: Option<String>,
 }
 
 impl ParseOptions {
@@ -82,17 +97,44 @@ impl ParseOptions {
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Guesses the format from the first bytes of the (decompressed) input.
+/// Guesses the format from the first bytes of the (decompressed) input: a tick log by its
+/// first record's tag, JSON as a Chrome trace when it is an array or an object with a
+/// `traceEvents` key (before any `nodes` key), else as a `.cpuprofile`; binary data that
+/// starts like a protobuf message as pprof; text whose first line ends in a number as folded
+/// stacks.
 pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
     let text = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
     let first = text.iter().position(|b| !b.is_ascii_whitespace()).map_or(&text[..0], |i| &text[i..]);
     if ticklog::TAGS.iter().any(|tag| first.starts_with(tag.as_bytes())) {
         return Some(InputFormat::TickLog);
     }
-    match text.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{' | b'[') => Some(InputFormat::CpuProfile),
-        _ => None,
+    match first.first() {
+        Some(b'[') => return Some(InputFormat::Trace),
+        Some(b'{') => {
+            let at = |key: &[u8]| memchr::memmem::find(first, key);
+            return Some(match (at(b"\"traceEvents\""), at(b"\"nodes\"")) {
+                (Some(t), Some(n)) if t < n => InputFormat::Trace,
+                (Some(_), None) => InputFormat::Trace,
+                _ => InputFormat::CpuProfile,
+            });
+        }
+        _ => {}
     }
+    // Text has no control bytes but tab and line breaks; a protobuf message starts with a
+    // field tag (pprof's fields are 1 to 14).
+    let binary = text.iter().take(4096).any(|b| *b < 0x09 || (0x0e..0x20).contains(b) || *b == 0x0b || *b == 0x0c);
+    if binary {
+        let tag = *prefix.first()?;
+        let (field, wire) = (tag >> 3, tag & 7);
+        return ((1..=14).contains(&field) && (wire == 0 || wire == 2)).then_some(InputFormat::Pprof);
+    }
+    let line = first.split(|b| *b == b'\n').next().unwrap_or(first);
+    let line = line.strip_suffix(b"\r").unwrap_or(line).trim_ascii_end();
+    let number_start = line.iter().rposition(u8::is_ascii_whitespace).map(|i| i + 1)?;
+    let number = &line[number_start..];
+    let digits = number.iter().filter(|b| b.is_ascii_digit()).count();
+    let plain = digits > 0 && number.iter().all(|b| b.is_ascii_digit() || *b == b'.');
+    (plain && number_start > 1).then_some(InputFormat::Folded)
 }
 
 /// Parses a profile from `reader`, decompressing gzip transparently. `origin` names the input
@@ -103,10 +145,16 @@ pub fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOptions) 
     let head = reader.fill_buf().map_err(io)?;
     if head.starts_with(&GZIP_MAGIC) {
         let mut inner = BufReader::with_capacity(1 << 16, MultiGzDecoder::new(reader));
-        let format = detect(inner.fill_buf().map_err(io)?, origin)?;
+        let format = match options.format {
+            Some(format) => format,
+            None => detect(inner.fill_buf().map_err(io)?, origin)?,
+        };
         return parse_as(format, inner, origin, options);
     }
-    let format = detect(head, origin)?;
+    let format = match options.format {
+        Some(format) => format,
+        None => detect(head, origin)?,
+    };
     parse_as(format, reader, origin, options)
 }
 
@@ -116,7 +164,8 @@ fn detect(head: &[u8], origin: &Origin) -> Result<InputFormat, ParseError> {
     }
     sniff(head).ok_or_else(|| {
         ParseErrorKind::UnknownFormat(
-            "neither a V8 .cpuprofile (JSON starting with `{`) nor a V8 tick log (starting with `v8-version,`)"
+            "not a V8 .cpuprofile or Chrome trace (JSON), a V8 tick log (`v8-version,…`), a pprof profile \
+             (protobuf, plain or gzipped) or folded stacks (`a;b;c 42`); name the format with --input-format"
                 .to_owned(),
         )
         .at(origin, Span::Byte(0))

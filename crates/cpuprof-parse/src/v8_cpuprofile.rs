@@ -29,8 +29,10 @@ struct RawNode<'a> {
     position_ticks: Vec<RawTick>,
 }
 
+/// A node's `callFrame`, in `.cpuprofile` files and trace events alike (absent fields read as
+/// DevTools reads them: empty url, position -1).
 #[derive(Deserialize)]
-struct RawCallFrame<'a> {
+pub(crate) struct RawCallFrame<'a> {
     #[serde(rename = "functionName", borrow, default)]
     function_name: LossyStr<'a>,
     #[serde(rename = "scriptId", default)]
@@ -43,11 +45,27 @@ struct RawCallFrame<'a> {
     column_number: i64,
 }
 
+impl RawCallFrame<'_> {
+    /// The same frame, owning its strings (to outlive the bytes it was read from).
+    pub(crate) fn into_owned(self) -> RawCallFrame<'static> {
+        RawCallFrame {
+            function_name: LossyStr(Cow::Owned(self.function_name.0.into_owned())),
+            script_id: match self.script_id {
+                ScriptId::Text(t) => ScriptId::Text(Cow::Owned(t.into_owned())),
+                ScriptId::Number(n) => ScriptId::Number(n),
+            },
+            url: LossyStr(Cow::Owned(self.url.0.into_owned())),
+            line_number: self.line_number,
+            column_number: self.column_number,
+        }
+    }
+}
+
 /// A JSON string that may hold lone UTF-16 surrogates (`"\ud800"`), which V8 never writes but
 /// hand-made and third-party files do: they become U+FFFD instead of failing the whole file.
 /// Borrowed from the input when it has no escapes.
 #[derive(Default)]
-struct LossyStr<'a>(Cow<'a, str>);
+pub(crate) struct LossyStr<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for LossyStr<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -79,7 +97,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for LossyStr<'a> {
 /// `"81"` in `.cpuprofile` files, `81` in trace events.
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum ScriptId<'a> {
+pub(crate) enum ScriptId<'a> {
     Text(#[serde(borrow)] Cow<'a, str>),
     Number(i64),
 }
@@ -119,7 +137,7 @@ pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOp
         Some(b'{') => {}
         Some(b'[') => {
             return Err(scanner.error(ParseErrorKind::Unsupported(
-                "this is a JSON array (a Chrome trace?), not a .cpuprofile; trace files are not supported yet",
+                "this is a JSON array (a Chrome trace?), not a .cpuprofile; read it with --input-format trace or auto",
             )))
         }
         Some(b) => {
@@ -264,7 +282,7 @@ impl Document {
     fn finish(self, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
         if self.traces {
             return Err(ParseErrorKind::Unsupported(
-                "this is a Chrome trace (`traceEvents`), not a .cpuprofile; trace files are not supported yet",
+                "this is a Chrome trace (`traceEvents`), not a .cpuprofile; read it with --input-format trace or auto",
             )
             .at(origin, Span::None));
         }
@@ -285,16 +303,15 @@ impl Document {
             }
             (None, None) => return Err(ParseErrorKind::Missing("samples").at(origin, Span::None)),
         };
-        let timing = Timing { start_us: self.start_us, end_us: self.end_us, deltas: self.deltas };
-        match &samples {
-            Leaves::Narrow(samples) => build(&tree, samples, &timing, origin, options),
-            Leaves::Wide(samples) => build(&tree, samples, &timing, origin, options),
-        }
+        let to_ns = |n: Option<Number>| n.map(|n| number_ns(n).unwrap_or(0));
+        let timing = Timing { start_ns: to_ns(self.start_us), end_ns: to_ns(self.end_us), deltas: self.deltas };
+        let source = Source { format: SourceFormat::CpuProfile, warnings: Vec::new() };
+        samples.build(&tree, &timing, &source, origin, options)
     }
 }
 
 /// Sample leaves as node positions, in the narrowest type that fits the tree.
-enum Leaves {
+pub(crate) enum Leaves {
     Narrow(Vec<u16>),
     Wide(Vec<u32>),
 }
@@ -306,13 +323,52 @@ impl Leaves {
             Leaves::Wide(v) => v.len(),
         }
     }
+
+    /// Sample node ids as positions in `tree`; `span` locates the samples in errors.
+    pub(crate) fn from_ids(ids: &[u64], tree: &Tree, origin: &Origin, span: Span) -> Result<Leaves, ParseError> {
+        let mut leaves = Vec::with_capacity(ids.len());
+        for (index, id) in ids.iter().enumerate() {
+            match tree.position(*id) {
+                Some(p) => leaves.push(p),
+                None => return Err(ParseErrorKind::UnknownNode { index, id: *id }.at(origin, span)),
+            }
+        }
+        Ok(if u16::try_from(tree.nodes.len()).is_ok() {
+            Leaves::Narrow(leaves.into_iter().map(|p| p as u16).collect())
+        } else {
+            Leaves::Wide(leaves)
+        })
+    }
+
+    /// The profile from `tree`, these leaves and their times.
+    pub(crate) fn build(
+        &self,
+        tree: &Tree,
+        timing: &Timing,
+        source: &Source,
+        origin: &Origin,
+        options: &ParseOptions,
+    ) -> Result<Profile, ParseError> {
+        match self {
+            Leaves::Narrow(samples) => build(tree, samples, timing, source, origin, options),
+            Leaves::Wide(samples) => build(tree, samples, timing, source, origin, options),
+        }
+    }
 }
 
-/// What the top level says about time.
-struct Timing {
-    start_us: Option<Number>,
-    end_us: Option<Number>,
-    deltas: Option<(Deltas, Span)>,
+/// What the input says about time (ns).
+pub(crate) struct Timing {
+    pub(crate) start_ns: Option<i64>,
+    pub(crate) end_ns: Option<i64>,
+    /// The per-sample deltas and where they are (for the length mismatch error).
+    pub(crate) deltas: Option<(Deltas, Span)>,
+}
+
+/// What the profile says about where it came from.
+pub(crate) struct Source {
+    pub(crate) format: SourceFormat,
+    /// Warnings for the user, in order.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Reads `samples` as positions in `tree`.
@@ -348,12 +404,12 @@ fn build<N: NodeIndex>(
     tree: &Tree,
     samples: &[N],
     timing: &Timing,
+    source: &Source,
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
-    let to_ns = |n: Option<Number>| n.map(|n| number_ns(n).unwrap_or(0));
-    let start_ns = to_ns(timing.start_us);
-    let end_ns = to_ns(timing.end_us);
+    let start_ns = timing.start_ns;
+    let end_ns = timing.end_ns;
     let times = match &timing.deltas {
         Some((deltas, span)) => {
             if deltas.len() != samples.len() {
@@ -367,7 +423,10 @@ fn build<N: NodeIndex>(
     };
 
     let value_types = vec![ValueType::SAMPLES, ValueType::WALL_NS];
-    let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, value_types);
+    let mut b = ProfileBuilder::new(source.format, value_types);
+    for warning in &source.warnings {
+        b.warn(warning.clone());
+    }
     let stacks = tree.add_to(&mut b);
     let programs = match tree.programs.as_slice() {
         [] => Programs::None,
@@ -415,7 +474,7 @@ fn number_text(number: Number) -> String {
 }
 
 /// µs (integer or fractional) → ns, rejecting values beyond ±2^62 ns (~146 years).
-fn number_ns(number: Number) -> Option<i64> {
+pub(crate) fn number_ns(number: Number) -> Option<i64> {
     const LIMIT: i64 = 1 << 62;
     let ns = match number {
         Number::Int(i) => i.checked_mul(1000)?,
@@ -434,7 +493,7 @@ fn number_ns(number: Number) -> Option<i64> {
 }
 
 /// The call tree of `nodes`, indexed by node position, with parents resolved.
-struct Tree {
+pub(crate) struct Tree {
     nodes: Vec<TreeNode>,
     /// id → position: a plain table when ids are dense enough, a hash map otherwise
     /// (ids are not positions and may be sparse or huge).
@@ -461,6 +520,14 @@ struct TreeNode {
     children: Vec<u32>,
 }
 
+/// One node as an input format describes it, before the tree is linked.
+pub(crate) struct NodeSpec<'a> {
+    pub(crate) id: u64,
+    pub(crate) call_frame: RawCallFrame<'a>,
+    /// `positionTicks`: (1-based line, ticks).
+    pub(crate) ticks: Vec<(u32, u32)>,
+}
+
 impl Tree {
     fn build<R: Read + Send>(raw: &[u8], span: Span, s: &Scanner<'_, R>) -> Result<Tree, ParseError> {
         let origin = s.origin();
@@ -468,36 +535,8 @@ impl Tree {
             let at = relative_span(span, e.line() as u64, e.column() as u64);
             ParseErrorKind::Json(format!("in `nodes`: {}", strip_position(&e))).at(origin, at)
         })?;
-        let n = parsed.len();
-        let max_id = parsed.iter().map(|p| p.id).max().unwrap_or(0);
-        let use_dense = max_id < (n as u64).saturating_mul(4).saturating_add(1024);
-        let mut dense = if use_dense { vec![u32::MAX; max_id as usize + 1] } else { Vec::new() };
-        let mut sparse = FxHashMap::default();
-        for (pos, node) in parsed.iter().enumerate() {
-            let pos32 = pos as u32;
-            let previous = if use_dense {
-                let slot = &mut dense[node.id as usize];
-                std::mem::replace(slot, pos32)
-            } else {
-                sparse.insert(node.id, pos32).unwrap_or(u32::MAX)
-            };
-            if previous != u32::MAX {
-                return Err(
-                    ParseErrorKind::DuplicateId { id: node.id, first: previous as usize, second: pos }.at(origin, span)
-                );
-            }
-        }
-        let mut tree = Tree {
-            nodes: Vec::with_capacity(n),
-            dense,
-            sparse,
-            order: Vec::with_capacity(n),
-            programs: Vec::new(),
-            is_program: vec![false; n],
-            is_system: vec![false; n],
-            bottom: vec![0; n],
-        };
-        for node in &parsed {
+        let mut tree = Tree::with_ids(parsed.iter().map(|p| p.id), parsed.len(), origin, span)?;
+        for node in parsed {
             let mut children = Vec::with_capacity(node.children.len());
             for child in &node.children {
                 match tree.position(*child) {
@@ -507,26 +546,14 @@ impl Tree {
                     }
                 }
             }
-            let frame = &node.call_frame;
-            let kind = classify(&frame.function_name.0, &frame.url.0, &frame.script_id);
-            let position = |v: i64| u32::try_from(v).ok().and_then(|v| v.checked_add(1));
-            tree.nodes.push(TreeNode {
-                id: node.id,
-                parent: None,
-                name: frame.function_name.0.clone().into_owned(),
-                url: frame.url.0.clone().into_owned(),
-                line: position(frame.line_number),
-                column: position(frame.column_number),
-                kind,
-                ticks: node
-                    .position_ticks
-                    .iter()
-                    .filter_map(|t| Some((u32::try_from(t.line).ok()?, u32::try_from(t.ticks).ok()?)))
-                    .collect(),
-                children,
-            });
+            let ticks = node
+                .position_ticks
+                .iter()
+                .filter_map(|t| Some((u32::try_from(t.line).ok()?, u32::try_from(t.ticks).ok()?)))
+                .collect();
+            tree.push(NodeSpec { id: node.id, call_frame: node.call_frame, ticks }, children);
         }
-        drop(parsed);
+        let n = tree.nodes.len();
         for p in 0..n {
             for c in 0..tree.nodes[p].children.len() {
                 let child = tree.nodes[p].children[c] as usize;
@@ -548,7 +575,103 @@ impl Tree {
         Ok(tree)
     }
 
-    fn position(&self, id: u64) -> Option<u32> {
+    /// The tree of nodes that name their parent (trace events) instead of their children.
+    /// `span` locates the nodes in errors. Children keep the nodes' order.
+    pub(crate) fn from_parents(
+        nodes: Vec<(NodeSpec<'_>, Option<u64>)>,
+        origin: &Origin,
+        span: Span,
+    ) -> Result<Tree, ParseError> {
+        let mut tree = Tree::with_ids(nodes.iter().map(|(n, _)| n.id), nodes.len(), origin, span)?;
+        let mut parents = Vec::with_capacity(nodes.len());
+        for (node, parent) in nodes {
+            let id = node.id;
+            parents.push(match parent {
+                None => None,
+                Some(parent) => match tree.position(parent) {
+                    Some(p) => Some(p),
+                    None => {
+                        return Err(ParseErrorKind::Json(format!("node {id} has parent {parent}, which is not a node"))
+                            .at(origin, span))
+                    }
+                },
+            });
+            tree.push(node, Vec::new());
+        }
+        for (c, parent) in parents.into_iter().enumerate() {
+            if let Some(p) = parent {
+                if p as usize == c {
+                    return Err(ParseErrorKind::Cycle { id: tree.nodes[c].id }.at(origin, span));
+                }
+                tree.nodes[c].parent = Some(p);
+                tree.nodes[p as usize].children.push(c as u32);
+            }
+        }
+        tree.order_parents_first(origin, span)?;
+        Ok(tree)
+    }
+
+    /// An empty tree for `n` nodes with these ids (in node order), duplicates rejected.
+    fn with_ids(
+        ids: impl Iterator<Item = u64> + Clone,
+        n: usize,
+        origin: &Origin,
+        span: Span,
+    ) -> Result<Tree, ParseError> {
+        let max_id = ids.clone().max().unwrap_or(0);
+        let use_dense = max_id < (n as u64).saturating_mul(4).saturating_add(1024);
+        let mut dense = if use_dense { vec![u32::MAX; max_id as usize + 1] } else { Vec::new() };
+        let mut sparse = FxHashMap::default();
+        for (pos, id) in ids.enumerate() {
+            let pos32 = pos as u32;
+            let previous = if use_dense {
+                let slot = &mut dense[id as usize];
+                std::mem::replace(slot, pos32)
+            } else {
+                sparse.insert(id, pos32).unwrap_or(u32::MAX)
+            };
+            if previous != u32::MAX {
+                return Err(ParseErrorKind::DuplicateId { id, first: previous as usize, second: pos }.at(origin, span));
+            }
+        }
+        Ok(Tree {
+            nodes: Vec::with_capacity(n),
+            dense,
+            sparse,
+            order: Vec::with_capacity(n),
+            programs: Vec::new(),
+            is_program: vec![false; n],
+            is_system: vec![false; n],
+            bottom: vec![0; n],
+        })
+    }
+
+    /// Adds the next node (unlinked: no parent yet) with its children's positions.
+    fn push(&mut self, node: NodeSpec<'_>, children: Vec<u32>) {
+        let frame = node.call_frame;
+        let kind = classify(&frame.function_name.0, &frame.url.0, &frame.script_id);
+        let position = |v: i64| u32::try_from(v).ok().and_then(|v| v.checked_add(1));
+        self.nodes.push(TreeNode {
+            id: node.id,
+            parent: None,
+            name: frame.function_name.0.into_owned(),
+            url: frame.url.0.into_owned(),
+            line: position(frame.line_number),
+            column: position(frame.column_number),
+            kind,
+            ticks: node.ticks,
+            children,
+        });
+    }
+
+    /// Sets the line hits (1-based line, ticks) of the node at `position`.
+    pub(crate) fn set_ticks(&mut self, position: u32, ticks: Vec<(u32, u32)>) {
+        if let Some(node) = self.nodes.get_mut(position as usize) {
+            node.ticks = ticks;
+        }
+    }
+
+    pub(crate) fn position(&self, id: u64) -> Option<u32> {
         let p =
             if self.sparse.is_empty() { *self.dense.get(usize::try_from(id).ok()?)? } else { *self.sparse.get(&id)? };
         (p != u32::MAX).then_some(p)
@@ -622,8 +745,8 @@ fn classify(name: &str, url: &str, script_id: &ScriptId<'_>) -> FuncKind {
     }
 }
 
-/// A position inside the captured `nodes` value, as a position in the file.
-fn relative_span(start: Span, line: u64, column: u64) -> Span {
+/// A position inside a captured value that starts at `start`, as a position in the file.
+pub(crate) fn relative_span(start: Span, line: u64, column: u64) -> Span {
     match start {
         Span::LineCol { line: l0, column: c0 } if line <= 1 => {
             Span::LineCol { line: l0, column: c0 + column.saturating_sub(1) }
@@ -634,7 +757,7 @@ fn relative_span(start: Span, line: u64, column: u64) -> Span {
 }
 
 /// serde_json's message without its own " at line L column C" (we print the file position).
-fn strip_position(e: &serde_json::Error) -> String {
+pub(crate) fn strip_position(e: &serde_json::Error) -> String {
     let text = e.to_string();
     match text.rfind(" at line ") {
         Some(i) => text[..i].to_owned(),

@@ -16,6 +16,7 @@ mod diff;
 mod flamegraph;
 mod json;
 mod markdown;
+mod pprof;
 mod table;
 pub mod text;
 pub mod time;
@@ -25,6 +26,7 @@ use cpuprof_analysis::{GroupBy, TopReport, Weight};
 use cpuprof_model::Meta;
 pub use diff::{render_diff, DiffDocument};
 pub use flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
+pub use pprof::render_pprof;
 
 /// Output formats of tabular commands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,0 +1,97 @@
+//! `cpuprof convert` and `cpuprof merge`: profiles rewritten in another format.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use cpuprof_analysis::{fold, FoldOptions, GroupBy, StackFilter, Weight};
+use cpuprof_model::{Profile, SourceFormat, ValueUnit};
+use cpuprof_render::{render_collapsed, render_pprof};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::args::{ConvertArgs, MergeArgs, TargetArgs, TargetFormat};
+use crate::io::{is_dash, Output};
+use crate::run::{load, UsageError};
+
+pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
+    let target = target_format(&args.target)?;
+    let output = Output::new(Some(&args.target.output), &[args.input.as_path()])?;
+    let profile = load(&args.input, &args.reading, false)?;
+    output.write(&encode(&profile, target, &args.target))
+}
+
+pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
+    let target = target_format(&args.target)?;
+    let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+    if inputs.iter().filter(|p| is_dash(p)).count() > 1 {
+        return Err(UsageError("stdin (-) can be read only once".to_owned()).into());
+    }
+    let output = Output::new(Some(&args.target.output), &inputs)?;
+    // A bar on a terminal when there is enough to wait for.
+    let bar = (inputs.len() >= 8 && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+        ProgressBar::new(inputs.len() as u64).with_style(
+            ProgressStyle::with_template("merging {wide_bar} {pos}/{len} profiles")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        )
+    });
+    let profiles: Vec<Profile> = inputs
+        .par_iter()
+        .map(|path| {
+            let profile = load(path, &args.reading, false);
+            if let Some(bar) = &bar {
+                bar.inc(1);
+            }
+            profile
+        })
+        .collect::<Result<_>>()?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let formats: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.meta.format.as_str()).collect();
+    if formats.len() > 1 {
+        let list = formats.into_iter().collect::<Vec<_>>().join(", ");
+        crate::warn(&format!("merging profiles of different formats ({list}): their weights are added as they are"));
+    }
+    let refs: Vec<&Profile> = profiles.iter().collect();
+    let merged = cpuprof_model::merge(&refs).map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
+    output.write(&encode(&merged, target, &args.target))
+}
+
+/// The target from `--to` or the output's extension.
+fn target_format(target: &TargetArgs) -> Result<TargetFormat> {
+    if let Some(to) = target.to {
+        return Ok(to);
+    }
+    let name = target.output.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let by_extension = match Path::new(name).extension().and_then(|e| e.to_str()) {
+        Some("pb" | "pprof" | "prof" | "proto") => Some(TargetFormat::Pprof),
+        Some("folded" | "collapsed" | "txt") => Some(TargetFormat::Folded),
+        _ => None,
+    };
+    by_extension.ok_or_else(|| {
+        let message = if is_dash(&target.output) {
+            "-o -: say which format to write with --to pprof|folded".to_owned()
+        } else {
+            format!(
+                "-o {}: cannot tell the format from the name (.pb.gz, .pb, .pprof: pprof; .folded, .txt: folded stacks); use --to",
+                target.output.display()
+            )
+        };
+        UsageError(message).into()
+    })
+}
+
+fn encode(profile: &Profile, target: TargetFormat, args: &TargetArgs) -> Vec<u8> {
+    match target {
+        TargetFormat::Pprof => render_pprof(profile, !args.uncompressed),
+        TargetFormat::Folded => {
+            // Everything, idle included; ticks for tick logs and counts where there is no time.
+            let counts =
+                profile.meta.format == SourceFormat::TickLog || profile.value_index(ValueUnit::Nanoseconds).is_none();
+            let weight = if counts { Weight::Samples } else { Weight::Time };
+            let filter = StackFilter { include_idle: true, ..StackFilter::default() };
+            render_collapsed(&fold(profile, &FoldOptions::new(GroupBy::Function, weight, filter, None))).into_bytes()
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! pprof in and out, checked with an independent decoder: the npm package `pprof-format`
+//! (`fixtures/oracle/pprof/pprof-top.js`, installed by `.ci/run`) reads what cpuprof writes,
+//! and the files other tools wrote (`fixtures/pprof/`) are read as that decoder reads them.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::{cpuprof, files, root};
+use serde_json::Value;
+
+/// The oracle's report of a pprof file.
+fn decoded(file: &std::path::Path, args: &[&str]) -> Value {
+    let out = Command::new("node")
+        .arg("fixtures/oracle/pprof/pprof-top.js")
+        .arg(file)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("node runs the pprof oracle");
+    assert!(
+        out.status.success(),
+        "pprof oracle failed on {}: {} (run `npm ci` in fixtures/oracle/pprof)",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the oracle prints JSON")
+}
+
+/// `cpuprof top --all --include-idle --format json` of `input`.
+fn top(input: &str, args: &[&str]) -> Value {
+    let out = cpuprof()
+        .args(["top", "--all", "--include-idle", "--format", "json", input])
+        .args(args)
+        .output()
+        .expect("cpuprof runs");
+    assert!(out.status.success(), "top {input}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+type Totals = BTreeMap<(String, String, i64), (i64, i64)>;
+
+/// (name, file, line) → (self, total) of `top`'s rows. pprof functions have no column, so
+/// rows that differ only by column are summed (self) and their total is unknown (-1).
+fn top_rows(report: &Value) -> Totals {
+    let mut rows = Totals::new();
+    for row in report["rows"].as_array().expect("rows") {
+        let key = (
+            row["name"].as_str().unwrap_or_default().to_owned(),
+            row["file"].as_str().unwrap_or_default().to_owned(),
+            row["line"].as_i64().unwrap_or(0),
+        );
+        let value = (row["self"].as_i64().expect("self"), row["total"].as_i64().expect("total"));
+        rows.entry(key).and_modify(|v| *v = (v.0 + value.0, -1)).or_insert(value);
+    }
+    rows
+}
+
+/// Whether `ours` (with unknown totals) agrees with `theirs`.
+fn agrees(ours: (i64, i64), theirs: (i64, i64)) -> bool {
+    ours.0 == theirs.0 && (ours.1 == -1 || ours.1 == theirs.1)
+}
+
+/// The same from the oracle, for value column `column`, without `(root)` (never a `top` row)
+/// and functions that carry no weight.
+fn oracle_rows(report: &Value, column: usize) -> Totals {
+    let mut rows = Totals::new();
+    for f in report["functions"].as_array().expect("functions") {
+        let name = f["name"].as_str().unwrap_or_default().to_owned();
+        let file = f["filename"].as_str().unwrap_or_default().to_owned();
+        let (own, total) = (f["self"][column].as_i64().expect("self"), f["total"][column].as_i64().expect("total"));
+        if (name == "(root)" && file.is_empty()) || (own == 0 && total == 0) {
+            continue;
+        }
+        let key = (name, file, f["start_line"].as_i64().unwrap_or(0));
+        assert!(rows.insert(key.clone(), (own, total)).is_none(), "oracle: two functions {key:?}");
+    }
+    rows
+}
+
+#[test]
+fn what_cpuprof_writes_decodes_to_the_same_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = files("fixtures/cpuprofile", &[".cpuprofile"]);
+    inputs.extend(["fixtures/ticklog/money.log".to_owned()]);
+    for input in &inputs {
+        if !root().join(input).exists() {
+            continue;
+        }
+        let pb = dir.path().join("out.pb.gz");
+        let out = cpuprof().args(["convert", input, "-o"]).arg(&pb).output().unwrap();
+        assert!(out.status.success(), "convert {input}: {}", String::from_utf8_lossy(&out.stderr));
+        let ours = top_rows(&top(input, &[]));
+        // Same-named functions of one file at one line differ by column only: pprof has no
+        // column, so the decoder sums them; compare the rest.
+        let report = decoded(&pb, &[]);
+        let types: Vec<&str> =
+            report["sample_types"].as_array().unwrap().iter().map(|t| t["type"].as_str().unwrap()).collect();
+        assert_eq!(types[0], "samples", "{input}");
+        assert!(types[1] == "wall" || types[1] == "cpu", "{input}: {types:?}");
+        assert_eq!(report["sample_index"], 1, "{input}: the time is the default sample type");
+        let theirs = oracle_rows(&report, 1);
+        assert_eq!(ours.len(), theirs.len(), "{input}: function count\nours {ours:?}\ntheirs {theirs:?}");
+        for (key, value) in &ours {
+            assert!(
+                theirs.get(key).is_some_and(|t| agrees(*value, *t)),
+                "{input}: {key:?} {value:?} {:?}",
+                theirs.get(key)
+            );
+        }
+        let total: i64 = ours.values().map(|v| v.0).sum();
+        assert_eq!(report["totals"][1].as_i64(), Some(total), "{input}: total time");
+    }
+}
+
+#[test]
+fn pprof_round_trips_and_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (dir.path().join("a.pb.gz"), dir.path().join("b.pb"), dir.path().join("c.pb.gz"));
+    let input = "fixtures/cpuprofile/money.cpuprofile";
+    for (from, to) in [(input, &a), (a.to_str().unwrap(), &b), (input, &c)] {
+        let args: Vec<&str> = if to == &b { vec!["--uncompressed"] } else { vec![] };
+        let out = cpuprof().args(["convert", from, "-o"]).arg(to).args(&args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    // The same input gives the same bytes.
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
+    // pprof → model → pprof keeps what pprof holds.
+    let (first, second) = (decoded(&a, &[]), decoded(&b, &[]));
+    for field in ["sample_types", "period_type", "period", "duration_nanos", "totals", "functions"] {
+        assert_eq!(first[field], second[field], "{field}");
+    }
+    // And `top` of the pprof equals `top` of the original.
+    let original = top_rows(&top(input, &[]));
+    let via_pprof = top_rows(&top(a.to_str().unwrap(), &[]));
+    assert_eq!(original, via_pprof);
+    assert_eq!(top(a.to_str().unwrap(), &[])["format"], "pprof");
+}
+
+#[test]
+fn pprof_files_from_other_tools_read_as_the_decoder_reads_them() {
+    // (file, sample type, oracle column of that type)
+    let cases = [
+        ("fixtures/pprof/ddpprof-wall.pb.gz", "wall"),
+        ("fixtures/pprof/ddpprof-wall-lines.pb.gz", "wall"),
+        ("fixtures/pprof/ddpprof-wall-cpu-labels.pb.gz", "cpu"),
+        ("fixtures/pprof/ddpprof-wall-cpu-labels.pb.gz", "wall"),
+        ("fixtures/pprof/google-pprof-wall.pb.gz", "wall"),
+        ("fixtures/pprof/handmade.pb.gz", "cpu"),
+    ];
+    for (file, sample_type) in cases {
+        let report = decoded(&root().join(file), &["--sample-type", sample_type, "--prune"]);
+        let column = report["sample_types"].as_array().unwrap().iter().position(|t| t["type"] == sample_type).unwrap();
+        let unit = report["sample_types"][column]["unit"].as_str().unwrap();
+        let scale = match unit {
+            "nanoseconds" => 1,
+            "microseconds" => 1000,
+            other => panic!("{file}: unit {other}"),
+        };
+        let theirs: Totals =
+            oracle_rows(&report, column).into_iter().map(|(k, (s, t))| (k, (s * scale, t * scale))).collect();
+        let ours = top_rows(&top(file, &["--sample-type", sample_type]));
+        assert_eq!(ours.len(), theirs.len(), "{file} {sample_type}\nours {ours:?}\ntheirs {theirs:?}");
+        for (key, value) in &theirs {
+            assert!(
+                ours.get(key).is_some_and(|o| agrees(*o, *value)),
+                "{file} {sample_type}: {key:?} {value:?} {:?}",
+                ours.get(key)
+            );
+        }
+    }
+}
+
+#[test]
+fn merged_totals_are_the_sums_of_the_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let parts = [
+        "fixtures/cpuprofile/workers.main.cpuprofile",
+        "fixtures/cpuprofile/workers.t1.cpuprofile",
+        "fixtures/cpuprofile/workers.t2.cpuprofile",
+        "fixtures/cpuprofile/workers.t3.cpuprofile",
+    ];
+    let merged = dir.path().join("workers.pb.gz");
+    let out = cpuprof().arg("merge").args(parts).arg("-o").arg(&merged).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut expected_self: BTreeMap<(String, String, i64), i64> = BTreeMap::new();
+    let mut expected_total = 0;
+    for part in parts {
+        let rows = top_rows(&top(part, &[]));
+        for (key, (own, _)) in rows {
+            *expected_self.entry(key).or_default() += own;
+            expected_total += own;
+        }
+    }
+    let report = decoded(&merged, &[]);
+    assert_eq!(report["totals"][1].as_i64(), Some(expected_total));
+    let merged_self: BTreeMap<_, _> = oracle_rows(&report, 1).into_iter().map(|(k, (s, _))| (k, s)).collect();
+    let expected_self: BTreeMap<_, _> = expected_self.into_iter().filter(|(_, s)| *s != 0).collect();
+    let merged_self: BTreeMap<_, _> = merged_self.into_iter().filter(|(_, s)| *s != 0).collect();
+    assert_eq!(merged_self, expected_self);
+    // Folded output of the same merge adds up too.
+    let folded = dir.path().join("workers.folded");
+    let out = cpuprof().arg("merge").args(parts).arg("-o").arg(&folded).output().unwrap();
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&folded).unwrap();
+    let sum: i64 = text.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<i64>().unwrap()).sum();
+    assert_eq!(sum, expected_total);
+}
+
+#[test]
+fn convert_needs_a_known_target_and_reports_bad_pprof() {
+    let out =
+        cpuprof().args(["convert", "fixtures/cpuprofile/money.cpuprofile", "-o", "/tmp/x.unknown"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot tell the format"));
+    // Protobuf-looking garbage: a clear error, exit 1.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.pb");
+    std::fs::write(&bad, [0x0a, 0xff, 0xff, 0x01, 0x02]).unwrap();
+    let out = cpuprof().args(["top"]).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("invalid pprof"), "{stderr}");
+    // An unknown sample type lists the ones there are.
+    let out = cpuprof().args(["top", "fixtures/pprof/handmade.pb.gz", "--sample-type", "alloc"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("samples/count, cpu/nanoseconds"));
+}

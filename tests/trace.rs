@@ -1,0 +1,138 @@
+//! `cpuprof top` on Chrome trace-event files (`fixtures/trace/`, recorded by
+//! `fixtures/trace/record.sh`): every trace against the independent oracle, which turns the
+//! trace's profile into a `.cpuprofile` (`fixtures/oracle/trace-to-cpuprofile.js`) and then
+//! computes `top` from it (`fixtures/oracle/top.js`); profile 0x1 against the `.cpuprofile`
+//! node wrote in the same run; malformed traces (`fixtures/bad/*.trace.json`) against their
+//! messages.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::{cpuprof, files, oracle, report_differences, root};
+use serde_json::Value;
+
+const OPTION_SETS: &[&[&str]] =
+    &[&[], &["--by", "file"], &["--by", "line"], &["--weight", "samples"], &["--include-idle"], &["--sort", "total"]];
+
+fn ours(input: &str, options: &[&str]) -> Value {
+    let out = cpuprof().args(["top", input, "--all", "--format", "json"]).args(options).output().expect("run cpuprof");
+    assert!(out.status.success(), "cpuprof failed on {input} {options:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON")
+}
+
+/// The oracle's `.cpuprofile` of one profile of `trace` (`None`: the default one), in `dir`.
+fn oracle_cpuprofile(trace: &str, id: Option<&str>, dir: &std::path::Path) -> String {
+    let out = Command::new("node")
+        .arg("fixtures/oracle/trace-to-cpuprofile.js")
+        .arg(trace)
+        .args(id)
+        .current_dir(root())
+        .output()
+        .expect("node must be installed to run the oracle");
+    assert!(out.status.success(), "trace-to-cpuprofile failed on {trace}: {}", String::from_utf8_lossy(&out.stderr));
+    let path = dir.join(format!("{}.{}.cpuprofile", trace.replace('/', "_"), id.unwrap_or("default")));
+    std::fs::write(&path, out.stdout).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn traces() -> Vec<String> {
+    let traces = files("fixtures/trace", &[".json", ".json.gz"]);
+    assert!(traces.len() >= 4, "expected the recorded traces, found {traces:?}");
+    traces
+}
+
+#[test]
+fn every_trace_matches_the_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for trace in &traces() {
+        let expected = oracle_cpuprofile(trace, None, dir.path());
+        for options in OPTION_SETS {
+            let theirs = oracle(&[&[expected.as_str()], *options].concat());
+            let ours = ours(trace, options);
+            assert_eq!(ours["format"], "trace", "{trace}");
+            assert!(!theirs["rows"].as_array().expect("rows").is_empty());
+            let diffs = report_differences(&ours, &theirs, &[]);
+            if !diffs.is_empty() {
+                failures.push(format!("{trace} {options:?}:\n  {}", diffs.join("\n  ")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} mismatches with the oracle:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn the_default_profile_is_named_in_a_warning() {
+    for trace in traces() {
+        let list = Command::new("node")
+            .args(["fixtures/oracle/trace-to-cpuprofile.js", &trace, "--list"])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        let list = String::from_utf8(list.stdout).unwrap();
+        // node's traces: 0x1 (--cpu-prof) and 0x2 (the tracing profiler), both on the main thread.
+        assert_eq!(list.lines().count(), 2, "{list}");
+        let ours = ours(&trace, &[]);
+        let warnings = ours["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let warning = warnings[0].as_str().unwrap();
+        assert!(warning.starts_with("trace holds 2 CPU profiles ("), "{warning}");
+        assert!(warning.ends_with("(main thread, most samples); choose with --profile"), "{warning}");
+        for line in list.lines() {
+            let key = line.split(' ').next().unwrap();
+            assert!(warning.contains(key), "{warning} lacks {key}");
+        }
+    }
+}
+
+#[test]
+fn every_profile_of_a_trace_can_be_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = "fixtures/trace/money.trace.json.gz";
+    for id in ["0x1", "0x2"] {
+        let expected = oracle_cpuprofile(trace, Some(id), dir.path());
+        let theirs = oracle(&[expected.as_str()]);
+        let ours = ours(trace, &["--profile", id]);
+        let diffs = report_differences(&ours, &theirs, &[]);
+        assert!(diffs.is_empty(), "{trace} --profile {id}:\n  {}", diffs.join("\n  "));
+        assert_eq!(ours["warnings"], serde_json::json!([]));
+    }
+    let out = cpuprof().args(["top", trace, "--profile", "0x7"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no CPU profile `0x7` in this trace (--profile); it holds ") && stderr.contains(":0x2 with "),
+        "{stderr}"
+    );
+}
+
+/// Self and total samples per function, with `file://` urls read as paths.
+fn per_function(report: &Value) -> BTreeMap<String, (i64, i64)> {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let file = r["file"].as_str().unwrap_or("");
+            let file = file.strip_prefix("file://").unwrap_or(file);
+            let key = format!("{} {file}:{}:{}", r["name"].as_str().unwrap(), r["line"], r["column"]);
+            (key, (r["self_samples"].as_i64().unwrap(), r["total_samples"].as_i64().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn profile_0x1_is_the_cpuprofile_of_the_same_run() {
+    for stem in ["money", "regex-backtrack"] {
+        let cpuprofile = ours(&format!("fixtures/trace/{stem}.cpuprofile"), &[]);
+        for trace in [format!("fixtures/trace/{stem}.trace.json.gz"), format!("fixtures/trace/{stem}.array.json.gz")] {
+            let from_trace = ours(&trace, &["--profile", "0x1"]);
+            assert_eq!(per_function(&from_trace), per_function(&cpuprofile), "{trace}");
+            for key in ["total", "samples", "duration_ns", "interval_ns"] {
+                assert_eq!(from_trace[key], cpuprofile[key], "{trace} {key}");
+            }
+        }
+    }
+}
