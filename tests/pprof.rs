@@ -124,6 +124,11 @@ fn pprof_round_trips_and_is_deterministic() {
         let out = cpuprof().args(["convert", from, "-o"]).arg(to).args(&args).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
+    // A pprof wall profile stays wall.
+    let wall = dir.path().join("wall.pb.gz");
+    let out = cpuprof().args(["convert", "fixtures/pprof/ddpprof-wall.pb.gz", "-o"]).arg(&wall).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(decoded(&wall, &[])["sample_types"][1]["type"], "wall");
     // The same input gives the same bytes.
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
     // pprof → model → pprof keeps what pprof holds.
@@ -185,9 +190,11 @@ fn merged_totals_are_the_sums_of_the_parts() {
     let out = cpuprof().arg("merge").args(parts).arg("-o").arg(&merged).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mut expected_self: BTreeMap<(String, String, i64), i64> = BTreeMap::new();
-    let mut expected_total = 0;
+    let (mut expected_total, mut expected_samples) = (0, 0);
     for part in parts {
-        let rows = top_rows(&top(part, &[]));
+        let report = top(part, &[]);
+        expected_samples += report["samples"].as_i64().unwrap();
+        let rows = top_rows(&report);
         for (key, (own, _)) in rows {
             *expected_self.entry(key).or_default() += own;
             expected_total += own;
@@ -199,13 +206,13 @@ fn merged_totals_are_the_sums_of_the_parts() {
     let expected_self: BTreeMap<_, _> = expected_self.into_iter().filter(|(_, s)| *s != 0).collect();
     let merged_self: BTreeMap<_, _> = merged_self.into_iter().filter(|(_, s)| *s != 0).collect();
     assert_eq!(merged_self, expected_self);
-    // Folded output of the same merge adds up too.
+    // Folded output of the same merge adds up too (in samples: folded weights are counts).
     let folded = dir.path().join("workers.folded");
     let out = cpuprof().arg("merge").args(parts).arg("-o").arg(&folded).output().unwrap();
     assert!(out.status.success());
     let text = std::fs::read_to_string(&folded).unwrap();
     let sum: i64 = text.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<i64>().unwrap()).sum();
-    assert_eq!(sum, expected_total);
+    assert_eq!(sum, expected_samples);
 }
 
 #[test]

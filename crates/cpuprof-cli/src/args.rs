@@ -43,7 +43,8 @@ const CONVERT_HELP: &str = "\
 TARGET:
   From -o's extension (.pb.gz, .pb, .pprof, .prof: pprof; .folded, .collapsed, .txt: folded
   stacks) or --to. pprof is written gzipped (unless --uncompressed) with the sample types
-  samples/count and cpu/nanoseconds (wall/nanoseconds when the profile has idle time).
+  samples/count and cpu/nanoseconds (wall/nanoseconds when the profile has idle time). Folded
+  stacks are weighted by sample counts (gzipped when the name ends in .gz).
 
 EXAMPLES:
   cpuprof convert app.cpuprofile -o app.pb.gz && go tool pprof -top app.pb.gz

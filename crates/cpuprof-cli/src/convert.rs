@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use cpuprof_analysis::{fold, FoldOptions, GroupBy, StackFilter, Weight};
-use cpuprof_model::{Profile, SourceFormat, ValueUnit};
+use cpuprof_model::Profile;
 use cpuprof_render::{render_collapsed, render_pprof};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -86,12 +86,19 @@ fn encode(profile: &Profile, target: TargetFormat, args: &TargetArgs) -> Vec<u8>
     match target {
         TargetFormat::Pprof => render_pprof(profile, !args.uncompressed),
         TargetFormat::Folded => {
-            // Everything, idle included; ticks for tick logs and counts where there is no time.
-            let counts =
-                profile.meta.format == SourceFormat::TickLog || profile.value_index(ValueUnit::Nanoseconds).is_none();
-            let weight = if counts { Weight::Samples } else { Weight::Time };
+            // Everything, idle included, as sample counts: what readers of folded stacks take
+            // the numbers for (`cpuprof collapse` writes time by default).
             let filter = StackFilter { include_idle: true, ..StackFilter::default() };
-            render_collapsed(&fold(profile, &FoldOptions::new(GroupBy::Function, weight, filter, None))).into_bytes()
+            let folded = fold(profile, &FoldOptions::new(GroupBy::Function, Weight::Samples, filter, None));
+            let text = render_collapsed(&folded).into_bytes();
+            if args.output.to_string_lossy().ends_with(".gz") && !args.uncompressed {
+                let mut encoder = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
+                // Writing to a Vec cannot fail.
+                let _ = std::io::Write::write_all(&mut encoder, &text);
+                encoder.finish().unwrap_or_default()
+            } else {
+                text
+            }
         }
     }
 }

@@ -108,16 +108,11 @@ pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
     if ticklog::TAGS.iter().any(|tag| first.starts_with(tag.as_bytes())) {
         return Some(InputFormat::TickLog);
     }
-    match first.first() {
-        Some(b'[') => return Some(InputFormat::Trace),
-        Some(b'{') => {
-            let at = |key: &[u8]| memchr::memmem::find(first, key);
-            return Some(match (at(b"\"traceEvents\""), at(b"\"nodes\"")) {
-                (Some(t), Some(n)) if t < n => InputFormat::Trace,
-                (Some(_), None) => InputFormat::Trace,
-                _ => InputFormat::CpuProfile,
-            });
-        }
+    // JSON: `[` then `{` or `]`, or `{` then a key or `}` (folded frames may start with `[`).
+    let after = |i: usize| first.get(i..).and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()));
+    match (first.first(), after(1)) {
+        (Some(b'['), Some(b'{' | b']') | None) => return Some(InputFormat::Trace),
+        (Some(b'{'), Some(b'"' | b'}') | None) => return Some(json_object_format(first)),
         _ => {}
     }
     // Text has no control bytes but tab and line breaks; a protobuf message starts with a
@@ -128,13 +123,39 @@ pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
         let (field, wire) = (tag >> 3, tag & 7);
         return ((1..=14).contains(&field) && (wire == 0 || wire == 2)).then_some(InputFormat::Pprof);
     }
-    let line = first.split(|b| *b == b'\n').next().unwrap_or(first);
+    let Some(end) = memchr::memchr(b'\n', first) else {
+        // A first line longer than the prefix: deep folded stacks have those.
+        return memchr::memchr(b';', first).map(|_| InputFormat::Folded);
+    };
+    let line = &first[..end];
     let line = line.strip_suffix(b"\r").unwrap_or(line).trim_ascii_end();
     let number_start = line.iter().rposition(u8::is_ascii_whitespace).map(|i| i + 1)?;
     let number = &line[number_start..];
     let digits = number.iter().filter(|b| b.is_ascii_digit()).count();
     let plain = digits > 0 && number.iter().all(|b| b.is_ascii_digit() || *b == b'.');
     (plain && number_start > 1).then_some(InputFormat::Folded)
+}
+
+/// A JSON object is a Chrome trace when its first key is `traceEvents` or `metadata`
+/// (DevTools' "Save trace" files), or when `traceEvents` comes before any `nodes` key in
+/// the prefix; else a `.cpuprofile`.
+fn json_object_format(object: &[u8]) -> InputFormat {
+    let first_key = object
+        .get(1..)
+        .and_then(|rest| rest.iter().position(|b| !b.is_ascii_whitespace()).map(|i| &rest[i..]))
+        .and_then(|rest| rest.strip_prefix(b"\""))
+        .and_then(|rest| memchr::memchr(b'"', rest).map(|end| &rest[..end]));
+    match first_key {
+        Some(b"traceEvents" | b"metadata") => return InputFormat::Trace,
+        Some(b"nodes" | b"startTime" | b"endTime" | b"samples" | b"timeDeltas") => return InputFormat::CpuProfile,
+        _ => {}
+    }
+    let at = |key: &[u8]| memchr::memmem::find(object, key);
+    match (at(b"\"traceEvents\""), at(b"\"nodes\"")) {
+        (Some(t), Some(n)) if t < n => InputFormat::Trace,
+        (Some(_), None) => InputFormat::Trace,
+        _ => InputFormat::CpuProfile,
+    }
 }
 
 /// Parses a profile from `reader`, decompressing gzip transparently. `origin` names the input
@@ -184,5 +205,34 @@ fn parse_as(
         InputFormat::Pprof => pprof::parse(reader, origin, options),
         InputFormat::Trace => trace::parse(reader, origin, options),
         InputFormat::Folded => folded::parse(reader, origin, options),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sniff, InputFormat};
+
+    #[test]
+    fn formats_are_told_apart_by_their_first_bytes() {
+        let cases: &[(&[u8], Option<InputFormat>)] = &[
+            (b"v8-version,11,3,244,8,0,0\n", Some(InputFormat::TickLog)),
+            (b"\n\n  code-creation,Builtin,3", Some(InputFormat::TickLog)),
+            (b"{\"nodes\":[],\"traceEvents\":1}", Some(InputFormat::CpuProfile)),
+            (b"{\"metadata\":{\"nodes\":1},\"traceEvents\":[]}", Some(InputFormat::Trace)),
+            (b"{\"traceEvents\":[]}", Some(InputFormat::Trace)),
+            (b"{\"x\":1,\"traceEvents\":[]}", Some(InputFormat::Trace)),
+            (b" [ {\"ph\":\"P\"}", Some(InputFormat::Trace)),
+            (b"[unknown];main 3\n", Some(InputFormat::Folded)),
+            (b"{anon};x 3\n", Some(InputFormat::Folded)),
+            (b"main;work file:///a.js:3 120\r\n", Some(InputFormat::Folded)),
+            (b"a;b;c", Some(InputFormat::Folded)), // a first line longer than the prefix
+            (b"hello world\n", None),
+            (b"\x0a\x07samples", Some(InputFormat::Pprof)),
+            (b"\x12\x03\x08\x01\x02", Some(InputFormat::Pprof)),
+            (b"\x00\x01binary", None),
+        ];
+        for (prefix, expected) in cases {
+            assert_eq!(sniff(prefix), *expected, "{}", String::from_utf8_lossy(prefix));
+        }
     }
 }

@@ -12,10 +12,12 @@
 //!   frame is its `Line.line`. The V8 meta names `(root)`, `(program)`, `(idle)` and
 //!   `(garbage collector)` without a file get their meta kinds, other frames with a file are
 //!   code (`js`), frames without one native.
-//! - **`drop_frames` / `keep_frames`** are applied as `go tool pprof` applies them when it
-//!   loads a profile: scanning each stack from the root, past the frames that would be dropped
-//!   before the first that stays, the first frame whose function name fully matches
-//!   `drop_frames` (and not `keep_frames`) is removed with all its callees.
+//! - **`drop_frames` / `keep_frames`** are applied much as `go tool pprof` applies them when
+//!   it loads a profile: scanning each stack from the root, past the frames that would be
+//!   dropped before the first that stays, the first frame whose function name fully matches
+//!   `drop_frames` (and not `keep_frames`) is removed with all its callees. Unlike pprof this
+//!   works per frame, not per location, and matches names as they are (pprof first strips
+//!   C++ argument lists).
 
 use std::io::Read;
 
@@ -136,6 +138,11 @@ impl<'a> Reader<'a> {
                 })
             };
             let raw = value(weight)?;
+            if raw < 0 || count.is_some_and(|c| sample.value.get(c).is_some_and(|v| *v < 0)) {
+                return Err(self.error(format!(
+                    "sample {i} has a negative value: differences of profiles (pprof -base) are not supported; use cpuprof diff on the two profiles"
+                )));
+            }
             let (samples, weight_value) = match scale {
                 Some(scale) => {
                     let ns = (raw as f64 * scale).round() as i64;

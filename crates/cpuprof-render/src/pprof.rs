@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use cpuprof_model::{FuncKind, Profile, StackId, ValueUnit};
+use cpuprof_model::{FuncKind, Profile, SourceFormat, StackId, ValueUnit};
 use pprof::protos::{Function, Line, Location, Message, Profile as Proto, Sample, ValueType};
 
 /// Encodes `profile` as pprof; gzipped unless `gzip` is false.
@@ -67,7 +67,9 @@ fn to_proto(profile: &Profile) -> Proto {
         sum[1] = sum[1].saturating_add(times.map_or(0, |t| t[row]));
         idle |= profile.funcs[profile.func_of(*stack)].kind == FuncKind::Idle;
     }
-    let time_kind = if idle { "wall" } else { "cpu" };
+    // Wall time where the profile says so and it matters: idle time in it, or a pprof wall profile.
+    let wall = time_column.is_some_and(|k| profile.value_types[k].kind == "wall");
+    let time_kind = if wall && (idle || profile.meta.format == SourceFormat::Pprof) { "wall" } else { "cpu" };
     let count_type = ValueType { ty: strings.get("samples"), unit: strings.get("count") };
     let mut sample_type = vec![count_type.clone()];
     let time_type = ValueType { ty: strings.get(time_kind), unit: strings.get("nanoseconds") };
