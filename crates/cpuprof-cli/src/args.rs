@@ -405,7 +405,7 @@ pub(crate) struct WindowArgs {
     pub(crate) to: Option<String>,
 }
 
-/// Options that only tick logs (`node --prof`) use.
+/// How inputs are read: their format, and options of particular formats.
 #[derive(Clone, Debug, Args)]
 #[command(next_help_heading = "Input")]
 pub(crate) struct InputArgs {
@@ -427,8 +427,8 @@ pub(crate) struct InputArgs {
     #[arg(long, value_name = "TYPE")]
     pub(crate) sample_type: Option<String>,
 
-    /// Chrome traces: the CPU profile to read, ID or PID:ID (default: the main thread's; a
-    /// warning lists them all)
+    /// Chrome traces: the CPU profile to read, ID or PID:ID (default: the main thread's with the
+    /// most samples; a warning lists them all)
     #[arg(long, value_name = "ID")]
     pub(crate) profile: Option<String>,
 }

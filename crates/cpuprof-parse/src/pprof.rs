@@ -123,7 +123,7 @@ impl<'a> Reader<'a> {
         if scale.is_some() && count.is_none() && period_ns.is_none_or(|p| p <= 0.0) {
             b.warn("no count sample type and no time period: every sample record counts as one sample".to_owned());
         }
-        let mut builder = StackBuilder::new(self, b, options)?;
+        let mut builder = StackBuilder::new(self, b)?;
         // Summed per stack: memory follows the distinct stacks, not the sample records.
         let mut sums: Vec<[i64; 2]> = Vec::new();
         let mut emptied = 0usize;
@@ -205,8 +205,7 @@ struct StackBuilder<'r, 'a> {
 }
 
 impl<'r, 'a> StackBuilder<'r, 'a> {
-    fn new(reader: &'r Reader<'a>, mut b: ProfileBuilder, options: &ParseOptions) -> Result<Self, ParseError> {
-        let _ = options;
+    fn new(reader: &'r Reader<'a>, mut b: ProfileBuilder) -> Result<Self, ParseError> {
         let p = reader.proto;
         let mut locations = FxHashMap::default();
         for l in &p.location {
