@@ -39,6 +39,16 @@ fn top(input: &str, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
+/// pprof files written by other tools (and one by hand), with a sample type each reads by.
+const OTHER_TOOLS: [(&str, &str); 6] = [
+    ("fixtures/pprof/ddpprof-wall.pb.gz", "wall"),
+    ("fixtures/pprof/ddpprof-wall-lines.pb.gz", "wall"),
+    ("fixtures/pprof/ddpprof-wall-cpu-labels.pb.gz", "cpu"),
+    ("fixtures/pprof/ddpprof-wall-cpu-labels.pb.gz", "wall"),
+    ("fixtures/pprof/google-pprof-wall.pb.gz", "wall"),
+    ("fixtures/pprof/handmade.pb.gz", "cpu"),
+];
+
 type Totals = BTreeMap<(String, String, i64), (i64, i64)>;
 
 /// (name, file, line) → (self, total) of `top`'s rows. pprof functions have no column, so
@@ -145,16 +155,7 @@ fn pprof_round_trips_and_is_deterministic() {
 
 #[test]
 fn pprof_files_from_other_tools_read_as_the_decoder_reads_them() {
-    // (file, sample type, oracle column of that type)
-    let cases = [
-        ("fixtures/pprof/ddpprof-wall.pb.gz", "wall"),
-        ("fixtures/pprof/ddpprof-wall-lines.pb.gz", "wall"),
-        ("fixtures/pprof/ddpprof-wall-cpu-labels.pb.gz", "cpu"),
-        ("fixtures/pprof/ddpprof-wall-cpu-labels.pb.gz", "wall"),
-        ("fixtures/pprof/google-pprof-wall.pb.gz", "wall"),
-        ("fixtures/pprof/handmade.pb.gz", "cpu"),
-    ];
-    for (file, sample_type) in cases {
+    for (file, sample_type) in OTHER_TOOLS {
         let report = decoded(&root().join(file), &["--sample-type", sample_type, "--prune"]);
         let column = report["sample_types"].as_array().unwrap().iter().position(|t| t["type"] == sample_type).unwrap();
         let unit = report["sample_types"][column]["unit"].as_str().unwrap();
@@ -233,4 +234,55 @@ fn convert_needs_a_known_target_and_reports_bad_pprof() {
     let out = cpuprof().args(["top", "fixtures/pprof/handmade.pb.gz", "--sample-type", "alloc"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("samples/count, cpu/nanoseconds"));
+    // Options of another format are not ignored quietly.
+    let input = "fixtures/cpuprofile/money.cpuprofile";
+    for (option, value, format) in [("--sample-type", "cpu", "pprof"), ("--profile", "0x1", "trace")] {
+        let out = cpuprof().args(["top", input, option, value]).output().unwrap();
+        assert!(out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = format!("{input}: {option} is for {format} input and was ignored: this is cpuprofile");
+        assert!(stderr.contains(&expected), "{stderr}");
+    }
+}
+
+/// Per-function (self, total) as DevTools reads a `.cpuprofile` (the `top.js` oracle).
+fn devtools_rows(cpuprofile: &std::path::Path, args: &[&str]) -> Totals {
+    let mut all = vec![cpuprofile.to_str().unwrap(), "--include-idle"];
+    all.extend(args);
+    // The decoder leaves out functions without weight; so does this.
+    top_rows(&common::oracle(&all)).into_iter().filter(|(_, v)| *v != (0, 0)).collect()
+}
+
+#[test]
+fn pprof_files_become_cpuprofiles_that_devtools_reads_to_the_same_totals() {
+    // Aggregated stacks, so the writer orders the samples itself and must give the last one
+    // DevTools' mean interval: checked by two independent readers, the pprof decoder on the
+    // input and the DevTools oracle on the output.
+    let dir = tempfile::tempdir().unwrap();
+    for (file, sample_type) in OTHER_TOOLS {
+        let written = dir.path().join("out.cpuprofile");
+        let out = cpuprof().args(["convert", file, "--sample-type", sample_type, "-o"]).arg(&written).output().unwrap();
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        let notes = String::from_utf8_lossy(&out.stderr);
+        let report = decoded(&root().join(file), &["--sample-type", sample_type, "--prune"]);
+        let types = report["sample_types"].as_array().unwrap();
+        let column = types.iter().position(|t| t["type"] == sample_type).unwrap();
+        let scale = if types[column]["unit"] == "microseconds" { 1000 } else { 1 };
+        let expected = |column: usize, scale: i64| -> Totals {
+            // pprof functions have no column: rows that differ by column only are one here.
+            oracle_rows(&report, column).into_iter().map(|(k, (s, t))| (k, (s * scale, t * scale))).collect()
+        };
+        let time = devtools_rows(&written, &[]);
+        assert_eq!(time, expected(column, scale), "{file} {sample_type}: time");
+        // Counts too, unless the file has time without samples (each written as one sample,
+        // and said so).
+        let counts = types.iter().position(|t| t["unit"] == "count").unwrap();
+        let samples = devtools_rows(&written, &["--weight", "samples"]);
+        if notes.contains("time but no samples") {
+            assert_ne!(samples, expected(counts, 1), "{file}: the note is true");
+        } else {
+            assert_eq!(samples, expected(counts, 1), "{file} {sample_type}: samples");
+        }
+        assert!(!notes.contains("mean interval"), "{file}: {notes}");
+    }
 }

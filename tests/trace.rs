@@ -37,9 +37,20 @@ fn oracle_cpuprofile(trace: &str, id: Option<&str>, dir: &std::path::Path) -> St
     path.to_string_lossy().into_owned()
 }
 
+/// The `PID:ID` of every profile in `trace`, as the oracle lists them.
+fn profile_keys(trace: &str) -> Vec<String> {
+    let list = Command::new("node")
+        .args(["fixtures/oracle/trace-to-cpuprofile.js", trace, "--list"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(list.status.success(), "{}", String::from_utf8_lossy(&list.stderr));
+    String::from_utf8(list.stdout).unwrap().lines().map(|l| l.split(' ').next().unwrap().to_owned()).collect()
+}
+
 fn traces() -> Vec<String> {
     let traces = files("fixtures/trace", &[".json", ".json.gz"]);
-    assert!(traces.len() >= 4, "expected the recorded traces, found {traces:?}");
+    assert!(traces.len() >= 5, "expected the recorded traces, found {traces:?}");
     traces
 }
 
@@ -65,24 +76,18 @@ fn every_trace_matches_the_oracle() {
 
 #[test]
 fn the_default_profile_is_named_in_a_warning() {
-    for trace in traces() {
-        let list = Command::new("node")
-            .args(["fixtures/oracle/trace-to-cpuprofile.js", &trace, "--list"])
-            .current_dir(root())
-            .output()
-            .unwrap();
-        let list = String::from_utf8(list.stdout).unwrap();
+    for trace in traces().into_iter().filter(|t| !t.contains("chromium")) {
+        let keys = profile_keys(&trace);
         // node's traces: 0x1 (--cpu-prof) and 0x2 (the tracing profiler), both on the main thread.
-        assert_eq!(list.lines().count(), 2, "{list}");
+        assert_eq!(keys.len(), 2, "{keys:?}");
         let ours = ours(&trace, &[]);
         let warnings = ours["warnings"].as_array().unwrap();
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         let warning = warnings[0].as_str().unwrap();
         assert!(warning.starts_with("trace holds 2 CPU profiles ("), "{warning}");
         assert!(warning.ends_with("(main thread, most samples); choose with --profile"), "{warning}");
-        for line in list.lines() {
-            let key = line.split(' ').next().unwrap();
-            assert!(warning.contains(key), "{warning} lacks {key}");
+        for key in &keys {
+            assert!(warning.contains(key.as_str()), "{warning} lacks {key}");
         }
     }
 }
@@ -135,4 +140,62 @@ fn profile_0x1_is_the_cpuprofile_of_the_same_run() {
             }
         }
     }
+}
+
+#[test]
+fn traces_convert_to_cpuprofiles_with_the_oracles_numbers() {
+    // Each profile of a trace, written as a .cpuprofile in its own sample order, reads (by
+    // DevTools' rules, in the oracle) as the oracle's own conversion of that profile does.
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for trace in &traces() {
+        let keys = profile_keys(trace);
+        for id in std::iter::once(None).chain(keys.iter().map(|k| Some(k.as_str()))) {
+            let expected = oracle_cpuprofile(trace, id, dir.path());
+            let written = dir.path().join("written.cpuprofile");
+            let out = cpuprof()
+                .args(["convert", trace, "-o"])
+                .arg(&written)
+                .args(id.map(|id| ["--profile", id]).iter().flatten())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{trace}: {}", String::from_utf8_lossy(&out.stderr));
+            for options in OPTION_SETS {
+                let theirs = oracle(&[&[expected.as_str()], *options].concat());
+                let ours = oracle(&[&[written.to_str().unwrap()], *options].concat());
+                let diffs = report_differences(&ours, &theirs, &[]);
+                if !diffs.is_empty() {
+                    failures.push(format!("{trace} {id:?} {options:?}:\n  {}", diffs.join("\n  ")));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} mismatches with the oracle:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn a_chromium_performance_panel_trace_is_read() {
+    // Recorded by fixtures/trace/record-chromium.js in the panel's "Save profile" layout:
+    // metadata first, then tens of thousands of other events around the renderers' profiles
+    // (the page's, and here one of Chromium's own chrome:// pages). Their numbers are checked
+    // against the oracle with the other traces; this checks which one is read.
+    let trace = "fixtures/trace/chromium-page.trace.json.gz";
+    let keys = profile_keys(trace);
+    let ours = ours(trace, &[]);
+    assert_eq!(ours["format"], "trace");
+    let warnings = ours["warnings"].as_array().unwrap();
+    if keys.len() > 1 {
+        let warning = warnings[0].as_str().unwrap();
+        assert!(keys.iter().all(|k| warning.contains(k.as_str())), "{warning} vs {keys:?}");
+    } else {
+        assert!(warnings.is_empty(), "one profile: nothing to choose");
+    }
+    // The default is the page's profile.
+    let rows = ours["rows"].as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap_or_else(|| panic!("no {name}"));
+    assert!(row("roundMoney")["file"].as_str().unwrap().ends_with("fixtures/workloads/money.js"));
+    assert!(row("checkInput")["file"].as_str().unwrap().ends_with("fixtures/trace/chromium/app.js"));
+    assert!(row("RegExp: ^(a+)+b$")["self"].as_i64().unwrap() > 0);
+    // The page waited 300 ms between its bursts.
+    assert!(ours["summary"]["idle"]["total"].as_i64().unwrap() > 100_000_000, "{}", ours["summary"]);
 }

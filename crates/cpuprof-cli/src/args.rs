@@ -31,7 +31,7 @@ pub(crate) enum Command {
     /// Which functions got hotter between BASE and NEW, with sampling noise taken into account
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
-    /// Rewrite a profile as pprof (go tool pprof, Pyroscope, Parca) or folded stacks
+    /// Rewrite a profile as pprof (go tool pprof, Pyroscope, Parca), .cpuprofile or folded stacks
     #[command(after_help = CONVERT_HELP)]
     Convert(ConvertArgs),
     /// Combine profiles (workers of one process, repeated runs) into one
@@ -41,15 +41,20 @@ pub(crate) enum Command {
 
 const CONVERT_HELP: &str = "\
 TARGET:
-  From -o's extension (.pb.gz, .pb, .pprof, .prof: pprof; .folded, .collapsed, .txt: folded
-  stacks) or --to. pprof is written gzipped (unless --uncompressed) with the sample types
-  samples/count and cpu/nanoseconds (wall/nanoseconds when the profile has idle time). Folded
-  stacks are weighted by sample counts (gzipped when the name ends in .gz).
+  From -o's extension (.pb.gz, .pb, .pprof, .prof: pprof; .cpuprofile: V8 .cpuprofile;
+  .folded, .collapsed, .txt: folded stacks) or --to. pprof is written gzipped (unless
+  --uncompressed) with the sample types samples/count and cpu/nanoseconds (wall/nanoseconds
+  when the profile has idle time). A .cpuprofile opens in DevTools and speedscope: it keeps
+  the input's sample order where it has one (.cpuprofile, trace, tick log), and DevTools'
+  reading of it gives every stack the samples and time it has here. Folded stacks are
+  weighted by sample counts. .cpuprofile and folded output is gzipped when the name ends
+  in .gz.
 
 EXAMPLES:
   cpuprof convert app.cpuprofile -o app.pb.gz && go tool pprof -top app.pb.gz
   cpuprof convert isolate-0x5a1e2c0-4242-v8.log -o app.pb.gz
   cpuprof convert trace.json --profile 0x1 -o main.folded
+  cpuprof convert isolate-0x5a1e2c0-4242-v8.log -o app.cpuprofile   # open in DevTools
   cpuprof convert profile.pb.gz --sample-type wall -o - --to folded";
 
 const MERGE_HELP: &str = "\
@@ -59,6 +64,7 @@ dropped (inputs come from different clocks).
 
 EXAMPLES:
   cpuprof merge CPU.*.cpuprofile -o all.pb.gz
+  cpuprof merge CPU.*.cpuprofile -o all.cpuprofile   # one profile for DevTools
   cpuprof merge run1.cpuprofile run2.cpuprofile run3.cpuprofile -o runs.folded";
 
 #[derive(Debug, Args)]
@@ -97,7 +103,7 @@ pub(crate) struct TargetArgs {
     #[arg(long, value_enum)]
     pub(crate) to: Option<TargetFormat>,
 
-    /// Write pprof as plain protobuf, not gzipped
+    /// Write plain bytes even where the format or name would be gzipped
     #[arg(long)]
     pub(crate) uncompressed: bool,
 }
@@ -107,6 +113,8 @@ pub(crate) struct TargetArgs {
 pub(crate) enum TargetFormat {
     /// pprof profile.proto
     Pprof,
+    /// V8 .cpuprofile JSON (DevTools, speedscope)
+    Cpuprofile,
     /// Folded stacks, as `cpuprof collapse` writes them
     Folded,
 }

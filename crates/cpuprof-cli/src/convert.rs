@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use cpuprof_analysis::{fold, FoldOptions, GroupBy, StackFilter, Weight};
 use cpuprof_model::Profile;
-use cpuprof_render::{render_collapsed, render_pprof};
+use cpuprof_render::{gzip, render_collapsed, render_cpuprofile, render_pprof};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -16,7 +16,8 @@ use crate::run::{load, UsageError};
 pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     let target = target_format(&args.target)?;
     let output = Output::new(Some(&args.target.output), &[args.input.as_path()])?;
-    let profile = load(&args.input, &args.reading, false)?;
+    // A .cpuprofile keeps the sample order, for DevTools' timeline.
+    let profile = load(&args.input, &args.reading, target == TargetFormat::Cpuprofile)?;
     output.write(&encode(&profile, target, &args.target))
 }
 
@@ -66,15 +67,16 @@ fn target_format(target: &TargetArgs) -> Result<TargetFormat> {
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     let by_extension = match Path::new(name).extension().and_then(|e| e.to_str()) {
         Some("pb" | "pprof" | "prof" | "proto") => Some(TargetFormat::Pprof),
+        Some("cpuprofile") => Some(TargetFormat::Cpuprofile),
         Some("folded" | "collapsed" | "txt") => Some(TargetFormat::Folded),
         _ => None,
     };
     by_extension.ok_or_else(|| {
         let message = if is_dash(&target.output) {
-            "-o -: say which format to write with --to pprof|folded".to_owned()
+            "-o -: say which format to write with --to pprof|cpuprofile|folded".to_owned()
         } else {
             format!(
-                "-o {}: cannot tell the format from the name (.pb.gz, .pb, .pprof: pprof; .folded, .txt: folded stacks); use --to",
+                "-o {}: cannot tell the format from the name (.pb.gz, .pb, .pprof: pprof; .cpuprofile; .folded, .txt: folded stacks); use --to",
                 target.output.display()
             )
         };
@@ -83,22 +85,26 @@ fn target_format(target: &TargetArgs) -> Result<TargetFormat> {
 }
 
 fn encode(profile: &Profile, target: TargetFormat, args: &TargetArgs) -> Vec<u8> {
-    match target {
-        TargetFormat::Pprof => render_pprof(profile, !args.uncompressed),
+    let text = match target {
+        TargetFormat::Pprof => return render_pprof(profile, !args.uncompressed),
+        TargetFormat::Cpuprofile => {
+            let written = render_cpuprofile(profile);
+            for note in &written.notes {
+                crate::warn(note);
+            }
+            written.json
+        }
         TargetFormat::Folded => {
             // Everything, idle included, as sample counts: what readers of folded stacks take
             // the numbers for (`cpuprof collapse` writes time by default).
             let filter = StackFilter { include_idle: true, ..StackFilter::default() };
             let folded = fold(profile, &FoldOptions::new(GroupBy::Function, Weight::Samples, filter, None));
-            let text = render_collapsed(&folded).into_bytes();
-            if args.output.to_string_lossy().ends_with(".gz") && !args.uncompressed {
-                let mut encoder = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
-                // Writing to a Vec cannot fail.
-                let _ = std::io::Write::write_all(&mut encoder, &text);
-                encoder.finish().unwrap_or_default()
-            } else {
-                text
-            }
+            render_collapsed(&folded).into_bytes()
         }
+    };
+    if args.output.to_string_lossy().ends_with(".gz") && !args.uncompressed {
+        gzip(&text)
+    } else {
+        text
     }
 }

@@ -8,7 +8,7 @@ use regex::Regex;
 
 use std::path::Path;
 
-use cpuprof_model::Profile;
+use cpuprof_model::{Profile, SourceFormat};
 
 use crate::args::{By, Cli, Command, FilterArgs, InputArgs, InputFormatArg, Sort, TopArgs, WeightArg};
 use crate::io::{read_profile, Output};
@@ -59,6 +59,22 @@ pub(crate) fn load(input: &Path, reading: &InputArgs, timeline: bool) -> Result<
     let profile = read_profile(input, &parse)?;
     for warning in &profile.meta.warnings {
         crate::warn(&format!("{}: {warning}", input.display()));
+    }
+    // Options of one format, given for a file of another: say so rather than ignore them quietly.
+    let format = profile.meta.format;
+    let unused = [
+        ("--profile", reading.profile.is_some(), SourceFormat::Trace),
+        ("--sample-type", reading.sample_type.is_some(), SourceFormat::Pprof),
+    ];
+    for (option, given, applies_to) in unused {
+        if given && format != applies_to {
+            crate::warn(&format!(
+                "{}: {option} is for {} input and was ignored: this is {}",
+                input.display(),
+                applies_to.as_str(),
+                format.as_str()
+            ));
+        }
     }
     Ok(profile)
 }

@@ -11,6 +11,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod cpuprofile;
 mod csv_out;
 mod diff;
 mod flamegraph;
@@ -24,6 +25,7 @@ pub mod time;
 use cpuprof_analysis::{GroupBy, TopReport, Weight};
 
 use cpuprof_model::Meta;
+pub use cpuprofile::{render_cpuprofile, CpuProfileOutput};
 pub use diff::{render_diff, DiffDocument};
 pub use flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
 pub use pprof::render_pprof;
@@ -93,4 +95,12 @@ pub fn render_top(doc: &TopDocument<'_>, format: Format) -> String {
         Format::Csv => csv_out::top(doc),
         Format::Markdown => markdown::top(doc),
     }
+}
+
+/// `bytes` gzipped with no name and mtime 0 in the header, so the same input gives the same file.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
+    // Writing to a Vec cannot fail.
+    let _ = std::io::Write::write_all(&mut encoder, bytes);
+    encoder.finish().unwrap_or_default()
 }

@@ -7,7 +7,6 @@
 //! stack. The same profile always gives the same bytes.
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use cpuprof_model::{FuncKind, Profile, SourceFormat, StackId, ValueUnit};
 use pprof::protos::{Function, Line, Location, Message, Profile as Proto, Sample, ValueType};
@@ -16,14 +15,11 @@ use pprof::protos::{Function, Line, Location, Message, Profile as Proto, Sample,
 pub fn render_pprof(profile: &Profile, gzip: bool) -> Vec<u8> {
     let proto = to_proto(profile);
     let bytes = proto.encode_to_vec();
-    if !gzip {
-        return bytes;
+    if gzip {
+        crate::gzip(&bytes)
+    } else {
+        bytes
     }
-    // No name and mtime 0 in the header: the same profile gives the same file.
-    let mut encoder = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
-    // Writing to a Vec cannot fail.
-    let _ = encoder.write_all(&bytes);
-    encoder.finish().unwrap_or_default()
 }
 
 /// Interns strings into a pprof string table (index 0 is the empty string).

@@ -1,0 +1,460 @@
+//! The model as a V8 `.cpuprofile` (for DevTools, speedscope, or `cpuprof` itself), written
+//! so that DevTools' reading of the file gives every stack the samples and time it has here.
+//!
+//! DevTools gives sample i the time until sample i+1, the last sample the mean interval, and
+//! a lone `(program)` sample between two samples under one top-level node to the previous
+//! node. So:
+//! - a profile with a timeline (a .cpuprofile, a trace or a tick log read with one) keeps
+//!   its sample order, and the sample times are rebuilt from the durations: a .cpuprofile
+//!   comes back with its own times, and its last sample already lasts the mean;
+//! - an aggregated profile (pprof, folded stacks) is written stack by stack, `(program)`
+//!   stacks first (so none sits between two others), and one sample of a stack that can
+//!   give it the mean interval is moved to the end.
+//!
+//! Where the file cannot carry the times exactly (say every stack has one sample, each of
+//! another length), the difference is returned as a note, as are invented counts or times.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use cpuprof_model::{FuncKind, Profile, StackId, StrId, ValueUnit, VmState};
+
+/// A written `.cpuprofile` and what the user should know about it.
+#[derive(Clone, Debug)]
+pub struct CpuProfileOutput {
+    /// The JSON text.
+    pub json: Vec<u8>,
+    /// Where the file differs from the profile, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// The time one sample stands for when a profile has counts but no times: the period the
+/// profile states, else V8's default sampling interval.
+const DEFAULT_INTERVAL_NS: i64 = 1_000_000;
+
+/// Renders `profile` as `.cpuprofile` JSON.
+pub fn render_cpuprofile(profile: &Profile) -> CpuProfileOutput {
+    let mut notes = lost_in_the_format(profile);
+    let tree = Nodes::of(profile);
+    let plan = Plan::of(profile, &mut notes);
+    let json = write_json(profile, &tree, &plan);
+    CpuProfileOutput { json, notes }
+}
+
+/// What a `.cpuprofile` has no place for: VM states, and kinds of native code.
+fn lost_in_the_format(profile: &Profile) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(states) = profile.samples.vm_states() {
+        let count = |state| states.iter().filter(|s| **s == state).count();
+        let (gc, idle) = (count(VmState::Gc), count(VmState::Idle));
+        if gc + idle > 0 {
+            notes.push(format!(
+                "a .cpuprofile has no VM states: {gc} sample(s) taken during GC and {idle} while idle keep their stacks"
+            ));
+        }
+    }
+    let native = |kind| {
+        matches!(kind, FuncKind::Cpp | FuncKind::SharedLib | FuncKind::Builtin | FuncKind::Regexp | FuncKind::Unknown)
+    };
+    if profile.funcs.as_slice().iter().any(|f| native(f.kind)) {
+        notes.push(
+            "C++, library, builtin and regexp functions are written as native code (a .cpuprofile does not tell them apart)"
+                .to_owned(),
+        );
+    }
+    notes
+}
+
+/// The call tree: one node per stack, under one root (index 0). Written ids are index + 1.
+struct Nodes {
+    /// The stack each node stands for (`None` for a root the profile does not have).
+    stack: Vec<Option<StackId>>,
+    /// Children of each node, as ranges into `children`.
+    first_child: Vec<u32>,
+    children: Vec<u32>,
+    /// The node of each stack.
+    of_stack: Vec<u32>,
+}
+
+impl Nodes {
+    fn of(profile: &Profile) -> Nodes {
+        let stacks = &profile.stacks;
+        let mut stack = vec![None];
+        let mut parent: Vec<u32> = vec![0];
+        let mut of_stack = Vec::with_capacity(stacks.len());
+        // Parents come before children in a stack table, so one forward pass suffices.
+        for (index, up) in stacks.parents().iter().enumerate() {
+            let id = StackId::from_index(index);
+            let is_root = profile.funcs[profile.func_of(id)].kind == FuncKind::Root;
+            match up {
+                // V8's own `(root)` (several, after a merge) is the written root.
+                None if is_root => {
+                    stack[0].get_or_insert(id);
+                    of_stack.push(0);
+                }
+                _ => {
+                    of_stack.push(stack.len() as u32);
+                    parent.push(up.map_or(0, |p| of_stack[p.index()]));
+                    stack.push(Some(id));
+                }
+            }
+        }
+        // Children lists in node order (a counting sort by parent).
+        let mut first_child = vec![0u32; stack.len() + 1];
+        for p in &parent[1..] {
+            first_child[*p as usize + 1] += 1;
+        }
+        for i in 1..first_child.len() {
+            first_child[i] += first_child[i - 1];
+        }
+        let mut next = first_child.clone();
+        let mut children = vec![0u32; stack.len() - 1];
+        for (node, p) in parent.iter().enumerate().skip(1) {
+            children[next[*p as usize] as usize] = node as u32;
+            next[*p as usize] += 1;
+        }
+        Nodes { stack, first_child, children, of_stack }
+    }
+
+    fn children(&self, node: usize) -> &[u32] {
+        &self.children[self.first_child[node] as usize..self.first_child[node + 1] as usize]
+    }
+}
+
+/// The samples in the order they are written, each with the duration DevTools will give it.
+struct Plan<'p> {
+    profile: &'p Profile,
+    counts: Option<&'p [i64]>,
+    times: Option<&'p [i64]>,
+    /// What one sample lasts where the profile has no times.
+    per_sample_ns: i64,
+    /// Rows in written order; `None`: the profile's order.
+    order: Option<Vec<usize>>,
+    /// One sample of this row moved to the end, with this duration.
+    last: Option<(usize, i64)>,
+    /// Time of the first sample, ns.
+    first_ns: i64,
+    /// Number of samples and their total duration.
+    n: u64,
+    total_ns: i64,
+}
+
+impl<'p> Plan<'p> {
+    fn of(profile: &'p Profile, notes: &mut Vec<String>) -> Plan<'p> {
+        let column = |unit| profile.value_index(unit).map(|k| profile.samples.values(k));
+        let per_sample_ns = profile.meta.interval_ns.filter(|i| *i > 0).unwrap_or(DEFAULT_INTERVAL_NS);
+        let first_ns = match profile.samples.times_ns() {
+            Some([first, ..]) => *first,
+            _ => profile.meta.start_ns.unwrap_or(0),
+        };
+        let mut plan = Plan {
+            profile,
+            counts: column(ValueUnit::Count),
+            times: column(ValueUnit::Nanoseconds),
+            per_sample_ns,
+            order: None,
+            last: None,
+            first_ns,
+            n: 0,
+            total_ns: 0,
+        };
+        let rows = profile.samples.len();
+        for row in 0..rows {
+            let (count, time) = plan.row(row);
+            plan.n += count;
+            plan.total_ns = plan.total_ns.saturating_add(time);
+        }
+        plan.note_invented(notes);
+        if profile.samples.times_ns().is_none() {
+            plan.arrange(notes);
+        } else if let Some(last) = plan.last_sample_duration() {
+            plan.note_mean(last, notes);
+        }
+        plan
+    }
+
+    /// Samples and time of `row`, with the gaps filled: no count (time / period, at least
+    /// one), no time (the period per sample), time without samples (one sample).
+    fn row(&self, row: usize) -> (u64, i64) {
+        let time = self.times.map(|t| t[row].max(0));
+        let count = match (self.counts, time) {
+            (Some(c), _) => u64::try_from(c[row]).unwrap_or(0),
+            (None, Some(t)) => {
+                u64::try_from(t.saturating_add(self.per_sample_ns / 2) / self.per_sample_ns).unwrap_or(0)
+            }
+            (None, None) => 1,
+        };
+        let count = if count == 0 && time.unwrap_or(0) > 0 { 1 } else { count };
+        let time = time.unwrap_or_else(|| (count as i64).saturating_mul(self.per_sample_ns));
+        (count, time)
+    }
+
+    fn note_invented(&self, notes: &mut Vec<String>) {
+        let us = self.per_sample_ns as f64 / 1000.0;
+        let invented = match (self.counts.is_some(), self.times.is_some()) {
+            (true, false) => {
+                Some(format!("the profile has sample counts but no times: each sample is written as {us} µs"))
+            }
+            (false, true) => {
+                Some(format!("the profile has times but no sample counts: counts are written as time / {us} µs"))
+            }
+            _ => None,
+        };
+        notes.extend(invented);
+        if let (Some(counts), Some(times)) = (self.counts, self.times) {
+            let bumped = counts.iter().zip(times).filter(|(c, t)| **c <= 0 && **t > 0).count();
+            if bumped > 0 {
+                notes.push(format!("{bumped} stack(s) had time but no samples: each is written as one sample"));
+            }
+        }
+    }
+
+    /// Stack by stack, `(program)` first, with the sample that lasts the mean moved to the end.
+    fn arrange(&mut self, notes: &mut Vec<String>) {
+        let profile = self.profile;
+        let is_program = |row: usize| {
+            let stack = profile.samples.stacks()[row];
+            profile.funcs[profile.func_of(stack)].kind == FuncKind::Program
+        };
+        let mut order: Vec<usize> = (0..profile.samples.len()).filter(|r| self.row(*r).0 > 0).collect();
+        order.sort_by_key(|r| !is_program(*r));
+        if self.n >= 2 {
+            // DevTools gives the last sample floor((total - x) / (n - 1)); x = floor(total / n)
+            // is that, unless total ≡ n - 1 (mod n). A stack with two or more samples and at
+            // least x of time can give one sample x; a stack with one sample only if it lasts x.
+            let n = self.n as i64;
+            let x = self.total_ns / n;
+            let fits = |r: &usize| {
+                let (count, time) = self.row(*r);
+                (count >= 2 && time >= x) || (count == 1 && time == x)
+            };
+            // Otherwise the sample that can come nearest to x: the least damage.
+            let nearest = || {
+                let candidates = order.iter().map(|r| {
+                    let (count, time) = self.row(*r);
+                    (*r, if count >= 2 { time.min(x) } else { time })
+                });
+                candidates.min_by_key(|(_, d)| d.abs_diff(x))
+            };
+            self.last = order.iter().copied().find(fits).map(|row| (row, x)).or_else(nearest);
+            if let Some(written) = self.last_sample_duration() {
+                self.note_mean(written, notes);
+            }
+        }
+        self.order = Some(order);
+    }
+
+    /// The duration the plan gives the last sample (`None` with fewer than two samples).
+    fn last_sample_duration(&self) -> Option<i64> {
+        if self.n < 2 {
+            return None;
+        }
+        if let Some((_, x)) = self.last {
+            return Some(x);
+        }
+        let row = self.profile.samples.len().checked_sub(1)?;
+        let (count, time) = self.row(row);
+        Some(split(time, count, count.checked_sub(1)?))
+    }
+
+    /// A note when DevTools' mean interval for the last sample is not the duration it has here.
+    fn note_mean(&self, last: i64, notes: &mut Vec<String>) {
+        let others = i128::from(self.total_ns) - i128::from(last);
+        let mean = (others / (i128::from(self.n) - 1)) as i64;
+        // Off by 1 ns when total ≡ n - 1 (mod n): no duration fits then, and it is not news.
+        if mean.abs_diff(last) > 1 {
+            notes.push(format!(
+                "DevTools gives the last sample the mean interval ({mean} ns), not its {last} ns: the total differs by {} ns",
+                mean - last
+            ));
+        }
+    }
+
+    /// Calls `visit(stack, duration)` for every sample, in written order.
+    fn each_sample(&self, mut visit: impl FnMut(StackId, i64)) {
+        let stacks = self.profile.samples.stacks();
+        let mut row_samples = |row: usize| {
+            let (mut count, mut time) = self.row(row);
+            if let Some((last_row, x)) = self.last {
+                if last_row == row {
+                    count -= 1;
+                    time -= x;
+                }
+            }
+            for k in 0..count {
+                visit(stacks[row], split(time, count, k));
+            }
+        };
+        match &self.order {
+            Some(order) => order.iter().for_each(|r| row_samples(*r)),
+            None => (0..stacks.len()).for_each(&mut row_samples),
+        }
+        if let Some((row, x)) = self.last {
+            visit(stacks[row], x);
+        }
+    }
+}
+
+/// Sample `k` of `count` sharing `time`: the remainder goes one ns each to the first ones.
+fn split(time: i64, count: u64, k: u64) -> i64 {
+    let count = count as i64;
+    let (q, r) = (time / count, time % count);
+    q + i64::from((k as i64) < r)
+}
+
+fn write_json(profile: &Profile, nodes: &Nodes, plan: &Plan<'_>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 * nodes.stack.len() + 16 * plan.n as usize);
+    let mut hits = vec![0u64; nodes.stack.len()];
+    plan.each_sample(|stack, _| hits[nodes.of_stack[stack.index()] as usize] += 1);
+
+    // Writing to a Vec cannot fail.
+    let _ = write_nodes(&mut out, profile, nodes, &hits);
+    // Times: the first sample at its own time, each next one when the one before ends.
+    let start_ns = profile.meta.start_ns.map_or(plan.first_ns, |s| s.min(plan.first_ns));
+    let mut end_ns = plan.first_ns;
+    let mut last_start = plan.first_ns;
+    plan.each_sample(|_, d| {
+        last_start = end_ns;
+        end_ns = end_ns.saturating_add(d);
+    });
+    // The recording's end where it is known and after the last sample (DevTools reads it
+    // only when there is a single sample).
+    let recorded_end = profile.meta.start_ns.zip(profile.meta.duration_ns).map(|(s, d)| s.saturating_add(d));
+    let end = match recorded_end {
+        Some(end) if plan.n >= 2 && end >= last_start => end,
+        _ => end_ns,
+    };
+    out.extend_from_slice(b"],\"startTime\":");
+    write_us(&mut out, start_ns);
+    out.extend_from_slice(b",\"endTime\":");
+    write_us(&mut out, end);
+
+    out.extend_from_slice(b",\"samples\":[");
+    let mut first = true;
+    plan.each_sample(|stack, _| {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        let _ = write!(out, "{}", nodes.of_stack[stack.index()] + 1);
+    });
+    out.extend_from_slice(b"],\"timeDeltas\":[");
+    let mut previous: Option<i64> = None;
+    plan.each_sample(|_, d| {
+        match previous {
+            None => write_us(&mut out, plan.first_ns.saturating_sub(start_ns)),
+            Some(p) => {
+                out.push(b',');
+                write_us(&mut out, p);
+            }
+        }
+        previous = Some(d);
+    });
+    out.extend_from_slice(b"]}\n");
+    out
+}
+
+fn write_nodes(out: &mut Vec<u8>, profile: &Profile, nodes: &Nodes, hits: &[u64]) -> std::io::Result<()> {
+    // Script ids: one per file for JavaScript; "0" for V8's meta nodes and native code (whose
+    // url V8 leaves empty, but a C++ function's library is worth keeping).
+    let mut scripts: HashMap<StrId, u32> = HashMap::new();
+    out.extend_from_slice(b"{\"nodes\":[");
+    for (node, stack) in nodes.stack.iter().enumerate() {
+        if node > 0 {
+            out.push(b',');
+        }
+        let func = stack.map(|s| profile.funcs[profile.func_of(s)]);
+        let (name, file, line, column, kind) = match &func {
+            Some(f) => (profile.strings.get(f.name), f.file, f.line, f.column, f.kind),
+            None => ("(root)", StrId::EMPTY, None, None, FuncKind::Root),
+        };
+        let name = if kind == FuncKind::Root { "(root)" } else { name };
+        let script = if kind == FuncKind::Js {
+            let next = scripts.len() as u32 + 1;
+            *scripts.entry(file).or_insert(next)
+        } else {
+            0
+        };
+        write!(out, "{{\"id\":{},\"callFrame\":{{\"functionName\":", node + 1)?;
+        serde_json::to_writer(&mut *out, name)?;
+        write!(out, ",\"scriptId\":\"{script}\",\"url\":")?;
+        serde_json::to_writer(&mut *out, profile.strings.get(file))?;
+        let zero_based = |v: Option<u32>| v.map_or(-1, |v| i64::from(v) - 1);
+        write!(
+            out,
+            ",\"lineNumber\":{},\"columnNumber\":{}}},\"hitCount\":{}",
+            zero_based(line),
+            zero_based(column),
+            hits[node]
+        )?;
+        let children = nodes.children(node);
+        if !children.is_empty() {
+            out.extend_from_slice(b",\"children\":[");
+            for (i, child) in children.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write!(out, "{}", child + 1)?;
+            }
+            out.push(b']');
+        }
+        if let Some(stack) = stack.filter(|_| node > 0) {
+            let mut ticks = profile.line_hits.of(stack).peekable();
+            if ticks.peek().is_some() {
+                out.extend_from_slice(b",\"positionTicks\":[");
+                for (i, (line, count)) in ticks.enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write!(out, "{{\"line\":{line},\"ticks\":{count}}}")?;
+                }
+                out.push(b']');
+            }
+        }
+        out.push(b'}');
+    }
+    Ok(())
+}
+
+/// `ns` as microseconds, exactly: an integer where it is one, else up to three decimals.
+fn write_us(out: &mut Vec<u8>, ns: i64) {
+    let sign = if ns < 0 { "-" } else { "" };
+    let abs = ns.unsigned_abs();
+    let (whole, frac) = (abs / 1000, abs % 1000);
+    let _ = if frac == 0 {
+        write!(out, "{sign}{whole}")
+    } else {
+        let digits = format!("{frac:03}");
+        write!(out, "{sign}{whole}.{}", digits.trim_end_matches('0'))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(ns: i64) -> String {
+        let mut out = Vec::new();
+        write_us(&mut out, ns);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    #[test]
+    fn microseconds_are_exact() {
+        assert_eq!(us(0), "0");
+        assert_eq!(us(1_000), "1");
+        assert_eq!(us(1_500), "1.5");
+        assert_eq!(us(1_001), "1.001");
+        assert_eq!(us(-2_050), "-2.05");
+        assert_eq!(us(i64::MIN), "-9223372036854775.808");
+    }
+
+    #[test]
+    fn split_adds_up() {
+        for (time, count) in [(10, 3), (0, 4), (7, 7), (1_000_003, 10)] {
+            let parts: Vec<i64> = (0..count).map(|k| split(time, count, k)).collect();
+            assert_eq!(parts.iter().sum::<i64>(), time);
+            assert!(parts.iter().max().unwrap_or(&0) - parts.iter().min().unwrap_or(&0) <= 1);
+        }
+    }
+}
