@@ -336,7 +336,7 @@ fn write_json(profile: &Profile, nodes: &Nodes, plan: &Plan<'_>) -> Vec<u8> {
             out.push(b',');
         }
         first = false;
-        let _ = write!(out, "{}", nodes.of_stack[stack.index()] + 1);
+        write_int(&mut out, nodes.of_stack[stack.index()] + 1);
     });
     out.extend_from_slice(b"],\"timeDeltas\":[");
     let mut previous: Option<i64> = None;
@@ -394,7 +394,7 @@ fn write_nodes(out: &mut Vec<u8>, profile: &Profile, nodes: &Nodes, hits: &[u64]
                 if i > 0 {
                     out.push(b',');
                 }
-                write!(out, "{}", child + 1)?;
+                write_int(out, child + 1);
             }
             out.push(b']');
         }
@@ -418,15 +418,27 @@ fn write_nodes(out: &mut Vec<u8>, profile: &Profile, nodes: &Nodes, hits: &[u64]
 
 /// `ns` as microseconds, exactly: an integer where it is one, else up to three decimals.
 fn write_us(out: &mut Vec<u8>, ns: i64) {
-    let sign = if ns < 0 { "-" } else { "" };
+    if ns < 0 {
+        out.push(b'-');
+    }
     let abs = ns.unsigned_abs();
-    let (whole, frac) = (abs / 1000, abs % 1000);
-    let _ = if frac == 0 {
-        write!(out, "{sign}{whole}")
-    } else {
-        let digits = format!("{frac:03}");
-        write!(out, "{sign}{whole}.{}", digits.trim_end_matches('0'))
-    };
+    write_int(out, abs / 1000);
+    let mut frac = abs % 1000;
+    if frac != 0 {
+        out.push(b'.');
+        let mut divisor = 100;
+        while frac != 0 {
+            // Digits below 10 by construction.
+            out.push(b'0' + (frac / divisor) as u8);
+            frac %= divisor;
+            divisor /= 10;
+        }
+    }
+}
+
+/// `value` in decimal (the arrays hold tens of millions of numbers: no `fmt` machinery).
+fn write_int(out: &mut Vec<u8>, value: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
 }
 
 #[cfg(test)]
