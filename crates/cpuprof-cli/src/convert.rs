@@ -18,7 +18,7 @@ pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     let output = Output::new(Some(&args.target.output), &[args.input.as_path()])?;
     // A .cpuprofile keeps the sample order, for DevTools' timeline.
     let profile = load(&args.input, &args.reading, target == TargetFormat::Cpuprofile)?;
-    output.write(&encode(&profile, target, &args.target))
+    output.write(&encode(&profile, target, &args.target)?)
 }
 
 pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
@@ -55,7 +55,7 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
     }
     let refs: Vec<&Profile> = profiles.iter().collect();
     let merged = cpuprof_model::merge(&refs).map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
-    output.write(&encode(&merged, target, &args.target))
+    output.write(&encode(&merged, target, &args.target)?)
 }
 
 /// The target from `--to` or the output's extension.
@@ -84,11 +84,11 @@ fn target_format(target: &TargetArgs) -> Result<TargetFormat> {
     })
 }
 
-fn encode(profile: &Profile, target: TargetFormat, args: &TargetArgs) -> Vec<u8> {
+fn encode(profile: &Profile, target: TargetFormat, args: &TargetArgs) -> Result<Vec<u8>> {
     let text = match target {
-        TargetFormat::Pprof => return render_pprof(profile, !args.uncompressed),
+        TargetFormat::Pprof => return Ok(render_pprof(profile, !args.uncompressed)),
         TargetFormat::Cpuprofile => {
-            let written = render_cpuprofile(profile);
+            let written = render_cpuprofile(profile).map_err(|e| anyhow::anyhow!("cannot write a .cpuprofile: {e}"))?;
             for note in &written.notes {
                 crate::warn(note);
             }
@@ -102,9 +102,5 @@ fn encode(profile: &Profile, target: TargetFormat, args: &TargetArgs) -> Vec<u8>
             render_collapsed(&folded).into_bytes()
         }
     };
-    if args.output.to_string_lossy().ends_with(".gz") && !args.uncompressed {
-        gzip(&text)
-    } else {
-        text
-    }
+    Ok(if args.output.to_string_lossy().ends_with(".gz") && !args.uncompressed { gzip(&text) } else { text })
 }

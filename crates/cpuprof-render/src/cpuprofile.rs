@@ -33,13 +33,34 @@ pub struct CpuProfileOutput {
 const DEFAULT_INTERVAL_NS: i64 = 1_000_000;
 
 /// Renders `profile` as `.cpuprofile` JSON.
-pub fn render_cpuprofile(profile: &Profile) -> CpuProfileOutput {
+///
+/// A `.cpuprofile` lists every sample; a profile of more than [`MAX_SAMPLES`] (a file of
+/// several GB) is refused with a message rather than written.
+pub fn render_cpuprofile(profile: &Profile) -> Result<CpuProfileOutput, String> {
     let mut notes = lost_in_the_format(profile);
-    let tree = Nodes::of(profile);
     let plan = Plan::of(profile, &mut notes);
+    if plan.n > MAX_SAMPLES {
+        return Err(format!(
+            "the profile has {} samples and a .cpuprofile lists each one: more than the {MAX_SAMPLES} cpuprof writes",
+            plan.n
+        ));
+    }
+    if plan.total_ns >= TIME_LIMIT_NS / 4 {
+        return Err(format!("the samples last {} ns in all: more than a .cpuprofile's times can hold", plan.total_ns));
+    }
+    let tree = Nodes::of(profile);
     let json = write_json(profile, &tree, &plan);
-    CpuProfileOutput { json, notes }
+    Ok(CpuProfileOutput { json, notes })
 }
+
+/// Times beyond ±2^62 ns (146 years) are not read back (by cpuprof; DevTools computes in
+/// doubles and loses precision long before), so none is written: the samples may last a
+/// quarter of that, the recording may start a quarter of that before them.
+const TIME_LIMIT_NS: i64 = 1 << 62;
+
+/// The most samples a written `.cpuprofile` may hold: about 5 GB of JSON, ten times what
+/// `node --cpu-prof` writes in an hour.
+pub const MAX_SAMPLES: u64 = 1 << 29;
 
 /// What a `.cpuprofile` has no place for: VM states, and kinds of native code.
 fn lost_in_the_format(profile: &Profile) -> Vec<String> {
@@ -303,31 +324,37 @@ fn split(time: i64, count: u64, k: u64) -> i64 {
 }
 
 fn write_json(profile: &Profile, nodes: &Nodes, plan: &Plan<'_>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 * nodes.stack.len() + 16 * plan.n as usize);
+    // About 10 bytes per sample (a node id and a delta); the Vec grows past a guess that is wrong.
+    let mut out = Vec::with_capacity(64 * nodes.stack.len() + 10 * plan.n as usize);
     let mut hits = vec![0u64; nodes.stack.len()];
     plan.each_sample(|stack, _| hits[nodes.of_stack[stack.index()] as usize] += 1);
 
     // Writing to a Vec cannot fail.
     let _ = write_nodes(&mut out, profile, nodes, &hits);
-    // Times: the first sample at its own time, each next one when the one before ends.
-    let start_ns = profile.meta.start_ns.map_or(plan.first_ns, |s| s.min(plan.first_ns));
-    let mut end_ns = plan.first_ns;
-    let mut last_start = plan.first_ns;
+    // Times: the first sample at its own time, each next one when the one before ends; all
+    // relative to the start, which is kept unless it is beyond what a reader takes (a damaged
+    // tick log's clock, say): then the file starts at 0.
+    let first = plan.first_ns;
+    let limit = TIME_LIMIT_NS / 4;
+    let start = profile.meta.start_ns.filter(|s| *s <= first && first.saturating_sub(*s) < limit).unwrap_or(first);
+    let lead = first - start;
+    let (mut span, mut last_start) = (lead, lead);
     plan.each_sample(|_, d| {
-        last_start = end_ns;
-        end_ns = end_ns.saturating_add(d);
+        last_start = span;
+        span += d;
     });
     // The recording's end where it is known and after the last sample (DevTools reads it
     // only when there is a single sample).
     let recorded_end = profile.meta.start_ns.zip(profile.meta.duration_ns).map(|(s, d)| s.saturating_add(d));
-    let end = match recorded_end {
-        Some(end) if plan.n >= 2 && end >= last_start => end,
-        _ => end_ns,
+    let end = match recorded_end.map(|e| e.saturating_sub(start)) {
+        Some(end) if plan.n >= 2 && (last_start..limit).contains(&end) => end,
+        _ => span,
     };
+    let base = if start.abs() < limit { start } else { 0 };
     out.extend_from_slice(b"],\"startTime\":");
-    write_us(&mut out, start_ns);
+    write_us(&mut out, base);
     out.extend_from_slice(b",\"endTime\":");
-    write_us(&mut out, end);
+    write_us(&mut out, base + end);
 
     out.extend_from_slice(b",\"samples\":[");
     let mut first = true;
@@ -342,7 +369,7 @@ fn write_json(profile: &Profile, nodes: &Nodes, plan: &Plan<'_>) -> Vec<u8> {
     let mut previous: Option<i64> = None;
     plan.each_sample(|_, d| {
         match previous {
-            None => write_us(&mut out, plan.first_ns.saturating_sub(start_ns)),
+            None => write_us(&mut out, lead),
             Some(p) => {
                 out.push(b',');
                 write_us(&mut out, p);
