@@ -93,7 +93,7 @@ fn tick_logs_convert_to_the_numbers_top_reports() {
     // What the format cannot hold is said.
     let (_, notes) = convert("fixtures/ticklog/gc-heavy.log", dir.path(), "gc.cpuprofile", &[]);
     assert!(notes.contains("during GC"), "{notes}");
-    assert!(notes.contains("written as native code"), "{notes}");
+    assert!(notes.contains("a .cpuprofile has no kinds for them"), "{notes}");
 }
 
 #[test]
@@ -170,4 +170,62 @@ fn output_is_deterministic_gzipped_by_name_and_can_go_to_stdout() {
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     let json: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(json["nodes"][0]["callFrame"]["functionName"], "(root)");
+}
+
+#[test]
+fn order_devtools_would_rewrite_is_given_up_and_huge_profiles_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two equal sibling nodes `a`: DevTools tells them apart and keeps the `(program)` sample
+    // between them; cpuprof merges them, so the same order would make DevTools move it.
+    let siblings = dir.path().join("siblings.cpuprofile");
+    let meta = r#""scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1"#;
+    let a = r#""functionName":"a","scriptId":"1","url":"file:///a.js","lineNumber":0,"columnNumber":0"#;
+    std::fs::write(
+        &siblings,
+        format!(
+            r#"{{"nodes":[{{"id":1,"callFrame":{{"functionName":"(root)",{meta}}},"children":[2,3,4]}},
+            {{"id":2,"callFrame":{{{a}}}}},{{"id":3,"callFrame":{{{a}}}}},
+            {{"id":4,"callFrame":{{"functionName":"(program)",{meta}}}}}],
+            "startTime":0,"endTime":5000,"samples":[2,4,3,2],"timeDeltas":[0,1000,1000,1000]}}"#
+        ),
+    )
+    .unwrap();
+    let (written, notes) = convert(siblings.to_str().unwrap(), dir.path(), "out.cpuprofile", &[]);
+    assert!(notes.contains("the sample order is not kept"), "{notes}");
+    for options in [&[][..], &["--weight", "samples", "--include-idle"]] {
+        let theirs = oracle(&with_path(&siblings, options));
+        let ours = oracle(&with_path(&written, options));
+        assert_eq!(rows(&ours), rows(&theirs), "{options:?}");
+    }
+
+    // A top-level `(program)` is written before a nested one: DevTools takes only the top-level
+    // one for `(program)`, so a sample of it after a nested one would be moved.
+    let nested = dir.path().join("nested.folded");
+    std::fs::write(&nested, "main;(program) 2\n(program) 1\nmain;x 2\n").unwrap();
+    let (written, _) = convert(nested.to_str().unwrap(), dir.path(), "nested.cpuprofile", &[]);
+    let json: Value = serde_json::from_slice(&std::fs::read(&written).unwrap()).unwrap();
+    let listed = json["nodes"].as_array().unwrap();
+    let program = listed[0]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|id| listed.iter().any(|n| n["id"] == **id && n["callFrame"]["functionName"] == "(program)"))
+        .unwrap();
+    let samples = json["samples"].as_array().unwrap();
+    // Its samples lead (the first is never moved, nor one after a `(program)`) or end the list.
+    for i in 1..samples.len() - 1 {
+        assert!(samples[i] != *program || samples[i - 1] == *program, "{samples:?}");
+    }
+
+    // One entry per sample: a few bytes that claim 10^8 samples are refused, not written.
+    let huge = dir.path().join("huge.folded");
+    std::fs::write(&huge, "a;b 100000000\n").unwrap();
+    let out = cpuprof()
+        .args(["convert", huge.to_str().unwrap(), "-o"])
+        .arg(dir.path().join("h.cpuprofile"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a .cpuprofile lists each one"));
+    assert!(!dir.path().join("h.cpuprofile").exists());
 }

@@ -236,8 +236,15 @@ fn convert_needs_a_known_target_and_reports_bad_pprof() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("samples/count, cpu/nanoseconds"));
     // Options of another format are not ignored quietly.
     let input = "fixtures/cpuprofile/money.cpuprofile";
-    for (option, value, format) in [("--sample-type", "cpu", "pprof"), ("--profile", "0x1", "trace")] {
-        let out = cpuprof().args(["top", input, option, value]).output().unwrap();
+    let cases = [
+        (&["--sample-type", "cpu"][..], "pprof"),
+        (&["--profile", "0x1"], "trace"),
+        (&["--split-tiers"], "ticklog"),
+        (&["--symbols", "fixtures"], "ticklog"),
+    ];
+    for (args, format) in cases {
+        let option = args[0];
+        let out = cpuprof().args(["top", input]).args(args).output().unwrap();
         assert!(out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
         let expected = format!("{input}: {option} is for {format} input and was ignored: this is cpuprofile");

@@ -34,14 +34,11 @@ fn meta_label(kind: FuncKind) -> Option<&'static str> {
 
 /// The row label of `func` under `--by file` (`by_package == false`) or `--by package`.
 pub(crate) fn group_label(func: &Func, strings: &StringTable, by_package: bool) -> String {
-    let url = strings.get(func.file);
-    // Native code with a library named (a .cpuprofile cpuprof wrote from a tick log keeps it).
-    let in_library =
-        matches!(func.kind, FuncKind::Cpp | FuncKind::SharedLib) || (func.kind == FuncKind::Native && !url.is_empty());
-    if let Some(label) = meta_label(func.kind).filter(|_| !in_library) {
+    if let Some(label) = meta_label(func.kind) {
         return label.to_owned();
     }
-    if in_library {
+    let url = strings.get(func.file);
+    if matches!(func.kind, FuncKind::Cpp | FuncKind::SharedLib) {
         // Native code: the executable or library is both its file and its package.
         let base = url.rsplit('/').next().unwrap_or(url);
         return if by_package { format!("{base} (native)") } else { url.to_owned() };

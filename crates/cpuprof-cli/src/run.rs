@@ -65,6 +65,8 @@ pub(crate) fn load(input: &Path, reading: &InputArgs, timeline: bool) -> Result<
     let unused = [
         ("--profile", reading.profile.is_some(), SourceFormat::Trace),
         ("--sample-type", reading.sample_type.is_some(), SourceFormat::Pprof),
+        ("--split-tiers", reading.split_tiers, SourceFormat::TickLog),
+        ("--symbols", reading.symbols.is_some(), SourceFormat::TickLog),
     ];
     for (option, given, applies_to) in unused {
         if given && format != applies_to {

@@ -732,17 +732,15 @@ impl Tree {
 }
 
 /// Meta nodes are told apart by an empty url and script id 0, not by name alone: a user
-/// function may be called `(program)`. Script id 0 is native code; V8 gives it no url, but
-/// cpuprof's own writer keeps a C++ function's library there.
+/// function may be called `(program)`.
 fn classify(name: &str, url: &str, script_id: &ScriptId<'_>) -> FuncKind {
-    let native = script_id.is_zero();
-    let meta = url.is_empty() && native;
+    let meta = url.is_empty() && script_id.is_zero();
     match name {
         "(root)" if meta => FuncKind::Root,
         "(program)" if meta => FuncKind::Program,
         "(idle)" if meta => FuncKind::Idle,
         "(garbage collector)" if meta => FuncKind::Gc,
-        _ if native => FuncKind::Native,
+        _ if meta => FuncKind::Native,
         _ => FuncKind::Js,
     }
 }

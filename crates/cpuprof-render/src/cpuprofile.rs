@@ -38,7 +38,8 @@ const DEFAULT_INTERVAL_NS: i64 = 1_000_000;
 /// several GB) is refused with a message rather than written.
 pub fn render_cpuprofile(profile: &Profile) -> Result<CpuProfileOutput, String> {
     let mut notes = lost_in_the_format(profile);
-    let plan = Plan::of(profile, &mut notes);
+    let tree = Nodes::of(profile);
+    let plan = Plan::of(profile, &tree, &mut notes);
     if plan.n > MAX_SAMPLES {
         return Err(format!(
             "the profile has {} samples and a .cpuprofile lists each one: more than the {MAX_SAMPLES} cpuprof writes",
@@ -48,7 +49,6 @@ pub fn render_cpuprofile(profile: &Profile) -> Result<CpuProfileOutput, String> 
     if plan.total_ns >= TIME_LIMIT_NS / 4 {
         return Err(format!("the samples last {} ns in all: more than a .cpuprofile's times can hold", plan.total_ns));
     }
-    let tree = Nodes::of(profile);
     let json = write_json(profile, &tree, &plan);
     Ok(CpuProfileOutput { json, notes })
 }
@@ -58,9 +58,9 @@ pub fn render_cpuprofile(profile: &Profile) -> Result<CpuProfileOutput, String> 
 /// quarter of that, the recording may start a quarter of that before them.
 const TIME_LIMIT_NS: i64 = 1 << 62;
 
-/// The most samples a written `.cpuprofile` may hold: about 5 GB of JSON, ten times what
-/// `node --cpu-prof` writes in an hour.
-pub const MAX_SAMPLES: u64 = 1 << 29;
+/// The most samples a written `.cpuprofile` may hold: about 500 MB of JSON, as much as node
+/// and DevTools can read (V8 strings stop at 2^29 - 24 characters).
+pub const MAX_SAMPLES: u64 = 50_000_000;
 
 /// What a `.cpuprofile` has no place for: VM states, and kinds of native code.
 fn lost_in_the_format(profile: &Profile) -> Vec<String> {
@@ -79,7 +79,7 @@ fn lost_in_the_format(profile: &Profile) -> Vec<String> {
     };
     if profile.funcs.as_slice().iter().any(|f| native(f.kind)) {
         notes.push(
-            "C++, library, builtin and regexp functions are written as native code (a .cpuprofile does not tell them apart)"
+            "C++, library, builtin and regexp functions are written as functions of their library or of no file (a .cpuprofile has no kinds for them)"
                 .to_owned(),
         );
     }
@@ -95,6 +95,8 @@ struct Nodes {
     children: Vec<u32>,
     /// The node of each stack.
     of_stack: Vec<u32>,
+    /// Each node's top-level ancestor (the root's child above it; DevTools' "bottom node").
+    top_level: Vec<u32>,
 }
 
 impl Nodes {
@@ -134,7 +136,12 @@ impl Nodes {
             children[next[*p as usize] as usize] = node as u32;
             next[*p as usize] += 1;
         }
-        Nodes { stack, first_child, children, of_stack }
+        let mut top_level: Vec<u32> = Vec::with_capacity(parent.len());
+        for (node, p) in parent.iter().enumerate() {
+            let top = if *p == 0 { node as u32 } else { top_level[*p as usize] };
+            top_level.push(top);
+        }
+        Nodes { stack, first_child, children, of_stack, top_level }
     }
 
     fn children(&self, node: usize) -> &[u32] {
@@ -161,7 +168,7 @@ struct Plan<'p> {
 }
 
 impl<'p> Plan<'p> {
-    fn of(profile: &'p Profile, notes: &mut Vec<String>) -> Plan<'p> {
+    fn of(profile: &'p Profile, tree: &Nodes, notes: &mut Vec<String>) -> Plan<'p> {
         let column = |unit| profile.value_index(unit).map(|k| profile.samples.values(k));
         let per_sample_ns = profile.meta.interval_ns.filter(|i| *i > 0).unwrap_or(DEFAULT_INTERVAL_NS);
         let first_ns = match profile.samples.times_ns() {
@@ -182,16 +189,51 @@ impl<'p> Plan<'p> {
         let rows = profile.samples.len();
         for row in 0..rows {
             let (count, time) = plan.row(row);
-            plan.n += count;
+            plan.n = plan.n.saturating_add(count);
             plan.total_ns = plan.total_ns.saturating_add(time);
         }
         plan.note_invented(notes);
-        if profile.samples.times_ns().is_none() {
-            plan.arrange(notes);
+        let moved = if profile.samples.times_ns().is_some() { plan.programs_devtools_would_move(tree) } else { 0 };
+        if moved > 0 {
+            notes.push(format!(
+                "the sample order is not kept: DevTools would give {moved} (program) sample(s) to their neighbours, \
+                 whose call paths it tells apart and cpuprof does not; the samples are written stack by stack"
+            ));
+        }
+        if profile.samples.times_ns().is_none() || moved > 0 {
+            plan.arrange(tree, notes);
         } else if let Some(last) = plan.last_sample_duration() {
             plan.note_mean(last, notes);
         }
         plan
+    }
+
+    /// How many samples DevTools' `fixMissingSamples` would move in the written order: a
+    /// top-level `(program)` sample between two samples under one top-level node, neither of
+    /// them a top-level system node. The model's own order went through the same rule when it
+    /// was read, but equal call paths it merged may be apart in the original.
+    fn programs_devtools_would_move(&self, nodes: &Nodes) -> usize {
+        let profile = self.profile;
+        let top_level_kind = |node: u32| {
+            let stack = nodes.stack[node as usize].filter(|_| nodes.top_level[node as usize] == node)?;
+            Some(profile.funcs[profile.func_of(stack)].kind)
+        };
+        let system =
+            |node: u32| matches!(top_level_kind(node), Some(FuncKind::Program | FuncKind::Gc | FuncKind::Idle));
+        let (mut window, mut moved) = ([u32::MAX; 3], 0);
+        self.each_sample(|stack, _| {
+            window = [window[1], window[2], nodes.of_stack[stack.index()]];
+            let [prev, current, next] = window;
+            if prev != u32::MAX
+                && top_level_kind(current) == Some(FuncKind::Program)
+                && !system(prev)
+                && !system(next)
+                && nodes.top_level[prev as usize] == nodes.top_level[next as usize]
+            {
+                moved += 1;
+            }
+        });
+        moved
     }
 
     /// Samples and time of `row`, with the gaps filled: no count (time / period, at least
@@ -230,15 +272,22 @@ impl<'p> Plan<'p> {
         }
     }
 
-    /// Stack by stack, `(program)` first, with the sample that lasts the mean moved to the end.
-    fn arrange(&mut self, notes: &mut Vec<String>) {
+    /// Stack by stack, `(program)` first (the top-level one first of all: only that one is
+    /// `(program)` to DevTools, so no sample of it can sit between two others), with the sample
+    /// that lasts the mean moved to the end.
+    fn arrange(&mut self, tree: &Nodes, notes: &mut Vec<String>) {
         let profile = self.profile;
-        let is_program = |row: usize| {
+        let rank = |row: usize| {
             let stack = profile.samples.stacks()[row];
-            profile.funcs[profile.func_of(stack)].kind == FuncKind::Program
+            let node = tree.of_stack[stack.index()];
+            match profile.funcs[profile.func_of(stack)].kind {
+                FuncKind::Program if tree.top_level[node as usize] == node => 0,
+                FuncKind::Program => 1,
+                _ => 2,
+            }
         };
         let mut order: Vec<usize> = (0..profile.samples.len()).filter(|r| self.row(*r).0 > 0).collect();
-        order.sort_by_key(|r| !is_program(*r));
+        order.sort_by_key(|r| rank(*r));
         if self.n >= 2 {
             // DevTools gives the last sample floor((total - x) / (n - 1)); x = floor(total / n)
             // is that, unless total ≡ n - 1 (mod n). A stack with two or more samples and at
@@ -383,7 +432,8 @@ fn write_json(profile: &Profile, nodes: &Nodes, plan: &Plan<'_>) -> Vec<u8> {
 
 fn write_nodes(out: &mut Vec<u8>, profile: &Profile, nodes: &Nodes, hits: &[u64]) -> std::io::Result<()> {
     // Script ids: one per file for JavaScript; "0" for V8's meta nodes and native code (whose
-    // url V8 leaves empty, but a C++ function's library is worth keeping).
+    // url V8 leaves empty, but a C++ function's library is worth keeping: readers then take it
+    // for a script's function, as for any url).
     let mut scripts: HashMap<StrId, u32> = HashMap::new();
     out.extend_from_slice(b"{\"nodes\":[");
     for (node, stack) in nodes.stack.iter().enumerate() {
