@@ -62,3 +62,20 @@ fn empty_profile_is_a_report_not_an_error() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("no samples"));
 }
+
+#[test]
+fn fuzz_regressions_end_cleanly() {
+    // Inputs the fuzzers (fuzz/, scripts/fuzz.sh) or their harness found: each is read or
+    // refused, never a crash. Names start with the fuzz target (the input format).
+    let found = files("fixtures/fuzz", &[""]);
+    assert!(!found.is_empty());
+    for file in found {
+        let format = file.rsplit('/').next().unwrap().split('-').next().unwrap();
+        let out = cpuprof().args(["top", &file, "--input-format", format, "--format", "json"]).output().unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        if out.status.success() {
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert!(report["duration_ns"].as_i64().unwrap_or(0) >= 0, "{file}: {}", report["duration_ns"]);
+        }
+    }
+}

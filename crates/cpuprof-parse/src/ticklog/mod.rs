@@ -807,7 +807,7 @@ impl Decoder {
         let (start, duration) = match self.time_range {
             Some((first, last)) => (
                 Some(first.saturating_mul(1000)),
-                Some((last - first).saturating_mul(1000).saturating_add(interval_ns)),
+                Some(last.saturating_sub(first).saturating_mul(1000).saturating_add(interval_ns)),
             ),
             None => (None, None),
         };
