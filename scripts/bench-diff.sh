@@ -23,7 +23,7 @@ if [[ ! -f $file ]]; then
   node scripts/gen-cpuprofile.js --out "$file" --size-mb 500 --seed 42
 fi
 cargo build --release --quiet -p cpuprof-cli --bin cpuprof
-cpuprof=target/release/cpuprof
+cpuprof=${CARGO_TARGET_DIR:-target}/release/cpuprof
 cat "$file" >/dev/null
 
 commands=("top $file -n 20" "diff $file $file -n 20")

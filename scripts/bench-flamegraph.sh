@@ -31,7 +31,7 @@ if [[ ! -x $inferno ]]; then
   cargo install --quiet inferno --root "$bench_dir/inferno" >&2
 fi
 cargo build --release --quiet -p cpuprof-cli --bin cpuprof
-cpuprof=target/release/cpuprof
+cpuprof=${CARGO_TARGET_DIR:-target}/release/cpuprof
 cat "$file" >/dev/null
 
 # best of $runs: prints "wall_s peak_rss_kb"
