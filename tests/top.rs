@@ -181,3 +181,19 @@ fn outputs_replace_through_symlinks_and_keep_permissions() {
     assert!(std::fs::read_to_string(&real).unwrap().starts_with("name,file,line"));
     assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // `cpuprof top … | head -1`: the reader goes away; cpuprof stops with exit 0 and no message.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cpuprof"))
+        .args(["top", "fixtures/cpuprofile/money.cpuprofile", "--all"])
+        .current_dir(common::root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
