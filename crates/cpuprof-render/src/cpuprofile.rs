@@ -11,8 +11,10 @@
 //!   stacks first (so none sits between two others), and one sample of a stack that can
 //!   give it the mean interval is moved to the end.
 //!
-//! Where the file cannot carry the times exactly (say every stack has one sample, each of
-//! another length), the difference is returned as a note, as are invented counts or times.
+//! A timeline whose order DevTools would rewrite (it tells apart equal call paths that the
+//! model merged) is written stack by stack instead. Where the file cannot carry the times
+//! exactly (say every stack has one sample, each of another length), the difference is
+//! returned as a note, as are invented counts or times and what the format has no place for.
 
 use std::collections::HashMap;
 use std::io::Write;
