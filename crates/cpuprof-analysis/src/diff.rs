@@ -1,7 +1,8 @@
 //! `diff`: which functions got hotter between two sets of runs, with sampling noise taken
 //! into account.
 //!
-//! **Matching.** A function is keyed by its name (V8 tier markers `~ ^ + *` stripped) and
+//! **Matching.** A function is keyed by its name (in tick logs, V8 tier markers `~ ^ + *`
+//! stripped) and
 //! file. Where one file has several functions of that name (anonymous functions, say), they
 //! are paired across the two sides by nearest start line, so a change that moves code still
 //! matches; what stays unpaired is *new* or *gone*.
@@ -22,7 +23,7 @@
 //! counts behave like Poisson counts for anything that is not periodic with it), runs of a
 //! side are repetitions of the same work.
 
-use cpuprof_model::{FuncKind, Profile};
+use cpuprof_model::{FuncKind, Profile, SourceFormat};
 use rustc_hash::FxHashMap;
 use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
 
@@ -135,7 +136,7 @@ pub struct SideNumbers {
 /// One function, compared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiffRow {
-    /// Function name (tier markers stripped; `(anonymous)` for anonymous functions).
+    /// Function name (tick logs' tier markers stripped; `(anonymous)` for anonymous functions).
     pub name: String,
     /// Its file, if known.
     pub file: Option<String>,
@@ -271,8 +272,11 @@ fn side(runs: &[&Profile], filter: &StackFilter) -> Side {
         let report = top(profile, &options);
         side.busy_ns.push(report.total);
         side.busy_samples.push(report.samples);
+        // Only tick logs mark tiers: elsewhere `*` or `~` is part of the name.
+        let tiers = profile.meta.format == SourceFormat::TickLog;
         for row in report.rows {
-            let key = (strip_tier(&row.name).to_owned(), row.file.as_deref().map(match_file));
+            let name = if tiers { strip_tier(&row.name) } else { &row.name };
+            let key = (name.to_owned(), row.file.as_deref().map(match_file));
             let functions = side.functions.entry(key).or_default();
             let at = if let Some(at) = functions.iter().position(|f| f.line == row.line && f.column == row.column) {
                 at

@@ -5,6 +5,7 @@
 //! line, labelled once per function. The specification, shared with the independent oracle,
 //! is `fixtures/oracle/SPEC.md` §8.
 
+use cpuprof_model::text::{escaped, is_unsafe_to_show};
 use cpuprof_model::{Func, FuncKind, Profile};
 use rustc_hash::FxHashMap;
 
@@ -290,14 +291,18 @@ fn class_of(profile: &Profile, func: &Func) -> FrameClass {
     }
 }
 
-/// One frame stays one frame: `;` becomes `；` (U+FF1B), line breaks become `\n` / `\r`, and
-/// a label ending in ` <digits>` keeps that space as U+00A0, since flame-graph tools read a
-/// line's trailing numbers as its counts (two of them as a differential graph).
+/// One frame stays one frame, on one line, inert on a terminal: `;` becomes `；` (U+FF1B),
+/// line breaks become `\n` / `\r`, a backslash that would read as one of these escapes
+/// becomes `\\`, other characters no output shows raw (controls, bidi
+/// overrides: [`is_unsafe_to_show`]) become `\u{1b}`-style escapes, and a label ending in
+/// ` <digits>` keeps that space as U+00A0, since flame-graph tools read a line's trailing
+/// numbers as its counts (two of them as a differential graph). The folded reader undoes all
+/// of it.
 pub fn escape(label: &str) -> String {
     let trailing_number = label
         .rfind(' ')
         .filter(|at| at + 1 < label.len() && label[at + 1..].bytes().all(|b| b.is_ascii_digit() || b == b'.'));
-    if trailing_number.is_none() && !label.contains([';', '\n', '\r']) {
+    if trailing_number.is_none() && !label.chars().any(|c| c == ';' || c == '\\' || is_unsafe_to_show(c)) {
         return label.to_owned();
     }
     let mut out = String::with_capacity(label.len() + 4);
@@ -306,6 +311,10 @@ pub fn escape(label: &str) -> String {
             ';' => out.push('\u{ff1b}'),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
+            '\\' if label[i + 1..].starts_with(['n', 'r', '\\']) || label[i + 1..].starts_with("u{") => {
+                out.push_str("\\\\");
+            }
+            c if is_unsafe_to_show(c) => out.push_str(&escaped(c)),
             ' ' if Some(i) == trailing_number => out.push('\u{a0}'),
             c => out.push(c),
         }
@@ -372,6 +381,8 @@ mod tests {
     fn labels_cannot_split_frames_or_lines() {
         assert_eq!(escape("a;b\nc\rd"), "a\u{ff1b}b\\nc\\rd");
         assert_eq!(escape("plain name"), "plain name");
+        assert_eq!(escape(r"C:\temp\new\\x\u{1b}\"), r"C:\temp\\new\\\x\\u{1b}\");
+        assert_eq!(escape("\u{1b}[31m\ttab\u{202e}"), "\\u{1b}[31m\\u{9}tab\\u{202e}");
         assert_eq!(escape("RegExp: ^(a+)+ 200"), "RegExp: ^(a+)+\u{a0}200");
         assert_eq!(escape("v 1.2 x"), "v 1.2 x");
         assert_eq!(escape("ends with space "), "ends with space ");

@@ -189,42 +189,53 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     }
 }
 
-/// Both sides folded by function (time), per run or as shares, drawn differentially.
+/// Both sides folded by function (time, or sample counts when a side has no times), per run
+/// or as shares, drawn differentially.
 fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, normalize: Normalize) -> Result<Vec<u8>> {
-    let fold_side = |profiles: &[&Profile]| -> Folded {
+    let fold_side = |profiles: &[&Profile], weight: Weight| -> Folded {
         let mut folds = profiles.iter().map(|p| {
             // Functions move between the versions: frames are `name file`, as diff matches them.
-            let mut fold_options = FoldOptions::new(GroupBy::Function, Weight::Time, options.filter.clone(), None);
+            let mut fold_options = FoldOptions::new(GroupBy::Function, weight, options.filter.clone(), None);
             fold_options.without_lines = true;
             fold(p, &fold_options)
         });
         let mut first = folds.next().unwrap_or_else(|| fold(base[0], &FoldOptions::default()));
         for other in folds {
+            if other.unit == Weight::Samples {
+                first.unit = Weight::Samples;
+            }
             first.stacks.extend(other.stacks);
             first.total += other.total;
             first.classes.extend(other.classes);
         }
         first
     };
-    let (b, n) = (fold_side(base), fold_side(new));
-    // µs per run, or the base scaled to the new side's total (shares).
+    let (mut b, mut n) = (fold_side(base, Weight::Time), fold_side(new, Weight::Time));
+    let timed = b.unit == Weight::Time && n.unit == Weight::Time;
+    if !timed {
+        // Counts and times cannot share a graph: count samples on both sides.
+        (b, n) = (fold_side(base, Weight::Samples), fold_side(new, Weight::Samples));
+    }
+    // µs (or samples) per run, or the base scaled to the new side's total (shares).
+    let unit = if timed { 1e-3 } else { 1.0 };
     let (base_scale, new_scale) = match normalize {
-        Normalize::Time => (1e-3 / base.len() as f64, 1e-3 / new.len() as f64),
+        Normalize::Time => (unit / base.len() as f64, unit / new.len() as f64),
         Normalize::Share => {
             let ratio = if b.total > 0 { n.total as f64 / b.total as f64 } else { 1.0 };
-            (1e-3 * ratio / new.len() as f64, 1e-3 / new.len() as f64)
+            (unit * ratio / new.len() as f64, unit / new.len() as f64)
         }
     };
     let mut flame = FlameOptions::default();
     "cpuprof diff: red grew, blue shrank".clone_into(&mut flame.title);
+    let per_run = if timed { "µs per run" } else { "samples per run" };
     let widths = match normalize {
-        Normalize::Time => "widths: new, µs per run",
-        Normalize::Share => "widths: new, µs per run · base scaled to the same total (shares)",
+        Normalize::Time => format!("widths: new, {per_run}"),
+        Normalize::Share => format!("widths: new, {per_run} · base scaled to the same total (shares)"),
     };
     flame.subtitle = format!(
         "{widths} · colour: change in self time · [total ±x%]: callees' change · (only in base): at base width"
     );
-    "µs".clone_into(&mut flame.sample_name);
+    (if timed { "µs" } else { "samples" }).clone_into(&mut flame.sample_name);
     render_differential(&b, &n, base_scale, new_scale, &flame)
         .map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))
 }

@@ -29,6 +29,7 @@ mod ids;
 mod merge;
 mod strings;
 mod tables;
+pub mod text;
 
 pub use builder::{ModelError, ProfileBuilder};
 pub use ids::{FrameId, FuncId, StackId, StrId};

@@ -21,6 +21,7 @@
 
 use std::io::BufRead;
 
+use cpuprof_model::text::is_unsafe_to_show;
 use cpuprof_model::{Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType};
 use rustc_hash::FxHashMap;
 
@@ -157,7 +158,8 @@ fn add_frame(b: &mut ProfileBuilder, label: &str) -> FrameId {
     b.frame(Frame { func, line: None, column: None })
 }
 
-/// Undoes `cpuprof collapse`'s escaping (`cpuprof_analysis::fold::escape`).
+/// Undoes `cpuprof collapse`'s escaping (`cpuprof_analysis::fold::escape`). A `\u{…}` escape
+/// is undone only for a character `collapse` escapes, so other text that looks like one stays.
 fn unescape(label: &str) -> String {
     // A no-break space before a trailing number stands for a space.
     let trailing = label.rfind('\u{a0}').filter(|at| {
@@ -168,26 +170,46 @@ fn unescape(label: &str) -> String {
         return label.to_owned();
     }
     let mut out = String::with_capacity(label.len());
-    let mut chars = label.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
+    let mut rest = label;
+    while let Some(c) = rest.chars().next() {
+        let at = label.len() - rest.len();
+        rest = &rest[c.len_utf8()..];
         match c {
             '\u{ff1b}' => out.push(';'),
-            '\\' => match chars.peek().map(|(_, c)| *c) {
-                Some('n') => {
-                    chars.next();
-                    out.push('\n');
+            '\\' if rest.starts_with('\\') => {
+                rest = &rest[1..];
+                out.push('\\');
+            }
+            '\\' if rest.starts_with('n') => {
+                rest = &rest[1..];
+                out.push('\n');
+            }
+            '\\' if rest.starts_with('r') => {
+                rest = &rest[1..];
+                out.push('\r');
+            }
+            '\\' => match escaped_char(rest) {
+                Some((c, len)) => {
+                    rest = &rest[len..];
+                    out.push(c);
                 }
-                Some('r') => {
-                    chars.next();
-                    out.push('\r');
-                }
-                _ => out.push('\\'),
+                None => out.push('\\'),
             },
-            '\u{a0}' if Some(i) == trailing => out.push(' '),
+            '\u{a0}' if Some(at) == trailing => out.push(' '),
             c => out.push(c),
         }
     }
     out
+}
+
+/// `u{1b}…` after a backslash → (the character, the escape's length), for characters that
+/// `collapse` writes so.
+fn escaped_char(text: &str) -> Option<(char, usize)> {
+    let hex = text.strip_prefix("u{")?;
+    let end =
+        hex.find('}').filter(|&end| (1..=6).contains(&end) && hex[..end].bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let c = u32::from_str_radix(&hex[..end], 16).ok().and_then(char::from_u32)?;
+    (is_unsafe_to_show(c) && !matches!(c, '\n' | '\r')).then_some((c, end + 3))
 }
 
 /// `name FILE[:LINE[:COLUMN]]` → (name, file, line, column), when FILE looks like a path or url.
@@ -337,10 +359,13 @@ mod tests {
     #[test]
     fn collapse_escapes_are_undone() {
         let text =
-            "semi\u{ff1b}colon /h.js:3;new\\nline\\r /h.js:4 1\nRegExp: ^(a+)+\u{a0}200 2\nback\\slash /h.js:9 1\n";
+            "semi\u{ff1b}colon /h.js:3;new\\nline\\r /h.js:4 1\nRegExp: ^(a+)+\u{a0}200 2\nback\\slash /h.js:9 1\n\
+             \\u{1b}[31m\\u{202e}\\u{41}\\u{+1b}\\u{1b /h.js:5 1\nC:\\temp\\\\new\\\\\\x\\\\u{1b}\\ 1\n";
         let p = parse_str(text).unwrap();
         let names: Vec<&str> = p.funcs.as_slice().iter().map(|f| p.strings.get(f.name)).collect();
-        assert_eq!(names, vec!["semi;colon", "new\nline\r", "RegExp: ^(a+)+ 200", "back\\slash"]);
+        let controls = "\u{1b}[31m\u{202e}\\u{41}\\u{+1b}\\u{1b";
+        let paths = r"C:\temp\new\\x\u{1b}\";
+        assert_eq!(names, vec!["semi;colon", "new\nline\r", "RegExp: ^(a+)+ 200", "back\\slash", controls, paths]);
         assert_eq!(p.funcs.as_slice()[2].kind, FuncKind::Native);
     }
 

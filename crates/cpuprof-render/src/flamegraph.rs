@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use cpuprof_analysis::{Folded, FrameClass, Weight};
+use cpuprof_model::text::{escaped, is_unsafe_to_show};
 use inferno::flamegraph::color::{Color, PaletteMap};
 use inferno::flamegraph::{self, Direction, Options};
 
@@ -110,38 +111,37 @@ pub fn render_differential(
     };
     let (base_labels, new_labels) = (labels(base), labels(new));
 
-    // Inclusive weights of every caller (a proper prefix of a stack), both sides.
-    let mut callers: HashMap<&str, (f64, f64)> = HashMap::new();
-    for (frames, (b, n)) in &merged {
-        for (end, _) in frames.match_indices(';') {
-            let sum = callers.entry(&frames[..end]).or_default();
-            sum.0 += b;
-            sum.1 += n;
-        }
-    }
+    // Inclusive weights of every caller (a proper prefix of a stack), both sides, in a
+    // prefix tree: keying them by the prefix text would cost the square of the depth.
+    let mut tree = PrefixTree::default();
+    let node_paths: Vec<Vec<u32>> = merged
+        .iter()
+        .map(|(frames, &(b, n))| {
+            let path = tree.insert(frames);
+            for &node in &path[..path.len() - 1] {
+                tree.weights[node as usize].0 += b;
+                tree.weights[node as usize].1 += n;
+            }
+            path
+        })
+        .collect();
+    let path_of: HashMap<&str, &Vec<u32>> = merged.keys().copied().zip(&node_paths).collect();
     let graph_total: f64 = drawn.iter().map(|(_, (_, n))| n.round()).sum::<f64>()
         + only_base.iter().map(|(_, (b, _))| b.round()).sum::<f64>();
-    let label = |frames: &str, depth_end: usize, frame: &str| -> String {
+    let label = |node: u32, frame: &str| -> String {
         let mut text = xml_safe(frame);
         if !base_labels.contains(frame) {
             text.push_str(" (new)");
         }
-        if let Some((b, n)) = callers.get(&frames[..depth_end]) {
-            let pct = 100.0 * (n - b) / graph_total.max(1.0);
-            if pct.abs() >= 0.1 {
-                let _ = write!(text, " [total {pct:+.2}%]");
-            }
+        let (b, n) = tree.weights[node as usize];
+        let pct = 100.0 * (n - b) / graph_total.max(1.0);
+        if pct.abs() >= 0.1 {
+            let _ = write!(text, " [total {pct:+.2}%]");
         }
         text
     };
-    let frames_of = |frames: &'_ str| -> Vec<String> {
-        let mut out = Vec::new();
-        let mut start = 0;
-        for frame in frames.split(';') {
-            out.push(label(frames, start + frame.len(), frame));
-            start += frame.len() + 1;
-        }
-        out
+    let frames_of = |frames: &str| -> Vec<String> {
+        frames.split(';').zip(path_of[frames].iter()).map(|(frame, &node)| label(node, frame)).collect()
     };
     let mut lines: Vec<String> = drawn
         .iter()
@@ -164,21 +164,48 @@ pub fn render_differential(
     Ok(svg)
 }
 
-/// Text XML 1.0 can carry: C0 controls but tab (line breaks are escaped before this), and
-/// U+FFFE/U+FFFF, which names may hold but no SVG may, are written as `\x01`-style escapes.
+/// Text XML 1.0 can carry and a reader can trust: titles and labels with controls,
+/// noncharacters or bidi overrides (which no frame label from `fold` holds any more) get the
+/// visible escapes every output uses.
 fn xml_safe(text: &str) -> String {
-    if !text.chars().any(|c| (c < ' ' && c != '\t') || c == '\u{fffe}' || c == '\u{ffff}') {
+    if !text.chars().any(is_unsafe_to_show) {
         return text.to_owned();
     }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if (c < ' ' && c != '\t') || c == '\u{fffe}' || c == '\u{ffff}' {
-            let _ = write!(out, "\\x{:02x}", u32::from(c));
+    text.chars().fold(String::with_capacity(text.len() + 8), |mut out, c| {
+        if is_unsafe_to_show(c) {
+            out.push_str(&escaped(c));
         } else {
             out.push(c);
         }
+        out
+    })
+}
+
+/// Distinct call paths as a tree of frame labels: node ids index `weights`.
+#[derive(Default)]
+struct PrefixTree<'a> {
+    children: std::collections::HashMap<(u32, &'a str), u32>,
+    /// Per node: the (base, new) weight of the stacks passing through it as a caller.
+    weights: Vec<(f64, f64)>,
+}
+
+impl<'a> PrefixTree<'a> {
+    /// The nodes of `frames` (`;`-joined), root-most first, added where missing.
+    fn insert(&mut self, frames: &'a str) -> Vec<u32> {
+        let mut parent = u32::MAX;
+        frames
+            .split(';')
+            .map(|frame| {
+                let next = u32::try_from(self.weights.len()).unwrap_or(u32::MAX);
+                let node = *self.children.entry((parent, frame)).or_insert(next);
+                if node == next {
+                    self.weights.push((0.0, 0.0));
+                }
+                parent = node;
+                node
+            })
+            .collect()
     }
-    out
 }
 
 /// A colour per class, varied within the class by a stable hash of the label so that
@@ -208,8 +235,8 @@ mod tests {
 
     #[test]
     fn names_cannot_break_the_xml() {
-        assert_eq!(xml_safe("esc\u{1b}[31m\u{1}ctl\ttab"), "esc\\x1b[31m\\x01ctl\ttab");
-        assert_eq!(xml_safe("bell\u{7}\u{ffff}"), "bell\\x07\\xffff");
+        assert_eq!(xml_safe("esc\u{1b}[31m\u{1}ctl\ttab"), "esc\\u{1b}[31m\\u{1}ctl\\u{9}tab");
+        assert_eq!(xml_safe("bell\u{7}\u{ffff}\u{202e}"), "bell\\u{7}\\u{ffff}\\u{202e}");
         assert_eq!(xml_safe("plain <b>"), "plain <b>");
     }
 }

@@ -1,7 +1,7 @@
 use cpuprof_analysis::Weight;
 
 use crate::table::{header, location};
-use crate::text::{display_file, is_dangerous, truncate};
+use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
 use crate::time::format_ns;
 use crate::TopDocument;
 
@@ -12,7 +12,10 @@ pub(crate) fn escape(s: &str) -> String {
     for c in s.chars() {
         match c {
             '\n' => out.push_str("\\\\n"),
-            c if is_dangerous(c) => out.push_str(&format!("\\\\u{{{:x}}}", c as u32)),
+            c if is_unsafe_to_show(c) => {
+                out.push('\\');
+                out.push_str(&escaped(c));
+            }
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),

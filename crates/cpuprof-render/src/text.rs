@@ -2,11 +2,7 @@
 //! code and may hold newlines, terminal escapes or bidi overrides that would reorder what a
 //! reader sees.
 
-/// True for characters that must not reach a terminal or a document raw: C0/C1 controls,
-/// DEL, and the Unicode bidi embedding, override and isolate controls.
-pub fn is_dangerous(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
+pub use cpuprof_model::text::{escaped, is_unsafe_to_show};
 
 /// `s` with dangerous characters written as visible escapes (`\n`, `\t`, `\u{202e}`).
 pub fn visible(s: &str) -> String {
@@ -16,7 +12,7 @@ pub fn visible(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if is_dangerous(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if is_unsafe_to_show(c) => out.push_str(&escaped(c)),
             c => out.push(c),
         }
     }
