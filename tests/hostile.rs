@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use pprof::protos::{Function, Line, Location, Message, Profile as Proto, Sample, ValueType};
 use quick_xml::events::Event;
 use serde_json::{json, Value};
 
@@ -290,4 +291,273 @@ fn hostile_names_are_exact_in_data_and_inert_on_screen() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let titles = svg_titles("differential flamegraph", &std::fs::read(d.join("d.svg")).unwrap());
     assert!(titles.iter().any(|t| t.starts_with("<script>alert(1)</script> ")), "{titles:#?}");
+}
+
+const DEPTH: usize = 100_000;
+
+/// Two 100,000-frame stacks as `(id, parent, name)` nodes under `(root)` (id 1): `f0 → … →
+/// f99999`, sampled 5 times at its leaf, and `a → b → a → …`, ending in `b`, sampled 3 times.
+/// Returns the nodes and the sample ids.
+fn deep_tree() -> (Vec<(usize, usize, String)>, Vec<usize>) {
+    let mut nodes = Vec::with_capacity(2 * DEPTH);
+    for i in 0..DEPTH {
+        nodes.push((2 + i, if i == 0 { 1 } else { 1 + i }, format!("f{i}")));
+    }
+    let base = 2 + DEPTH;
+    for i in 0..DEPTH {
+        nodes.push((base + i, if i == 0 { 1 } else { base + i - 1 }, (if i % 2 == 0 { "a" } else { "b" }).to_owned()));
+    }
+    let (chain_leaf, recursion_leaf) = (1 + DEPTH, base + DEPTH - 1);
+    (
+        nodes,
+        vec![
+            chain_leaf,
+            recursion_leaf,
+            chain_leaf,
+            recursion_leaf,
+            chain_leaf,
+            recursion_leaf,
+            chain_leaf,
+            chain_leaf,
+        ],
+    )
+}
+
+/// The deep tree as a .cpuprofile (children lists), a trace (parent ids) and folded stacks.
+/// Written as text: 200,000 `json!` nodes take seconds in a debug build.
+fn write_deep_inputs(dir: &Path) {
+    use std::fmt::Write as _;
+    let (nodes, samples) = deep_tree();
+    let mut children: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (id, parent, _) in &nodes {
+        children.entry(*parent).or_default().push(*id);
+    }
+    let frame = |name: &str| {
+        format!(r#"{{"functionName":"{name}","scriptId":"1","url":"file:///deep.js","lineNumber":0,"columnNumber":0}}"#)
+    };
+    let root = r#"{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}"#;
+    let list = |ids: &[usize]| ids.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let samples_list = list(&samples);
+    let deltas = vec!["1000"; samples.len()].join(",");
+
+    let mut text = format!(r#"{{"nodes":[{{"id":1,"callFrame":{root},"children":[{}]}}"#, list(&children[&1]));
+    for (id, _, name) in &nodes {
+        let kids = children.get(id).map_or(String::new(), |c| list(c));
+        let _ = write!(text, r#",{{"id":{id},"callFrame":{},"children":[{kids}]}}"#, frame(name));
+    }
+    let _ = write!(text, r#"],"startTime":0,"endTime":8000,"samples":[{samples_list}],"timeDeltas":[{deltas}]}}"#);
+    std::fs::write(dir.join("deep.cpuprofile"), text).unwrap();
+
+    let event = r#"{"pid":1,"tid":1,"ph":"P","cat":"disabled-by-default-v8.cpu_profiler","id":"0x1""#;
+    let mut text = format!(r#"[{event},"ts":1,"name":"Profile","args":{{"data":{{"startTime":0}}}}}},"#);
+    let _ = write!(
+        text,
+        r#"{event},"ts":2,"name":"ProfileChunk","args":{{"data":{{"cpuProfile":{{"nodes":[{{"id":1,"callFrame":{root}}}"#
+    );
+    for (id, parent, name) in &nodes {
+        let _ = write!(text, r#",{{"id":{id},"parent":{parent},"callFrame":{}}}"#, frame(name));
+    }
+    let _ = write!(text, r#"],"samples":[{samples_list}]}},"timeDeltas":[{deltas}]}}}}}}]"#);
+    std::fs::write(dir.join("deep.trace.json"), text).unwrap();
+
+    let chain: Vec<String> = (0..DEPTH).map(|i| format!("f{i}")).collect();
+    let recursion: Vec<&str> = (0..DEPTH).map(|i| if i % 2 == 0 { "a" } else { "b" }).collect();
+    std::fs::write(dir.join("deep.folded"), format!("{} 5\n{} 3\n", chain.join(";"), recursion.join(";"))).unwrap();
+}
+
+/// The report on the deep tree is right: every `f` has all 5 chain samples, `a` and `b` the 3
+/// recursion samples once each however often they recur, the leaves their own.
+fn assert_deep_report(dir: &Path, input: &str) {
+    let rows = json_rows(dir, input, &[]);
+    assert_eq!(rows.len(), DEPTH + 2, "{input}: the f's, a and b");
+    let counts = |name: &str| rows.get(name).map(|r| (r.1, r.2));
+    assert_eq!(counts("f0"), Some((0, 5)), "{input}");
+    assert_eq!(counts("f50000"), Some((0, 5)), "{input}");
+    assert_eq!(counts(&format!("f{}", DEPTH - 1)), Some((5, 5)), "{input}");
+    assert_eq!(counts("a"), Some((0, 3)), "{input}");
+    assert_eq!(counts("b"), Some((3, 3)), "{input}");
+}
+
+#[test]
+fn deep_stacks_work_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_deep_inputs(d);
+    // The .cpuprofile and trace readers build the tree; the rest runs on the folded stacks
+    // (the same stacks, written here), which read fastest.
+    for input in ["deep.cpuprofile", "deep.trace.json", "deep.folded"] {
+        assert_deep_report(d, input);
+    }
+
+    let folded = ok(d, &["collapse", "deep.folded"]);
+    let lines: Vec<(usize, &str)> =
+        folded.lines().map(|l| (l.matches(';').count() + 1, l.rsplit(' ').next().unwrap())).collect();
+    assert_eq!(lines, vec![(DEPTH, "3"), (DEPTH, "5")], "two stacks of {DEPTH} frames");
+    for out in ["deep.pb.gz", "deep.out.cpuprofile"] {
+        ok(d, &["convert", "deep.folded", "-o", out]);
+        assert_deep_report(d, out);
+    }
+
+    for format in ["table", "csv", "markdown"] {
+        let text = ok(d, &["top", "deep.folded", "--sort", "total", "--format", format]);
+        assert!(text.contains("f0"), "{format}: {text}");
+    }
+
+    // Flame graphs: one frame per call, however deep, both ways up.
+    for (svg, extra) in [("deep.svg", None), ("reverse.svg", Some("--reverse"))] {
+        let mut args = vec!["flamegraph", "deep.folded", "-o", svg];
+        args.extend(extra);
+        ok(d, &args);
+        let titles = svg_titles(svg, &std::fs::read(d.join(svg)).unwrap());
+        assert_eq!(titles.len(), 1 + 2 * DEPTH, "{svg}: `all` and every frame");
+    }
+    let diff: Value =
+        serde_json::from_str(&ok(d, &["diff", "deep.folded", "deep.folded", "--format", "json"])).unwrap();
+    assert_eq!(diff["rows"].as_array().map(Vec::len), Some(20), "{diff}");
+    ok(d, &["diff", "deep.folded", "deep.folded", "--flamegraph", "diff.svg"]);
+    let titles = svg_titles("diff.svg", &std::fs::read(d.join("diff.svg")).unwrap());
+    assert_eq!(titles.len(), 1 + 2 * DEPTH, "diff.svg: `all` and every frame");
+}
+
+/// What a hostile file must give: a report with this many samples, a clean error, or either.
+#[derive(Debug)]
+enum Outcome {
+    Samples(i64),
+    Error,
+    Either,
+}
+
+/// Runs `top` on each `(file, bytes, outcome)` and checks it; errors name the file.
+fn check_outcomes(cases: Vec<(String, Vec<u8>, Outcome)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (file, bytes, outcome) in cases {
+        std::fs::write(d.join(&file), bytes).unwrap();
+        let r = run(d, &["top", &file, "--all", "--format", "json", "--weight", "samples"]);
+        match (&outcome, r.code) {
+            (Outcome::Samples(n), 0) => {
+                let report: Value = serde_json::from_slice(&r.stdout).expect("JSON output parses");
+                assert_eq!(report["samples"].as_i64(), Some(*n), "{file}");
+                let self_sum: i64 =
+                    report["rows"].as_array().unwrap().iter().map(|r| r["self_samples"].as_i64().unwrap()).sum();
+                assert_eq!(self_sum, *n, "{file}: the rows' self samples add up");
+            }
+            (Outcome::Error | Outcome::Either, 1) => {
+                assert!(r.stderr.contains(&file), "{file}: the error names the file: {}", r.stderr);
+            }
+            (Outcome::Either, 0) => {}
+            _ => panic!("{file}: expected {outcome:?}, got exit {}: {}", r.code, r.stderr),
+        }
+    }
+}
+
+fn node(id: &str, children: &[&str]) -> String {
+    let name = if id == "1" { "(root)" } else { "f" };
+    format!(
+        r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"1","url":"file:///c.js","lineNumber":0,"columnNumber":0}},"children":[{}]}}"#,
+        children.join(",")
+    )
+}
+
+fn cpuprofile(nodes: &[String], samples: &[&str]) -> Vec<u8> {
+    let deltas = vec!["1"; samples.len()].join(",");
+    format!(
+        r#"{{"nodes":[{}],"startTime":0,"endTime":{},"samples":[{}],"timeDeltas":[{deltas}]}}"#,
+        nodes.join(","),
+        samples.len(),
+        samples.join(",")
+    )
+    .into_bytes()
+}
+
+#[test]
+fn cycles_and_ids_at_the_integer_limits_end_cleanly() {
+    let mut cases = Vec::new();
+    let mut add = |file: &str, bytes: Vec<u8>, outcome| cases.push((file.to_owned(), bytes, outcome));
+
+    // .cpuprofile trees: cycles are errors, whether through the root, long, or apart from it.
+    add(
+        "cycle.cpuprofile",
+        cpuprofile(&[node("1", &["2"]), node("2", &["3"]), node("3", &["2"])], &["3"]),
+        Outcome::Error,
+    );
+    add("self.cpuprofile", cpuprofile(&[node("1", &["2"]), node("2", &["2"])], &["2"]), Outcome::Error);
+    add("ring.cpuprofile", cpuprofile(&[node("1", &["2"]), node("2", &["1"])], &["2"]), Outcome::Error);
+    let ids: Vec<String> = (1..=DEPTH).map(|i| i.to_string()).collect();
+    let long = |back: &str| -> Vec<String> {
+        (0..DEPTH).map(|i| node(&ids[i], &[if i + 1 < DEPTH { &ids[i + 1] } else { back }])).collect()
+    };
+    add("long-cycle.cpuprofile", cpuprofile(&long("2"), &["7"]), Outcome::Error);
+    add("long-ring.cpuprofile", cpuprofile(&long("1"), &["7"]), Outcome::Error);
+    let apart = [node("1", &["2"]), node("2", &[]), node("3", &["4"]), node("4", &["3"])];
+    add("apart.cpuprofile", cpuprofile(&apart, &["2", "2"]), Outcome::Error);
+
+    // Ids: any JSON integer up to 2^63 - 1 is an id; beyond it, or negative, or fractional, is an error.
+    let (max, max53) = (i64::MAX.to_string(), (1u64 << 53).to_string());
+    let limits = [node("1", &[&max]), node(&max, &[&max53]), node(&max53, &[])];
+    add("u64-ids.cpuprofile", cpuprofile(&limits, &[&max, &max53, &max53]), Outcome::Samples(3));
+    let over = [("over-i64.cpuprofile", "9223372036854775808"), ("over-u64.cpuprofile", "18446744073709551616")];
+    for (file, id) in over.into_iter().chain([("negative.cpuprofile", "-1"), ("fraction.cpuprofile", "2.5")]) {
+        add(file, cpuprofile(&[node("1", &[id]), node(id, &[])], &[id]), Outcome::Error);
+    }
+    add(
+        "unknown-sample.cpuprofile",
+        cpuprofile(&[node("1", &["2"]), node("2", &[])], &[&(i64::MAX - 1).to_string()]),
+        Outcome::Error,
+    );
+    let positions = r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},
+        {"id":2,"callFrame":{"functionName":"f","scriptId":"99999999999999999999","url":"file:///p.js","lineNumber":9223372036854775807,"columnNumber":4294967296},
+         "positionTicks":[{"line":4294967295,"ticks":1},{"line":1,"ticks":9223372036854775807}]}],
+        "startTime":0,"endTime":2,"samples":[2,2],"timeDeltas":[1,1]}"#;
+    add("positions.cpuprofile", positions.as_bytes().to_vec(), Outcome::Samples(2));
+    let far = positions
+        .replace(r#""startTime":0,"endTime":2"#, r#""startTime":-9007199254740991,"endTime":9007199254740991"#);
+    add("far-clock.cpuprofile", far.into_bytes(), Outcome::Either);
+    let far = positions.replace(r#""timeDeltas":[1,1]"#, r#""timeDeltas":[9007199254740991,9007199254740991]"#);
+    add("far-deltas.cpuprofile", far.into_bytes(), Outcome::Either);
+
+    // Trace parent links: cycles never loop.
+    let trace = |nodes: &str| {
+        let event = r#"{"pid":1,"tid":1,"ph":"P","cat":"disabled-by-default-v8.cpu_profiler","id":"0x1""#;
+        format!(
+            r#"[{event},"ts":1,"name":"Profile","args":{{"data":{{"startTime":0}}}}}},{event},"ts":2,"name":"ProfileChunk","args":{{"data":{{"cpuProfile":{{"nodes":[{{"id":1,"callFrame":{{"functionName":"(root)","scriptId":0}}}},{nodes}],"samples":[2]}},"timeDeltas":[1]}}}}}}]"#
+        )
+        .into_bytes()
+    };
+    let linked = |id: usize, parent: usize| {
+        format!(r#"{{"id":{id},"parent":{parent},"callFrame":{{"functionName":"f{id}","scriptId":1}}}}"#)
+    };
+    add("cycle.trace.json", trace(&[linked(2, 3), linked(3, 2)].join(",")), Outcome::Error);
+    add("self.trace.json", trace(&linked(2, 2)), Outcome::Error);
+    let ring: Vec<String> = (2..DEPTH + 2).map(|i| linked(i, if i == 2 { DEPTH + 1 } else { i - 1 })).collect();
+    add("long-cycle.trace.json", trace(&ring.join(",")), Outcome::Error);
+
+    // pprof: ids at u64::MAX, lines at the i64 limits, values that overflow when summed.
+    let pprof = |location_ids: Vec<u64>, values: Vec<i64>, line: i64, name: i64| {
+        let string_table = ["", "samples", "count", "f", "/p.js"].map(str::to_owned).to_vec();
+        Proto {
+            sample_type: vec![ValueType { ty: 1, unit: 2 }],
+            sample: values
+                .iter()
+                .map(|&v| Sample { location_id: location_ids.clone(), value: vec![v], label: vec![] })
+                .collect(),
+            location: vec![Location {
+                id: u64::MAX,
+                line: vec![Line { function_id: u64::MAX, line }],
+                ..Default::default()
+            }],
+            function: vec![Function { id: u64::MAX, name, system_name: name, filename: 4, start_line: line }],
+            string_table,
+            ..Default::default()
+        }
+        .encode_to_vec()
+    };
+    add("max-ids.pb", pprof(vec![u64::MAX; 3], vec![2, 5], i64::MAX, 3), Outcome::Samples(7));
+    add("min-line.pb", pprof(vec![u64::MAX], vec![1], i64::MIN, 3), Outcome::Samples(1));
+    add("deep.pb", pprof(vec![u64::MAX; DEPTH], vec![4], 1, 3), Outcome::Samples(4));
+    add("overflow.pb", pprof(vec![u64::MAX], vec![i64::MAX, i64::MAX], 1, 3), Outcome::Either);
+    add("negative.pb", pprof(vec![u64::MAX], vec![-5], 1, 3), Outcome::Either);
+    add("no-location.pb", pprof(vec![u64::MAX - 1], vec![1], 1, 3), Outcome::Error);
+    add("bad-string.pb", pprof(vec![u64::MAX], vec![1], 1, 1 << 40), Outcome::Error);
+    check_outcomes(cases);
 }

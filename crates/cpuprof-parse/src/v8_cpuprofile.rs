@@ -619,6 +619,10 @@ impl Tree {
         span: Span,
     ) -> Result<Tree, ParseError> {
         let max_id = ids.clone().max().unwrap_or(0);
+        // Samples read ids as JSON integers up to 2^63 - 1: larger ones could never be sampled.
+        if max_id > i64::MAX as u64 {
+            return Err(ParseErrorKind::OutOfRange { what: "node id", value: max_id.to_string() }.at(origin, span));
+        }
         let use_dense = max_id < (n as u64).saturating_mul(4).saturating_add(1024);
         let mut dense = if use_dense { vec![u32::MAX; max_id as usize + 1] } else { Vec::new() };
         let mut sparse = FxHashMap::default();
