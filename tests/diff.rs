@@ -165,3 +165,46 @@ fn min_delta_and_one_run_per_side_are_explained() {
     let out = cpuprof().args(["diff", BASE[0], NEW[0], "-o", "/dev/null"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("one run per side"));
 }
+
+#[test]
+fn profiles_without_times_are_compared_by_sample_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, new) = (dir.path().join("base.folded"), dir.path().join("new.folded"));
+    std::fs::write(&base, "main;hot 30\nmain;cold 20\n").unwrap();
+    std::fs::write(&new, "main;hot 60\nmain;cold 20\n").unwrap();
+    let (base, new) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let (report, _) = diff_json(&[base], &[new], &[]);
+    assert_eq!(report["unit"], "samples");
+    assert_eq!((report["base"]["total"].as_f64(), report["new"]["total"].as_f64()), (Some(50.0), Some(80.0)));
+    let hot = row(&report, "hot");
+    assert_eq!(
+        (hot["base_self"].as_f64(), hot["new_self"].as_f64(), hot["verdict"].as_str()),
+        (Some(30.0), Some(60.0), Some("hotter"))
+    );
+
+    // Against a profile with times, the times are set aside: both sides count samples.
+    let money = "fixtures/cpuprofile/money.cpuprofile";
+    let (mixed, _) = diff_json(&[money], &[new], &[]);
+    let samples = common::oracle(&[money, "--weight", "samples"])["samples"].as_i64().unwrap();
+    assert_eq!((mixed["unit"].as_str(), mixed["base"]["samples"].as_i64()), (Some("samples"), Some(samples)));
+    assert_eq!(mixed["base"]["total"].as_f64(), Some(samples as f64), "busy amounts are counts too");
+
+    let table = cpuprof().args(["diff", base, new]).output().unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("+30 samples") && table.contains("50 samples busy per run"), "{table}");
+    assert!(!table.contains(" ns"), "no times: {table}");
+
+    // A time threshold means nothing here: a usage error, before any output.
+    let out = cpuprof().args(["diff", base, new, "--fail-on", "self:+5ms"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty() && String::from_utf8_lossy(&out.stderr).contains("sample counts"));
+    let out = cpuprof().args(["diff", base, new, "--fail-on", "self:+10pp"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // The differential flame graph draws them, in samples.
+    let svg = dir.path().join("d.svg");
+    let out = cpuprof().args(["diff", base, new, "--flamegraph", svg.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("<title>hot (60 samples, 75.00%; +"), "{svg}");
+}

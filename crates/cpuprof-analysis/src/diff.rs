@@ -23,7 +23,7 @@
 //! counts behave like Poisson counts for anything that is not periodic with it), runs of a
 //! side are repetitions of the same work.
 
-use cpuprof_model::{FuncKind, Profile, SourceFormat};
+use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueUnit};
 use rustc_hash::FxHashMap;
 use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
 
@@ -219,6 +219,9 @@ pub struct DiffReport {
     pub normalize: Normalize,
     /// As asked.
     pub metric: Metric,
+    /// What every `_ns` amount (and `busy_ns`) holds: ns, or sample counts when a profile has
+    /// no times (folded stacks), since counts and times cannot be compared.
+    pub unit: Weight,
     /// The base side.
     pub base: SideTotals,
     /// The new side.
@@ -265,10 +268,10 @@ fn strip_tier(name: &str) -> &str {
     }
 }
 
-fn side(runs: &[&Profile], filter: &StackFilter) -> Side {
+fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight) -> Side {
     let mut side = Side { functions: FxHashMap::default(), busy_ns: Vec::new(), busy_samples: Vec::new() };
     for (r, profile) in runs.iter().enumerate() {
-        let options = TopOptions::new(GroupBy::Function, Weight::Time, SortBy::SelfWeight, filter.clone());
+        let options = TopOptions::new(GroupBy::Function, unit, SortBy::SelfWeight, filter.clone());
         let report = top(profile, &options);
         side.busy_ns.push(report.total);
         side.busy_samples.push(report.samples);
@@ -301,8 +304,10 @@ fn side(runs: &[&Profile], filter: &StackFilter) -> Side {
 
 /// Compares `base` runs with `new` runs.
 pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffReport {
-    let b = side(base, &options.filter);
-    let n = side(new, &options.filter);
+    let timed = base.iter().chain(new).all(|p| p.value_index(ValueUnit::Nanoseconds).is_some());
+    let unit = if timed { Weight::Time } else { Weight::Samples };
+    let b = side(base, &options.filter, unit);
+    let n = side(new, &options.filter, unit);
     let totals = |s: &Side| SideTotals {
         runs: s.busy_ns.len(),
         busy_ns: mean(&s.busy_ns),
@@ -379,7 +384,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
             .then_with(|| x.file.cmp(&y.file))
             .then_with(|| x.line.cmp(&y.line))
     });
-    DiffReport { normalize, metric, base: base_totals, new: new_totals, rows }
+    DiffReport { normalize, metric, unit, base: base_totals, new: new_totals, rows }
 }
 
 /// Pairs same-named functions of one file across the sides by nearest start line (closest

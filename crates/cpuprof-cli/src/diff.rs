@@ -135,6 +135,19 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let mut options = options;
     options.min_delta = min_delta.unwrap_or(0.0);
     let report = diff(&base_refs, &new_refs, &options);
+    if report.unit == Weight::Samples {
+        let timed_rule = args.fail_on.iter().zip(&rules).find(|(_, (_, t))| matches!(t, Threshold::Nanos(_)));
+        let timed_min_delta = args.min_delta.as_deref().filter(|_| normalize == Normalize::Time);
+        if let Some(text) = timed_rule
+            .map(|(text, _)| format!("--fail-on {text}"))
+            .or(timed_min_delta.map(|t| format!("--min-delta {t}")))
+        {
+            return Err(UsageError(format!(
+                "{text}: a profile has no times (folded stacks), so the comparison is by sample counts: give a share (pp) or a ratio (%)"
+            ))
+            .into());
+        }
+    }
     if base.len() == 1 && new.len() == 1 && normalize == Normalize::Time {
         crate::warn(
             "one run per side: only sampling noise is accounted for, not how runs differ (machine load, JIT \
@@ -152,7 +165,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown, color };
     output.write(render_diff(&doc, args.output.format).as_bytes())?;
     if let Some(svg_output) = svg_output {
-        let svg = differential(&base_refs, &new_refs, &options, normalize)?;
+        let svg = differential(&base_refs, &new_refs, &options, normalize, report.unit)?;
         svg_output.write(&svg)?;
     }
 
@@ -189,40 +202,39 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     }
 }
 
-/// Both sides folded by function (time, or sample counts when a side has no times), per run
-/// or as shares, drawn differentially.
-fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, normalize: Normalize) -> Result<Vec<u8>> {
-    let fold_side = |profiles: &[&Profile], weight: Weight| -> Folded {
+/// Both sides folded by function in `unit` (time, or sample counts when a profile has no
+/// times), per run or as shares, drawn differentially.
+fn differential(
+    base: &[&Profile],
+    new: &[&Profile],
+    options: &DiffOptions,
+    normalize: Normalize,
+    unit: Weight,
+) -> Result<Vec<u8>> {
+    let fold_side = |profiles: &[&Profile]| -> Folded {
         let mut folds = profiles.iter().map(|p| {
             // Functions move between the versions: frames are `name file`, as diff matches them.
-            let mut fold_options = FoldOptions::new(GroupBy::Function, weight, options.filter.clone(), None);
+            let mut fold_options = FoldOptions::new(GroupBy::Function, unit, options.filter.clone(), None);
             fold_options.without_lines = true;
             fold(p, &fold_options)
         });
         let mut first = folds.next().unwrap_or_else(|| fold(base[0], &FoldOptions::default()));
         for other in folds {
-            if other.unit == Weight::Samples {
-                first.unit = Weight::Samples;
-            }
             first.stacks.extend(other.stacks);
             first.total += other.total;
             first.classes.extend(other.classes);
         }
         first
     };
-    let (mut b, mut n) = (fold_side(base, Weight::Time), fold_side(new, Weight::Time));
-    let timed = b.unit == Weight::Time && n.unit == Weight::Time;
-    if !timed {
-        // Counts and times cannot share a graph: count samples on both sides.
-        (b, n) = (fold_side(base, Weight::Samples), fold_side(new, Weight::Samples));
-    }
+    let (b, n) = (fold_side(base), fold_side(new));
+    let timed = unit == Weight::Time;
     // µs (or samples) per run, or the base scaled to the new side's total (shares).
-    let unit = if timed { 1e-3 } else { 1.0 };
+    let scale = if timed { 1e-3 } else { 1.0 };
     let (base_scale, new_scale) = match normalize {
-        Normalize::Time => (unit / base.len() as f64, unit / new.len() as f64),
+        Normalize::Time => (scale / base.len() as f64, scale / new.len() as f64),
         Normalize::Share => {
             let ratio = if b.total > 0 { n.total as f64 / b.total as f64 } else { 1.0 };
-            (unit * ratio / new.len() as f64, unit / new.len() as f64)
+            (scale * ratio / new.len() as f64, scale / new.len() as f64)
         }
     };
     let mut flame = FlameOptions::default();

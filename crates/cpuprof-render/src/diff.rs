@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
-use cpuprof_analysis::{DiffReport, DiffRow, Metric, Normalize, Verdict};
+use cpuprof_analysis::{DiffReport, DiffRow, Metric, Normalize, Verdict, Weight};
 use serde::Serialize;
 
 use crate::markdown::escape;
@@ -37,7 +37,16 @@ pub fn render_diff(doc: &DiffDocument<'_>, format: Format) -> String {
     }
 }
 
-fn signed_ns(v: f64) -> String {
+/// An amount of the report's unit: a time, or a number of samples (per run: maybe fractional).
+fn amount(v: f64, unit: Weight) -> String {
+    match unit {
+        Weight::Samples if (v - v.round()).abs() < 1e-9 => format!("{v:.0} samples"),
+        Weight::Samples => format!("{v:.2} samples"),
+        _ => format_ns(v.round() as i64),
+    }
+}
+
+fn signed_amount(v: f64, unit: Weight) -> String {
     let sign = if v > 0.0 {
         "+"
     } else if v < 0.0 {
@@ -45,7 +54,7 @@ fn signed_ns(v: f64) -> String {
     } else {
         "±"
     };
-    format!("{sign}{}", format_ns(v.abs().round() as i64))
+    format!("{sign}{}", amount(v.abs(), unit))
 }
 
 fn signed_pp(v: f64) -> String {
@@ -59,8 +68,8 @@ fn delta_text(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
         Metric::Total => (row.total_delta(), row.total_delta_pp()),
     };
     match doc.report.normalize {
-        Normalize::Time => format!("{} ({})", signed_ns(ns), signed_pp(pp)),
-        Normalize::Share => format!("{} ({})", signed_pp(pp), signed_ns(ns)),
+        Normalize::Time => format!("{} ({})", signed_amount(ns, doc.report.unit), signed_pp(pp)),
+        Normalize::Share => format!("{} ({})", signed_pp(pp), signed_amount(ns, doc.report.unit)),
     }
 }
 
@@ -105,24 +114,25 @@ fn verdict_text(row: &DiffRow) -> String {
 pub(crate) fn summary(doc: &DiffDocument<'_>) -> String {
     let count = |v: Verdict| doc.report.rows.iter().filter(|r| r.verdict == v && r.significant).count();
     let r = doc.report;
+    let what = if r.unit == Weight::Samples { "samples" } else { "time" };
     let normalize = match r.normalize {
-        Normalize::Time => "time per run",
-        Normalize::Share => "share of busy time",
+        Normalize::Time => format!("{what} per run"),
+        Normalize::Share => format!("share of busy {what}"),
     };
     let metric = match r.metric {
         Metric::SelfTime => "self",
         Metric::Total => "total",
     };
     format!(
-        "{} hotter, {} new, {} cooler, {} gone ({metric} time, compared by {normalize}; base: {} run(s), {} busy per run; new: {} run(s), {} busy per run; significant at a 5% false discovery rate)",
+        "{} hotter, {} new, {} cooler, {} gone ({metric} {what}, compared by {normalize}; base: {} run(s), {} busy per run; new: {} run(s), {} busy per run; significant at a 5% false discovery rate)",
         count(Verdict::Hotter),
         count(Verdict::New),
         count(Verdict::Cooler),
         count(Verdict::Gone),
         r.base.runs,
-        format_ns(r.base.busy_ns.round() as i64),
+        amount(r.base.busy_ns, r.unit),
         r.new.runs,
-        format_ns(r.new.busy_ns.round() as i64),
+        amount(r.new.busy_ns, r.unit),
     )
 }
 
@@ -193,6 +203,8 @@ fn markdown(doc: &DiffDocument<'_>) -> String {
 struct DiffJson<'a> {
     normalize: &'a str,
     metric: &'a str,
+    /// What the amounts are: `ns`, or `samples` when a profile has no times.
+    unit: &'a str,
     base: SideJson<'a>,
     new: SideJson<'a>,
     rows: Vec<RowJson<'a>>,
@@ -253,6 +265,7 @@ fn json(doc: &DiffDocument<'_>) -> String {
             Metric::SelfTime => "self",
             Metric::Total => "total",
         },
+        unit: if r.unit == Weight::Samples { "samples" } else { "ns" },
         base: side(doc.base_sources, &r.base),
         new: side(doc.new_sources, &r.new),
         rows: doc
