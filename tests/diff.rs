@@ -200,6 +200,17 @@ fn profiles_without_times_are_compared_by_sample_counts() {
     assert!(out.stdout.is_empty() && String::from_utf8_lossy(&out.stderr).contains("sample counts"));
     let out = cpuprof().args(["diff", base, new, "--fail-on", "self:+10pp"]).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cpuprof().args(["diff", base, new, "--min-delta", "2ms"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    // A minimum change in samples per run: hot's +30 is below 31, above 29.
+    for (min_delta, verdict) in [("31", "unchanged"), ("29", "hotter")] {
+        let (report, _) = diff_json(&[base], &[new], &["--min-delta", min_delta]);
+        assert_eq!(row(&report, "hot")["verdict"], verdict, "--min-delta {min_delta}");
+    }
+    let csv = cpuprof().args(["diff", base, new, "--format", "csv"]).output().unwrap();
+    let mut csv = csv::Reader::from_reader(&csv.stdout[..]);
+    assert_eq!(csv.headers().unwrap().iter().next_back(), Some("unit"));
+    assert!(csv.records().all(|r| r.unwrap().iter().next_back() == Some("samples")));
 
     // The differential flame graph draws them, in samples.
     let svg = dir.path().join("d.svg");

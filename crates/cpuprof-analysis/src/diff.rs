@@ -64,7 +64,8 @@ pub struct DiffOptions {
     pub alpha: f64,
     /// Which samples count. Default: all but `(idle)`.
     pub filter: StackFilter,
-    /// Changes smaller than this (ns per run, or share points with [`Normalize::Share`]) are
+    /// Changes smaller than this (ns per run, or samples per run when [`compared_unit`] is
+    /// samples, or share points with [`Normalize::Share`]) are
     /// not significant, whatever the test says. Default is 0.
     pub min_delta: f64,
 }
@@ -302,10 +303,20 @@ fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight) -> Side {
     side
 }
 
+/// What [`diff`] compares `base` and `new` by: time, or sample counts when a profile has no
+/// times (folded stacks). [`DiffOptions::min_delta`] is in this unit.
+pub fn compared_unit(base: &[&Profile], new: &[&Profile]) -> Weight {
+    let timed = base.iter().chain(new).all(|p| p.value_index(ValueUnit::Nanoseconds).is_some());
+    if timed {
+        Weight::Time
+    } else {
+        Weight::Samples
+    }
+}
+
 /// Compares `base` runs with `new` runs.
 pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffReport {
-    let timed = base.iter().chain(new).all(|p| p.value_index(ValueUnit::Nanoseconds).is_some());
-    let unit = if timed { Weight::Time } else { Weight::Samples };
+    let unit = compared_unit(base, new);
     let b = side(base, &options.filter, unit);
     let n = side(new, &options.filter, unit);
     let totals = |s: &Side| SideTotals {

@@ -311,7 +311,7 @@ pub fn escape(label: &str) -> String {
             ';' => out.push('\u{ff1b}'),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
-            '\\' if label[i + 1..].starts_with(['n', 'r', '\\']) || label[i + 1..].starts_with("u{") => {
+            '\\' if backslash_reads_as_escape(&label[i + 1..]) => {
                 out.push_str("\\\\");
             }
             c if is_unsafe_to_show(c) => out.push_str(&escaped(c)),
@@ -320,6 +320,12 @@ pub fn escape(label: &str) -> String {
         }
     }
     out
+}
+
+/// Whether a backslash before `rest` would read as the start of an escape: before `n`, `r`,
+/// `\\`, `u{`, or a character that is itself escaped.
+fn backslash_reads_as_escape(rest: &str) -> bool {
+    rest.starts_with("u{") || rest.chars().next().is_some_and(|c| matches!(c, 'n' | 'r' | '\\') || is_unsafe_to_show(c))
 }
 
 #[cfg(test)]
@@ -382,6 +388,7 @@ mod tests {
         assert_eq!(escape("a;b\nc\rd"), "a\u{ff1b}b\\nc\\rd");
         assert_eq!(escape("plain name"), "plain name");
         assert_eq!(escape(r"C:\temp\new\\x\u{1b}\"), r"C:\temp\\new\\\x\\u{1b}\");
+        assert_eq!(escape("a\\\n|b\\\u{1b}"), r"a\\\n|b\\\u{1b}");
         assert_eq!(escape("\u{1b}[31m\ttab\u{202e}"), "\\u{1b}[31m\\u{9}tab\\u{202e}");
         assert_eq!(escape("RegExp: ^(a+)+ 200"), "RegExp: ^(a+)+\u{a0}200");
         assert_eq!(escape("v 1.2 x"), "v 1.2 x");

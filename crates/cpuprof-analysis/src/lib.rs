@@ -25,7 +25,9 @@ mod keys;
 mod top;
 mod weights;
 
-pub use diff::{diff, DiffOptions, DiffReport, DiffRow, Metric, Normalize, SideNumbers, SideTotals, Verdict};
+pub use diff::{
+    compared_unit, diff, DiffOptions, DiffReport, DiffRow, Metric, Normalize, SideNumbers, SideTotals, Verdict,
+};
 pub use filter::StackFilter;
 pub use fold::{escape as escape_frame, fold, FoldOptions, Folded, FoldedStack, FrameClass};
 pub use keys::{package_of, GroupBy};

@@ -166,7 +166,8 @@ pub(crate) struct DiffArgs {
     #[command(flatten)]
     pub(crate) rows: RowsArgs,
 
-    /// Count a change smaller than this as unchanged: a time per run (2ms) or share points (0.5pp)
+    /// Count a change smaller than this as unchanged: a time per run (2ms), share points (0.5pp)
+    /// with --normalize share, or samples per run (5) for profiles without times
     #[arg(long, value_name = "DELTA")]
     pub(crate) min_delta: Option<String>,
 

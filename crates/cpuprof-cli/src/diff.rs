@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use cpuprof_analysis::{
-    diff, fold, DiffOptions, DiffRow, FoldOptions, Folded, GroupBy, Metric, Normalize, Verdict, Weight,
+    compared_unit, diff, fold, DiffOptions, DiffRow, FoldOptions, Folded, GroupBy, Metric, Normalize, Verdict, Weight,
 };
 use cpuprof_model::Profile;
 use cpuprof_render::{render_diff, render_differential, DiffDocument, FlameOptions};
@@ -60,6 +60,32 @@ fn parse_rule(text: &str) -> Result<(Metric, Threshold)> {
     Ok((metric, threshold))
 }
 
+/// A `--min-delta` as given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum MinDelta {
+    /// Share points (`--normalize share`).
+    Points(f64),
+    /// Time per run.
+    Nanos(f64),
+    /// Samples per run (profiles without times).
+    Samples(f64),
+}
+
+fn parse_min_delta(text: &str, normalize: Normalize) -> Result<MinDelta> {
+    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+    match (normalize, text.strip_suffix("pp")) {
+        (Normalize::Share, Some(v)) => number(v).map(MinDelta::Points),
+        (Normalize::Time, None) => duration_ns(text).map(MinDelta::Nanos).or_else(|| number(text).map(MinDelta::Samples)),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        UsageError(format!(
+            "--min-delta {text}: expected a time per run (2ms; samples per run, 5, for profiles without times) with --normalize time, share points (0.5pp) with --normalize share"
+        ))
+        .into()
+    })
+}
+
 /// `5ms`, `250us`, `1.5s` → ns (a unit is required).
 fn duration_ns(text: &str) -> Option<f64> {
     crate::units::nanoseconds(text, false).map(|ns| ns as f64)
@@ -93,16 +119,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         Sort::SelfTime => Metric::SelfTime,
         Sort::Total => Metric::Total,
     };
-    let min_delta = args
-        .min_delta
-        .as_deref()
-        .map(|t| match (normalize, t.strip_suffix("pp")) {
-            (Normalize::Share, Some(v)) => v.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0),
-            (Normalize::Time, None) => duration_ns(t),
-            _ => None,
-        }
-        .ok_or_else(|| UsageError(format!("--min-delta {t}: expected a time per run (2ms) with --normalize time, share points (0.5pp) with --normalize share"))))
-        .transpose()?;
+    let min_delta = args.min_delta.as_deref().map(|t| parse_min_delta(t, normalize)).transpose()?;
     let inputs: Vec<&PathBuf> = base.iter().chain(&new).collect();
     let input_paths: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     let output = Output::new(args.output.output.as_deref(), &input_paths)?;
@@ -132,22 +149,37 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let (base_profiles, new_profiles) = profiles.split_at(base.len());
     let base_refs: Vec<&Profile> = base_profiles.iter().collect();
     let new_refs: Vec<&Profile> = new_profiles.iter().collect();
-    let mut options = options;
-    options.min_delta = min_delta.unwrap_or(0.0);
-    let report = diff(&base_refs, &new_refs, &options);
-    if report.unit == Weight::Samples {
+    let unit = compared_unit(&base_refs, &new_refs);
+    if unit == Weight::Samples {
+        // Counts are compared, so a time means nothing.
         let timed_rule = args.fail_on.iter().zip(&rules).find(|(_, (_, t))| matches!(t, Threshold::Nanos(_)));
-        let timed_min_delta = args.min_delta.as_deref().filter(|_| normalize == Normalize::Time);
-        if let Some(text) = timed_rule
-            .map(|(text, _)| format!("--fail-on {text}"))
-            .or(timed_min_delta.map(|t| format!("--min-delta {t}")))
-        {
+        if let Some((text, _)) = timed_rule {
             return Err(UsageError(format!(
-                "{text}: a profile has no times (folded stacks), so the comparison is by sample counts: give a share (pp) or a ratio (%)"
+                "--fail-on {text}: a profile has no times (folded stacks), so the comparison is by sample counts: give a share (pp) or a ratio (%)"
             ))
             .into());
         }
     }
+    let mut options = options;
+    options.min_delta = match (min_delta, unit) {
+        (None, _) => 0.0,
+        (Some(MinDelta::Points(v)), _) | (Some(MinDelta::Nanos(v)), Weight::Time) | (Some(MinDelta::Samples(v)), Weight::Samples) => v,
+        (Some(MinDelta::Nanos(_)), _) => {
+            return Err(UsageError(format!(
+                "--min-delta {}: a profile has no times (folded stacks), so the comparison is by sample counts: give samples per run (5)",
+                args.min_delta.as_deref().unwrap_or_default()
+            ))
+            .into())
+        }
+        (Some(MinDelta::Samples(_)), _) => {
+            return Err(UsageError(format!(
+                "--min-delta {}: expected a time per run with a unit (2ms)",
+                args.min_delta.as_deref().unwrap_or_default()
+            ))
+            .into())
+        }
+    };
+    let report = diff(&base_refs, &new_refs, &options);
     if base.len() == 1 && new.len() == 1 && normalize == Normalize::Time {
         crate::warn(
             "one run per side: only sampling noise is accounted for, not how runs differ (machine load, JIT \

@@ -3,21 +3,26 @@
 //! what a reader sees (bidi controls, as in "Trojan Source") or hide text.
 
 /// True for C0/C1 controls and DEL; the bidi marks, embeddings, overrides and isolates; the
-/// line and paragraph separators; zero-width spaces and the BOM; and the noncharacters
-/// U+FFFE/U+FFFF (which no XML document may hold).
+/// line and paragraph separators; invisible characters (soft hyphen, zero-width space, word
+/// joiner and invisible operators, BOM, tag characters); and the noncharacters U+FFFE/U+FFFF
+/// (which no XML document may hold). Zero-width joiners stay: emoji are built with them.
 pub fn is_unsafe_to_show(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{061c}'
+            '\u{ad}'
+                | '\u{061c}'
+                | '\u{180e}'
                 | '\u{200b}'
                 | '\u{200e}'
                 | '\u{200f}'
                 | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
                 | '\u{2066}'..='\u{2069}'
                 | '\u{feff}'
                 | '\u{fffe}'
                 | '\u{ffff}'
+                | '\u{e0000}'..='\u{e007f}'
         )
 }
 

@@ -46,6 +46,15 @@ fn amount(v: f64, unit: Weight) -> String {
     }
 }
 
+/// The unit as JSON and CSV name it.
+fn unit_name(unit: Weight) -> &'static str {
+    if unit == Weight::Samples {
+        "samples"
+    } else {
+        "ns"
+    }
+}
+
 fn signed_amount(v: f64, unit: Weight) -> String {
     let sign = if v > 0.0 {
         "+"
@@ -265,7 +274,7 @@ fn json(doc: &DiffDocument<'_>) -> String {
             Metric::SelfTime => "self",
             Metric::Total => "total",
         },
-        unit: if r.unit == Weight::Samples { "samples" } else { "ns" },
+        unit: unit_name(r.unit),
         base: side(doc.base_sources, &r.base),
         new: side(doc.new_sources, &r.new),
         rows: doc
@@ -326,7 +335,9 @@ fn csv(doc: &DiffDocument<'_>) -> String {
         "base_total_pct",
         "new_total_pct",
         "total_delta_pp",
+        "unit",
     ]);
+    let unit = unit_name(doc.report.unit);
     for r in doc.rows {
         let f = |v: f64| format!("{v:.4}");
         let _ = w.write_record([
@@ -348,6 +359,7 @@ fn csv(doc: &DiffDocument<'_>) -> String {
             f(r.base.total_pct),
             f(r.new.total_pct),
             f(r.total_delta_pp()),
+            unit.to_owned(),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
