@@ -11,6 +11,9 @@
 # between runs). Exits 1 if any target found a crash, a timeout or an out-of-memory input;
 # the input is in fuzz/artifacts/TARGET/.
 #
+# Two runs on different targets may share the machine (one core each):
+#   scripts/fuzz.sh 600 folded trace & scripts/fuzz.sh 600 cpuprofile auto
+#
 # Environment: FUZZ_SANITIZER (address, none, ...; default none: the parsers are safe Rust,
 # and without ASan they run about twice as fast), FUZZ_RSS_MB (default 2048), FUZZ_TIMEOUT
 # (seconds per input before it counts as a hang; default 10), FUZZ_ARGS (more libFuzzer
@@ -161,13 +164,15 @@ for t in "${targets[@]}"; do
   note "$t: ${seconds}s"
   status=0
   # With -jobs, libFuzzer runs the fuzzer as a child that logs to ./fuzz-0.log (printed when
-  # it ends): run from fuzz/artifacts so that the file lands there, not in the work tree.
+  # it ends): run from a folder of the target's own, so that the file lands there, not in the
+  # work tree, and two runs of this script (different targets) can share the machine.
+  mkdir -p "fuzz/artifacts/run-$t"
   # shellcheck disable=SC2086 # FUZZ_ARGS is a list of flags
-  (cd fuzz/artifacts && "${fuzz_env[@]}" "${fuzz[@]}" run -s "$sanitizer" -a --fuzz-dir "$root/fuzz" "$t" \
+  (cd "fuzz/artifacts/run-$t" && "${fuzz_env[@]}" "${fuzz[@]}" run -s "$sanitizer" -a --fuzz-dir "$root/fuzz" "$t" \
     "$root/$corpus/$t" -- -max_total_time="$seconds" -jobs=1 -workers=1 -rss_limit_mb="$rss_mb" \
     -timeout="$timeout" -print_final_stats=1 ${dict:+-dict="$root/$dict"} ${FUZZ_ARGS:-}) 2>&1 |
     tee "fuzz/artifacts/$t.log" || status=$?
-  rm -f fuzz/artifacts/fuzz-0.log
+  rm -rf "fuzz/artifacts/run-$t"
   after=$(artifacts "$t")
   if [[ $status -ne 0 || $after -gt $before ]]; then
     failed+=("$t")
