@@ -79,3 +79,60 @@ fn fuzz_regressions_end_cleanly() {
         }
     }
 }
+
+/// Every command that writes a file (`-o`, `--flamegraph`): it refuses to write over one of its
+/// inputs (a usage error, exit 2; the input untouched), and a run that fails on a bad input leaves an existing
+/// output as it was, with no temporary file beside it.
+#[test]
+fn every_file_output_is_safe() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = d.join("a.cpuprofile");
+    std::fs::copy(root().join("fixtures/cpuprofile/money.cpuprofile"), &good).unwrap();
+    let bad = root().join("fixtures/bad/truncated.cpuprofile");
+    let out = d.join("out.file");
+    let (good, bad, out) = (good.to_str().unwrap(), bad.to_str().unwrap(), out.to_str().unwrap());
+    let original = std::fs::read(good).unwrap();
+    // (command, its output flag): the inputs are appended.
+    let commands: [&[&str]; 7] = [
+        &["top", "-o"],
+        &["collapse", "-o"],
+        &["flamegraph", "-o"],
+        &["convert", "--to", "pprof", "-o"],
+        &["merge", "--to", "cpuprofile", "-o"],
+        &["diff", "-o"],
+        &["diff", "--flamegraph"],
+    ];
+    for command in commands {
+        let two_inputs = matches!(command[0], "diff" | "merge");
+        // Over an input: refused, input untouched.
+        let mut args = command.to_vec();
+        args.push(good);
+        args.push(good);
+        if two_inputs {
+            args.push(good);
+        }
+        let run = cpuprof().args(&args).output().unwrap();
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&run.stderr));
+        assert!(
+            String::from_utf8_lossy(&run.stderr).contains("refusing to write the output over the input"),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::read(good).unwrap(), original, "{args:?} changed its input");
+
+        // A failed run: the previous output stays, nothing else appears.
+        std::fs::write(out, "previous\n").unwrap();
+        let mut args = command.to_vec();
+        args.push(out);
+        args.push(if two_inputs { good } else { bad });
+        if two_inputs {
+            args.push(bad);
+        }
+        cpuprof().args(&args).assert().code(1);
+        assert_eq!(std::fs::read_to_string(out).unwrap(), "previous\n", "{args:?}");
+        let mut names: Vec<String> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        assert_eq!(names, ["a.cpuprofile", "out.file"], "{args:?}: no temporary file left");
+    }
+}
