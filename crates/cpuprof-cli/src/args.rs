@@ -440,6 +440,16 @@ pub(crate) struct InputArgs {
     /// most samples; a warning lists them all)
     #[arg(long, value_name = "ID")]
     pub(crate) profile: Option<String>,
+
+    /// Map JavaScript frames through source maps to their original function names, sources and
+    /// lines (the script's sourceMappingURL comment, inline or a file, or a sibling .map)
+    #[arg(long)]
+    pub(crate) source_maps: bool,
+
+    /// Look for the scripts and their source maps in DIR first, by file name (for profiles
+    /// recorded on another machine or checkout); implies --source-maps
+    #[arg(long, value_name = "DIR")]
+    pub(crate) source_map_dir: Option<PathBuf>,
 }
 
 /// `--input-format`.

@@ -11,13 +11,13 @@ use rayon::prelude::*;
 
 use crate::args::{ConvertArgs, MergeArgs, TargetArgs, TargetFormat};
 use crate::io::{is_dash, Output};
-use crate::run::{load, UsageError};
+use crate::run::{Reader, UsageError};
 
 pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     let target = target_format(&args.target)?;
     let output = Output::new(Some(&args.target.output), &[args.input.as_path()])?;
     // A .cpuprofile keeps the sample order, for DevTools' timeline.
-    let profile = load(&args.input, &args.reading, target == TargetFormat::Cpuprofile)?;
+    let profile = Reader::new(&args.reading)?.load(&args.input, target == TargetFormat::Cpuprofile)?;
     output.write(&encode(&profile, target, &args.target)?)
 }
 
@@ -35,10 +35,11 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         )
     });
+    let reader = Reader::new(&args.reading)?;
     let profiles: Vec<Profile> = inputs
         .par_iter()
         .map(|path| {
-            let profile = load(path, &args.reading, false);
+            let profile = reader.load(path, false);
             if let Some(bar) = &bar {
                 bar.inc(1);
             }

@@ -11,7 +11,7 @@ use cpuprof_render::{render_diff, render_differential, DiffDocument, FlameOption
 
 use crate::args::{DiffArgs, NormalizeArg, Sort};
 use crate::io::Output;
-use crate::run::{load, source_name, stack_filter, UsageError};
+use crate::run::{source_name, stack_filter, Reader, UsageError};
 
 /// A significant regression crossed a `--fail-on` threshold (exit code 3).
 #[derive(Debug)]
@@ -130,9 +130,9 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     // Tiers are always merged here: a function is compared whole.
     // Tiers are merged whatever the flag says: diff matches functions across them.
     let reading = crate::args::InputArgs { split_tiers: false, ..args.reading.clone() };
-    let reading = &reading;
+    let reader = &Reader::new(&reading)?;
     let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs.iter().map(|path| scope.spawn(move || load(path, reading, false))).collect();
+        let handles: Vec<_> = inputs.iter().map(|path| scope.spawn(move || reader.load(path, false))).collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a parser thread failed"))))

@@ -8,7 +8,7 @@ use cpuprof_render::{render_collapsed, render_flamegraph, FlameOptions};
 
 use crate::args::{CollapseArgs, FlamegraphArgs, FoldArgs, FoldBy, WeightArg};
 use crate::io::Output;
-use crate::run::{load, source_name, stack_filter, UsageError};
+use crate::run::{source_name, stack_filter, Reader, UsageError};
 
 pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
@@ -69,7 +69,7 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>) -> Result<Folding> {
         }
     }
     let windowed = from.is_some() || to.is_some();
-    let profile = load(&args.input, &args.reading, windowed)?;
+    let profile = Reader::new(&args.reading)?.load(&args.input, windowed)?;
     let window = if windowed {
         let Some(times) = profile.samples.times_ns() else {
             bail!("{}: its samples have no times, so --from/--to cannot apply", source_name(&args.input));

@@ -9,6 +9,7 @@ use regex::Regex;
 use std::path::Path;
 
 use cpuprof_model::{Profile, SourceFormat};
+use cpuprof_sourcemap::{MapReport, SourceMaps};
 
 use crate::args::{By, Cli, Command, FilterArgs, InputArgs, InputFormatArg, Sort, TopArgs, WeightArg};
 use crate::io::{read_profile, Output};
@@ -36,49 +37,94 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Reads the input with the input options, and reports the parser's warnings.
-pub(crate) fn load(input: &Path, reading: &InputArgs, timeline: bool) -> Result<Profile> {
-    let mut parse = if timeline { ParseOptions::with_timeline() } else { ParseOptions::default() };
-    parse.split_tiers = reading.split_tiers;
-    parse.symbols_root.clone_from(&reading.symbols);
-    parse.sample_type.clone_from(&reading.sample_type);
-    parse.profile_id.clone_from(&reading.profile);
-    parse.format = match reading.input_format {
-        InputFormatArg::Auto => None,
-        InputFormatArg::Cpuprofile => Some(InputFormat::CpuProfile),
-        InputFormatArg::Ticklog => Some(InputFormat::TickLog),
-        InputFormatArg::Pprof => Some(InputFormat::Pprof),
-        InputFormatArg::Trace => Some(InputFormat::Trace),
-        InputFormatArg::Folded => Some(InputFormat::Folded),
-    };
-    if let Some(dir) = &reading.symbols {
-        if !dir.is_dir() {
-            return Err(UsageError(format!("--symbols {}: not a directory", dir.display())).into());
+/// Reads profiles with the input options. One reader serves every input of a command, so that
+/// each source map is loaded once, whichever thread reads which input.
+pub(crate) struct Reader<'a> {
+    args: &'a InputArgs,
+    source_maps: Option<SourceMaps>,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(args: &'a InputArgs) -> Result<Self> {
+        for (flag, dir) in [("--symbols", &args.symbols), ("--source-map-dir", &args.source_map_dir)] {
+            if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
+                return Err(UsageError(format!("{flag} {}: not a directory", dir.display())).into());
+            }
+        }
+        let source_maps =
+            (args.source_maps || args.source_map_dir.is_some()).then(|| SourceMaps::new(args.source_map_dir.clone()));
+        Ok(Self { args, source_maps })
+    }
+
+    /// Reads `input` (with per-sample times when `timeline`), reports the parser's warnings and
+    /// maps it through source maps when asked to.
+    pub(crate) fn load(&self, input: &Path, timeline: bool) -> Result<Profile> {
+        let reading = self.args;
+        let mut parse = if timeline { ParseOptions::with_timeline() } else { ParseOptions::default() };
+        parse.split_tiers = reading.split_tiers;
+        parse.symbols_root.clone_from(&reading.symbols);
+        parse.sample_type.clone_from(&reading.sample_type);
+        parse.profile_id.clone_from(&reading.profile);
+        parse.format = match reading.input_format {
+            InputFormatArg::Auto => None,
+            InputFormatArg::Cpuprofile => Some(InputFormat::CpuProfile),
+            InputFormatArg::Ticklog => Some(InputFormat::TickLog),
+            InputFormatArg::Pprof => Some(InputFormat::Pprof),
+            InputFormatArg::Trace => Some(InputFormat::Trace),
+            InputFormatArg::Folded => Some(InputFormat::Folded),
+        };
+        let profile = read_profile(input, &parse)?;
+        for warning in &profile.meta.warnings {
+            crate::warn(&format!("{}: {warning}", input.display()));
+        }
+        // Options of one format, given for a file of another: say so rather than ignore them quietly.
+        let format = profile.meta.format;
+        let unused = [
+            ("--profile", reading.profile.is_some(), SourceFormat::Trace),
+            ("--sample-type", reading.sample_type.is_some(), SourceFormat::Pprof),
+            ("--split-tiers", reading.split_tiers, SourceFormat::TickLog),
+            ("--symbols", reading.symbols.is_some(), SourceFormat::TickLog),
+        ];
+        for (option, given, applies_to) in unused {
+            if given && format != applies_to {
+                crate::warn(&format!(
+                    "{}: {option} is for {} input and was ignored: this is {}",
+                    input.display(),
+                    applies_to.as_str(),
+                    format.as_str()
+                ));
+            }
+        }
+        let Some(source_maps) = &self.source_maps else { return Ok(profile) };
+        let mapped = source_maps
+            .apply(&profile)
+            .map_err(|e| anyhow::anyhow!("{}: cannot apply source maps: {e}", input.display()))?;
+        for problem in &mapped.report.problems {
+            crate::warn(&format!("{}: source maps: {problem}", input.display()));
+        }
+        crate::warn(&format!("{}: source maps: {}", input.display(), map_summary(&mapped.report)));
+        Ok(mapped.profile)
+    }
+}
+
+/// One sentence: how many functions were mapped, and which scripts had no map.
+fn map_summary(report: &MapReport) -> String {
+    const LISTED: usize = 5;
+    let mut text = format!("mapped {} of {} JavaScript functions", report.mapped, report.functions);
+    let missing = &report.without_map;
+    if !missing.is_empty() {
+        let shown: Vec<&str> = missing.iter().take(LISTED).map(String::as_str).collect();
+        text += &format!(
+            "; no source map for {} script{}: {}",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" },
+            shown.join(", ")
+        );
+        if missing.len() > LISTED {
+            text += &format!(" and {} more", missing.len() - LISTED);
         }
     }
-    let profile = read_profile(input, &parse)?;
-    for warning in &profile.meta.warnings {
-        crate::warn(&format!("{}: {warning}", input.display()));
-    }
-    // Options of one format, given for a file of another: say so rather than ignore them quietly.
-    let format = profile.meta.format;
-    let unused = [
-        ("--profile", reading.profile.is_some(), SourceFormat::Trace),
-        ("--sample-type", reading.sample_type.is_some(), SourceFormat::Pprof),
-        ("--split-tiers", reading.split_tiers, SourceFormat::TickLog),
-        ("--symbols", reading.symbols.is_some(), SourceFormat::TickLog),
-    ];
-    for (option, given, applies_to) in unused {
-        if given && format != applies_to {
-            crate::warn(&format!(
-                "{}: {option} is for {} input and was ignored: this is {}",
-                input.display(),
-                applies_to.as_str(),
-                format.as_str()
-            ));
-        }
-    }
-    Ok(profile)
+    text
 }
 
 /// The input as reports name it.
@@ -123,7 +169,7 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
 fn run_top(args: &TopArgs) -> Result<()> {
     let options = top_options(args)?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let profile = load(&args.input, &args.reading, false)?;
+    let profile = Reader::new(&args.reading)?.load(&args.input, false)?;
     let report = top(&profile, &options);
     let source = source_name(&args.input);
     let doc =

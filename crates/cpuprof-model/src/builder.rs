@@ -125,6 +125,24 @@ impl ProfileBuilder {
         id
     }
 
+    /// Adds every stack of `profile`, each frame translated by `frame_of` (called once per stack,
+    /// parents first), and returns the new id of each of `profile`'s stacks. Stacks that become
+    /// equal become one.
+    pub fn copy_stacks(
+        &mut self,
+        profile: &Profile,
+        mut frame_of: impl FnMut(&mut Self, FrameId) -> FrameId,
+    ) -> Vec<StackId> {
+        let mut stacks: Vec<StackId> = Vec::with_capacity(profile.stacks.len());
+        // Parents come before children in a stack table.
+        for (parent, frame) in profile.stacks.parents().iter().zip(profile.stacks.frames()) {
+            let frame = frame_of(self, *frame);
+            let parent = parent.map(|s| stacks[s.index()]);
+            stacks.push(self.stack(parent, frame));
+        }
+        stacks
+    }
+
     /// Adds a sample row. `time_ns` must be given for all samples or for none.
     pub fn sample(&mut self, stack: StackId, time_ns: Option<i64>, values: &[i64]) {
         let index = self.samples.stack.len();

@@ -1,6 +1,6 @@
 //! Several profiles as one: workers of one process, or repeated runs of the same work.
 
-use crate::{Profile, ProfileBuilder, StackId, ValueType, ValueUnit};
+use crate::{Profile, ProfileBuilder, ValueType, ValueUnit};
 
 /// Merges `profiles` into one whose totals are the sums of theirs. Functions, frames and
 /// stacks that are equal by content become one. The value columns are a count and, when
@@ -18,19 +18,14 @@ pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
     let mut b = ProfileBuilder::new(format, value_types);
     let mut values = Vec::with_capacity(2);
     for p in profiles {
-        let mut stacks: Vec<StackId> = Vec::with_capacity(p.stacks.len());
-        // Parents come before children in a stack table.
-        for (index, (parent, frame)) in p.stacks.parents().iter().zip(p.stacks.frames()).enumerate() {
-            let frame = p.frames[*frame];
+        let stacks = b.copy_stacks(p, |b, frame| {
+            let frame = p.frames[frame];
             let mut func = p.funcs[frame.func];
             func.name = b.intern(p.strings.get(func.name));
             func.file = b.intern(p.strings.get(func.file));
             let func = b.func(func);
-            let frame = b.frame(crate::Frame { func, ..frame });
-            let parent = parent.map(|s| stacks[s.index()]);
-            debug_assert_eq!(stacks.len(), index);
-            stacks.push(b.stack(parent, frame));
-        }
+            b.frame(crate::Frame { func, ..frame })
+        });
         let counts = p.value_index(ValueUnit::Count).map(|k| p.samples.values(k));
         let times = p.value_index(ValueUnit::Nanoseconds).map(|k| p.samples.values(k));
         for (row, stack) in p.samples.stacks().iter().enumerate() {
