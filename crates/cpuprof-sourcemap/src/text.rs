@@ -136,7 +136,8 @@ mod tests {
         assert_eq!(script.identifier_at(1, 6), Some("é"));
         // 𝒳 takes two UTF-16 units.
         assert_eq!(script.identifier_at(1, 13), Some("fn$"));
-        assert_eq!(script.identifier_at(1, 18), Some("x"));
+        assert_eq!(script.identifier_at(1, 17), Some("x"));
+        assert_eq!(script.identifier_at(1, 18), None, "`=>` is no identifier");
         assert_eq!(script.identifier_at(2, 0), Some("b"));
         assert_eq!(script.identifier_at(3, 0), Some("c"));
         assert_eq!(script.identifier_at(1, 10), None, "inside a surrogate pair");
