@@ -1,5 +1,5 @@
 //! pprof in and out, checked with an independent decoder: the npm package `pprof-format`
-//! (`fixtures/oracle/pprof/pprof-top.js`, installed by `.ci/run`) reads what cpuprof writes,
+//! (`fixtures/oracle/pprof/pprof-top.js`, installed by `npm ci` there) reads what cpuprof writes,
 //! and the files other tools wrote (`fixtures/pprof/`) are read as that decoder reads them.
 
 mod common;
@@ -12,6 +12,7 @@ use serde_json::Value;
 
 /// The oracle's report of a pprof file.
 fn decoded(file: &std::path::Path, args: &[&str]) -> Value {
+    common::npm_ci("fixtures/oracle/pprof");
     let out = Command::new("node")
         .arg("fixtures/oracle/pprof/pprof-top.js")
         .arg(file)

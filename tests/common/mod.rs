@@ -18,6 +18,27 @@ pub(crate) fn cpuprof() -> assert_cmd::Command {
     cmd
 }
 
+/// Installs the npm packages an oracle in `dir` (relative to the root) needs, from its
+/// package-lock.json, unless they are there: `cargo test` alone sets up what it needs
+/// (`.ci/run` installs them up front). Once per test binary; npm's own lock serializes binaries.
+pub(crate) fn npm_ci(dir: &str) {
+    static DONE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut done = DONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if done.iter().any(|d| d == dir) {
+        return;
+    }
+    let folder = root().join(dir);
+    if !folder.join("node_modules/.package-lock.json").is_file() {
+        let status = Command::new("npm")
+            .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&folder)
+            .status()
+            .expect("npm (it comes with node) installs the oracle's packages");
+        assert!(status.success(), "`npm ci` failed in {dir}");
+    }
+    done.push(dir.to_owned());
+}
+
 /// Runs the independent JavaScript oracle (`fixtures/oracle/top.js`) with node.
 pub(crate) fn oracle(args: &[&str]) -> serde_json::Value {
     let out = Command::new("node")

@@ -9,7 +9,7 @@ use regex::Regex;
 use std::path::Path;
 
 use cpuprof_model::{Profile, SourceFormat};
-use cpuprof_sourcemap::{MapReport, SourceMaps};
+use cpuprof_sourcemap::SourceMaps;
 
 use crate::args::{By, Cli, Command, FilterArgs, InputArgs, InputFormatArg, Sort, TopArgs, WeightArg};
 use crate::io::{read_profile, Output};
@@ -98,33 +98,13 @@ impl<'a> Reader<'a> {
         let Some(source_maps) = &self.source_maps else { return Ok(profile) };
         let mapped = source_maps
             .apply(&profile)
-            .map_err(|e| anyhow::anyhow!("{}: cannot apply source maps: {e}", input.display()))?;
-        for problem in &mapped.report.problems {
-            crate::warn(&format!("{}: source maps: {problem}", input.display()));
+            .map_err(|e| anyhow::anyhow!("{}: cannot apply source maps: {e}", input.display()))?
+            .profile;
+        for warning in &mapped.meta.warnings[profile.meta.warnings.len()..] {
+            crate::warn(&format!("{}: {warning}", input.display()));
         }
-        crate::warn(&format!("{}: source maps: {}", input.display(), map_summary(&mapped.report)));
-        Ok(mapped.profile)
+        Ok(mapped)
     }
-}
-
-/// One sentence: how many functions were mapped, and which scripts had no map.
-fn map_summary(report: &MapReport) -> String {
-    const LISTED: usize = 5;
-    let mut text = format!("mapped {} of {} JavaScript functions", report.mapped, report.functions);
-    let missing = &report.without_map;
-    if !missing.is_empty() {
-        let shown: Vec<&str> = missing.iter().take(LISTED).map(String::as_str).collect();
-        text += &format!(
-            "; no source map for {} script{}: {}",
-            missing.len(),
-            if missing.len() == 1 { "" } else { "s" },
-            shown.join(", ")
-        );
-        if missing.len() > LISTED {
-            text += &format!(" and {} more", missing.len() - LISTED);
-        }
-    }
-    text
 }
 
 /// The input as reports name it.

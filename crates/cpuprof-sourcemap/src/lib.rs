@@ -55,7 +55,8 @@ pub struct Mapped {
     pub report: MapReport,
 }
 
-/// What [`SourceMaps::apply`] did, for one warning to the user.
+/// What [`SourceMaps::apply`] did. The mapped profile's warnings end with the problems and
+/// this report as one sentence (its `Display`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MapReport {
     /// JavaScript functions of scripts that could have a map (not `node:` internals).
@@ -98,7 +99,8 @@ impl SourceMaps {
 
     /// `profile` with every JavaScript function that a source map covers moved to its original
     /// name, source, line and column, and its line hits (`positionTicks`) and frame lines
-    /// mapped too. Everything else is copied as it is.
+    /// mapped too. Everything else is copied as it is. Missing and unusable maps are not
+    /// errors: they are reported (and added to the warnings).
     pub fn apply(&self, profile: &Profile) -> Result<Mapped, ModelError> {
         let strings = &profile.strings;
         let mut files: Vec<StrId> = profile
@@ -137,7 +139,28 @@ impl SourceMaps {
                 Some((&**script, original))
             })
             .collect();
-        Ok(Mapped { profile: rebuild(profile, &originals)?, report })
+        let mut profile = rebuild(profile, &originals)?;
+        profile.meta.warnings.extend(report.problems.iter().map(|p| format!("source maps: {p}")));
+        profile.meta.warnings.push(format!("source maps: {report}"));
+        Ok(Mapped { profile, report })
+    }
+}
+
+impl std::fmt::Display for MapReport {
+    /// One sentence: how many functions were mapped, and which scripts had no map.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const LISTED: usize = 5;
+        write!(f, "mapped {} of {} JavaScript functions", self.mapped, self.functions)?;
+        let missing = &self.without_map;
+        if !missing.is_empty() {
+            let plural = if missing.len() == 1 { "" } else { "s" };
+            let shown: Vec<&str> = missing.iter().take(LISTED).map(String::as_str).collect();
+            write!(f, "; no source map for {} script{plural}: {}", missing.len(), shown.join(", "))?;
+            if missing.len() > LISTED {
+                write!(f, " and {} more", missing.len() - LISTED)?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -36,14 +36,14 @@ pub(crate) fn find(file: &str, dir: Option<&Path>) -> Found {
     let in_dir = dir.filter(|_| !name.is_empty()).map(|d| d.join(&name));
     let on_disk = (url.scheme() == "file").then(|| url.to_file_path().ok()).flatten();
     for path in in_dir.iter().chain(&on_disk) {
-        if let Ok(bytes) = std::fs::read(path) {
+        if let Some(Ok(bytes)) = read_file(path) {
             return from_script(&url, path, bytes, dir, file_style(file));
         }
     }
     // Only the map, under the conventional name.
     if let Some(dir) = dir.filter(|_| !name.is_empty()) {
         let map = dir.join(format!("{name}.map"));
-        if map.is_file() {
+        if is_regular(&map) {
             return load_map(&map, &url, &format!("{name}.map"), None, file_style(file));
         }
     }
@@ -59,7 +59,7 @@ fn from_script(url: &Url, path: &Path, bytes: Vec<u8>, dir: Option<&Path>, style
     let Some(reference) = reference else {
         let sibling = PathBuf::from(format!("{}.map", path.display()));
         let name = format!("{}.map", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
-        if sibling.is_file() {
+        if is_regular(&sibling) {
             return load_map(&sibling, url, &name, Some(text), style);
         }
         return Found::NoMap;
@@ -73,7 +73,7 @@ fn from_script(url: &Url, path: &Path, bytes: Vec<u8>, dir: Option<&Path>, style
     // The map's place on this disk: relative to where the script was found (or in --source-map-dir).
     let beside = absolute_file_url(path).and_then(|u| u.join(&reference).ok()).and_then(|u| u.to_file_path().ok());
     let in_dir = dir.zip(url.join(&reference).ok().as_ref().and_then(file_name)).map(|(d, name)| d.join(name));
-    match beside.iter().chain(&in_dir).find(|p| p.is_file()) {
+    match beside.iter().chain(&in_dir).find(|p| is_regular(p)) {
         Some(map) => load_map(map, url, &reference, Some(text), style),
         None => Found::Broken(format!("{}: its source map {reference} was not found", path.display())),
     }
@@ -82,9 +82,10 @@ fn from_script(url: &Url, path: &Path, bytes: Vec<u8>, dir: Option<&Path>, style
 /// Reads and decodes the map at `path`; `reference` is where it lies relative to the script's
 /// url, which is what its sources are relative to.
 fn load_map(path: &Path, script_url: &Url, reference: &str, text: Option<ScriptText>, style: FileStyle) -> Found {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => return Found::Broken(format!("{}: {e}", path.display())),
+    let bytes = match read_file(path) {
+        Some(Ok(bytes)) => bytes,
+        Some(Err(e)) => return Found::Broken(format!("{}: {e}", path.display())),
+        None => return Found::Broken(format!("{}: not a regular file", path.display())),
     };
     match sourcemap::decode_slice(&bytes) {
         Ok(map) => script(map, &script_url.join(reference).unwrap_or_else(|_| script_url.clone()), text, style),
@@ -114,6 +115,17 @@ fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: FileS
         })
         .collect();
     Found::Map(Box::new(crate::load::Script { map, text, sources }))
+}
+
+/// True for a regular file (or a link to one): never a device, FIFO or directory, which a
+/// hostile profile or comment could name (`/dev/zero` would never end).
+fn is_regular(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// The bytes of a regular file; `None` when `path` is not one.
+fn read_file(path: &Path) -> Option<std::io::Result<Vec<u8>>> {
+    is_regular(path).then(|| std::fs::read(path))
 }
 
 /// How the profile names files: `file://` urls (`.cpuprofile`) or plain paths (tick logs).
