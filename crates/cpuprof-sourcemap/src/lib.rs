@@ -169,7 +169,7 @@ fn locate<'m>(script: &'m Script, func: &Func, name: &str, format: SourceFormat)
     let line = func.line?.checked_sub(1)?;
     let Some(column) = func.column.and_then(|c| c.checked_sub(1)) else {
         // No column (pprof): the line must map to one place.
-        let (source, line) = line_only(&script.map, line)?;
+        let (source, line) = line_only(script, line)?;
         return Some(Original { name: None, source, line, column: 0 });
     };
     let map = &script.map;
@@ -230,7 +230,12 @@ fn greatest_lower_bound(map: &SourceMap, line: u32, column: u32) -> Option<usize
 
 /// The one original `(source, line)` that 0-based generated `line` maps to, if it maps to
 /// exactly one (a minified line holds many: then there is no answer).
-fn line_only(map: &SourceMap, line: u32) -> Option<(u32, u32)> {
+fn line_only(script: &Script, line: u32) -> Option<(u32, u32)> {
+    let mut places = script.line_places.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    *places.entry(line).or_insert_with(|| scan_line(&script.map, line))
+}
+
+fn scan_line(map: &SourceMap, line: u32) -> Option<(u32, u32)> {
     let mut found = None;
     for index in mappings_before(map, line, 0).. {
         let Some(token) = map.get_token(index).filter(|t| t.get_dst_line() == line) else { break };
@@ -331,7 +336,7 @@ fn mapped_line(script: &Script, function: Original, line: u32, column: Option<u3
             .and_then(|at| script.map.get_token(at))
             .filter(sourcemap::Token::has_source)
             .map(|t| (t.get_src_id(), t.get_src_line())),
-        None => line_only(&script.map, line0),
+        None => line_only(script, line0),
     };
     match place {
         Some((source, line)) if source == function.source => line.saturating_add(1),

@@ -2,6 +2,9 @@
 //! `.map`, or a file in `--source-map-dir`) and loading it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rustc_hash::FxHashMap;
 
 use sourcemap::{DecodedMap, SourceMap};
 use url::Url;
@@ -15,6 +18,9 @@ pub(crate) struct Script {
     pub(crate) text: Option<ScriptText>,
     /// Each source of the map, resolved against the map's url, as the profile should name it.
     pub(crate) sources: Vec<String>,
+    /// The one original `(source, line)` of each generated line asked about, if it has one:
+    /// a line can hold hundreds of thousands of mappings, and every line hit asks.
+    pub(crate) line_places: Mutex<FxHashMap<u32, Option<(u32, u32)>>>,
 }
 
 /// What became of one script of the profile.
@@ -114,7 +120,7 @@ fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: FileS
             }
         })
         .collect();
-    Found::Map(Box::new(crate::load::Script { map, text, sources }))
+    Found::Map(Box::new(Script { map, text, sources, line_places: Mutex::default() }))
 }
 
 /// True for a regular file (or a link to one): never a device, FIFO or directory, which a
