@@ -34,24 +34,14 @@ cargo build --release --quiet -p cpuprof-cli --bin cpuprof
 cpuprof=${CARGO_TARGET_DIR:-target}/release/cpuprof
 cat "$file" >/dev/null
 
-# best of $runs: prints "wall_s peak_rss_kb"
-best() {
-  local best_wall="" best_rss=0 out wall rss
-  for _ in $(seq "$runs"); do
-    /usr/bin/time -f '%e %M' -o "$bench_dir/flamegraph.timing" "$@" >/dev/null 2>"$bench_dir/flamegraph.err"
-    out=$(tail -1 "$bench_dir/flamegraph.timing")
-    wall=${out% *} rss=${out#* }
-    if [[ -z $best_wall ]] || awk -v a="$wall" -v b="$best_wall" 'BEGIN { exit !(a < b) }'; then best_wall=$wall; fi
-    ((rss > best_rss)) && best_rss=$rss
-  done
-  echo "$best_wall $best_rss"
-}
+# shellcheck source=scripts/lib/best.sh
+source scripts/lib/best.sh
 
 "$cpuprof" collapse "$file" -o "$folded"
 "$cpuprof" flamegraph "$file" -o /dev/null
-read -r fg_wall fg_rss < <(best "$cpuprof" flamegraph "$file" -o /dev/null)
-read -r co_wall co_rss < <(best "$cpuprof" collapse "$file" -o /dev/null)
-read -r in_wall in_rss < <(best "$inferno" "$folded")
+read -r fg_wall fg_rss < <(best "$runs" "$bench_dir" "$cpuprof" flamegraph "$file" -o /dev/null)
+read -r co_wall co_rss < <(best "$runs" "$bench_dir" "$cpuprof" collapse "$file" -o /dev/null)
+read -r in_wall in_rss < <(best "$runs" "$bench_dir" "$inferno" "$folded")
 size_mb=$(awk -v b="$(stat -c %s "$file")" 'BEGIN { printf "%.0f", b / 1e6 }')
 folded_mb=$(awk -v b="$(stat -c %s "$folded")" 'BEGIN { printf "%.1f", b / 1e6 }')
 lines=$(wc -l <"$folded")
