@@ -391,3 +391,117 @@ fn bad_source_map_options() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("source maps: mapped 0 of 0 JavaScript functions"));
 }
+
+const SHAPES: &str = "fixtures/sourcemap/shapes";
+
+/// fixtures/sourcemap/shapes/README.md: every kind of function V8 names, and where it is declared
+/// (the anonymous callback is left out: its column differs between the builds).
+const SHAPES_TABLE: [(&str, &str, u64, u64); 8] = [
+    ("burn", "src/shape.ts", 6, 17),
+    ("runAll", "src/main.ts", 33, 10),
+    ("area", "src/main.ts", 8, 3),
+    ("get perimeter", "src/main.ts", 11, 7),
+    ("spinHelper", "src/main.ts", 17, 3),
+    ("squareOf", "src/main.ts", 22, 14),
+    ("generateNumbers", "src/main.ts", 24, 11),
+    ("registry.doubleIt", "src/main.ts", 29, 10),
+];
+
+#[test]
+fn every_kind_of_function_keeps_its_name_through_the_minifier() {
+    for build in ["plain", "min"] {
+        let profile = format!("{SHAPES}/shapes.{build}.cpuprofile");
+        let (report, stderr) = top_json(&["--source-map-dir", &format!("{SHAPES}/{build}"), &profile]);
+        for (name, source, line, column) in SHAPES_TABLE {
+            let row = row(&report, name).unwrap_or_else(|| panic!("{build}: no row for {name}: {stderr}"));
+            assert!(row["file"].as_str().unwrap().ends_with(&format!("/shapes/{source}")), "{build}: {row}");
+            assert_eq!((row["line"].as_u64(), row["column"].as_u64()), (Some(line), Some(column)), "{build}: {name}");
+        }
+        let callback = rows(&report).iter().find(|r| r["name"] == "(anonymous)" && r["line"] == 43);
+        assert!(callback.is_some_and(|r| r["file"].as_str().unwrap().ends_with("/shapes/src/main.ts")), "{build}");
+        assert!(!stderr.contains("not named in the script"), "{build}: {stderr}");
+    }
+}
+
+/// Two builds recorded at the same path: each side needs its own maps, and reading the base
+/// through the new build's map is noticed.
+#[test]
+fn diff_of_two_builds_at_one_path_maps_each_side_with_its_own_maps() {
+    let (base, new) = (format!("{SHAPES}/shapes.plain.cpuprofile"), format!("{SHAPES}/shapes.min.cpuprofile"));
+    let out = cpuprof()
+        .args(["diff", "--format", "json", "--all"])
+        .args(["--base-source-map-dir", &format!("{SHAPES}/plain"), "--new-source-map-dir", &format!("{SHAPES}/min")])
+        .args([&base, &new])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (name, source, line, _) in SHAPES_TABLE {
+        let row = rows(&report).iter().find(|r| r["name"] == name).unwrap_or_else(|| panic!("no row for {name}"));
+        assert!(row["file"].as_str().unwrap().ends_with(source), "{name}: {row}");
+        assert_eq!(row["line"].as_u64(), Some(line), "{name}");
+        assert!(
+            row["base_total_samples"].as_u64() > Some(0) && row["new_total_samples"].as_u64() > Some(0),
+            "{name}: {row}"
+        );
+        assert!(!["new", "gone"].contains(&row["verdict"].as_str().unwrap()), "{name}: {}", row["verdict"]);
+    }
+    assert!(!stderr.contains("not named in the script"), "{stderr}");
+
+    // One folder for both sides: the base is read through the minified build's map.
+    let out = cpuprof()
+        .args(["diff", "--format", "json", "--source-map-dir", &format!("{SHAPES}/min"), &base, &new])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("shapes.plain.cpuprofile: source maps:") && l.contains("not named in the script")),
+        "{stderr}"
+    );
+    cpuprof().args(["diff", "--base-source-map-dir", "fixtures/nothing-here", &base, &new]).assert().code(2);
+}
+
+/// pprof has no columns: a function is found by its declaration on its line (`A=`, `function v(`)
+/// or, in unminified code, by the one original line its line holds.
+#[test]
+fn pprof_functions_map_by_line_and_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for (profile, expected) in [(PLAIN, &HOT[..]), (MINIFIED, &HOT[1..])] {
+        let pprof = dir.path().join("app.pb.gz");
+        cpuprof().args(["convert", profile, "-o"]).arg(&pprof).assert().success();
+        let (report, stderr) = top_json(&["--source-map-dir", DIST, pprof.to_str().unwrap()]);
+        for (name, source, line, ..) in expected {
+            let row = row(&report, name).unwrap_or_else(|| panic!("{profile} as pprof: no row for {name}: {stderr}"));
+            assert!(row["file"].as_str().unwrap().ends_with(source), "{profile} as pprof: {row}");
+            assert_eq!(row["line"].as_u64(), Some(*line), "{profile} as pprof: {name}");
+        }
+    }
+}
+
+/// A script with a byte order mark (not counted in V8's columns); nested folders in
+/// --source-map-dir; a map alone there (no script to bind names with: V8's names stay).
+#[test]
+fn byte_order_marks_nested_folders_and_lone_maps() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("deploy/fixtures/sourcemap/dist");
+    std::fs::create_dir_all(&nested).unwrap();
+    let code = std::fs::read_to_string(root().join(DIST).join("app.min.js")).unwrap();
+    std::fs::write(nested.join("app.min.js"), format!("\u{feff}{code}")).unwrap();
+    std::fs::copy(root().join(DIST).join("app.min.js.map"), nested.join("app.min.js.map")).unwrap();
+    // A decoy with the same name higher up: the longer path wins.
+    std::fs::write(dir.path().join("deploy/app.min.js"), "function A(){}\n//# sourceMappingURL=nowhere.map\n").unwrap();
+    let (report, stderr) = top_json(&["--source-map-dir", dir.path().join("deploy").to_str().unwrap(), MINIFIED]);
+    assert!(row(&report, "slugifyTitle").is_some(), "{stderr}");
+    assert!(!stderr.contains("not named"), "{stderr}");
+
+    let lone = dir.path().join("lone");
+    std::fs::create_dir(&lone).unwrap();
+    std::fs::copy(root().join(DIST).join("app.min.js.map"), lone.join("app.min.js.map")).unwrap();
+    let (report, stderr) = top_json(&["--source-map-dir", lone.to_str().unwrap(), MINIFIED]);
+    let a = row(&report, "A").unwrap_or_else(|| panic!("A keeps its name without the script: {stderr}"));
+    assert!(a["file"].as_str().unwrap().ends_with("/app/src/text.ts") && a["line"] == 7, "{a}");
+    assert!(row(&report, "title").is_none(), "the parameter's name was taken");
+}

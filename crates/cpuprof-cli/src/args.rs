@@ -179,6 +179,15 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_name = "METRIC:THRESHOLD")]
     pub(crate) fail_on: Vec<String>,
 
+    /// Source maps of the base build: scripts and maps in DIR (as --source-map-dir, for the base
+    /// profiles only), for two builds recorded at the same path; implies --source-maps
+    #[arg(long, value_name = "DIR")]
+    pub(crate) base_source_map_dir: Option<PathBuf>,
+
+    /// Source maps of the new build, as --base-source-map-dir; implies --source-maps
+    #[arg(long, value_name = "DIR")]
+    pub(crate) new_source_map_dir: Option<PathBuf>,
+
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
 

@@ -129,10 +129,25 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     // Every input is parsed on its own thread.
     // Tiers are always merged here: a function is compared whole.
     // Tiers are merged whatever the flag says: diff matches functions across them.
-    let reading = crate::args::InputArgs { split_tiers: false, ..args.reading.clone() };
-    let reader = &Reader::new(&reading)?;
+    // A side with its own source maps means both sides are mapped.
+    let source_maps =
+        args.reading.source_maps || args.base_source_map_dir.is_some() || args.new_source_map_dir.is_some();
+    let reading = crate::args::InputArgs { split_tiers: false, source_maps, ..args.reading.clone() };
+    // One reader (and map cache) per side when the sides have their own source maps: two
+    // builds recorded at the same path have different maps under the same script url.
+    let side_reader = |flag: &str, dir: &Option<PathBuf>| match dir {
+        Some(dir) => Reader::with_source_map_dir(&reading, flag, dir).map(Some),
+        None => Ok(None),
+    };
+    let shared = Reader::new(&reading)?;
+    let base_reader = side_reader("--base-source-map-dir", &args.base_source_map_dir)?;
+    let new_reader = side_reader("--new-source-map-dir", &args.new_source_map_dir)?;
+    let readers: Vec<&Reader> = (0..inputs.len())
+        .map(|i| if i < base.len() { base_reader.as_ref() } else { new_reader.as_ref() }.unwrap_or(&shared))
+        .collect();
     let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs.iter().map(|path| scope.spawn(move || reader.load(path, false))).collect();
+        let handles: Vec<_> =
+            inputs.iter().zip(readers).map(|(path, reader)| scope.spawn(move || reader.load(path, false))).collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a parser thread failed"))))

@@ -56,6 +56,14 @@ impl<'a> Reader<'a> {
         Ok(Self { args, source_maps })
     }
 
+    /// A reader whose source maps are looked for in `dir` first (`diff`'s per-side folders).
+    pub(crate) fn with_source_map_dir(args: &'a InputArgs, flag: &str, dir: &Path) -> Result<Self> {
+        if !dir.is_dir() {
+            return Err(UsageError(format!("{flag} {}: not a directory", dir.display())).into());
+        }
+        Ok(Self { source_maps: Some(SourceMaps::new(Some(dir.to_path_buf()))), ..Self::new(args)? })
+    }
+
     /// Reads `input` (with per-sample times when `timeline`), reports the parser's warnings and
     /// maps it through source maps when asked to.
     pub(crate) fn load(&self, input: &Path, timeline: bool) -> Result<Profile> {

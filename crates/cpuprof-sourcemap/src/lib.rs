@@ -9,8 +9,9 @@
 //!
 //! Where a map comes from, for a script the profile names `file:///srv/dist/app.js` (or
 //! `/srv/dist/app.js`), first found wins:
-//! 1. with a directory given ([`SourceMaps::new`]), the script `DIR/app.js` and the map its
-//!    comment names (else `DIR/app.js.map`); the map alone as `DIR/app.js.map`;
+//! 1. with a directory given ([`SourceMaps::new`]), a copy of the script there, by the longest
+//!    end of its path that exists (`DIR/dist/app.js` before `DIR/app.js`), and the map its
+//!    comment names (else its sibling `.map`); or the map alone at that place;
 //! 2. the script where the profile says it ran, and its last `//# sourceMappingURL=` comment:
 //!    an inline `data:` map or a file relative to the script; else a sibling `app.js.map`.
 //!
@@ -18,9 +19,12 @@
 //! so the mapped names are the same whichever copy of the map was read.
 //!
 //! Names: V8 places a function at the `(` of its parameter list, or at the parameter of a
-//! one-parameter arrow (`A=n=>…`), where a plain lookup finds the parameter's name. The name
-//! is therefore taken from the last mapping at or before that position whose generated text is
-//! the name V8 reports (`A`); without the script's text, from the mapping at the position.
+//! one-parameter arrow (`A=n=>…`), where a plain lookup finds the parameter's name. The
+//! function is therefore placed at, and named by, the last mapping at or before that position
+//! whose generated text is the name V8 reports (`A`); a dotted name (`a.doubleIt`) part by
+//! part. Without the script's text V8's names stay. A name V8 reports that the text does not
+//! have where V8 places the function is counted ([`MapReport::names_not_found`]): the script
+//! or map is probably not the build that was profiled.
 //! Each map is loaded once per [`SourceMaps`] and shared by every profile and thread using it.
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -37,6 +41,7 @@ use rustc_hash::FxHashMap;
 use sourcemap::SourceMap;
 
 use crate::load::{Found, Script};
+use crate::text::ScriptText;
 
 /// How many mappings before a function's position may hold its name.
 const NAME_SEARCH: usize = 64;
@@ -67,12 +72,16 @@ pub struct MapReport {
     pub without_map: Vec<String>,
     /// Maps that were found but could not be used, one sentence each.
     pub problems: Vec<String>,
+    /// Functions whose name (as V8 gives it) is not in their script's text before their
+    /// position: the script, or its map, may not be the one that was profiled.
+    pub names_not_found: usize,
 }
 
 /// A function's original place.
-#[derive(Clone, Copy)]
-struct Original<'a> {
-    name: Option<&'a str>,
+#[derive(Clone)]
+struct Original {
+    /// The original name, when the map gives one.
+    name: Option<String>,
     source: u32,
     /// 0-based.
     line: u32,
@@ -134,7 +143,9 @@ impl SourceMaps {
                     report.functions += 1;
                 }
                 let Found::Map(script) = &**found else { return None };
-                let original = locate(script, func, strings.get(func.name), profile.meta.format)?;
+                let (original, name_found) = locate(script, func, strings.get(func.name), profile.meta.format);
+                report.names_not_found += usize::from(!name_found);
+                let original = original?;
                 report.mapped += 1;
                 Some((&**script, original))
             })
@@ -160,50 +171,126 @@ impl std::fmt::Display for MapReport {
                 write!(f, " and {} more", missing.len() - LISTED)?;
             }
         }
+        if self.names_not_found > 0 {
+            let (count, verb) = if self.names_not_found == 1 { ("1 function", "is") } else { ("functions", "are") };
+            let count =
+                if self.names_not_found == 1 { count.to_owned() } else { format!("{} {count}", self.names_not_found) };
+            write!(
+                f,
+                "; {count} {verb} not named in the script as V8 names {}: is it the script (and map) that was \
+                 profiled?",
+                if self.names_not_found == 1 { "it" } else { "them" }
+            )?;
+        }
         Ok(())
     }
 }
 
-/// The original place of `func` (whose V8 name is `name`).
-fn locate<'m>(script: &'m Script, func: &Func, name: &str, format: SourceFormat) -> Option<Original<'m>> {
-    let line = func.line?.checked_sub(1)?;
-    let Some(column) = func.column.and_then(|c| c.checked_sub(1)) else {
-        // No column (pprof): the line must map to one place.
-        let (source, line) = line_only(script, line)?;
-        return Some(Original { name: None, source, line, column: 0 });
-    };
-    let map = &script.map;
-    let at = greatest_lower_bound(map, line, column)?;
-    let token = map.get_token(at)?;
-    if !token.has_source() {
-        return None;
-    }
-    let mut chosen = token;
-    let mut original_name = None;
+/// The original place of `func` (whose V8 name is `name`), if the map has one, and false when
+/// the script's text does not have that name where V8 places the function (a sign that the
+/// script or map is not the one that was profiled).
+fn locate(script: &Script, func: &Func, name: &str, format: SourceFormat) -> (Option<Original>, bool) {
     // Tick logs with --split-tiers mark the tier: `*v` is `v` optimized by TurboFan.
     let bare = if format == SourceFormat::TickLog { name.trim_start_matches(['~', '^', '+', '*']) } else { name };
-    match &script.text {
-        Some(text) if !bare.is_empty() => {
-            for index in (at.saturating_sub(NAME_SEARCH)..=at).rev() {
-                let Some(candidate) = map.get_token(index).filter(|t| t.get_dst_line() == line) else { break };
-                if text.identifier_at(line, candidate.get_dst_col()) == Some(bare) {
-                    if candidate.has_source() && candidate.get_src_id() == token.get_src_id() {
-                        chosen = candidate;
-                        original_name = candidate.get_name();
-                    }
-                    break;
-                }
+    // `a.doubleIt` (V8 names a function by what it was assigned to): each part is bound.
+    let parts: Option<Vec<&str>> = bare.split('.').map(|p| is_identifier(p).then_some(p)).collect();
+    if let Some((original, found)) = locate_mapped(script, func, bare, parts.as_deref()) {
+        return (Some(original), found);
+    }
+    // Not mapped: is the name at least in the text before the function's position?
+    let found = match (&script.text, parts.as_deref().and_then(<[&str]>::last), func.line, func.column) {
+        (Some(text), Some(last), Some(line), Some(column)) => {
+            text.has_identifier_before(line.saturating_sub(1), column.saturating_sub(1), last)
+        }
+        _ => true,
+    };
+    (None, found)
+}
+
+fn locate_mapped(script: &Script, func: &Func, bare: &str, parts: Option<&[&str]>) -> Option<(Original, bool)> {
+    let line = func.line?.checked_sub(1)?;
+    let map = &script.map;
+    let Some(column) = func.column.and_then(|c| c.checked_sub(1)) else {
+        return Some((locate_line(script, line, parts)?, true));
+    };
+    let at = greatest_lower_bound(map, line, column)?;
+    let token = map.get_token(at).filter(|t| placed(script, t))?;
+    let here =
+        Original { name: None, source: token.get_src_id(), line: token.get_src_line(), column: token.get_src_col() };
+    let (Some(text), Some(parts)) = (&script.text, parts) else {
+        // Nothing to bind the name with: V8's name stays (the mapping here may be a parameter's).
+        return Some((here, true));
+    };
+    // The last part names the function (the mapping with its text, at or before V8's position,
+    // is its declaration); the parts before it come before it (`a` in `a.doubleIt=function`).
+    let mut from = at;
+    let mut names = Vec::with_capacity(parts.len());
+    let mut declaration = None;
+    for part in parts.iter().rev() {
+        let Some(index) = bind(script, text, line, from, part)
+            .filter(|i| map.get_token(*i).is_some_and(|t| placed(script, &t) && t.get_src_id() == token.get_src_id()))
+        else {
+            break;
+        };
+        let mapping = map.get_token(index)?;
+        declaration.get_or_insert(mapping);
+        names.push(mapping.get_name().unwrap_or(part));
+        let Some(before) = index.checked_sub(1) else { break };
+        from = before;
+    }
+    let Some(declaration) = declaration else { return Some((here, false)) };
+    // Parts that were not found keep V8's spelling.
+    let kept = parts.len() - names.len();
+    let name = parts[..kept].iter().copied().chain(names.into_iter().rev()).collect::<Vec<_>>().join(".");
+    let original = Original {
+        name: (name != bare).then_some(name),
+        source: declaration.get_src_id(),
+        line: declaration.get_src_line(),
+        column: declaration.get_src_col(),
+    };
+    Some((original, true))
+}
+
+/// The index of the last mapping at or before mapping `from` (at most [`NAME_SEARCH`] back, on
+/// generated `line`) whose generated text is the identifier `name`.
+fn bind(script: &Script, text: &ScriptText, line: u32, from: usize, name: &str) -> Option<usize> {
+    (from.saturating_sub(NAME_SEARCH)..=from)
+        .rev()
+        .map_while(|i| script.map.get_token(i).filter(|t| t.get_dst_line() == line).map(|t| (i, t)))
+        .find(|(_, t)| text.identifier_at(line, t.get_dst_col()) == Some(name))
+        .map(|(i, _)| i)
+}
+
+/// A function known by its line alone (pprof has no columns): the place whose generated text
+/// declares its name on that line (`A=`, `function v(`, `w:`), if exactly one does; else the
+/// one original line that the generated line holds, with V8's name.
+fn locate_line(script: &Script, line: u32, parts: Option<&[&str]>) -> Option<Original> {
+    let map = &script.map;
+    if let (Some(text), Some(&[.., name])) = (&script.text, parts) {
+        let mut declared = (mappings_before(map, line, 0)..)
+            .map_while(|i| map.get_token(i).filter(|t| t.get_dst_line() == line))
+            .filter(|t| placed(script, t) && text.declares(line, t.get_dst_col(), name))
+            .map(|t| (t.get_src_id(), t.get_src_line(), t.get_src_col(), t.get_name()));
+        if let Some(first) = declared.next() {
+            if declared.all(|other| other == first) {
+                let (source, line, column, original) = first;
+                let name = original.map(str::to_owned).filter(|n| n != name);
+                return Some(Original { name, source, line, column });
             }
         }
-        Some(_) => {}
-        None => original_name = token.get_name(),
     }
-    Some(Original {
-        name: original_name,
-        source: chosen.get_src_id(),
-        line: chosen.get_src_line(),
-        column: chosen.get_src_col(),
-    })
+    let (source, line) = line_only(script, line)?;
+    Some(Original { name: None, source, line, column: 0 })
+}
+
+/// True when `token` maps to a source that has a name.
+fn placed(script: &Script, token: &sourcemap::Token<'_>) -> bool {
+    token.has_source() && script.sources.get(token.get_src_id() as usize).is_some_and(Option::is_some)
+}
+
+/// A JavaScript identifier (ASCII exactly; other letters approximately).
+fn is_identifier(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| !c.is_ascii_digit()) && name.chars().all(text::is_identifier_char)
 }
 
 /// How many mappings lie before 0-based generated (`line`, `column`) (mappings are sorted).
@@ -230,16 +317,20 @@ fn greatest_lower_bound(map: &SourceMap, line: u32, column: u32) -> Option<usize
 
 /// The one original `(source, line)` that 0-based generated `line` maps to, if it maps to
 /// exactly one (a minified line holds many: then there is no answer).
+/// Mappings before the line's first code (its indentation) are left out: they often carry
+/// on the line above.
 fn line_only(script: &Script, line: u32) -> Option<(u32, u32)> {
     let mut places = script.line_places.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    *places.entry(line).or_insert_with(|| scan_line(&script.map, line))
+    *places.entry(line).or_insert_with(|| scan_line(script, line))
 }
 
-fn scan_line(map: &SourceMap, line: u32) -> Option<(u32, u32)> {
+fn scan_line(script: &Script, line: u32) -> Option<(u32, u32)> {
+    let map = &script.map;
+    let code = script.text.as_ref().map_or(0, |t| t.indentation(line));
     let mut found = None;
-    for index in mappings_before(map, line, 0).. {
+    for index in mappings_before(map, line, u64::from(code)).. {
         let Some(token) = map.get_token(index).filter(|t| t.get_dst_line() == line) else { break };
-        if !token.has_source() {
+        if !placed(script, &token) {
             continue;
         }
         let place = (token.get_src_id(), token.get_src_line());
@@ -263,13 +354,13 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
             return new;
         }
         let func = profile.funcs[id];
-        let new = match originals[id.index()] {
+        let new = match &originals[id.index()] {
             Some((script, original)) => {
-                let name = original.name.map_or_else(
+                let name = original.name.as_deref().map_or_else(
                     || strings.get(func.name).to_owned(),
                     |n| tiered(strings.get(func.name), n, profile.meta.format),
                 );
-                let file = script.sources.get(original.source as usize).map_or("", String::as_str);
+                let file = script.sources.get(original.source as usize).and_then(Option::as_deref).unwrap_or("");
                 Func {
                     name: b.intern(&name),
                     file: b.intern(file),
@@ -290,7 +381,7 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
         }
         let frame = profile.frames[id];
         let func = new_func(b, frame.func);
-        let (line, column) = match (originals[frame.func.index()], frame.line) {
+        let (line, column) = match (&originals[frame.func.index()], frame.line) {
             (Some((script, original)), Some(line)) => (Some(mapped_line(script, original, line, frame.column)), None),
             (_, line) => (line, frame.column),
         };
@@ -313,9 +404,9 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
     }
     for (index, new_stack) in stacks.iter().enumerate() {
         let stack = cpuprof_model::StackId::from_index(index);
-        let original = originals[profile.func_of(stack).index()];
+        let original = &originals[profile.func_of(stack).index()];
         for (line, ticks) in profile.line_hits.of(stack) {
-            let line = original.map_or(line, |(script, original)| mapped_line(script, original, line, None));
+            let line = original.as_ref().map_or(line, |(script, original)| mapped_line(script, original, line, None));
             b.line_hit(*new_stack, line, ticks);
         }
     }
@@ -329,12 +420,12 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
 /// The original 1-based line of generated 1-based `line` (and `column`) inside a function now
 /// at `function`: where the map says, or the function's own line when the generated line
 /// holds code of several original lines (minified code) or of another source.
-fn mapped_line(script: &Script, function: Original, line: u32, column: Option<u32>) -> u32 {
+fn mapped_line(script: &Script, function: &Original, line: u32, column: Option<u32>) -> u32 {
     let Some(line0) = line.checked_sub(1) else { return function.line.saturating_add(1) };
     let place = match column.and_then(|c| c.checked_sub(1)) {
         Some(column) => greatest_lower_bound(&script.map, line0, column)
             .and_then(|at| script.map.get_token(at))
-            .filter(sourcemap::Token::has_source)
+            .filter(|t| placed(script, t))
             .map(|t| (t.get_src_id(), t.get_src_line())),
         None => line_only(script, line0),
     };

@@ -1,6 +1,7 @@
 //! Finding a script's source map (a `sourceMappingURL` comment, inline or not, a sibling
 //! `.map`, or a file in `--source-map-dir`) and loading it.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -11,13 +12,18 @@ use url::Url;
 
 use crate::text::{source_mapping_url, ScriptText};
 
+/// Index-map section offsets beyond this are refused: the decoder adds them to positions
+/// without checking for overflow.
+const MAX_SECTION_OFFSET: u32 = 1 << 30;
+
 /// A script with its source map, ready for lookups.
 pub(crate) struct Script {
     pub(crate) map: SourceMap,
     /// The generated code, when the script itself was found (names are bound with it).
     pub(crate) text: Option<ScriptText>,
-    /// Each source of the map, resolved against the map's url, as the profile should name it.
-    pub(crate) sources: Vec<String>,
+    /// Each source of the map, resolved against the map's url, as the profile should name it;
+    /// `None` for a source with no name (`null` or empty), whose mappings are not used.
+    pub(crate) sources: Vec<Option<String>>,
     /// The one original `(source, line)` of each generated line asked about, if it has one:
     /// a line can hold hundreds of thousands of mappings, and every line hit asks.
     pub(crate) line_places: Mutex<FxHashMap<u32, Option<(u32, u32)>>>,
@@ -35,137 +41,274 @@ pub(crate) enum Found {
     Map(Box<Script>),
 }
 
-/// Finds and loads the source map of the script the profile names `file`.
+/// How the profile names files: `file://` urls (`.cpuprofile`), POSIX paths or Windows paths
+/// (tick logs). Mapped sources are named the same way.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Url,
+    Path,
+    WindowsPath,
+}
+
+/// A script as the profile names it.
+struct ScriptName {
+    /// What its map and sources resolve against.
+    url: Url,
+    /// The decoded segments of its path, for `--source-map-dir`.
+    segments: Vec<String>,
+    style: Style,
+}
+
+/// Finds and loads the source map of the script the profile names `file`: in `dir` first
+/// (the script and what its comment names, else the map alone), then where the profile says
+/// the script ran.
 pub(crate) fn find(file: &str, dir: Option<&Path>) -> Found {
-    let Some(url) = script_url(file) else { return Found::NotAScript };
-    let name = file_name(&url).unwrap_or_default();
-    let in_dir = dir.filter(|_| !name.is_empty()).map(|d| d.join(&name));
-    let on_disk = (url.scheme() == "file").then(|| url.to_file_path().ok()).flatten();
-    for path in in_dir.iter().chain(&on_disk) {
-        if let Some(Ok(bytes)) = read_file(path) {
-            return from_script(&url, path, bytes, dir, file_style(file));
+    let Some(name) = script_name(file) else { return Found::NotAScript };
+    if let Some(dir) = dir {
+        for script in in_dir(dir, &name.segments) {
+            if let Some(Ok(bytes)) = read_file(&script) {
+                match from_script(&name, &script, bytes, Some(dir)) {
+                    Found::NoMap => break,
+                    found => return found,
+                }
+            }
+            let map = PathBuf::from(format!("{}.map", script.display()));
+            if is_regular(&map) {
+                let reference = format!("{}.map", name.segments.last().map_or("", String::as_str));
+                return load_map(&map, &name, &reference, None);
+            }
         }
     }
-    // Only the map, under the conventional name.
-    if let Some(dir) = dir.filter(|_| !name.is_empty()) {
-        let map = dir.join(format!("{name}.map"));
-        if is_regular(&map) {
-            return load_map(&map, &url, &format!("{name}.map"), None, file_style(file));
+    let on_disk = match name.style {
+        Style::WindowsPath => None,
+        Style::Url | Style::Path => (name.url.scheme() == "file").then(|| name.url.to_file_path().ok()).flatten(),
+    };
+    if let Some(script) = on_disk {
+        if let Some(Ok(bytes)) = read_file(&script) {
+            return from_script(&name, &script, bytes, dir);
         }
     }
     Found::NoMap
 }
 
+/// Where `dir` may hold a copy of the script whose path is `segments`, most specific first:
+/// `dir/<the path's last k segments>` for every k (`dist/routes/users.js` is found as
+/// `DIR/routes/users.js` before `DIR/users.js`). A script under `node_modules/` is looked
+/// for only with its package's path (`DIR/node_modules/pkg/index.js`), never as a bare
+/// `DIR/index.js`, which is the app's more often than not.
+fn in_dir(dir: &Path, segments: &[String]) -> Vec<PathBuf> {
+    if segments.iter().any(|s| s.is_empty() || s == "." || s == ".." || s.contains(['/', '\\'])) {
+        return Vec::new();
+    }
+    let shortest = segments.iter().rposition(|s| s == "node_modules").unwrap_or(segments.len().saturating_sub(1));
+    (0..=shortest).map(|k| segments[k..].iter().fold(dir.to_path_buf(), |path, s| path.join(s))).collect()
+}
+
 /// The script and its map: what its `sourceMappingURL` says, else `<script>.map` beside it.
-fn from_script(url: &Url, path: &Path, bytes: Vec<u8>, dir: Option<&Path>, style: FileStyle) -> Found {
+fn from_script(name: &ScriptName, path: &Path, bytes: Vec<u8>, dir: Option<&Path>) -> Found {
     let text = ScriptText::new(
         String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
     );
     let reference = source_mapping_url(text.as_str()).map(str::to_owned);
     let Some(reference) = reference else {
         let sibling = PathBuf::from(format!("{}.map", path.display()));
-        let name = format!("{}.map", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
         if is_regular(&sibling) {
-            return load_map(&sibling, url, &name, Some(text), style);
+            let reference = format!("{}.map", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+            return load_map(&sibling, name, &reference, Some(text));
         }
         return Found::NoMap;
     };
     if reference.starts_with("data:") {
-        return match sourcemap::decode_data_url(&reference) {
-            Ok(map) => script(map, url, Some(text), style),
+        return match inline_map(&reference) {
+            Ok(map) => script(map, &name.url, Some(text), name.style),
             Err(e) => Found::Broken(format!("{}: its inline source map cannot be read: {e}", path.display())),
         };
     }
-    // The map's place on this disk: relative to where the script was found (or in --source-map-dir).
+    // The map's place on this disk: relative to where the script was found; an absolute or
+    // remote reference is looked for by its file name in --source-map-dir.
     let beside = absolute_file_url(path).and_then(|u| u.join(&reference).ok()).and_then(|u| u.to_file_path().ok());
-    let in_dir = dir.zip(url.join(&reference).ok().as_ref().and_then(file_name)).map(|(d, name)| d.join(name));
+    let in_dir = dir.zip(name.url.join(&reference).ok().as_ref().and_then(file_name)).map(|(d, n)| d.join(n));
     match beside.iter().chain(&in_dir).find(|p| is_regular(p)) {
-        Some(map) => load_map(map, url, &reference, Some(text), style),
-        None => Found::Broken(format!("{}: its source map {reference} was not found", path.display())),
+        Some(map) => load_map(map, name, &reference, Some(text)),
+        None => Found::Broken(format!(
+            "{}: its source map {reference} was not found (or is no regular file)",
+            path.display()
+        )),
+    }
+}
+
+/// Decodes a `data:` url: JSON, base64 or percent-encoded, whatever its charset says.
+fn inline_map(url: &str) -> Result<DecodedMap, String> {
+    let (meta, payload) = url["data:".len()..].split_once(',').ok_or("a data: url without a comma")?;
+    let mut params = meta.split(';').map(str::trim);
+    let media = params.next().unwrap_or_default().to_ascii_lowercase();
+    if !(media.is_empty() || media.ends_with("json")) {
+        return Err(format!("its media type is {media}, not JSON"));
+    }
+    if params.any(|p| p.eq_ignore_ascii_case("base64")) {
+        let payload = percent_encoding::percent_decode_str(payload).decode_utf8_lossy();
+        sourcemap::decode_data_url(&format!("data:application/json;base64,{payload}")).map_err(|e| e.to_string())
+    } else {
+        let bytes: Vec<u8> = percent_encoding::percent_decode_str(payload).collect();
+        sourcemap::decode_slice(&bytes).map_err(|e| e.to_string())
     }
 }
 
 /// Reads and decodes the map at `path`; `reference` is where it lies relative to the script's
 /// url, which is what its sources are relative to.
-fn load_map(path: &Path, script_url: &Url, reference: &str, text: Option<ScriptText>, style: FileStyle) -> Found {
+fn load_map(path: &Path, name: &ScriptName, reference: &str, text: Option<ScriptText>) -> Found {
     let bytes = match read_file(path) {
         Some(Ok(bytes)) => bytes,
         Some(Err(e)) => return Found::Broken(format!("{}: {e}", path.display())),
-        None => return Found::Broken(format!("{}: not a regular file", path.display())),
+        None => return Found::Broken(format!("{}: not a regular file with content", path.display())),
     };
     match sourcemap::decode_slice(&bytes) {
-        Ok(map) => script(map, &script_url.join(reference).unwrap_or_else(|_| script_url.clone()), text, style),
+        Ok(map) => script(map, &name.url.join(reference).unwrap_or_else(|_| name.url.clone()), text, name.style),
         Err(e) => Found::Broken(format!("{}: not a usable source map: {e}", path.display())),
     }
 }
 
-fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: FileStyle) -> Found {
+fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: Style) -> Found {
     let map = match map {
         DecodedMap::Regular(map) => map,
-        DecodedMap::Index(index) => match index.flatten() {
-            Ok(map) => map,
-            Err(e) => return Found::Broken(format!("{map_url}: an index map that cannot be flattened: {e}")),
-        },
+        DecodedMap::Index(index) => {
+            let offsets = index.sections().map(sourcemap::SourceMapSection::get_offset);
+            if offsets.into_iter().any(|(line, column)| line >= MAX_SECTION_OFFSET || column >= MAX_SECTION_OFFSET) {
+                return Found::Broken(format!("{map_url}: an index map with a section offset out of range"));
+            }
+            match index.flatten() {
+                Ok(map) => map,
+                Err(e) => return Found::Broken(format!("{map_url}: an index map that cannot be flattened: {e}")),
+            }
+        }
         DecodedMap::Hermes(hermes) => (*hermes).clone(),
     };
     let sources = (0..map.get_source_count())
         .map(|i| {
-            let source = map.get_source(i).unwrap_or_default();
-            match map_url.join(source) {
-                Ok(url) if style == FileStyle::Path && url.scheme() == "file" => {
+            let source = map.get_source(i).filter(|s| !s.is_empty())?;
+            if is_windows_path(source) {
+                return Some(source.to_owned());
+            }
+            Some(match map_url.join(source) {
+                Ok(url) if url.scheme() == "file" && style == Style::Path => {
                     url.to_file_path().map_or_else(|()| url.to_string(), |p| p.display().to_string())
                 }
+                Ok(url) if url.scheme() == "file" && style == Style::WindowsPath => windows_path(&url),
                 Ok(url) => url.to_string(),
                 Err(_) => source.to_owned(),
-            }
+            })
         })
         .collect();
     Found::Map(Box::new(Script { map, text, sources, line_places: Mutex::default() }))
 }
 
-/// True for a regular file (or a link to one): never a device, FIFO or directory, which a
-/// hostile profile or comment could name (`/dev/zero` would never end).
+/// True for a regular file (or a link to one) with content: never a device, FIFO or
+/// directory, nor a `/proc` file (they say they are empty), which a hostile profile or
+/// comment could name (`/dev/zero` or `/proc/kmsg` would never end).
 fn is_regular(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
 }
 
-/// The bytes of a regular file; `None` when `path` is not one.
+/// The bytes of a regular file, at most as many as it had when asked; `None` when `path` is
+/// not one.
 fn read_file(path: &Path) -> Option<std::io::Result<Vec<u8>>> {
-    is_regular(path).then(|| std::fs::read(path))
+    let metadata = std::fs::metadata(path).ok().filter(|m| m.is_file() && m.len() > 0)?;
+    Some(std::fs::File::open(path).and_then(|file| {
+        let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+        file.take(metadata.len()).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }))
 }
 
-/// How the profile names files: `file://` urls (`.cpuprofile`) or plain paths (tick logs).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum FileStyle {
-    Url,
-    Path,
+/// `C:\dir\file.js` or `C:/dir/file.js`, or a UNC path.
+fn is_windows_path(file: &str) -> bool {
+    let bytes = file.as_bytes();
+    (bytes.len() > 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && matches!(bytes[2], b'\\' | b'/'))
+        || file.starts_with("\\\\")
 }
 
-fn file_style(file: &str) -> FileStyle {
-    if file.contains("://") {
-        FileStyle::Url
-    } else {
-        FileStyle::Path
-    }
+/// A `file:///C:/dir/file.ts` url as the Windows path `C:\dir\file.ts`.
+fn windows_path(url: &Url) -> String {
+    let path = percent_encoding::percent_decode_str(url.path()).decode_utf8_lossy();
+    path.trim_start_matches('/').replace('/', "\\")
 }
 
-/// The url of a script as the profile names it: a url with a scheme, or a path (made absolute).
-fn script_url(file: &str) -> Option<Url> {
+/// The script the profile names `file`: a url with a scheme, a Windows path, or a path (made
+/// absolute); `None` for what cannot have a map.
+fn script_name(file: &str) -> Option<ScriptName> {
     if file.is_empty() || file.starts_with("node:") {
         return None;
     }
-    if file.contains("://") {
-        return Url::parse(file).ok();
-    }
-    absolute_file_url(Path::new(file))
+    let (url, style) = if is_windows_path(file) {
+        (Url::parse(&format!("file:///{}", file.trim_start_matches('\\').replace('\\', "/"))).ok()?, Style::WindowsPath)
+    } else if file.contains("://") {
+        (Url::parse(file).ok()?, Style::Url)
+    } else {
+        (absolute_file_url(Path::new(file))?, Style::Path)
+    };
+    let segments = url
+        .path_segments()
+        .map(|s| {
+            s.filter(|s| !s.is_empty())
+                .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+    Some(ScriptName { url, segments, style })
 }
 
 fn absolute_file_url(path: &Path) -> Option<Url> {
     Url::from_file_path(std::path::absolute(path).ok()?).ok()
 }
 
-/// The last segment of `url`'s path, decoded: what `--source-map-dir` looks for.
+/// The last segment of `url`'s path, decoded.
 fn file_name(url: &Url) -> Option<String> {
     let segment = url.path_segments()?.next_back().filter(|s| !s.is_empty())?;
     Some(percent_encoding::percent_decode_str(segment).decode_utf8_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_in_the_map_folder_most_specific_first() {
+        let name = script_name("file:///srv/app/dist/routes/users.js").unwrap();
+        let dir = Path::new("/maps");
+        let expected = [
+            "srv/app/dist/routes/users.js",
+            "app/dist/routes/users.js",
+            "dist/routes/users.js",
+            "routes/users.js",
+            "users.js",
+        ];
+        assert_eq!(in_dir(dir, &name.segments), expected.map(|p| dir.join(p)));
+        let package = script_name("/srv/app/node_modules/@scope/pkg/index.js").unwrap();
+        assert_eq!(in_dir(dir, &package.segments).last().unwrap(), &dir.join("node_modules/@scope/pkg/index.js"));
+        let windows = script_name(r"C:\Users\dev\proj\dist\app.min.js").unwrap();
+        assert!(windows.style == Style::WindowsPath);
+        assert_eq!(in_dir(dir, &windows.segments).last().unwrap(), &dir.join("app.min.js"));
+        assert_eq!(windows_path(&windows.url.join("../src/a b.ts").unwrap()), r"C:\Users\dev\proj\src\a b.ts");
+        let spaced = script_name("file:///srv/my%20app/a.js").unwrap();
+        assert_eq!(in_dir(dir, &spaced.segments)[0], dir.join("srv/my app/a.js"));
+        assert!(script_name("node:internal/main").is_none());
+    }
+
+    #[test]
+    fn inline_maps_in_every_spelling() {
+        let json = r#"{"version":3,"sources":["a.ts"],"names":[],"mappings":"AAAA"}"#;
+        let percent = percent_encoding::percent_encode(json.as_bytes(), percent_encoding::NON_ALPHANUMERIC).to_string();
+        for url in [
+            format!("data:application/json,{json}"),
+            format!("data:application/json;charset=UTF-8,{percent}"),
+            "data:application/json;charset=UTF-8;base64,eyJ2ZXJzaW9uIjozLCJzb3VyY2VzIjpbImEudHMiXSwibmFtZXMiOltdLCJtYXBwaW5ncyI6IkFBQUEifQ==".to_owned(),
+            "data:application/json;base64,eyJ2ZXJzaW9uIjozLCJzb3VyY2VzIjpbImEudHMiXSwibmFtZXMiOltdLCJtYXBwaW5ncyI6IkFBQUEifQ==".to_owned(),
+        ] {
+            let map = inline_map(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert!(matches!(map, DecodedMap::Regular(m) if m.get_source(0) == Some("a.ts")), "{url}");
+        }
+        assert!(inline_map("data:text/html,<b>").is_err());
+        assert!(inline_map("data:application/json").is_err());
+    }
 }

@@ -20,7 +20,11 @@ pub(crate) struct ScriptText {
 }
 
 impl ScriptText {
-    pub(crate) fn new(text: String) -> Self {
+    pub(crate) fn new(mut text: String) -> Self {
+        // V8 does not count a byte order mark in columns.
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
         let mut lines = Vec::new();
         let mut start = 0;
         let mut ascii = true;
@@ -50,6 +54,45 @@ impl ScriptText {
     /// The whole text.
     pub(crate) fn as_str(&self) -> &str {
         &self.text
+    }
+
+    /// The UTF-16 column of the first character of 0-based `line` that is not white space.
+    pub(crate) fn indentation(&self, line: u32) -> u32 {
+        let Some(line) = self.lines.get(line as usize) else { return 0 };
+        let text = &self.text[line.start..line.end];
+        text.chars().take_while(|c| c.is_whitespace()).map(|c| c.len_utf16() as u32).sum()
+    }
+
+    /// True when the identifier `name` at 0-based `line` and UTF-16 `column` reads as its
+    /// declaration: `function name(`, `class name`, `name=` (not `==`), `name:`, `get name(`.
+    pub(crate) fn declares(&self, line: u32, column: u32, name: &str) -> bool {
+        let Some(l) = self.lines.get(line as usize) else { return false };
+        let text = &self.text[l.start..l.end];
+        let Some(at) = l.byte_offset(text, column) else { return false };
+        if self.identifier_at(line, column) != Some(name) {
+            return false;
+        }
+        let after = text[at + name.len()..].trim_start();
+        let before = text[..at].trim_end();
+        let keyword = ["function", "function*", "class", "get", "set", "async"]
+            .iter()
+            .any(|k| before.strip_suffix(k).is_some_and(|rest| !rest.ends_with(is_identifier_char)));
+        let assigned = match after.strip_prefix(':') {
+            Some(value) => Some(value),
+            None => after.strip_prefix('=').filter(|v| !v.starts_with(['=', '>'])),
+        };
+        keyword || assigned.is_some_and(|value| is_function_value(value.trim_start()))
+    }
+
+    /// True when the identifier `name` occurs on 0-based `line` before UTF-16 `column`.
+    pub(crate) fn has_identifier_before(&self, line: u32, column: u32, name: &str) -> bool {
+        let Some(l) = self.lines.get(line as usize) else { return false };
+        let text = &self.text[l.start..l.end];
+        let Some(end) = l.byte_offset(text, column) else { return false };
+        let before = &text[..end];
+        before.match_indices(name).any(|(at, _)| {
+            !before[..at].ends_with(is_identifier_char) && !before[at + name.len()..].starts_with(is_identifier_char)
+        })
     }
 
     /// The identifier (or keyword) that starts at 0-based `line` and UTF-16 `column`, if any.
@@ -93,6 +136,22 @@ impl Line {
         }
         (units == column && at < text.len()).then_some(at)
     }
+}
+
+/// True when `code` starts with a function value: `function`, `async`, `class`, an arrow
+/// (`n=>`, `(a,b)=>`).
+fn is_function_value(code: &str) -> bool {
+    if ["function", "async", "class"].iter().any(|k| code.starts_with(k)) {
+        return true;
+    }
+    // Arrow parameters: `(…)` (looking a little way for the `)`) or one identifier, then `=>`.
+    let params = if let Some(rest) = code.strip_prefix('(') {
+        rest.find(')').filter(|end| *end < 256).map(|end| &rest[end + 1..])
+    } else {
+        let len: usize = code.chars().take_while(|c| is_identifier_char(*c)).map(char::len_utf8).sum();
+        (len > 0).then(|| &code[len..])
+    };
+    params.is_some_and(|rest| rest.trim_start().starts_with("=>"))
 }
 
 /// Characters that can continue a JavaScript identifier (ASCII exactly, the rest approximately:
@@ -143,6 +202,30 @@ mod tests {
         assert_eq!(script.identifier_at(1, 10), None, "inside a surrogate pair");
         assert_eq!(script.identifier_at(1, 500), None);
         assert_eq!(script.identifier_at(9, 0), None);
+    }
+
+    #[test]
+    fn declarations_and_indentation() {
+        let script = ScriptText::new(
+            "\u{feff}var A=n=>1,B==2;function v(t){}\n  x:function(){},get g(){return A(1)}\nlet n=0,m=(a,b)=>a,k=(a+b)"
+                .to_owned(),
+        );
+        assert!(!script.declares(2, 4, "n"), "n=0 is no function");
+        assert!(script.declares(2, 8, "m"), "m=(a,b)=>");
+        assert!(!script.declares(2, 19, "k"), "k=(a+b) is no function");
+        assert!(script.declares(0, 4, "A"), "A= (the BOM is not counted)");
+        assert!(!script.declares(0, 11, "B"), "B== compares");
+        assert!(script.declares(0, 25, "v"), "function v(");
+        assert!(!script.declares(0, 25, "w"), "another name");
+        assert!(script.declares(1, 2, "x"), "x:");
+        assert!(script.declares(1, 21, "g"), "get g(");
+        assert!(!script.declares(1, 32, "A"), "A( is a call");
+        assert_eq!(script.identifier_at(1, 32), Some("A"));
+        assert!(script.has_identifier_before(0, 6, "A") && !script.has_identifier_before(0, 4, "A"));
+        assert!(!script.has_identifier_before(0, 30, "va"), "whole identifiers only");
+        assert!(!script.has_identifier_before(7, 0, "A"), "no such line");
+        assert_eq!(script.indentation(1), 2);
+        assert_eq!(script.indentation(0), 0);
     }
 
     #[test]
