@@ -10,7 +10,7 @@ use cpuprof_render::Format;
     name = "cpuprof",
     version,
     about = "Answers from CPU profiles of Node.js/V8 programs",
-    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  cpuprof top isolate-0x5a1e2c0-4242-v8.log\n  gzip -c app.cpuprofile | cpuprof top -\n  cpuprof flamegraph app.cpuprofile -o flame.svg\n  cpuprof diff before.cpuprofile after.cpuprofile --format markdown\n  cpuprof convert app.cpuprofile -o app.pb.gz\n  cpuprof top profile.pb.gz --sample-type cpu\n\nEXIT STATUS:\n  0 ok · 1 bad input or I/O error · 2 usage error · 3 `diff --fail-on` found a regression"
+    after_help = "EXAMPLES:\n  cpuprof top app.cpuprofile\n  cpuprof top app.cpuprofile -n 40 --by package\n  cpuprof top app.cpuprofile --format json -o top.json\n  cpuprof top isolate-0x5a1e2c0-4242-v8.log\n  gzip -c app.cpuprofile | cpuprof top -\n  cpuprof flamegraph app.cpuprofile -o flame.svg\n  cpuprof top app.cpuprofile --source-maps\n  cpuprof diff before.cpuprofile after.cpuprofile --format markdown\n  cpuprof convert app.cpuprofile -o app.pb.gz\n  cpuprof top profile.pb.gz --sample-type cpu\n\nEXIT STATUS:\n  0 ok · 1 bad input or I/O error · 2 usage error · 3 `diff --fail-on` found a regression"
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -123,6 +123,8 @@ const DIFF_HELP: &str = "\
 MATCHING:
   Functions match by name (V8 tier markers stripped) and file; same-named functions of one
   file pair up by nearest start line, so moved code still matches. The rest is new or gone.
+  With --source-maps, functions match by their original names and sources, so a minifier
+  renaming them differently in two builds does not matter.
 
 NOISE:
   Per function, an exact binomial test on sample counts (and, with 2+ runs per side,
@@ -139,7 +141,8 @@ EXAMPLES:
   cpuprof diff --base a1.cpuprofile a2.cpuprofile a3.cpuprofile --new b1.cpuprofile b2.cpuprofile b3.cpuprofile
   cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o comment.md
   cpuprof diff before.cpuprofile after.cpuprofile --fail-on self:+2pp --fail-on total:+20%
-  cpuprof diff prod-mon.cpuprofile prod-tue.cpuprofile --normalize share";
+  cpuprof diff prod-mon.cpuprofile prod-tue.cpuprofile --normalize share
+  cpuprof diff v1.cpuprofile v2.cpuprofile --base-source-map-dir v1/dist --new-source-map-dir v2/dist";
 
 #[derive(Debug, Args)]
 pub(crate) struct DiffArgs {
@@ -333,6 +336,8 @@ EXAMPLES:
   cpuprof top app.cpuprofile.gz --format markdown -o top.md
   cpuprof top isolate-0x5a1e2c0-4242-v8.log --split-tiers
   cpuprof top isolate-0x5a1e2c0-4242-v8.log --symbols /mnt/prod-root
+  cpuprof top CPU.20251130.cpuprofile --source-maps              (TypeScript names and lines)
+  cpuprof top prod.cpuprofile --source-map-dir ./deployed-dist    (recorded elsewhere)
 
 TICK LOGS:
   One tick is one sample, weighing the sampling interval (profiler,begin). Frame 0 is the pc,
