@@ -22,9 +22,9 @@
 //! one-parameter arrow (`A=n=>…`), where a plain lookup finds the parameter's name. The
 //! function is therefore placed at, and named by, the last mapping at or before that position
 //! whose generated text is the name V8 reports (`A`); a dotted name (`a.doubleIt`) part by
-//! part. Without the script's text V8's names stay. A name V8 reports that the text does not
-//! have where V8 places the function is counted ([`MapReport::names_not_found`]): the script
-//! or map is probably not the build that was profiled.
+//! part. Without the script's text V8's names stay. Names V8 reports that the text does not
+//! have where V8 places the function are counted ([`MapReport::names_not_found`]): when they
+//! are most of them, the script or map is probably not the build that was profiled.
 //! Each map is loaded once per [`SourceMaps`] and shared by every profile and thread using it.
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -72,14 +72,18 @@ pub struct MapReport {
     pub without_map: Vec<String>,
     /// Maps that were found but could not be used, one sentence each.
     pub problems: Vec<String>,
-    /// Functions whose name (as V8 gives it) is not in their script's text before their
-    /// position: the script, or its map, may not be the one that was profiled.
+    /// Functions whose name (as V8 gives it) was looked for in their script's text before
+    /// their position.
+    pub names_checked: usize,
+    /// Of those, the functions whose name is not there. A few are normal (a class constructor
+    /// is named after its class, `o["k"] = function` is called `o.k`); most of them mean that
+    /// the script, or its map, is not the build that was profiled, and the report says so.
     pub names_not_found: usize,
 }
 
 /// A function's original place.
-#[derive(Clone)]
-struct Original {
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Original {
     /// The original name, when the map gives one.
     name: Option<String>,
     source: u32,
@@ -88,6 +92,9 @@ struct Original {
     /// 0-based.
     column: u32,
 }
+
+/// The functions declared on one generated line (see [`declarations`]).
+pub(crate) type Declarations = FxHashMap<String, Option<Original>>;
 
 impl SourceMaps {
     /// Source maps found beside the scripts, or first in `dir` (`--source-map-dir`).
@@ -144,7 +151,8 @@ impl SourceMaps {
                 }
                 let Found::Map(script) = &**found else { return None };
                 let (original, name_found) = locate(script, func, strings.get(func.name), profile.meta.format);
-                report.names_not_found += usize::from(!name_found);
+                report.names_checked += usize::from(name_found.is_some());
+                report.names_not_found += usize::from(name_found == Some(false));
                 let original = original?;
                 report.mapped += 1;
                 Some((&**script, original))
@@ -157,6 +165,22 @@ impl SourceMaps {
     }
 }
 
+/// `text` cut to `max` characters for a message (a `data:` url or a hostile path can be
+/// megabytes).
+pub(crate) fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+impl MapReport {
+    /// True when most names V8 gives are not in the scripts: another build's scripts or maps.
+    pub fn looks_stale(&self) -> bool {
+        self.names_not_found >= 2 && self.names_not_found * 2 > self.names_checked
+    }
+}
+
 impl std::fmt::Display for MapReport {
     /// One sentence: how many functions were mapped, and which scripts had no map.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -165,44 +189,43 @@ impl std::fmt::Display for MapReport {
         let missing = &self.without_map;
         if !missing.is_empty() {
             let plural = if missing.len() == 1 { "" } else { "s" };
-            let shown: Vec<&str> = missing.iter().take(LISTED).map(String::as_str).collect();
+            let shown: Vec<String> = missing.iter().take(LISTED).map(|m| shortened(m, 200)).collect();
             write!(f, "; no source map for {} script{plural}: {}", missing.len(), shown.join(", "))?;
             if missing.len() > LISTED {
                 write!(f, " and {} more", missing.len() - LISTED)?;
             }
         }
-        if self.names_not_found > 0 {
-            let (count, verb) = if self.names_not_found == 1 { ("1 function", "is") } else { ("functions", "are") };
-            let count =
-                if self.names_not_found == 1 { count.to_owned() } else { format!("{} {count}", self.names_not_found) };
+        if self.looks_stale() {
             write!(
                 f,
-                "; {count} {verb} not named in the script as V8 names {}: is it the script (and map) that was \
-                 profiled?",
-                if self.names_not_found == 1 { "it" } else { "them" }
+                "; {} of {} functions are not named in the script as V8 names them: is it the script (and map) \
+                 that was profiled?",
+                self.names_not_found, self.names_checked
             )?;
         }
         Ok(())
     }
 }
 
-/// The original place of `func` (whose V8 name is `name`), if the map has one, and false when
-/// the script's text does not have that name where V8 places the function (a sign that the
-/// script or map is not the one that was profiled).
-fn locate(script: &Script, func: &Func, name: &str, format: SourceFormat) -> (Option<Original>, bool) {
+/// The original place of `func` (whose V8 name is `name`), if the map has one, and whether the
+/// script's text has that name where V8 places the function (`None`: not checked). Most names
+/// missing is a sign that the script or map is not the one that was profiled.
+fn locate(script: &Script, func: &Func, name: &str, format: SourceFormat) -> (Option<Original>, Option<bool>) {
     // Tick logs with --split-tiers mark the tier: `*v` is `v` optimized by TurboFan.
     let bare = if format == SourceFormat::TickLog { name.trim_start_matches(['~', '^', '+', '*']) } else { name };
     // `a.doubleIt` (V8 names a function by what it was assigned to): each part is bound.
     let parts: Option<Vec<&str>> = bare.split('.').map(|p| is_identifier(p).then_some(p)).collect();
+    // Names the text spells otherwise (esbuild writes `größe` as `gr\u00F6\u00DFe`) are not checked.
+    let checked = script.text.is_some() && func.column.is_some() && parts.is_some() && bare.is_ascii();
     if let Some((original, found)) = locate_mapped(script, func, bare, parts.as_deref()) {
-        return (Some(original), found);
+        return (Some(original), Some(found).filter(|_| checked));
     }
     // Not mapped: is the name at least in the text before the function's position?
     let found = match (&script.text, parts.as_deref().and_then(<[&str]>::last), func.line, func.column) {
-        (Some(text), Some(last), Some(line), Some(column)) => {
-            text.has_identifier_before(line.saturating_sub(1), column.saturating_sub(1), last)
+        (Some(text), Some(last), Some(line), Some(column)) if checked => {
+            Some(text.has_identifier_before(line.saturating_sub(1), column.saturating_sub(1), last))
         }
-        _ => true,
+        _ => None,
     };
     (None, found)
 }
@@ -226,10 +249,17 @@ fn locate_mapped(script: &Script, func: &Func, bare: &str, parts: Option<&[&str]
     let mut from = at;
     let mut names = Vec::with_capacity(parts.len());
     let mut declaration = None;
-    for part in parts.iter().rev() {
-        let Some(index) = bind(script, text, line, from, part)
-            .filter(|i| map.get_token(*i).is_some_and(|t| placed(script, &t) && t.get_src_id() == token.get_src_id()))
-        else {
+    for (k, part) in parts.iter().enumerate().rev() {
+        let Some(index) = bind(script, text, line, from, part).filter(|i| {
+            map.get_token(*i).is_some_and(|t| {
+                // The name itself must lead to V8's position (`A=n=>`, `v(`), not belong to an
+                // object or array around the function (`o={[k](){…}}`).
+                let last = k + 1 == parts.len();
+                let joined = !last
+                    || text.joins_name_and_function(line, t.get_dst_col().saturating_add(part.len() as u32), column);
+                placed(script, &t) && t.get_src_id() == token.get_src_id() && joined
+            })
+        }) else {
             break;
         };
         let mapping = map.get_token(index)?;
@@ -265,22 +295,49 @@ fn bind(script: &Script, text: &ScriptText, line: u32, from: usize, name: &str) 
 /// declares its name on that line (`A=`, `function v(`, `w:`), if exactly one does; else the
 /// one original line that the generated line holds, with V8's name.
 fn locate_line(script: &Script, line: u32, parts: Option<&[&str]>) -> Option<Original> {
-    let map = &script.map;
-    if let (Some(text), Some(&[.., name])) = (&script.text, parts) {
-        let mut declared = (mappings_before(map, line, 0)..)
-            .map_while(|i| map.get_token(i).filter(|t| t.get_dst_line() == line))
-            .filter(|t| placed(script, t) && text.declares(line, t.get_dst_col(), name))
-            .map(|t| (t.get_src_id(), t.get_src_line(), t.get_src_col(), t.get_name()));
-        if let Some(first) = declared.next() {
-            if declared.all(|other| other == first) {
-                let (source, line, column, original) = first;
-                let name = original.map(str::to_owned).filter(|n| n != name);
-                return Some(Original { name, source, line, column });
-            }
+    if let Some(&[.., name]) = parts {
+        if let Some(Some(place)) = declarations(script, line).get(name) {
+            let name = place.name.clone().filter(|n| n != name);
+            return Some(Original { name, ..place.clone() });
         }
     }
     let (source, line) = line_only(script, line)?;
     Some(Original { name: None, source, line, column: 0 })
+}
+
+/// The functions declared on 0-based generated `line`, by generated name: where each is in the
+/// original (its name there in `name`), or `None` when several places declare the same name.
+/// Worked out once per line: a minified line holds every function of the bundle.
+fn declarations(script: &Script, line: u32) -> Arc<Declarations> {
+    let mut lines = script.declarations.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let entry = lines.entry(line).or_insert_with(|| {
+        let mut found = Declarations::default();
+        let (map, Some(text)) = (&script.map, &script.text) else { return Arc::new(found) };
+        let tokens =
+            (mappings_before(map, line, 0)..).map_while(|i| map.get_token(i).filter(|t| t.get_dst_line() == line));
+        for token in tokens.filter(|t| placed(script, t)) {
+            let Some(name) = text.identifier_at(line, token.get_dst_col()) else { continue };
+            if !text.declares(line, token.get_dst_col(), name) {
+                continue;
+            }
+            let place = Original {
+                name: token.get_name().map(str::to_owned),
+                source: token.get_src_id(),
+                line: token.get_src_line(),
+                column: token.get_src_col(),
+            };
+            found
+                .entry(name.to_owned())
+                .and_modify(|seen| {
+                    if seen.as_ref().is_some_and(|s| *s != place) {
+                        *seen = None;
+                    }
+                })
+                .or_insert(Some(place));
+        }
+        Arc::new(found)
+    });
+    Arc::clone(entry)
 }
 
 /// True when `token` maps to a source that has a name.

@@ -3,7 +3,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 
@@ -11,6 +11,13 @@ use sourcemap::{DecodedMap, SourceMap};
 use url::Url;
 
 use crate::text::{source_mapping_url, ScriptText};
+use crate::Declarations;
+
+/// Scripts and maps larger than this are not read (1 GiB).
+const MAX_FILE: u64 = 1 << 30;
+
+/// At most this many trailing path segments are tried in `--source-map-dir`.
+const MAX_DIR_DEPTH: usize = 32;
 
 /// Index-map section offsets beyond this are refused: the decoder adds them to positions
 /// without checking for overflow.
@@ -27,6 +34,8 @@ pub(crate) struct Script {
     /// The one original `(source, line)` of each generated line asked about, if it has one:
     /// a line can hold hundreds of thousands of mappings, and every line hit asks.
     pub(crate) line_places: Mutex<FxHashMap<u32, Option<(u32, u32)>>>,
+    /// The functions declared on each generated line asked about (for pprof's functions).
+    pub(crate) declarations: Mutex<FxHashMap<u32, Arc<Declarations>>>,
 }
 
 /// What became of one script of the profile.
@@ -66,11 +75,13 @@ pub(crate) fn find(file: &str, dir: Option<&Path>) -> Found {
     let Some(name) = script_name(file) else { return Found::NotAScript };
     if let Some(dir) = dir {
         for script in in_dir(dir, &name.segments) {
-            if let Some(Ok(bytes)) = read_file(&script) {
-                match from_script(&name, &script, bytes, Some(dir)) {
+            match read_file(&script) {
+                Some(Ok(bytes)) => match from_script(&name, &script, bytes, Some(dir)) {
                     Found::NoMap => break,
                     found => return found,
-                }
+                },
+                Some(Err(e)) => return Found::Broken(format!("{}: {e}", script.display())),
+                None => {}
             }
             let map = PathBuf::from(format!("{}.map", script.display()));
             if is_regular(&map) {
@@ -84,8 +95,10 @@ pub(crate) fn find(file: &str, dir: Option<&Path>) -> Found {
         Style::Url | Style::Path => (name.url.scheme() == "file").then(|| name.url.to_file_path().ok()).flatten(),
     };
     if let Some(script) = on_disk {
-        if let Some(Ok(bytes)) = read_file(&script) {
-            return from_script(&name, &script, bytes, dir);
+        match read_file(&script) {
+            Some(Ok(bytes)) => return from_script(&name, &script, bytes, dir),
+            Some(Err(e)) => return Found::Broken(format!("{}: {e}", script.display())),
+            None => {}
         }
     }
     Found::NoMap
@@ -101,7 +114,8 @@ fn in_dir(dir: &Path, segments: &[String]) -> Vec<PathBuf> {
         return Vec::new();
     }
     let shortest = segments.iter().rposition(|s| s == "node_modules").unwrap_or(segments.len().saturating_sub(1));
-    (0..=shortest).map(|k| segments[k..].iter().fold(dir.to_path_buf(), |path, s| path.join(s))).collect()
+    let longest = segments.len().saturating_sub(MAX_DIR_DEPTH);
+    (longest..=shortest).map(|k| segments[k..].iter().fold(dir.to_path_buf(), |path, s| path.join(s))).collect()
 }
 
 /// The script and its map: what its `sourceMappingURL` says, else `<script>.map` beside it.
@@ -118,7 +132,7 @@ fn from_script(name: &ScriptName, path: &Path, bytes: Vec<u8>, dir: Option<&Path
         }
         return Found::NoMap;
     };
-    if reference.starts_with("data:") {
+    if reference.get(..5).is_some_and(|scheme| scheme.eq_ignore_ascii_case("data:")) {
         return match inline_map(&reference) {
             Ok(map) => script(map, &name.url, Some(text), name.style),
             Err(e) => Found::Broken(format!("{}: its inline source map cannot be read: {e}", path.display())),
@@ -131,8 +145,9 @@ fn from_script(name: &ScriptName, path: &Path, bytes: Vec<u8>, dir: Option<&Path
     match beside.iter().chain(&in_dir).find(|p| is_regular(p)) {
         Some(map) => load_map(map, name, &reference, Some(text)),
         None => Found::Broken(format!(
-            "{}: its source map {reference} was not found (or is no regular file)",
-            path.display()
+            "{}: its source map {} was not found (or is no regular file)",
+            path.display(),
+            crate::shortened(&reference, 80)
         )),
     }
 }
@@ -145,13 +160,33 @@ fn inline_map(url: &str) -> Result<DecodedMap, String> {
     if !(media.is_empty() || media.ends_with("json")) {
         return Err(format!("its media type is {media}, not JSON"));
     }
+    let mut bytes: Vec<u8> = percent_encoding::percent_decode_str(payload).collect();
     if params.any(|p| p.eq_ignore_ascii_case("base64")) {
-        let payload = percent_encoding::percent_decode_str(payload).decode_utf8_lossy();
-        sourcemap::decode_data_url(&format!("data:application/json;base64,{payload}")).map_err(|e| e.to_string())
-    } else {
-        let bytes: Vec<u8> = percent_encoding::percent_decode_str(payload).collect();
-        sourcemap::decode_slice(&bytes).map_err(|e| e.to_string())
+        bytes.retain(|b| !b.is_ascii_whitespace());
+        let unpadded = bytes.strip_suffix(b"==").or_else(|| bytes.strip_suffix(b"=")).unwrap_or(&bytes);
+        bytes = data_encoding::BASE64_NOPAD.decode(unpadded).map_err(|e| format!("bad base64: {e}"))?;
     }
+    decode(&bytes).map_err(|e| e.to_string())
+}
+
+/// Decodes a map, which may start with a byte order mark.
+fn decode(bytes: &[u8]) -> sourcemap::Result<DecodedMap> {
+    sourcemap::decode_slice(bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes))
+}
+
+/// True when every section of an index map (and of the index maps inside it, at most 8 deep)
+/// starts within [`MAX_SECTION_OFFSET`].
+fn offsets_in_range(index: &sourcemap::SourceMapIndex, depth: u32) -> bool {
+    depth < 8
+        && index.sections().all(|section| {
+            let (line, column) = section.get_offset();
+            line < MAX_SECTION_OFFSET
+                && column < MAX_SECTION_OFFSET
+                && match section.get_sourcemap() {
+                    Some(DecodedMap::Index(inner)) => offsets_in_range(inner, depth + 1),
+                    _ => true,
+                }
+        })
 }
 
 /// Reads and decodes the map at `path`; `reference` is where it lies relative to the script's
@@ -162,7 +197,7 @@ fn load_map(path: &Path, name: &ScriptName, reference: &str, text: Option<Script
         Some(Err(e)) => return Found::Broken(format!("{}: {e}", path.display())),
         None => return Found::Broken(format!("{}: not a regular file with content", path.display())),
     };
-    match sourcemap::decode_slice(&bytes) {
+    match decode(&bytes) {
         Ok(map) => script(map, &name.url.join(reference).unwrap_or_else(|_| name.url.clone()), text, name.style),
         Err(e) => Found::Broken(format!("{}: not a usable source map: {e}", path.display())),
     }
@@ -172,8 +207,7 @@ fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: Style
     let map = match map {
         DecodedMap::Regular(map) => map,
         DecodedMap::Index(index) => {
-            let offsets = index.sections().map(sourcemap::SourceMapSection::get_offset);
-            if offsets.into_iter().any(|(line, column)| line >= MAX_SECTION_OFFSET || column >= MAX_SECTION_OFFSET) {
+            if !offsets_in_range(&index, 0) {
                 return Found::Broken(format!("{map_url}: an index map with a section offset out of range"));
             }
             match index.flatten() {
@@ -199,7 +233,7 @@ fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: Style
             })
         })
         .collect();
-    Found::Map(Box::new(Script { map, text, sources, line_places: Mutex::default() }))
+    Found::Map(Box::new(Script { map, text, sources, line_places: Mutex::default(), declarations: Mutex::default() }))
 }
 
 /// True for a regular file (or a link to one) with content: never a device, FIFO or
@@ -210,11 +244,16 @@ fn is_regular(path: &Path) -> bool {
 }
 
 /// The bytes of a regular file, at most as many as it had when asked; `None` when `path` is
-/// not one.
+/// not one. Files over [`MAX_FILE`] are refused (a sparse file can claim any size).
 fn read_file(path: &Path) -> Option<std::io::Result<Vec<u8>>> {
     let metadata = std::fs::metadata(path).ok().filter(|m| m.is_file() && m.len() > 0)?;
+    if metadata.len() > MAX_FILE {
+        let message = format!("{} bytes, more than the {} a script or map may have", metadata.len(), MAX_FILE);
+        return Some(Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message)));
+    }
     Some(std::fs::File::open(path).and_then(|file| {
-        let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(usize::try_from(metadata.len()).unwrap_or(usize::MAX))?;
         file.take(metadata.len()).read_to_end(&mut bytes)?;
         Ok(bytes)
     }))
@@ -227,10 +266,14 @@ fn is_windows_path(file: &str) -> bool {
         || file.starts_with("\\\\")
 }
 
-/// A `file:///C:/dir/file.ts` url as the Windows path `C:\dir\file.ts`.
+/// A `file:///C:/dir/file.ts` url as the Windows path `C:\dir\file.ts`, and
+/// `file://server/share/file.ts` as `\\server\share\file.ts`.
 fn windows_path(url: &Url) -> String {
     let path = percent_encoding::percent_decode_str(url.path()).decode_utf8_lossy();
-    path.trim_start_matches('/').replace('/', "\\")
+    match url.host_str().filter(|h| !h.is_empty()) {
+        Some(host) => format!("\\\\{host}{}", path.replace('/', "\\")),
+        None => path.trim_start_matches('/').replace('/', "\\"),
+    }
 }
 
 /// The script the profile names `file`: a url with a scheme, a Windows path, or a path (made
@@ -239,8 +282,10 @@ fn script_name(file: &str) -> Option<ScriptName> {
     if file.is_empty() || file.starts_with("node:") {
         return None;
     }
-    let (url, style) = if is_windows_path(file) {
-        (Url::parse(&format!("file:///{}", file.trim_start_matches('\\').replace('\\', "/"))).ok()?, Style::WindowsPath)
+    let (url, style) = if let Some(unc) = file.strip_prefix("\\\\") {
+        (Url::parse(&format!("file://{}", unc.replace('\\', "/"))).ok()?, Style::WindowsPath)
+    } else if is_windows_path(file) {
+        (Url::parse(&format!("file:///{}", file.replace('\\', "/"))).ok()?, Style::WindowsPath)
     } else if file.contains("://") {
         (Url::parse(file).ok()?, Style::Url)
     } else {
@@ -290,6 +335,10 @@ mod tests {
         assert!(windows.style == Style::WindowsPath);
         assert_eq!(in_dir(dir, &windows.segments).last().unwrap(), &dir.join("app.min.js"));
         assert_eq!(windows_path(&windows.url.join("../src/a b.ts").unwrap()), r"C:\Users\dev\proj\src\a b.ts");
+        let unc = script_name(r"\\fileserver\share\app\dist\app.js").unwrap();
+        assert_eq!(windows_path(&unc.url.join("../src/pricing.ts").unwrap()), r"\\fileserver\share\app\src\pricing.ts");
+        let deep = script_name(&format!("/{}x.js", "d/".repeat(10_000))).unwrap();
+        assert_eq!(in_dir(dir, &deep.segments).len(), MAX_DIR_DEPTH);
         let spaced = script_name("file:///srv/my%20app/a.js").unwrap();
         assert_eq!(in_dir(dir, &spaced.segments)[0], dir.join("srv/my app/a.js"));
         assert!(script_name("node:internal/main").is_none());

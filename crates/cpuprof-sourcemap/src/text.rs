@@ -20,11 +20,8 @@ pub(crate) struct ScriptText {
 }
 
 impl ScriptText {
-    pub(crate) fn new(mut text: String) -> Self {
-        // V8 does not count a byte order mark in columns.
-        if text.starts_with('\u{feff}') {
-            text.drain(..'\u{feff}'.len_utf8());
-        }
+    /// The script as on disk: a byte order mark counts as a column, as it does for V8.
+    pub(crate) fn new(text: String) -> Self {
         let mut lines = Vec::new();
         let mut start = 0;
         let mut ascii = true;
@@ -63,33 +60,62 @@ impl ScriptText {
         text.chars().take_while(|c| c.is_whitespace()).map(|c| c.len_utf16() as u32).sum()
     }
 
-    /// True when the identifier `name` at 0-based `line` and UTF-16 `column` reads as its
-    /// declaration: `function name(`, `class name`, `name=` (not `==`), `name:`, `get name(`.
-    pub(crate) fn declares(&self, line: u32, column: u32, name: &str) -> bool {
-        let Some(l) = self.lines.get(line as usize) else { return false };
+    /// The text of 0-based `line` from UTF-16 `column` on, if a character starts there.
+    fn from(&self, line: u32, column: u32) -> Option<(&str, &str)> {
+        let l = self.lines.get(line as usize)?;
         let text = &self.text[l.start..l.end];
-        let Some(at) = l.byte_offset(text, column) else { return false };
-        if self.identifier_at(line, column) != Some(name) {
+        let at = l.byte_offset(text, column)?;
+        Some(text.split_at(at))
+    }
+
+    /// True when the identifier `name` at 0-based `line` and UTF-16 `column` reads as a
+    /// function's declaration: `function name(`, `class name`, `get name(`, `name(…){` (a
+    /// method), or `name=` / `name:` followed by a function (`function`, `async`, `class`, an
+    /// arrow).
+    pub(crate) fn declares(&self, line: u32, column: u32, name: &str) -> bool {
+        let Some((before, rest)) = self.from(line, column) else { return false };
+        if identifier(rest) != Some(name) {
             return false;
         }
-        let after = text[at + name.len()..].trim_start();
-        let before = text[..at].trim_end();
-        let keyword = ["function", "function*", "class", "get", "set", "async"]
+        let after = rest[name.len()..].trim_start();
+        let before = before.trim_end();
+        let keyword = ["function", "function*", "class", "get", "set", "async", "static"]
             .iter()
             .any(|k| before.strip_suffix(k).is_some_and(|rest| !rest.ends_with(is_identifier_char)));
+        if keyword {
+            return true;
+        }
+        if let Some(params) = after.strip_prefix('(') {
+            // A method `name(…){`, not a call `name(…)`.
+            return closing_paren(params).is_some_and(|end| params[end + 1..].trim_start().starts_with('{'));
+        }
         let assigned = match after.strip_prefix(':') {
             Some(value) => Some(value),
             None => after.strip_prefix('=').filter(|v| !v.starts_with(['=', '>'])),
         };
-        keyword || assigned.is_some_and(|value| is_function_value(value.trim_start()))
+        assigned.is_some_and(|value| is_function_value(value.trim_start()))
     }
 
-    /// True when the identifier `name` occurs on 0-based `line` before UTF-16 `column`.
+    /// True when the text on 0-based `line` between UTF-16 columns `from` and `to` is what may
+    /// stand between a function's name and where V8 places the function: white space, `=`,
+    /// `:`, `*` and keywords (`A=n=>`, `v(`, `f=function*(`, `g=async(`), no bracket, comma or
+    /// string that would mean the name belongs to something around the function.
+    pub(crate) fn joins_name_and_function(&self, line: u32, from: u32, to: u32) -> bool {
+        let (Some((_, start)), Some((_, end))) = (self.from(line, from), self.from(line, to)) else { return false };
+        let Some(gap) = start.len().checked_sub(end.len()).and_then(|len| start.get(..len)) else { return false };
+        gap.len() <= 64
+            && gap.chars().all(|c| c.is_whitespace() || matches!(c, '=' | ':' | '*') || is_identifier_char(c))
+    }
+
+    /// True when the identifier `name` occurs on 0-based `line` in the 4 KiB before UTF-16
+    /// `column`.
     pub(crate) fn has_identifier_before(&self, line: u32, column: u32, name: &str) -> bool {
-        let Some(l) = self.lines.get(line as usize) else { return false };
-        let text = &self.text[l.start..l.end];
-        let Some(end) = l.byte_offset(text, column) else { return false };
-        let before = &text[..end];
+        let Some((before, _)) = self.from(line, column) else { return false };
+        let mut start = before.len().saturating_sub(4096);
+        while !before.is_char_boundary(start) {
+            start += 1;
+        }
+        let before = &before[start..];
         before.match_indices(name).any(|(at, _)| {
             !before[..at].ends_with(is_identifier_char) && !before[at + name.len()..].starts_with(is_identifier_char)
         })
@@ -97,12 +123,7 @@ impl ScriptText {
 
     /// The identifier (or keyword) that starts at 0-based `line` and UTF-16 `column`, if any.
     pub(crate) fn identifier_at(&self, line: u32, column: u32) -> Option<&str> {
-        let line = self.lines.get(line as usize)?;
-        let text = &self.text[line.start..line.end];
-        let at = line.byte_offset(text, column)?;
-        let rest = &text[at..];
-        let len: usize = rest.chars().take_while(|c| is_identifier_char(*c)).map(char::len_utf8).sum();
-        (len > 0).then(|| &rest[..len])
+        identifier(self.from(line, column)?.1)
     }
 }
 
@@ -138,18 +159,37 @@ impl Line {
     }
 }
 
+/// The identifier (or keyword) `code` starts with.
+fn identifier(code: &str) -> Option<&str> {
+    let len: usize = code.chars().take_while(|c| is_identifier_char(*c)).map(char::len_utf8).sum();
+    (len > 0).then(|| &code[..len])
+}
+
+/// Where the `)` that closes a `(` just before `code` is, looking a little way (parameter lists).
+fn closing_paren(code: &str) -> Option<usize> {
+    let mut depth = 0u32;
+    for (at, c) in code.char_indices().take(512) {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return Some(at),
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// True when `code` starts with a function value: `function`, `async`, `class`, an arrow
 /// (`n=>`, `(a,b)=>`).
 fn is_function_value(code: &str) -> bool {
-    if ["function", "async", "class"].iter().any(|k| code.starts_with(k)) {
+    if identifier(code).is_some_and(|word| matches!(word, "function" | "async" | "class")) {
         return true;
     }
     // Arrow parameters: `(…)` (looking a little way for the `)`) or one identifier, then `=>`.
     let params = if let Some(rest) = code.strip_prefix('(') {
-        rest.find(')').filter(|end| *end < 256).map(|end| &rest[end + 1..])
+        closing_paren(rest).map(|end| &rest[end + 1..])
     } else {
-        let len: usize = code.chars().take_while(|c| is_identifier_char(*c)).map(char::len_utf8).sum();
-        (len > 0).then(|| &code[len..])
+        identifier(code).map(|word| &code[word.len()..])
     };
     params.is_some_and(|rest| rest.trim_start().starts_with("=>"))
 }
@@ -213,17 +253,23 @@ mod tests {
         assert!(!script.declares(2, 4, "n"), "n=0 is no function");
         assert!(script.declares(2, 8, "m"), "m=(a,b)=>");
         assert!(!script.declares(2, 19, "k"), "k=(a+b) is no function");
-        assert!(script.declares(0, 4, "A"), "A= (the BOM is not counted)");
-        assert!(!script.declares(0, 11, "B"), "B== compares");
-        assert!(script.declares(0, 25, "v"), "function v(");
-        assert!(!script.declares(0, 25, "w"), "another name");
+        assert!(script.declares(0, 5, "A"), "A= (a byte order mark counts as a column, as for V8)");
+        assert!(script.joins_name_and_function(0, 6, 8), "A=n");
+        assert!(!script.joins_name_and_function(1, 3, 21), "x:function(){{}},get g");
+        assert!(!script.declares(0, 12, "B"), "B== compares");
+        assert!(script.declares(0, 26, "v"), "function v(");
+        assert!(!script.declares(0, 26, "w"), "another name");
         assert!(script.declares(1, 2, "x"), "x:");
         assert!(script.declares(1, 21, "g"), "get g(");
         assert!(!script.declares(1, 32, "A"), "A( is a call");
         assert_eq!(script.identifier_at(1, 32), Some("A"));
-        assert!(script.has_identifier_before(0, 6, "A") && !script.has_identifier_before(0, 4, "A"));
-        assert!(!script.has_identifier_before(0, 30, "va"), "whole identifiers only");
+        assert!(script.has_identifier_before(0, 7, "A") && !script.has_identifier_before(0, 5, "A"));
+        assert!(!script.has_identifier_before(0, 31, "va"), "whole identifiers only");
         assert!(!script.has_identifier_before(7, 0, "A"), "no such line");
+        let methods = ScriptText::new("o={render(){},run(a){return render(b)},x:asyncPool(1)}".to_owned());
+        assert!(methods.declares(0, 3, "render"), "render(){{ is a method");
+        assert!(!methods.declares(0, 28, "render"), "render(b) is a call");
+        assert!(!methods.declares(0, 38, "x"), "asyncPool is no async function");
         assert_eq!(script.indentation(1), 2);
         assert_eq!(script.indentation(0), 0);
     }
