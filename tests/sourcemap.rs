@@ -505,3 +505,30 @@ fn nested_folders_and_lone_maps() {
     assert!(a["file"].as_str().unwrap().ends_with("/app/src/text.ts") && a["line"] == 7, "{a}");
     assert!(row(&report, "title").is_none(), "the parameter's name was taken");
 }
+
+/// A profile kept beside a copy of its build, recorded at a path that does not exist here: the
+/// scripts are found next to the profile, with plain --source-maps (the issue's own command).
+#[test]
+fn scripts_are_found_beside_the_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("dist")).unwrap();
+    for file in ["app.min.js", "app.min.js.map"] {
+        std::fs::copy(root().join(DIST).join(file), dir.path().join("dist").join(file)).unwrap();
+    }
+    let text = std::fs::read_to_string(root().join(MINIFIED)).unwrap();
+    let copy = dir.path().join("app.min.cpuprofile");
+    std::fs::write(&copy, text.replace(RECORDED_DIST, "/nonexistent-cpuprof-checkout/fixtures/sourcemap/dist/"))
+        .unwrap();
+    let (report, stderr) = top_json(&["--source-maps", copy.to_str().unwrap()]);
+    let row = row(&report, "slugifyTitle").unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(row["file"], "file:///nonexistent-cpuprof-checkout/fixtures/sourcemap/app/src/text.ts");
+    assert_eq!(row["line"], 7);
+    // From the folder itself, with a bare file name.
+    let out = cpuprof()
+        .current_dir(dir.path())
+        .args(["top", "--format", "json", "--source-maps", "app.min.cpuprofile"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(self::row(&report, "fnv1aHash").is_some(), "{}", String::from_utf8_lossy(&out.stderr));
+}

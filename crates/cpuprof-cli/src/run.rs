@@ -105,7 +105,7 @@ impl<'a> Reader<'a> {
         }
         let Some(source_maps) = &self.source_maps else { return Ok(profile) };
         let mapped = source_maps
-            .apply(&profile)
+            .apply(&profile, near(input).as_deref())
             .map_err(|e| anyhow::anyhow!("{}: cannot apply source maps: {e}", input.display()))?
             .profile;
         for warning in &mapped.meta.warnings[profile.meta.warnings.len()..] {
@@ -113,6 +113,15 @@ impl<'a> Reader<'a> {
         }
         Ok(mapped)
     }
+}
+
+/// The folder `input` was read from (`.` for a bare file name; none for stdin): scripts the
+/// profile names are looked for there too, for a profile kept beside a copy of its build.
+fn near(input: &Path) -> Option<std::path::PathBuf> {
+    if crate::io::is_dash(input) {
+        return None;
+    }
+    Some(input.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf())
 }
 
 /// The input as reports name it.

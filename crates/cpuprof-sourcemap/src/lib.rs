@@ -13,7 +13,8 @@
 //!    end of its path that exists (`DIR/dist/app.js` before `DIR/app.js`), and the map its
 //!    comment names (else its sibling `.map`); or the map alone at that place;
 //! 2. the script where the profile says it ran, and its last `//# sourceMappingURL=` comment:
-//!    an inline `data:` map or a file relative to the script; else a sibling `app.js.map`.
+//!    an inline `data:` map or a file relative to the script; else a sibling `app.js.map`;
+//! 3. as in 1, in the folder of the profile ([`SourceMaps::apply`]'s `near`).
 //!
 //! Sources resolve against the url the map has *relative to the script's url in the profile*,
 //! so the mapped names are the same whichever copy of the map was read.
@@ -32,7 +33,7 @@
 mod load;
 mod text;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cpuprof_model::{Frame, FrameId, Func, FuncId, FuncKind, ModelError, Profile, ProfileBuilder, SourceFormat, StrId};
@@ -102,22 +103,25 @@ impl SourceMaps {
         Self { dir, scripts: Mutex::new(FxHashMap::default()) }
     }
 
-    /// The script (with its map) the profile names `file`, loaded once.
-    fn script(&self, file: &str) -> Arc<Found> {
+    /// The script (with its map) the profile names `file`, loaded once (per `near`).
+    fn script(&self, file: &str, near: Option<&Path>) -> Arc<Found> {
+        let key = format!("{}\0{file}", near.map(Path::display).map(|d| d.to_string()).unwrap_or_default());
         let cell = {
             let mut scripts = self.scripts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            Arc::clone(scripts.entry(file.to_owned()).or_default())
+            Arc::clone(scripts.entry(key).or_default())
         };
         // Loaded outside the lock: other scripts load meanwhile, and a second thread that
         // wants this one waits for it instead of loading it again.
-        Arc::clone(cell.get_or_init(|| Arc::new(load::find(file, self.dir.as_deref()))))
+        Arc::clone(cell.get_or_init(|| Arc::new(load::find(file, self.dir.as_deref(), near))))
     }
 
     /// `profile` with every JavaScript function that a source map covers moved to its original
     /// name, source, line and column, and its line hits (`positionTicks`) and frame lines
     /// mapped too. Everything else is copied as it is. Missing and unusable maps are not
-    /// errors: they are reported (and added to the warnings).
-    pub fn apply(&self, profile: &Profile) -> Result<Mapped, ModelError> {
+    /// errors: they are reported (and added to the warnings). `near` is the folder the
+    /// profile was read from: scripts not found elsewhere are looked for there, as in
+    /// `--source-map-dir` (a profile kept beside a copy of its build).
+    pub fn apply(&self, profile: &Profile, near: Option<&Path>) -> Result<Mapped, ModelError> {
         let strings = &profile.strings;
         let mut files: Vec<StrId> = profile
             .funcs
@@ -129,7 +133,7 @@ impl SourceMaps {
         files.sort_unstable();
         files.dedup();
         let scripts: FxHashMap<StrId, Arc<Found>> =
-            files.par_iter().map(|file| (*file, self.script(strings.get(*file)))).collect();
+            files.par_iter().map(|file| (*file, self.script(strings.get(*file), near))).collect();
 
         let mut report = MapReport::default();
         for file in &files {

@@ -70,25 +70,12 @@ struct ScriptName {
 
 /// Finds and loads the source map of the script the profile names `file`: in `dir` first
 /// (the script and what its comment names, else the map alone), then where the profile says
-/// the script ran.
-pub(crate) fn find(file: &str, dir: Option<&Path>) -> Found {
+/// the script ran, then the same way as in `dir` in `near` (the profile's own folder, for a
+/// profile kept beside a copy of the build it was recorded from).
+pub(crate) fn find(file: &str, dir: Option<&Path>, near: Option<&Path>) -> Found {
     let Some(name) = script_name(file) else { return Found::NotAScript };
-    if let Some(dir) = dir {
-        for script in in_dir(dir, &name.segments) {
-            match read_file(&script) {
-                Some(Ok(bytes)) => match from_script(&name, &script, bytes, Some(dir)) {
-                    Found::NoMap => break,
-                    found => return found,
-                },
-                Some(Err(e)) => return Found::Broken(format!("{}: {e}", script.display())),
-                None => {}
-            }
-            let map = PathBuf::from(format!("{}.map", script.display()));
-            if is_regular(&map) {
-                let reference = format!("{}.map", name.segments.last().map_or("", String::as_str));
-                return load_map(&map, &name, &reference, None);
-            }
-        }
+    if let Some(found) = dir.and_then(|dir| find_in(&name, dir)) {
+        return found;
     }
     let on_disk = match name.style {
         Style::WindowsPath => None,
@@ -101,7 +88,30 @@ pub(crate) fn find(file: &str, dir: Option<&Path>) -> Found {
             None => {}
         }
     }
-    Found::NoMap
+    near.and_then(|near| find_in(&name, near)).unwrap_or(Found::NoMap)
+}
+
+/// The script's copy in `dir` (see [`in_dir`]) and its map, or the map alone there; `None`
+/// when `dir` holds neither.
+fn find_in(name: &ScriptName, dir: &Path) -> Option<Found> {
+    for script in in_dir(dir, &name.segments) {
+        match read_file(&script) {
+            Some(Ok(bytes)) => {
+                return match from_script(name, &script, bytes, Some(dir)) {
+                    Found::NoMap => None,
+                    found => Some(found),
+                }
+            }
+            Some(Err(e)) => return Some(Found::Broken(format!("{}: {e}", script.display()))),
+            None => {}
+        }
+        let map = PathBuf::from(format!("{}.map", script.display()));
+        if is_regular(&map) {
+            let reference = format!("{}.map", name.segments.last().map_or("", String::as_str));
+            return Some(load_map(&map, name, &reference, None));
+        }
+    }
+    None
 }
 
 /// Where `dir` may hold a copy of the script whose path is `segments`, most specific first:

@@ -49,7 +49,7 @@ fn index_maps_are_flattened() {
     let map = std::fs::read_to_string(dist().join("app.min.js.map")).unwrap();
     let index = format!(r#"{{"version":3,"sections":[{{"offset":{{"line":0,"column":0}},"map":{map}}}]}}"#);
     std::fs::write(dir.path().join("app.min.js.map"), index).unwrap();
-    let mapped = SourceMaps::new(None).apply(&profile(&script)).unwrap();
+    let mapped = SourceMaps::new(None).apply(&profile(&script), None).unwrap();
     assert_eq!(mapped.report.mapped, 5, "{:?}", mapped.report);
     let expected = [
         ("computeInvoiceTotal", "pricing.ts", 23),
@@ -130,7 +130,7 @@ fn damaged_maps_and_scripts_never_panic() {
         if let Some(map) = map {
             std::fs::write(dir.path().join(format!("app{case}.min.js.map")), map).unwrap();
         }
-        let mapped = SourceMaps::new(None).apply(&profile(&script)).unwrap();
+        let mapped = SourceMaps::new(None).apply(&profile(&script), None).unwrap();
         assert_eq!(mapped.profile.samples.len(), 5, "case {case}: samples lost");
         mapped_some += usize::from(mapped.report.mapped > 0);
         let _ = std::fs::remove_file(&script);
