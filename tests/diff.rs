@@ -85,6 +85,17 @@ fn the_gate_exits_3_on_a_regression_and_names_it() {
     let last = stderr.lines().last().unwrap();
     assert!(last.contains("doubledWork") && last.contains("addedWork"), "{last}");
     assert!(!last.contains("untouchedWork") && !last.contains("halvedWork"), "{last}");
+    // Each says what crossed and by how much: `regression: doubledWork (…/app.js:N) self
+    // +X ms/run (+Y.YYpp, Z.ZZ×), threshold self:+5pp; addedWork …`.
+    let (report, _) = diff_json(&BASE, &NEW, &[]);
+    let doubled = row(&report, "doubledWork");
+    let expected =
+        format!("doubledWork ({}:{}) self +", doubled["file"].as_str().unwrap(), doubled["line"].as_u64().unwrap());
+    assert!(last.starts_with("cpuprof: regression: ") && last.contains(&expected), "{last}");
+    let pp = format!("+{:.2}pp", doubled["self_delta_pp"].as_f64().unwrap());
+    let ms = format!("{:.0}", doubled["self_delta"].as_f64().unwrap() / 1e6);
+    assert!(last.contains(&format!("{pp}, ")) && last.contains(&format!("+{ms} ms/run")), "{last} ({pp}, {ms})");
+    assert!(last.contains("×), threshold self:+5pp"), "{last}");
     // A threshold nothing crosses passes.
     let out = cpuprof().args(["diff", BASE[0], NEW[0], "--fail-on", "self:+50pp", "-o", "/dev/null"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -218,4 +229,226 @@ fn profiles_without_times_are_compared_by_sample_counts() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.contains("<title>hot (60 samples, 75.00%; +"), "{svg}");
+}
+
+/// Folded stacks of `functions` with these counts, into `dir/name`.
+fn folded_file(dir: &std::path::Path, name: &str, counts: &[(&str, u64)]) -> String {
+    let text: String = counts.iter().map(|(f, n)| format!("main;{f} {n}\n")).collect();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn p_values(report: &Value) -> Vec<f64> {
+    report["rows"].as_array().unwrap().iter().map(|r| r["p_value"].as_f64().unwrap()).collect()
+}
+
+#[test]
+fn identical_sides_are_quiet_at_every_scale() {
+    // statrs' binomial tails broke from 10⁷ samples: p = 0.43 for identical sides, negative
+    // (and so "significant") from 2×10⁷, and +1 sample in 6×10⁸ tripped the gate.
+    let dir = tempfile::tempdir().unwrap();
+    for scale in [10u64, 1_000, 100_000, 10_000_000, 100_000_000, 1_000_000_000] {
+        let counts = [("work", scale), ("other", 2 * scale), ("tiny", 1), ("mid", scale / 7 + 3)];
+        let p = folded_file(dir.path(), "p.folded", &counts);
+        let (report, code) = diff_json(&[&p], &[&p], &["--fail-on", "self:+0pp", "--fail-on", "total:+0%"]);
+        assert_eq!(code, Some(0), "{scale}");
+        for r in report["rows"].as_array().unwrap() {
+            assert_eq!((r["significant"].as_bool(), r["p_value"].as_f64()), (Some(false), Some(1.0)), "{scale}: {r}");
+        }
+    }
+    let b = folded_file(dir.path(), "b.folded", &[("work", 127_662_000), ("other", 300_000_000)]);
+    let n = folded_file(dir.path(), "n.folded", &[("work", 127_662_000), ("other", 300_000_001)]);
+    let out = cpuprof().args(["diff", &b, &n, "--fail-on", "self:+0%", "-o", "/dev/null"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // A real change at that scale is still found: +0.1% of 3×10⁸ is 30 standard deviations.
+    let n = folded_file(dir.path(), "n.folded", &[("work", 127_662_000), ("other", 300_300_000)]);
+    let (report, code) = diff_json(&[&b], &[&n], &["--fail-on", "self:+0%"]);
+    assert_eq!((code, row(&report, "other")["verdict"].as_str()), (Some(3), Some("hotter")));
+    assert!(p_values(&report).iter().all(|p| (0.0..=1.0).contains(p)));
+}
+
+#[test]
+fn p_values_are_probabilities_on_every_fixture_diff() {
+    let (report, _) = diff_json(&BASE, &NEW, &[]);
+    let (one, _) = diff_json(&BASE[..1], &NEW[..1], &["--sort", "total"]);
+    for p in p_values(&report).into_iter().chain(p_values(&one)) {
+        assert!((0.0..=1.0).contains(&p), "{p}");
+    }
+}
+
+#[test]
+fn collapse_writes_counts_that_diff_can_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let money = "fixtures/cpuprofile/money.cpuprofile";
+    // Sample counts by default, as every folded reader takes them: they add up to the
+    // profile's samples (the oracle counts them from the JSON).
+    let out = cpuprof().args(["collapse", money, "--include-idle"]).output().unwrap();
+    assert!(out.status.success());
+    let total: u64 = String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    let samples = common::oracle(&[money, "--weight", "samples", "--include-idle"])["samples"].as_u64().unwrap();
+    assert_eq!(total, samples);
+    let folded = dir.path().join("money.folded");
+    std::fs::write(&folded, &out.stdout).unwrap();
+    let folded = folded.to_str().unwrap();
+    let (report, code) = diff_json(&[folded], &[folded], &["--fail-on", "self:+0pp"]);
+    assert_eq!((code, report["tested"].as_bool()), (Some(0), Some(true)));
+
+    // Times only on request, and read back as times they cannot be tested: no row is
+    // significant, the report says so, and a gate is refused rather than passed.
+    let out = cpuprof().args(["collapse", money, "--weight", "time"]).output().unwrap();
+    let ns = dir.path().join("money-ns.folded");
+    std::fs::write(&ns, &out.stdout).unwrap();
+    let ns = ns.to_str().unwrap();
+    let (report, _) = diff_json(&[ns], &[ns], &["--folded-weight", "time"]);
+    assert_eq!((report["tested"].as_bool(), report["unit"].as_str()), (Some(false), Some("ns")));
+    assert!(report["rows"].as_array().unwrap().iter().all(|r| r["significant"] == false));
+    assert!(report["warnings"][0].as_str().unwrap().contains("without sample counts"), "{report}");
+    let out = cpuprof().args(["diff", ns, ns, "--folded-weight", "time", "--fail-on", "self:+2pp"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn an_empty_side_never_passes_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let busy = folded_file(dir.path(), "busy.folded", &[("work", 50), ("other", 20)]);
+    let idle = dir.path().join("idle.folded");
+    std::fs::write(&idle, "(root);(idle) 500\n").unwrap();
+    let idle = idle.to_str().unwrap();
+    let gate = ["--fail-on", "self:+2pp"];
+    // Only idle on one side, a side filtered empty, and one empty run among several.
+    let cases: Vec<Vec<&str>> = vec![
+        vec![idle, &busy],
+        vec![&busy, idle],
+        vec![&busy, &busy, "--focus", "nothing-matches-this"],
+        vec!["--base", &busy, idle, &busy, "--new", &busy, &busy, &busy],
+    ];
+    for case in cases {
+        let out = cpuprof().arg("diff").args(&case).args(gate).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{case:?}: {stderr}");
+        assert!(stderr.contains("no samples to compare") && out.stdout.is_empty(), "{case:?}: {stderr}");
+    }
+    assert!(String::from_utf8_lossy(&cpuprof().args(["diff", idle, &busy]).output().unwrap().stderr)
+        .contains("idle.folded"));
+}
+
+/// `text` with every `from` replaced by `to`, into `dir/name`.
+fn rewritten(dir: &std::path::Path, name: &str, text: &str, from: &str, to: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn two_checkouts_of_one_program_pair_every_function() {
+    // The same recording, as if made in /ci/base and in /ci/pr: before, every function was
+    // new or gone and the gate tripped on all of them.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::root().join(BASE[0])).unwrap();
+    let prefix = text.split("file://").nth(1).unwrap().split("fixtures/diff/").next().unwrap().to_owned();
+    assert!(prefix.starts_with('/'), "{prefix}");
+    let base = rewritten(dir.path(), "base.cpuprofile", &text, &prefix, "/ci/base/");
+    let new = rewritten(dir.path(), "new.cpuprofile", &text, &prefix, "/ci/pr%20build/");
+    let (report, code) = diff_json(&[&base], &[&new], &["--fail-on", "self:+0pp", "--fail-on", "total:+0%"]);
+    assert_eq!(code, Some(0), "{report}");
+    for r in report["rows"].as_array().unwrap() {
+        assert_eq!((r["verdict"].as_str(), r["significant"].as_bool()), (Some("unchanged"), Some(false)), "{r}");
+    }
+    let moved = &report["moved_files"][0];
+    assert_eq!(
+        (moved["base"].as_str(), moved["new"].as_str()),
+        (Some("/ci/base/fixtures/diff/app.js"), Some("/ci/pr build/fixtures/diff/app.js"))
+    );
+    assert_eq!(row(&report, "doubledWork")["file"], "/ci/pr build/fixtures/diff/app.js");
+
+    // Scripts whose ending two of them share on a side cannot be told apart by their paths:
+    // the roots say where each checkout is.
+    let text = "main /ci/base/lib/x.js:1;work /ci/base/lib/x.js:5 40\nmain /ci/base/lib/x.js:1;work /ci/base/vendor/lib/x.js:5 40\n";
+    let base = rewritten(dir.path(), "base.folded", text, "", "");
+    let new = rewritten(dir.path(), "new.folded", text, "/ci/base/", "/ci/pr/");
+    let (guessed, _) = diff_json(&[&base], &[&new], &[]);
+    let verdicts = |r: &Value| -> Vec<String> {
+        r["rows"].as_array().unwrap().iter().map(|r| r["verdict"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(verdicts(&guessed).iter().any(|v| v == "new"), "{guessed}");
+    let (rooted, code) = diff_json(
+        &[&base],
+        &[&new],
+        &["--base-root", "/ci/base", "--new-root", "file:///ci/pr/", "--fail-on", "self:+0pp"],
+    );
+    assert_eq!(code, Some(0));
+    assert!(verdicts(&rooted).iter().all(|v| v == "unchanged"), "{rooted}");
+    assert_eq!(rooted["rows"].as_array().unwrap().len(), 3, "{rooted}");
+}
+
+#[test]
+fn different_programs_are_called_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = folded_file(dir.path(), "a.folded", &[("alpha", 50), ("beta", 50)]);
+    let b = folded_file(dir.path(), "b.folded", &[("gamma", 50), ("delta", 50)]);
+    let out = cpuprof().args(["diff", &a, &b, "-o", "/dev/null"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("share almost no functions"), "{stderr}");
+    let out = cpuprof().args(["diff", &a, &a, "-o", "/dev/null"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("share almost no functions"));
+}
+
+/// Copies `from` (a folder) into `to`, recursively.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn recordings_from_two_checkout_folders_pair_every_function() {
+    // fixtures/workloads/same-name (four scripts, three functions called `handle`) recorded now
+    // by node from two copies, as CI checks out a base and a pull request. Whether two real
+    // runs differ significantly depends on the machine; that every function pairs does not.
+    let dir = tempfile::tempdir().unwrap();
+    let mut profiles = Vec::new();
+    for side in ["base", "pull request"] {
+        let checkout = dir.path().join(side);
+        copy_tree(&common::root().join("fixtures/workloads/same-name"), &checkout.join("app"));
+        let status = std::process::Command::new("node")
+            .args(["--cpu-prof", "--cpu-prof-dir=prof", "--no-turbo-inlining", "app/main.js"])
+            .current_dir(&checkout)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("node records the workload");
+        assert!(status.success());
+        let prof = std::fs::read_dir(checkout.join("prof")).unwrap().next().unwrap().unwrap().path();
+        profiles.push(prof.to_str().unwrap().to_owned());
+    }
+    let (report, _) = diff_json(&[&profiles[0]], &[&profiles[1]], &[]);
+    let moved: Vec<&str> =
+        report["moved_files"].as_array().unwrap().iter().map(|m| m["new"].as_str().unwrap()).collect();
+    for script in ["app/main.js", "app/orders.js", "app/users.js", "app/lib/handler.js"] {
+        assert!(moved.iter().any(|m| m.ends_with(&format!("/pull request/{script}"))), "{script}: {moved:?}");
+    }
+    let app_rows: Vec<&Value> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["file"].as_str().is_some_and(|f| f.contains("/app/")))
+        .collect();
+    assert!(app_rows.len() >= 4, "{report}");
+    for r in app_rows {
+        assert!(r["file"].as_str().unwrap().contains("/pull request/app/"), "{r}");
+        assert!(!matches!(r["verdict"].as_str(), Some("new" | "gone")), "unpaired: {r}");
+    }
+    assert_eq!(row(&report, "handle")["name"], "handle");
+    assert_eq!(report["rows"].as_array().unwrap().iter().filter(|r| r["name"] == "handle").count(), 3);
 }

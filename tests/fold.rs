@@ -11,6 +11,7 @@ const OPTION_SETS: &[&[&str]] = &[
     &[],
     &["--by", "file"],
     &["--by", "package"],
+    &["--weight", "time"],
     &["--weight", "samples"],
     &["--include-idle"],
     &["--by", "package", "--weight", "samples", "--include-idle"],
@@ -22,7 +23,8 @@ fn oracle_folds(jobs: &[(String, &[&str])]) -> Vec<String> {
         const { foldFile, formatFold } = require('./fixtures/oracle/top.js');
         const jobs = JSON.parse(require('fs').readFileSync(0, 'utf8'));
         const out = jobs.map(([file, args]) => {
-          const options = { by: 'function', weight: 'time', includeIdle: false };
+          // collapse writes sample counts unless asked for time.
+          const options = { by: 'function', weight: 'samples', includeIdle: false };
           for (let i = 0; i < args.length; i++) {
             if (args[i] === '--by') options.by = args[++i];
             else if (args[i] === '--weight') options.weight = args[++i];

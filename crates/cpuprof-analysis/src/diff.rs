@@ -25,10 +25,10 @@
 
 use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueUnit};
 use rustc_hash::FxHashMap;
-use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
 
 use crate::filter::StackFilter;
 use crate::keys::GroupBy;
+use crate::stats::{benjamini_hochberg, binomial_p, overdispersion, quasi_binomial_p};
 use crate::top::{top, SortBy, TopOptions, Weight};
 
 /// What "the same" means between the two sides.
@@ -68,24 +68,23 @@ pub struct DiffOptions {
     /// samples, or share points with [`Normalize::Share`]) are
     /// not significant, whatever the test says. Default is 0.
     pub min_delta: f64,
+    /// The base side's checkout root (a path prefix, `file://` url or plain): scripts under it
+    /// are matched by their path below it. Default is `None`: see [`match_files`].
+    pub base_root: Option<String>,
+    /// The new side's checkout root. Default is `None`.
+    pub new_root: Option<String>,
 }
 
 impl Default for DiffOptions {
     fn default() -> Self {
-        Self {
-            normalize: Normalize::Time,
-            metric: Metric::SelfTime,
-            alpha: 0.05,
-            filter: StackFilter::default(),
-            min_delta: 0.0,
-        }
+        Self::new(Normalize::Time, Metric::SelfTime, 0.05, StackFilter::default())
     }
 }
 
 impl DiffOptions {
-    /// Options with every field given but `min_delta`.
+    /// Options with every field given but `min_delta` and the roots.
     pub fn new(normalize: Normalize, metric: Metric, alpha: f64, filter: StackFilter) -> Self {
-        Self { normalize, metric, alpha, filter, min_delta: 0.0 }
+        Self { normalize, metric, alpha, filter, min_delta: 0.0, base_root: None, new_root: None }
     }
 }
 
@@ -203,7 +202,7 @@ impl DiffRow {
 }
 
 /// One side of the comparison, summed.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideTotals {
     /// Number of runs.
     pub runs: usize,
@@ -211,6 +210,9 @@ pub struct SideTotals {
     pub busy_ns: f64,
     /// Busy samples, all runs.
     pub samples: i64,
+    /// Samples of each run that the filter kept (idle excluded), in the order given: a run
+    /// with none compares nothing.
+    pub run_samples: Vec<i64>,
 }
 
 /// The result of [`diff`].
@@ -230,6 +232,16 @@ pub struct DiffReport {
     /// Rows in rank order: significantly hotter and new (largest change first), significantly
     /// cooler and gone (largest drop first), then the rest (largest change first).
     pub rows: Vec<DiffRow>,
+    /// Whether the rows were tested at all: the test needs sample counts, and a profile whose
+    /// weights are times without counts (folded stacks of times) has none. When false, no row
+    /// is significant.
+    pub tested: bool,
+    /// Scripts of the base side matched to a script at another path on the new side (a
+    /// different checkout root), base path → new path, in path order.
+    pub moved_files: Vec<(String, String)>,
+    /// What may make the comparison misleading: the sides share almost no functions; the
+    /// weights cannot be tested.
+    pub warnings: Vec<String>,
 }
 
 /// A function's numbers in one run.
@@ -254,12 +266,85 @@ struct Side {
     functions: FxHashMap<(String, Option<String>), Vec<SideFunction>>,
     busy_ns: Vec<i64>,
     busy_samples: Vec<i64>,
+    /// Per run, the samples the filter kept.
+    kept_samples: Vec<i64>,
 }
 
 /// The file as matching sees it: tick logs name scripts by path, `.cpuprofile`s by
-/// `file://` url.
+/// `file://` url (percent-encoded: `my%20app`); Windows paths by either separator.
 fn match_file(file: &str) -> String {
-    file.strip_prefix("file://").unwrap_or(file).to_owned()
+    let Some(path) = file.strip_prefix("file://") else { return file.to_owned() };
+    let path = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    // `file:///C:/app/x.js` is `C:/app/x.js`.
+    let path = match path.as_bytes() {
+        [b'/', drive, b':', ..] if drive.is_ascii_alphabetic() => &path[1..],
+        _ => &path,
+    };
+    path.replace('\\', "/")
+}
+
+/// `file` relative to `root` when it lies under it (both as [`match_file`] sees them).
+fn below_root(file: String, root: Option<&str>) -> String {
+    let Some(root) = root else { return file };
+    let root = match_file(root);
+    let root = root.trim_end_matches('/');
+    match file.strip_prefix(root).and_then(|rest| rest.strip_prefix('/')) {
+        Some(rest) if !rest.is_empty() => rest.to_owned(),
+        _ => file,
+    }
+}
+
+/// Pairs the scripts of two checkouts of the same program: `base_files` that are not on the
+/// new side are matched to a `new_files` path at another root when the longest path ending
+/// they share (whole `/`-separated segments, the file name at least) ends no other script on
+/// either side. `/ci/base/src/app.js` ↔ `/ci/pr/src/app.js`; two `index.js` in different
+/// folders pair by their folders; a script whose ending is ambiguous stays unpaired.
+/// Returns base path → new path.
+pub fn match_files<'a>(base_files: &[&'a str], new_files: &[&'a str]) -> Vec<(&'a str, &'a str)> {
+    use rustc_hash::FxHashSet;
+    let new_set: FxHashSet<&str> = new_files.iter().copied().collect();
+    let base_set: FxHashSet<&str> = base_files.iter().copied().collect();
+    // Only paths missing from the other side take part: identical paths already match.
+    let base_only: Vec<&str> = base_files.iter().copied().filter(|f| !new_set.contains(f)).collect();
+    let new_only: Vec<&str> = new_files.iter().copied().filter(|f| !base_set.contains(f)).collect();
+    if base_only.is_empty() || new_only.is_empty() {
+        return Vec::new();
+    }
+    // Every ending (from a `/` to the end) of every path → how many paths end so, and one of them.
+    fn endings<'a>(paths: &[&'a str]) -> FxHashMap<&'a str, (u32, &'a str)> {
+        let mut map: FxHashMap<&'a str, (u32, &'a str)> = FxHashMap::default();
+        for path in paths {
+            for ending in path_endings(path) {
+                let entry = map.entry(ending).or_insert((0, path));
+                entry.0 += 1;
+            }
+        }
+        map
+    }
+    // Uniqueness is over the whole side (a pair must not steal an ending that an identical
+    // path also has), matching over the unpaired paths.
+    let (base_all, new_all) = (endings(base_files), endings(new_files));
+    let new_endings = endings(&new_only);
+    let mut pairs = Vec::new();
+    for base in &base_only {
+        // Longest ending first.
+        let Some((ending, new)) = path_endings(base).find_map(|e| new_endings.get(e).map(|(_, new)| (e, *new))) else {
+            continue;
+        };
+        let unique = |map: &FxHashMap<&str, (u32, &str)>| map.get(ending).is_some_and(|(count, _)| *count == 1);
+        if unique(&base_all) && unique(&new_all) {
+            pairs.push((*base, new));
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// The endings of `path` at each `/`, longest first, ending in the file name: `a/b/c.js` →
+/// `a/b/c.js`, `b/c.js`, `c.js`. A path without `/` is its own only ending.
+fn path_endings(path: &str) -> impl Iterator<Item = &str> {
+    let starts = std::iter::once(0).chain(path.match_indices('/').map(|(i, _)| i + 1));
+    starts.map(move |i| &path[i..]).filter(|e| !e.is_empty())
 }
 
 fn strip_tier(name: &str) -> &str {
@@ -269,18 +354,25 @@ fn strip_tier(name: &str) -> &str {
     }
 }
 
-fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight) -> Side {
-    let mut side = Side { functions: FxHashMap::default(), busy_ns: Vec::new(), busy_samples: Vec::new() };
+fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str>) -> Side {
+    let mut side = Side {
+        functions: FxHashMap::default(),
+        busy_ns: Vec::new(),
+        busy_samples: Vec::new(),
+        kept_samples: Vec::new(),
+    };
     for (r, profile) in runs.iter().enumerate() {
         let options = TopOptions::new(GroupBy::Function, unit, SortBy::SelfWeight, filter.clone());
         let report = top(profile, &options);
         side.busy_ns.push(report.total);
         side.busy_samples.push(report.samples);
+        // Every kept sample has one leaf function.
+        side.kept_samples.push(report.rows.iter().map(|r| r.self_samples).sum());
         // Only tick logs mark tiers: elsewhere `*` or `~` is part of the name.
         let tiers = profile.meta.format == SourceFormat::TickLog;
         for row in report.rows {
             let name = if tiers { strip_tier(&row.name) } else { &row.name };
-            let key = (name.to_owned(), row.file.as_deref().map(match_file));
+            let key = (name.to_owned(), row.file.as_deref().map(|f| below_root(match_file(f), root)));
             let functions = side.functions.entry(key).or_default();
             let at = if let Some(at) = functions.iter().position(|f| f.line == row.line && f.column == row.column) {
                 at
@@ -314,17 +406,29 @@ pub fn compared_unit(base: &[&Profile], new: &[&Profile]) -> Weight {
     }
 }
 
+/// Whether every profile counts its samples, which the significance test needs: folded stacks
+/// of times carry weights without counts.
+fn counts_known(profiles: &[&Profile]) -> bool {
+    profiles.iter().all(|p| p.value_index(ValueUnit::Count).is_some())
+}
+
+/// Share of the busy samples above which unmatched functions make a comparison suspect.
+const UNMATCHED_WARNING_SHARE: f64 = 50.0;
+
 /// Compares `base` runs with `new` runs.
 pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffReport {
     let unit = compared_unit(base, new);
-    let b = side(base, &options.filter, unit);
-    let n = side(new, &options.filter, unit);
+    let mut b = side(base, &options.filter, unit, options.base_root.as_deref());
+    let n = side(new, &options.filter, unit, options.new_root.as_deref());
+    let moved_files = rekey_moved_files(&mut b, &n);
     let totals = |s: &Side| SideTotals {
         runs: s.busy_ns.len(),
         busy_ns: mean(&s.busy_ns),
         samples: s.busy_samples.iter().sum(),
+        run_samples: s.kept_samples.clone(),
     };
     let (base_totals, new_totals) = (totals(&b), totals(&n));
+    let tested = counts_known(base) && counts_known(new);
 
     let mut keys: Vec<&(String, Option<String>)> = b.functions.keys().chain(n.functions.keys()).collect();
     keys.sort();
@@ -342,7 +446,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
             let base_numbers = numbers(old, &b);
             let new_numbers = numbers(new_fn, &n);
             let name = if key.0.is_empty() { "(anonymous)".to_owned() } else { key.0.clone() };
-            let (p_value, min_p) = p_value(old, new_fn, &b, &n, options);
+            let (p_value, min_p) = if tested { p_value(old, new_fn, &b, &n, options) } else { (1.0, 1.0) };
             rows.push(DiffRow {
                 name,
                 file: key.1.clone(),
@@ -357,7 +461,10 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
             });
         }
     }
-    benjamini_hochberg(&mut rows, options.alpha);
+    let tests: Vec<(f64, f64)> = rows.iter().map(|r| (r.p_value, r.min_p)).collect();
+    for (row, significant) in rows.iter_mut().zip(benjamini_hochberg(&tests, options.alpha)) {
+        row.significant = significant;
+    }
     for row in &mut rows {
         let delta = row.delta(options.normalize, options.metric);
         if delta.abs() < options.min_delta {
@@ -395,7 +502,53 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
             .then_with(|| x.file.cmp(&y.file))
             .then_with(|| x.line.cmp(&y.line))
     });
-    DiffReport { normalize, metric, unit, base: base_totals, new: new_totals, rows }
+    let mut warnings = Vec::new();
+    if !tested {
+        warnings.push(
+            "the weights of a profile are times without sample counts (folded stacks of times), so no change \
+             can be tested for significance: compare the recordings, or folded sample counts"
+                .to_owned(),
+        );
+    }
+    // Self shares add up to 100% over a side's functions.
+    let unmatched = |verdict: Verdict, side: fn(&DiffRow) -> f64| -> f64 {
+        rows.iter().filter(|r| r.verdict == verdict).map(side).sum()
+    };
+    let (gone, added) = (unmatched(Verdict::Gone, |r| r.base.self_pct), unmatched(Verdict::New, |r| r.new.self_pct));
+    if gone > UNMATCHED_WARNING_SHARE && added > UNMATCHED_WARNING_SHARE {
+        warnings.push(format!(
+            "the profiles share almost no functions: {gone:.0}% of the base's busy time is in functions the new \
+             side lacks and {added:.0}% of the new side's in functions the base lacks; are they the same program, \
+             and are its scripts at paths that can be matched (give each side's checkout root)?"
+        ));
+    }
+    DiffReport { normalize, metric, unit, base: base_totals, new: new_totals, rows, tested, moved_files, warnings }
+}
+
+/// Renames the base side's scripts that [`match_files`] pairs with a script at another path
+/// on the new side, so that their functions meet; returns the pairs.
+fn rekey_moved_files(b: &mut Side, n: &Side) -> Vec<(String, String)> {
+    let files = |s: &Side| -> Vec<String> {
+        let mut files: Vec<String> = s.functions.keys().filter_map(|(_, f)| f.clone()).collect();
+        files.sort_unstable();
+        files.dedup();
+        files
+    };
+    let (base_files, new_files) = (files(b), files(n));
+    let base_refs: Vec<&str> = base_files.iter().map(String::as_str).collect();
+    let new_refs: Vec<&str> = new_files.iter().map(String::as_str).collect();
+    let pairs: Vec<(String, String)> =
+        match_files(&base_refs, &new_refs).into_iter().map(|(a, b)| (a.to_owned(), b.to_owned())).collect();
+    if pairs.is_empty() {
+        return pairs;
+    }
+    let renamed: FxHashMap<&str, &str> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let functions = std::mem::take(&mut b.functions);
+    for ((name, file), functions_here) in functions {
+        let file = file.map(|f| renamed.get(f.as_str()).map_or(f.clone(), |to| (*to).to_owned()));
+        b.functions.entry((name, file)).or_default().extend(functions_here);
+    }
+    pairs
 }
 
 /// Pairs same-named functions of one file across the sides by nearest start line (closest
@@ -469,22 +622,19 @@ fn p_value(
     n: &Side,
     options: &DiffOptions,
 ) -> (f64, f64) {
-    let per_run = |f: Option<&SideFunction>, runs: usize| -> Vec<i64> {
+    let per_run = |f: Option<&SideFunction>, runs: usize| -> Vec<u64> {
         (0..runs)
             .map(|r| {
                 f.map_or(0, |f| {
                     let run = f.runs[r];
-                    if options.metric == Metric::Total {
-                        run.total_samples
-                    } else {
-                        run.self_samples
-                    }
+                    let count = if options.metric == Metric::Total { run.total_samples } else { run.self_samples };
+                    u64::try_from(count).unwrap_or(0)
                 })
             })
             .collect()
     };
     let (c1, c2) = (per_run(old, b.busy_ns.len()), per_run(new, n.busy_ns.len()));
-    let (x1, x2): (i64, i64) = (c1.iter().sum(), c2.iter().sum());
+    let (x1, x2): (u64, u64) = (c1.iter().sum(), c2.iter().sum());
     // The base side's expected part of the function's samples if nothing changed.
     let weight = |s: &Side| -> f64 {
         let samples: i64 = s.busy_samples.iter().sum();
@@ -503,7 +653,7 @@ fn p_value(
     };
     let (w1, w2) = (weight(b), weight(n));
     let p0 = if w1 + w2 > 0.0 { w1 / (w1 + w2) } else { 0.5 };
-    let trials = x1 + x2;
+    let trials = x1.saturating_add(x2);
     if c1.len() < 2 && c2.len() < 2 {
         let min_p = binomial_p(0, trials, p0).min(binomial_p(trials, 0, p0));
         return (binomial_p(x1, x2, p0), min_p);
@@ -511,73 +661,8 @@ fn p_value(
     // The spread between runs, from every side that has more than one.
     let dispersion = overdispersion(&c1, &c2);
     let df = (c1.len() + c2.len()).saturating_sub(2).max(1) as f64;
-    let quasi = |x: i64| quasi_binomial_p(x, trials, p0, dispersion, df);
+    let quasi = |x: u64| quasi_binomial_p(x, trials, p0, dispersion, df);
     (quasi(x1), quasi(0).min(quasi(trials)))
-}
-
-/// Pooled variance of the per-run counts over their pooled mean, at least 1: how much more
-/// the counts vary between runs than Poisson counts would.
-fn overdispersion(base: &[i64], new: &[i64]) -> f64 {
-    let (mut var_sum, mut mean_sum) = (0.0, 0.0);
-    for counts in [base, new].into_iter().filter(|c| c.len() >= 2) {
-        let runs = counts.len() as f64;
-        let mean = counts.iter().sum::<i64>() as f64 / runs;
-        let variance = counts.iter().map(|c| (*c as f64 - mean).powi(2)).sum::<f64>() / (runs - 1.0);
-        var_sum += (runs - 1.0) * variance;
-        mean_sum += (runs - 1.0) * mean;
-    }
-    if mean_sum > 0.0 {
-        (var_sum / mean_sum).max(1.0)
-    } else {
-        1.0
-    }
-}
-
-/// Two-sided test of `x` out of `trials` against `p0` with the variance scaled by
-/// `dispersion`, through Student's t with `df` degrees of freedom (continuity corrected).
-fn quasi_binomial_p(x: i64, trials: i64, p0: f64, dispersion: f64, df: f64) -> f64 {
-    if trials <= 0 || p0 <= 0.0 || p0 >= 1.0 {
-        return 1.0;
-    }
-    let n = trials as f64;
-    let expected = n * p0;
-    let sd = (dispersion * n * p0 * (1.0 - p0)).sqrt();
-    let distance = ((x as f64 - expected).abs() - 0.5).max(0.0);
-    match StudentsT::new(0.0, 1.0, df) {
-        Ok(t) => (2.0 * t.sf(distance / sd)).min(1.0),
-        Err(_) => 1.0,
-    }
-}
-
-/// Two-sided exact binomial test of `x1` out of `x1 + x2` against probability `p0`.
-fn binomial_p(x1: i64, x2: i64, p0: f64) -> f64 {
-    let trials = (x1 + x2).max(0) as u64;
-    if trials == 0 || !(0.0..=1.0).contains(&p0) {
-        return 1.0;
-    }
-    let Ok(dist) = Binomial::new(p0, trials) else { return 1.0 };
-    let x = x1.max(0) as u64;
-    let lower = dist.cdf(x);
-    let upper = if x == 0 { 1.0 } else { dist.sf(x - 1) };
-    (2.0 * lower.min(upper)).min(1.0)
-}
-
-/// Marks the rows significant under the Benjamini–Hochberg procedure at `alpha`, over the
-/// rows that could be significant at all (a function seen in 3 samples never can be).
-fn benjamini_hochberg(rows: &mut [DiffRow], alpha: f64) {
-    let mut order: Vec<usize> = (0..rows.len()).filter(|i| rows[*i].min_p <= alpha).collect();
-    let m = order.len();
-    order.sort_by(|a, b| rows[*a].p_value.total_cmp(&rows[*b].p_value));
-    let cutoff = order
-        .iter()
-        .enumerate()
-        .filter(|(k, i)| rows[**i].p_value <= alpha * (*k as f64 + 1.0) / m as f64)
-        .map(|(k, _)| k + 1)
-        .max()
-        .unwrap_or(0);
-    for i in &order[..cutoff] {
-        rows[*i].significant = true;
-    }
 }
 
 #[cfg(test)]
@@ -585,24 +670,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn binomial_test() {
-        assert!((binomial_p(50, 50, 0.5) - 1.0).abs() < 1e-9);
-        assert!(binomial_p(100, 200, 0.5) < 1e-6);
-        assert!(binomial_p(0, 20, 0.5) < 1e-5);
-        assert!((binomial_p(0, 0, 0.5) - 1.0).abs() < 1e-12);
-        // 2 of 3 at p = 0.5: P(X ≥ 2) = 0.5, two-sided 1.
-        assert!((binomial_p(2, 1, 0.5) - 1.0).abs() < 1e-9);
+    fn files_pair_across_checkout_roots() {
+        let base = [
+            "/ci/base/src/app.js",
+            "/ci/base/src/x/index.js",
+            "/ci/base/src/y/index.js",
+            "node:fs",
+            "/ci/base/lone.js",
+        ];
+        let new =
+            ["/ci/pr/src/app.js", "/ci/pr/src/x/index.js", "/ci/pr/src/y/index.js", "node:fs", "/elsewhere/other.js"];
+        assert_eq!(
+            match_files(&base, &new),
+            [
+                ("/ci/base/src/app.js", "/ci/pr/src/app.js"),
+                ("/ci/base/src/x/index.js", "/ci/pr/src/x/index.js"),
+                ("/ci/base/src/y/index.js", "/ci/pr/src/y/index.js"),
+            ]
+        );
+        // An ending that two scripts of a side share is ambiguous: no pair.
+        let base = ["/a/one/util.js", "/a/two/util.js"];
+        let new = ["/b/util.js"];
+        assert!(match_files(&base, &new).is_empty());
+        // Nor when the identical path on both sides already holds that ending.
+        let base = ["/a/util.js", "/shared/util.js"];
+        let new = ["/b/util.js", "/shared/util.js"];
+        assert!(match_files(&base, &new).is_empty());
     }
 
     #[test]
-    fn quasi_binomial_test() {
-        // Poisson-like runs (dispersion 1): a doubling over hundreds of samples is clear.
-        assert!(quasi_binomial_p(100, 300, 0.5, 1.0, 4.0) < 0.01);
-        assert!(quasi_binomial_p(150, 300, 0.5, 1.0, 4.0) > 0.9);
-        // The same counts, runs twenty times noisier than Poisson: not clear any more.
-        assert!(quasi_binomial_p(130, 300, 0.5, 20.0, 4.0) > 0.05);
-        assert!((overdispersion(&[10, 10, 10], &[20, 20, 20]) - 1.0).abs() < 1e-12);
-        assert!((overdispersion(&[0, 20, 40], &[20, 20, 20]) - 10.0).abs() < 1e-9);
+    fn urls_and_roots_as_matching_sees_them() {
+        assert_eq!(match_file("file:///ci/my%20app/x.js"), "/ci/my app/x.js");
+        assert_eq!(match_file("/ci/my app/x.js"), "/ci/my app/x.js");
+        assert_eq!(match_file("file:///C:/app/x.js"), "C:/app/x.js");
+        assert_eq!(match_file("file:///C:%5Capp%5Cx.js"), "C:/app/x.js");
+        assert_eq!(match_file("node:internal/timers"), "node:internal/timers");
+        assert_eq!(below_root("/ci/base/src/a.js".to_owned(), Some("/ci/base/")), "src/a.js");
+        assert_eq!(below_root("/ci/base/src/a.js".to_owned(), Some("/ci/base")), "src/a.js");
+        assert_eq!(below_root("/ci/baseline/a.js".to_owned(), Some("/ci/base")), "/ci/baseline/a.js");
     }
 
     #[test]

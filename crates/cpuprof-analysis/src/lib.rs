@@ -22,11 +22,13 @@ mod diff;
 mod filter;
 mod fold;
 mod keys;
+mod stats;
 mod top;
 mod weights;
 
 pub use diff::{
-    compared_unit, diff, DiffOptions, DiffReport, DiffRow, Metric, Normalize, SideNumbers, SideTotals, Verdict,
+    compared_unit, diff, match_files, DiffOptions, DiffReport, DiffRow, Metric, Normalize, SideNumbers, SideTotals,
+    Verdict,
 };
 pub use filter::StackFilter;
 pub use fold::{escape as escape_frame, fold, FoldOptions, Folded, FoldedStack, FrameClass};

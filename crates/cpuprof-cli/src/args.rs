@@ -123,24 +123,29 @@ const DIFF_HELP: &str = "\
 MATCHING:
   Functions match by name (V8 tier markers stripped) and file; same-named functions of one
   file pair up by nearest start line, so moved code still matches. The rest is new or gone.
-  With --source-maps, functions match by their original names and sources, so a minifier
-  renaming them differently in two builds does not matter.
+  Scripts of two checkouts (/ci/base/src/app.js, /ci/pr/src/app.js; file:// urls or paths)
+  pair by the longest path ending that no other script on either side has; --base-root and
+  --new-root name the checkouts when that is ambiguous. With --source-maps, functions match by
+  their original names and sources, so a minifier renaming them differently does not matter.
 
 NOISE:
-  Per function, an exact binomial test on sample counts (and, with 2+ runs per side,
-  Welch's t test on the per-run values; the larger p-value counts), with the false discovery
-  rate over all functions held at 5% (Benjamini-Hochberg). Changes that are not significant
-  are `unchanged` and never trip the gate.
+  Per function, an exact binomial test on sample counts (with 2+ runs per side, scaled by the
+  run-to-run spread, with Student's t), with the false discovery rate over all functions held
+  at 5% (Benjamini-Hochberg). Changes that are not significant are `unchanged` and never trip
+  the gate. Folded stacks are read as sample counts; read as times (--folded-weight time) they
+  cannot be tested, and --fail-on is refused.
 
 EXIT STATUS:
-  0 no regression crossed a --fail-on threshold · 1 bad input · 2 usage · 3 a significant
-  regression crossed a --fail-on threshold (the last line on stderr names the functions).
+  0 no regression crossed a --fail-on threshold · 1 bad input · 2 usage, or a side without
+  samples · 3 a significant regression crossed a --fail-on threshold (the last line on stderr
+  names each one, its change and the threshold).
 
 EXAMPLES:
   cpuprof diff before.cpuprofile after.cpuprofile
   cpuprof diff --base a1.cpuprofile a2.cpuprofile a3.cpuprofile --new b1.cpuprofile b2.cpuprofile b3.cpuprofile
   cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o comment.md
   cpuprof diff before.cpuprofile after.cpuprofile --fail-on self:+2pp --fail-on total:+20%
+  cpuprof diff base/app.cpuprofile pr/app.cpuprofile --base-root /ci/base --new-root /ci/pr
   cpuprof diff prod-mon.cpuprofile prod-tue.cpuprofile --normalize share
   cpuprof diff v1.cpuprofile v2.cpuprofile --base-source-map-dir v1/dist --new-source-map-dir v2/dist";
 
@@ -191,6 +196,15 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) new_source_map_dir: Option<PathBuf>,
 
+    /// The base build's checkout folder as the profiles name it (/ci/base, file:///ci/base):
+    /// its scripts are matched by their path below it
+    #[arg(long, value_name = "DIR")]
+    pub(crate) base_root: Option<String>,
+
+    /// The new build's checkout folder, as --base-root
+    #[arg(long, value_name = "DIR")]
+    pub(crate) new_root: Option<String>,
+
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
 
@@ -215,11 +229,13 @@ FORMAT:
   Labels are `name file:line` (JavaScript), the bare name for native code and (program),
   (garbage collector), (idle); `;` inside a name becomes `；` and line breaks `\\n`, so one
   frame stays one frame, and a name ending in ` <number>` keeps that space as U+00A0, so no
-  reader takes the number for a count. Weights are ns (--weight time, the default for
-  .cpuprofile) or sample counts (--weight samples, the default for tick logs). Lines are sorted.
+  reader takes the number for a count. Weights are sample counts (the default, as every folded
+  reader expects), or ns with --weight time (read them back with --folded-weight time: times
+  carry no counts, so `diff` cannot test them). Lines are sorted.
 
 EXAMPLES:
   cpuprof collapse app.cpuprofile -o app.folded
+  cpuprof collapse app.cpuprofile --weight time -o app-ns.folded
   cpuprof collapse app.cpuprofile --by package | inferno-flamegraph > packages.svg
   cpuprof collapse isolate-0x5a1e2c0-4242-v8.log --from 2s --to 5s";
 
@@ -248,7 +264,7 @@ pub(crate) struct FoldArgs {
     #[arg(long, value_enum, default_value_t = FoldBy::Function)]
     pub(crate) by: FoldBy,
 
-    /// What a sample weighs [default: time for .cpuprofile, samples (ticks) for tick logs]
+    /// What a sample weighs [default: samples for collapse (what folded readers expect); time for flamegraph, ticks for tick logs]
     #[arg(long, value_enum)]
     pub(crate) weight: Option<WeightArg>,
 
@@ -435,6 +451,10 @@ pub(crate) struct InputArgs {
     /// The input's format; `auto` recognises it from the content (gzip is always undone)
     #[arg(long, value_enum, default_value_t = InputFormatArg::Auto)]
     pub(crate) input_format: InputFormatArg,
+
+    /// Folded stacks: what the numbers are, sample counts or ns (`collapse --weight time`)
+    #[arg(long, value_enum, default_value_t = WeightArg::Samples, value_name = "WEIGHT")]
+    pub(crate) folded_weight: WeightArg,
 
     /// Tick logs: keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)
     #[arg(long)]

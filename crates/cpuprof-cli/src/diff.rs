@@ -7,7 +7,7 @@ use cpuprof_analysis::{
     compared_unit, diff, fold, DiffOptions, DiffRow, FoldOptions, Folded, GroupBy, Metric, Normalize, Verdict, Weight,
 };
 use cpuprof_model::Profile;
-use cpuprof_render::{render_diff, render_differential, DiffDocument, FlameOptions};
+use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
 
 use crate::args::{DiffArgs, NormalizeArg, Sort};
 use crate::io::Output;
@@ -124,7 +124,9 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let input_paths: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     let output = Output::new(args.output.output.as_deref(), &input_paths)?;
     let svg_output = args.flamegraph.as_deref().map(|svg| Output::new(Some(svg), &input_paths)).transpose()?;
-    let options = DiffOptions::new(normalize, metric, 0.05, stack_filter(&args.filter)?);
+    let mut options = DiffOptions::new(normalize, metric, 0.05, stack_filter(&args.filter)?);
+    options.base_root.clone_from(&args.base_root);
+    options.new_root.clone_from(&args.new_root);
 
     // Every input is parsed on its own thread.
     // Tiers are always merged here: a function is compared whole.
@@ -175,7 +177,6 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
             .into());
         }
     }
-    let mut options = options;
     options.min_delta = match (min_delta, unit) {
         (None, _) => 0.0,
         (Some(MinDelta::Points(v)), _) | (Some(MinDelta::Nanos(v)), Weight::Time) | (Some(MinDelta::Samples(v)), Weight::Samples) => v,
@@ -195,6 +196,34 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         }
     };
     let report = diff(&base_refs, &new_refs, &options);
+    // A side without samples compares nothing: every function would be new or gone, and a
+    // gate would pass on nothing at all.
+    let empty: Vec<String> = base
+        .iter()
+        .zip(&report.base.run_samples)
+        .chain(new.iter().zip(&report.new.run_samples))
+        .filter(|(_, samples)| **samples == 0)
+        .map(|(path, _)| source_name(path))
+        .collect();
+    if !empty.is_empty() {
+        return Err(UsageError(format!(
+            "{}: no samples to compare{}; a diff needs samples in every run on both sides",
+            empty.join(", "),
+            if args.filter.focus.is_some() || args.filter.ignore.is_some() { " after the filters" } else { "" }
+        ))
+        .into());
+    }
+    if !report.tested && !rules.is_empty() {
+        return Err(UsageError(
+            "--fail-on: a profile's weights are times without sample counts (folded stacks read with \
+             --folded-weight time), so no change can be tested for significance and the gate cannot decide"
+                .to_owned(),
+        )
+        .into());
+    }
+    for warning in &report.warnings {
+        crate::warn(warning);
+    }
     if base.len() == 1 && new.len() == 1 && normalize == Normalize::Time {
         crate::warn(
             "one run per side: only sampling noise is accounted for, not how runs differ (machine load, JIT \
@@ -238,7 +267,11 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
                 .map(|(text, _)| text.as_str())
                 .collect();
             if !hits.is_empty() {
-                crossed.push(format!("{} ({})", r.name, hits.join(", ")));
+                crossed.push(format!(
+                    "{}, threshold {}",
+                    regression_text(r, rule_metric, report.unit),
+                    hits.join(", ")
+                ));
             }
         }
     }

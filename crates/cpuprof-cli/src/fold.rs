@@ -12,7 +12,9 @@ use crate::run::{source_name, stack_filter, Reader, UsageError};
 
 pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
-    let Folding { folded, .. } = folded(&args.fold, None)?;
+    // Folded text carries no unit and every reader of it (cpuprof's included) takes its
+    // numbers for sample counts: those are the default here; times only on request.
+    let Folding { folded, .. } = folded(&args.fold, None, Weight::Samples)?;
     if folded.stacks.is_empty() {
         crate::warn(&format!("{}: no samples left after the filters", source_name(&args.fold.input)));
     }
@@ -25,7 +27,7 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // half of that are merged into their callers before it sees them. Not when reversed: the
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
     let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
-    let Folding { profile, folded, shaped_by, window } = folded(&args.fold, prune)?;
+    let Folding { profile, folded, shaped_by, window } = folded(&args.fold, prune, Weight::Time)?;
     if folded.stacks.is_empty() {
         bail!("{}: no samples to draw (after the filters)", source_name(&args.fold.input));
     }
@@ -59,7 +61,8 @@ struct Folding {
     window: Option<(i64, Option<i64>)>,
 }
 
-fn folded(args: &FoldArgs, prune_below: Option<f64>) -> Result<Folding> {
+/// `default_weight` applies when `--weight` is not given (tick logs always default to ticks).
+fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> Result<Folding> {
     let filter = stack_filter(&args.filter)?;
     let from = args.window.from.as_deref().map(|t| duration("--from", t)).transpose()?;
     let to = args.window.to.as_deref().map(|t| duration("--to", t)).transpose()?;
@@ -82,8 +85,9 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>) -> Result<Folding> {
     let ticklog = profile.meta.format == SourceFormat::TickLog;
     let weight = match args.weight {
         Some(WeightArg::Samples) => Weight::Samples,
+        Some(WeightArg::Time) => Weight::Time,
         None if ticklog => Weight::Samples,
-        Some(WeightArg::Time) | None => Weight::Time,
+        None => default_weight,
     };
     let by = match args.by {
         FoldBy::Function => GroupBy::Function,

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, SortBy, StackFilter, TopOptions, Weight};
-use cpuprof_parse::{InputFormat, ParseOptions};
+use cpuprof_parse::{FoldedWeight, InputFormat, ParseOptions};
 use cpuprof_render::{render_top, TopDocument};
 use regex::Regex;
 
@@ -73,6 +73,10 @@ impl<'a> Reader<'a> {
         parse.symbols_root.clone_from(&reading.symbols);
         parse.sample_type.clone_from(&reading.sample_type);
         parse.profile_id.clone_from(&reading.profile);
+        parse.folded_weight = match reading.folded_weight {
+            WeightArg::Samples => FoldedWeight::Samples,
+            WeightArg::Time => FoldedWeight::Nanoseconds,
+        };
         parse.format = match reading.input_format {
             InputFormatArg::Auto => None,
             InputFormatArg::Cpuprofile => Some(InputFormat::CpuProfile),

@@ -16,8 +16,9 @@
 //!   file: builtins, C++ callbacks, regular expressions), except V8's meta frames `(root)`,
 //!   `(program)`, `(idle)` and `(garbage collector)`, which get their meta kinds. (A user
 //!   function with one of those names has a file, so it stays JavaScript.)
-//! - The profile has one value, the sample count (`ValueType::SAMPLES`): folded stacks carry no
-//!   time, so analyses weigh by counts.
+//! - The profile has one value: the sample count (`ValueType::SAMPLES`), so analyses weigh by
+//!   counts; or, when the caller says the numbers are times ([`crate::FoldedWeight`]), CPU
+//!   nanoseconds, and then there are no sample counts.
 
 use std::io::BufRead;
 
@@ -34,8 +35,11 @@ pub(crate) fn parse(
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
-    let _ = options;
-    let mut b = ProfileBuilder::new(SourceFormat::Folded, vec![ValueType::SAMPLES]);
+    let value_type = match options.folded_weight {
+        crate::FoldedWeight::Samples => ValueType::SAMPLES,
+        crate::FoldedWeight::Nanoseconds => ValueType::CPU_NS,
+    };
+    let mut b = ProfileBuilder::new(SourceFormat::Folded, vec![value_type]);
     let mut frames: FxHashMap<String, FrameId> = FxHashMap::default();
     // Count per stack, indexed by stack id.
     let mut counts: Vec<i64> = Vec::new();

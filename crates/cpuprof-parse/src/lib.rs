@@ -86,6 +86,22 @@ pub struct ParseOptions {
     /// Default is `None`: the main thread's (the profile whose `Profile` event's tid equals
     /// its pid; among several, the one with the most samples).
     pub profile_id: Option<String>,
+    /// Folded stacks: what the number at the end of a line is.
+    ///
+    /// Default is [`FoldedWeight::Samples`].
+    pub folded_weight: FoldedWeight,
+}
+
+/// What the numbers of folded stacks are: folded text carries no unit, so the reader is told.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FoldedWeight {
+    /// Sample counts, as inferno's and FlameGraph's collapsers and `cpuprof collapse` write
+    /// them. The default.
+    #[default]
+    Samples,
+    /// Nanoseconds (`cpuprof collapse --weight time`): there are no sample counts then.
+    Nanoseconds,
 }
 
 impl ParseOptions {

@@ -119,6 +119,20 @@ fn verdict_text(row: &DiffRow) -> String {
     }
 }
 
+/// One regression, for the gate's message: `roundMoney (app/money.js:5) self +12.4 ms/run
+/// (+3.10pp, 1.32×)`, the change in `metric` per run with its share and ratio. Names are
+/// escaped: the message goes to stderr, where a raw line break could start a CI command.
+pub fn regression_text(row: &DiffRow, metric: Metric, unit: Weight) -> String {
+    let (delta, pp, name) = match metric {
+        Metric::SelfTime => (row.self_delta(), row.self_delta_pp(), "self"),
+        Metric::Total => (row.total_delta(), row.total_delta_pp(), "total"),
+    };
+    let location = location(row);
+    let place = if location.is_empty() { String::new() } else { format!(" ({})", visible(&location)) };
+    let ratio = ratio_text(row, metric);
+    format!("{}{place} {name} {}/run ({}, {ratio})", visible(&row.name), signed_amount(delta, unit), signed_pp(pp))
+}
+
 /// `3 functions got hotter, 1 cooler, 1 new, 1 gone (…)`.
 pub(crate) fn summary(doc: &DiffDocument<'_>) -> String {
     let count = |v: Verdict| doc.report.rows.iter().filter(|r| r.verdict == v && r.significant).count();
@@ -187,6 +201,9 @@ fn table(doc: &DiffDocument<'_>) -> String {
 fn markdown(doc: &DiffDocument<'_>) -> String {
     // The summary and the numbers are cpuprof's own text; names and files are escaped.
     let mut out = format!("**cpuprof diff**: {}\n\n", summary(doc));
+    for warning in &doc.report.warnings {
+        let _ = writeln!(out, "> **Warning:** {}\n", escape(warning));
+    }
     if doc.rows.is_empty() {
         out.push_str("No functions to compare.\n");
         return out;
@@ -216,7 +233,19 @@ struct DiffJson<'a> {
     unit: &'a str,
     base: SideJson<'a>,
     new: SideJson<'a>,
+    /// False when the weights could not be tested (times without sample counts): then no row
+    /// is significant.
+    tested: bool,
+    /// Scripts paired across checkout roots: the base path and the new path.
+    moved_files: Vec<MovedFileJson<'a>>,
+    warnings: &'a [String],
     rows: Vec<RowJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct MovedFileJson<'a> {
+    base: &'a str,
+    new: &'a str,
 }
 
 #[derive(Serialize)]
@@ -277,6 +306,9 @@ fn json(doc: &DiffDocument<'_>) -> String {
         unit: unit_name(r.unit),
         base: side(doc.base_sources, &r.base),
         new: side(doc.new_sources, &r.new),
+        tested: r.tested,
+        moved_files: r.moved_files.iter().map(|(base, new)| MovedFileJson { base, new }).collect(),
+        warnings: &r.warnings,
         rows: doc
             .rows
             .iter()

@@ -26,7 +26,7 @@ use cpuprof_analysis::{GroupBy, TopReport, Weight};
 
 use cpuprof_model::Meta;
 pub use cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
-pub use diff::{render_diff, DiffDocument};
+pub use diff::{regression_text, render_diff, DiffDocument};
 pub use flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
 pub use pprof::render_pprof;
 
