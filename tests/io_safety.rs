@@ -160,11 +160,17 @@ fn a_dangling_symlink_is_followed_and_two_outputs_need_two_places() {
         let args = ["diff", "app.cpuprofile", "app.cpuprofile", "-o", output, "--flamegraph", flamegraph];
         assert_exit(cpuprof_in(d).args(args), 2, "refusing to write two outputs to");
     }
-    assert_exit(
-        cpuprof_in(d).args(["diff", "app.cpuprofile", "app.cpuprofile", "--flamegraph", "-"]),
-        2,
-        "two outputs to standard output",
-    );
+    let diff = ["diff", "app.cpuprofile", "app.cpuprofile"];
+    assert_exit(cpuprof_in(d).args(diff).args(["--flamegraph", "-"]), 2, "two outputs to standard output");
+    // Stdout a pipe, and /dev/stdout that pipe; stdout redirected to the file named.
+    let mut piped = cpuprof_in(d);
+    piped.args(diff).args(["--flamegraph", "/dev/stdout"]).stdout(Stdio::piped());
+    assert_exit(&mut piped, 2, "refusing to write two outputs to /dev/stdout");
+    let redirected = File::create(d.join("old.svg.txt")).unwrap();
+    assert_exit(cpuprof_in(d).args(diff).args(["--flamegraph", "old.svg.txt"]).stdout(redirected), 2, "two outputs to");
+    std::fs::remove_file(d.join("old.svg.txt")).unwrap();
+    // Devices take any number of outputs.
+    assert_exit(cpuprof_in(d).args(diff).args(["-o", "/dev/null", "--flamegraph", "/dev/null"]), 0, "");
     assert!(!d.join("x.svg").exists());
     assert_eq!(std::fs::read_to_string(d.join("old.svg")).unwrap(), "old\n");
     assert_eq!(names(d), ["app.cpuprofile", "link.csv", "lost.csv", "old.svg", "reports", "same.svg"]);

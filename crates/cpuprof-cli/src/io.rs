@@ -3,7 +3,7 @@
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, IsTerminal, Write};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -52,28 +52,34 @@ fn file_id(meta: &Metadata) -> Option<FileId> {
     meta.is_file().then(|| (meta.dev(), meta.ino()))
 }
 
-/// The file that standard input or output is, when it is a regular file (`< app.cpuprofile`).
-fn stream_file_id(fd: BorrowedFd<'_>) -> Option<FileId> {
-    let file = File::from(fd.try_clone_to_owned().ok()?);
-    file_id(&file.metadata().ok()?)
+/// What standard input or output is (`< app.cpuprofile`, `> report.txt`, a pipe).
+fn stream_metadata(fd: BorrowedFd<'_>) -> Option<Metadata> {
+    File::from(fd.try_clone_to_owned().ok()?).metadata().ok()
 }
 
-/// The outputs of this run, so that no two are one file or both standard output.
+/// The identity of a place output goes to that two outputs cannot share: a file, a pipe or a
+/// socket, not a device (`/dev/null` takes any number of outputs).
+fn place_id(meta: &Metadata) -> Option<FileId> {
+    let kind = meta.file_type();
+    (!kind.is_char_device() && !kind.is_block_device()).then(|| (meta.dev(), meta.ino()))
+}
+
+/// The outputs of this run, so that no two go to one place.
 static CLAIMED: Mutex<Vec<Claim>> = Mutex::new(Vec::new());
 
-#[derive(PartialEq)]
-enum Claim {
-    Stdout,
-    /// Where the file is written (symlinks followed), and its identity when it exists.
-    File(PathBuf, Option<FileId>),
+struct Claim {
+    stdout: bool,
+    /// Where a file is written (symlinks followed).
+    path: Option<PathBuf>,
+    /// What it is, when it exists.
+    id: Option<FileId>,
 }
 
 impl Claim {
     fn collides(&self, other: &Claim) -> bool {
-        match (self, other) {
-            (Claim::File(a, a_id), Claim::File(b, b_id)) => a == b || (a_id.is_some() && a_id == b_id),
-            (a, b) => a == b,
-        }
+        (self.stdout && other.stdout)
+            || (self.path.is_some() && self.path == other.path)
+            || (self.id.is_some() && self.id == other.id)
     }
 }
 
@@ -116,7 +122,7 @@ impl Output {
             .iter()
             .filter_map(|&input| {
                 let id = if is_dash(input) {
-                    stream_file_id(io::stdin().as_fd())
+                    stream_metadata(io::stdin().as_fd()).as_ref().and_then(file_id)
                 } else {
                     std::fs::metadata(input).ok().as_ref().and_then(file_id)
                 };
@@ -126,8 +132,9 @@ impl Output {
         let input_is = |id: FileId| inputs.iter().find(|(i, _)| *i == id).map(|(_, input)| *input);
 
         let Some(path) = path.filter(|p| !is_dash(p)) else {
+            let stdout = stream_metadata(io::stdout().as_fd());
             // `cpuprof top app.cpuprofile >> app.cpuprofile`
-            if let Some(input) = stream_file_id(io::stdout().as_fd()).and_then(input_is) {
+            if let Some(input) = stdout.as_ref().and_then(file_id).and_then(input_is) {
                 let message = if is_dash(input) {
                     "refusing to write the output over the input: standard output and standard input are the same file"
                         .to_owned()
@@ -139,11 +146,15 @@ impl Output {
                 };
                 return Err(UsageError(message).into());
             }
-            claim(Claim::Stdout, "standard output")?;
+            claim(Claim { stdout: true, path: None, id: stdout.as_ref().and_then(place_id) }, "standard output")?;
             return Ok(Output::Stdout);
         };
         let (target, id) = match std::fs::metadata(path) {
-            Ok(meta) if !meta.is_file() => return Ok(Output::InPlace(path.to_owned())),
+            Ok(meta) if !meta.is_file() => {
+                // `-o /dev/stdout --flamegraph /dev/stdout` into a pipe: refused; `/dev/null` twice is fine.
+                claim(Claim { stdout: false, path: None, id: place_id(&meta) }, &path.display().to_string())?;
+                return Ok(Output::InPlace(path.to_owned()));
+            }
             Ok(meta) => {
                 let id = file_id(&meta);
                 if let Some(input) = id.and_then(input_is) {
@@ -164,7 +175,7 @@ impl Output {
             Err(e) if e.kind() == io::ErrorKind::NotFound => (new_file_target(path)?, None),
             Err(e) => return Err(e).with_context(|| format!("cannot write {}", path.display())),
         };
-        claim(Claim::File(target.clone(), id), &format!("the same file {}", path.display()))?;
+        claim(Claim { stdout: false, path: Some(target.clone()), id }, &path.display().to_string())?;
         let dir = target.parent().unwrap_or(Path::new("/"));
         let temp =
             TempFile::new_in(dir).with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
