@@ -86,8 +86,18 @@ struct Run {
     stderr: String,
 }
 
-/// `cpuprof ARGS` in `dir`, which must end within two minutes, with exit 0, or 1 and a clean error.
-fn run(dir: &Path, args: &[&str]) -> Run {
+/// Stderr as a CI log reads it: nothing raw that acts on a reader, and every line a message
+/// of cpuprof's, so that none starts with `::` (a GitHub Actions workflow command).
+fn assert_stderr_inert(what: &str, stderr: &str) {
+    assert_inert(what, stderr);
+    for line in stderr.lines() {
+        assert!(!line.starts_with("::"), "{what}: a line starts with `::`: {line:?}");
+        assert!(line.starts_with("cpuprof: "), "{what}: a line that is not one message: {line:?}\n{stderr}");
+    }
+}
+
+/// `cpuprof ARGS` in `dir`, which must end within two minutes, not panic, and leave stderr inert.
+fn run_any(dir: &Path, args: &[&str]) -> Run {
     let out = common::cpuprof()
         .current_dir(dir)
         .args(args)
@@ -97,12 +107,20 @@ fn run(dir: &Path, args: &[&str]) -> Run {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let code = out.status.code().unwrap_or_else(|| panic!("cpuprof {args:?} was killed (timeout?): {stderr}"));
     assert!(!stderr.contains("panicked"), "cpuprof {args:?} panicked: {stderr}");
-    assert!(
-        code == 0 || (code == 1 && stderr.contains("cpuprof: error: ")),
-        "cpuprof {args:?} exited {code}: {stderr}"
-    );
-    assert_inert(&format!("stderr of {args:?}"), &stderr);
+    assert_stderr_inert(&format!("stderr of {args:?}"), &stderr);
     Run { code, stdout: out.stdout, stderr }
+}
+
+/// `cpuprof ARGS` in `dir`, as [`run_any`], with exit 0, or 1 and a clean error.
+fn run(dir: &Path, args: &[&str]) -> Run {
+    let run = run_any(dir, args);
+    assert!(
+        run.code == 0 || (run.code == 1 && run.stderr.contains("cpuprof: error: ")),
+        "cpuprof {args:?} exited {}: {}",
+        run.code,
+        run.stderr
+    );
+    run
 }
 
 /// `cpuprof ARGS` in `dir`, which must succeed; its stdout.
@@ -589,4 +607,240 @@ fn cycles_and_ids_at_the_integer_limits_end_cleanly() {
     add("no-location.pb", pprof(vec![u64::MAX - 1], vec![1], 1, 3), Outcome::Error);
     add("bad-string.pb", pprof(vec![u64::MAX], vec![1], 1, 1 << 40), Outcome::Error);
     check_outcomes(cases);
+}
+
+/// Names that try to write a line of their own into a CI log (`::error …` is a GitHub Actions
+/// workflow command) or act on a terminal, for the test of stderr below.
+const LOUD: &[&str] = &[
+    "x\n::error file=a::pwned",
+    "cr\r::warning::cr",
+    "\u{1b}]0;title\u{7}\u{1b}[31mred",
+    "bidi\u{202e}gnp.exe",
+    "zero\u{200b}width\u{feff}",
+    "nel\u{85}::notice::n",
+    "ls\u{2028}::error::ls",
+];
+
+/// A url (and file name) as loud as the names.
+const LOUD_URL: &str = "file:///app/x\n::error file=u::url\u{1b}[31m\u{202e}.js";
+
+/// A .cpuprofile of `main → each of LOUD`, name `i` sampled `counts[i]` times, 1 ms apart.
+fn loud_cpuprofile(counts: &[usize]) -> String {
+    let frame = |name: &str, url: &str| json!({"functionName": name, "scriptId": "1", "url": url, "lineNumber": 0, "columnNumber": 0});
+    let mut nodes = vec![
+        json!({"id": 1, "callFrame": {"functionName": "(root)", "scriptId": "0", "url": "", "lineNumber": -1, "columnNumber": -1}, "children": [2]}),
+        json!({"id": 2, "callFrame": frame("main", "file:///app/main.js"), "children": (3..3 + LOUD.len()).collect::<Vec<_>>()}),
+    ];
+    let mut samples = Vec::new();
+    for (i, (name, count)) in LOUD.iter().zip(counts).enumerate() {
+        nodes.push(json!({"id": 3 + i, "callFrame": frame(name, LOUD_URL)}));
+        samples.extend(std::iter::repeat_n(3 + i, *count));
+    }
+    let deltas = vec![1000; samples.len()];
+    json!({"nodes": nodes, "startTime": 0, "endTime": 1000 * samples.len(), "samples": samples, "timeDeltas": deltas})
+        .to_string()
+}
+
+/// V8's log escaping of a name (`\\`, `\x2C` for commas, `\n`, `\uHHHH` for the rest that is
+/// not printable ASCII), as `node --prof` writes it.
+fn v8_escaped(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            ',' => out.push_str("\\x2C"),
+            '\n' => out.push_str("\\n"),
+            ' '..='~' => out.push(c),
+            _ => {
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A library path for the tick log, which has no file, so a warning names it.
+const LOUD_LIBRARY: &str = "/nonexistent/lib\n::error file=l::library\u{1b}[31m\u{202e}.so";
+
+/// A tick log: a JavaScript function per LOUD name (ticked `i + 1` times) and a library
+/// without a file (ticked twice).
+fn loud_ticklog() -> String {
+    let mut log = String::from("v8-version,11,3,244,8,-node.38,0\n");
+    log.push_str(&format!("shared-library,{},0x7f0000000000,0x7f0000100000,0\n", v8_escaped(LOUD_LIBRARY)));
+    log.push_str("shared-library-end\nprofiler,begin,1000\n");
+    let script = v8_escaped(LOUD_URL);
+    for (i, name) in LOUD.iter().enumerate() {
+        let start = 0x1000 + 0x100 * i;
+        log.push_str(&format!("code-creation,JS,10,100,{start:#x},256,{} {script}:1:1,0x1,~\n", v8_escaped(name)));
+    }
+    let mut ts = 1000;
+    for (i, _) in LOUD.iter().enumerate() {
+        for _ in 0..=i {
+            ts += 1000;
+            log.push_str(&format!("tick,{:#x},{ts},0,0x0,6\n", 0x1010 + 0x100 * i));
+        }
+    }
+    for _ in 0..2 {
+        ts += 1000;
+        log.push_str(&format!("tick,0x7f0000000100,{ts},0,0x0,6\n"));
+    }
+    log
+}
+
+/// A Chrome trace with two CPU profiles, whose ids are loud, of LOUD functions.
+fn loud_trace() -> String {
+    let mut events = Vec::new();
+    for (tid, id) in [(1, "0x1\n::error file=t::trace"), (2, "0x2\u{1b}[31m\u{202e}")] {
+        let event = |ts: i64, name: &str, args: Value| json!({"pid": 1, "tid": tid, "ph": "P", "cat": "disabled-by-default-v8.cpu_profiler", "id": id, "ts": ts, "name": name, "args": args});
+        events.push(event(1, "Profile", json!({"data": {"startTime": 0}})));
+        let mut nodes = vec![json!({"id": 1, "callFrame": {"functionName": "(root)", "scriptId": 0}})];
+        let mut samples = Vec::new();
+        for (i, name) in LOUD.iter().enumerate() {
+            nodes.push(
+                json!({"id": 2 + i, "parent": 1, "callFrame": {"functionName": name, "url": LOUD_URL, "scriptId": 1}}),
+            );
+            samples.extend(std::iter::repeat_n(2 + i, i + tid));
+        }
+        let deltas = vec![1000; samples.len()];
+        let data = json!({"data": {"cpuProfile": {"nodes": nodes, "samples": samples}, "timeDeltas": deltas}});
+        events.push(event(2, "ProfileChunk", data));
+    }
+    Value::Array(events).to_string()
+}
+
+/// A pprof profile of LOUD functions whose one sample type is neither a time nor a count and
+/// whose `drop_frames` is not a regular expression: the parser warns, quoting both.
+fn loud_pprof() -> Vec<u8> {
+    let mut string_table: Vec<String> =
+        ["", "x\n::error file=p::type", "bogus\u{1b}[31m\u{202e}", "(\n::error file=d::drop"]
+            .map(str::to_owned)
+            .to_vec();
+    let names = string_table.len() as i64;
+    string_table.extend(LOUD.iter().map(|n| (*n).to_owned()));
+    string_table.push(LOUD_URL.to_owned());
+    let url = string_table.len() as i64 - 1;
+    let ids = 1..=LOUD.len() as u64;
+    Proto {
+        sample_type: vec![ValueType { ty: 1, unit: 2 }],
+        drop_frames: 3,
+        sample: ids.clone().map(|id| Sample { location_id: vec![id], value: vec![id as i64], label: vec![] }).collect(),
+        location: ids
+            .clone()
+            .map(|id| Location { id, line: vec![Line { function_id: id, line: 1 }], ..Default::default() })
+            .collect(),
+        function: ids
+            .map(|id| {
+                let name = names + id as i64 - 1;
+                Function { id, name, system_name: name, filename: url, start_line: 1 }
+            })
+            .collect(),
+        string_table,
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// Every command, on every input format, with names, urls, library paths, trace profile ids,
+/// pprof sample types and `drop_frames`, source map urls and file names built to write a line
+/// of their own into a CI log or act on a terminal: stderr carries them escaped, on lines that
+/// are each one of cpuprof's messages, and so do the JSON `warnings` (issue 16, item 9).
+#[test]
+fn loud_names_never_reach_stderr_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base: Vec<usize> = vec![20; LOUD.len()];
+    let mut grown = base.clone();
+    grown[0] = 400; // `x\n::error file=a::pwned` grows past any threshold: the gate names it.
+    std::fs::write(d.join("base.cpuprofile"), loud_cpuprofile(&base)).unwrap();
+    std::fs::write(d.join("new.cpuprofile"), loud_cpuprofile(&grown)).unwrap();
+    std::fs::write(d.join("loud.log"), loud_ticklog()).unwrap();
+    std::fs::write(d.join("loud.trace.json"), loud_trace()).unwrap();
+    std::fs::write(d.join("loud.pb"), loud_pprof()).unwrap();
+    // Folded stacks: with C0 controls (read as folded when told so: sniffing takes control
+    // bytes for binary), and without (recognised, and merged with the other formats).
+    let folded = |keep: fn(char) -> bool| -> String {
+        let mut text = String::new();
+        for (i, name) in LOUD.iter().enumerate() {
+            let name: String = name.replace('\n', "\u{1b}").chars().filter(|c| keep(*c)).collect();
+            text.push_str(&format!("main;{name} {}\n", i + 1));
+        }
+        text
+    };
+    std::fs::write(d.join("loud.folded"), folded(|_| true)).unwrap();
+    std::fs::write(d.join("plain.folded"), folded(|c| !c.is_ascii_control())).unwrap();
+
+    // Source maps: a script whose map is missing, by a loud name, and a script with a loud
+    // file name that is not there.
+    let script_name = "app\u{1b}[31m\u{202e}.js";
+    std::fs::write(d.join(script_name), "function f() {}\n//# sourceMappingURL=missing\u{1b}[31m\u{202e}.map\n")
+        .unwrap();
+    let here = |name: &str| format!("file://{}/{name}", d.display());
+    let mut profile: Value = serde_json::from_str(&loud_cpuprofile(&base)).unwrap();
+    for (i, node) in profile["nodes"].as_array_mut().unwrap().iter_mut().enumerate().skip(2) {
+        let url = if i % 2 == 0 { here(script_name) } else { here("gone\n::error file=s::script.js") };
+        node["callFrame"]["url"] = Value::String(url);
+    }
+    std::fs::write(d.join("mapped.cpuprofile"), profile.to_string()).unwrap();
+
+    let expect_warning =
+        |run: &Run, what: &str| assert!(run.stderr.contains(what), "expected {what:?} in {}", run.stderr);
+    let inputs = ["base.cpuprofile", "loud.log", "loud.trace.json", "loud.pb", "loud.folded", "plain.folded"];
+    for input in inputs {
+        let with = |args: &[&'static str]| -> Vec<&'static str> {
+            let mut args = args.to_vec();
+            if input == "loud.folded" {
+                args.extend(["--input-format", "folded"]);
+            }
+            args
+        };
+        let table = run(d, &with(&["top", input]));
+        assert_eq!(table.code, 0, "{input}: {}", table.stderr);
+        let json = ok(d, &with(&["top", input, "--format", "json"]));
+        let report: Value = serde_json::from_str(&json).unwrap();
+        for warning in report["warnings"].as_array().unwrap() {
+            let warning = warning.as_str().unwrap();
+            assert_inert(&format!("{input}: JSON warning"), warning);
+            assert!(!warning.contains('\n') && !warning.starts_with("::"), "{input}: JSON warning {warning:?}");
+        }
+        for out in ["loud.svg", "loud.folded.out", "loud.pb.gz", "loud.out.cpuprofile"] {
+            let command = match out {
+                "loud.svg" => "flamegraph",
+                "loud.folded.out" => "collapse",
+                _ => "convert",
+            };
+            let args = with(&[command, input, "-o", out]);
+            let r = run(d, &args);
+            assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        }
+    }
+    // The warnings that quote the input are there, escaped.
+    expect_warning(&run(d, &["top", "loud.log"]), "no symbols for /nonexistent/lib\\n::error file=l::library\\u{1b}");
+    expect_warning(&run(d, &["top", "loud.trace.json"]), "1:0x1\\n::error file=t::trace");
+    let pprof = run(d, &["top", "loud.pb"]);
+    expect_warning(&pprof, "x\\n::error file=p::type/bogus\\u{1b}[31m\\u{202e}");
+    expect_warning(&pprof, "`(\\n::error file=d::drop`");
+    let missing = run(d, &["top", "loud.trace.json", "--profile", "9:9"]);
+    assert_eq!(missing.code, 1, "{}", missing.stderr);
+    expect_warning(&missing, "1:0x1\\n::error file=t::trace");
+    let maps = run(d, &["top", "mapped.cpuprofile", "--source-maps"]);
+    expect_warning(&maps, "missing\\u{1b}[31m\\u{202e}.map");
+    expect_warning(&maps, "gone\\n::error file=s::script.js");
+    let gone = run(d, &["top", "gone\n::error file=f::input.cpuprofile"]);
+    assert_eq!(gone.code, 1, "{}", gone.stderr);
+
+    let merged =
+        run(d, &["merge", "base.cpuprofile", "loud.log", "loud.trace.json", "loud.pb", "plain.folded", "-o", "all.pb"]);
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    for (base, new) in
+        [("base.cpuprofile", "loud.pb"), ("loud.log", "loud.trace.json"), ("plain.folded", "plain.folded")]
+    {
+        let r = run(d, &["diff", base, new, "--flamegraph", "diff.svg"]);
+        assert_eq!(r.code, 0, "{base} {new}: {}", r.stderr);
+    }
+    // The gate: the line that names the regression is one line, the name escaped.
+    let gate = run_any(d, &["diff", "base.cpuprofile", "new.cpuprofile", "--fail-on", "self:+1pp"]);
+    assert_eq!(gate.code, 3, "{}", gate.stderr);
+    expect_warning(&gate, "x\\n::error file=a::pwned");
 }

@@ -8,6 +8,7 @@ mod diff;
 mod fold;
 mod io;
 mod run;
+mod signals;
 mod units;
 
 use std::process::ExitCode;
@@ -16,7 +17,11 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
-    match run::run(cli) {
+    let result = run::run(cli);
+    if let Some(status) = signals::exit_status() {
+        return ExitCode::from(status);
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             // A closed pipe (`cpuprof top … | head`) is not a failure.
@@ -27,14 +32,14 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if let Some(gate) = err.downcast_ref::<diff::GateTripped>() {
-                eprintln!("cpuprof: {gate}");
+                say(&gate.to_string());
                 return ExitCode::from(3);
             }
             if let Some(usage) = err.downcast_ref::<run::UsageError>() {
-                eprintln!("cpuprof: error: {usage}");
+                say(&format!("error: {usage}"));
                 return ExitCode::from(2);
             }
-            eprintln!("cpuprof: error: {err:#}");
+            say(&format!("error: {err:#}"));
             ExitCode::from(1)
         }
     }
@@ -42,5 +47,13 @@ fn main() -> ExitCode {
 
 /// A warning about the input: on stderr, the run goes on.
 pub(crate) fn warn(message: &str) {
-    eprintln!("cpuprof: warning: {message}");
+    say(&format!("warning: {message}"));
+}
+
+/// Every line cpuprof writes to stderr: `cpuprof: ` and the message on one line, with what it
+/// quotes from the input escaped as the table shows names (newlines, other control characters,
+/// bidi and invisible characters), so that no name can start a line of its own (a CI log's
+/// `::error` command) or act on the terminal.
+fn say(message: &str) {
+    eprintln!("cpuprof: {}", cpuprof_render::text::visible(message));
 }

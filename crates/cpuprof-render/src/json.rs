@@ -18,7 +18,9 @@ struct TopJson<'a> {
     duration_ns: Option<i64>,
     interval_ns: Option<i64>,
     summary: SummaryJson,
-    warnings: &'a [String],
+    /// Messages for people (`jq -r '.warnings[]'`), not data: what they quote from the input
+    /// is escaped as on stderr, so that no name starts a line of its own.
+    warnings: Vec<String>,
     rows: Vec<RowJson<'a>>,
 }
 
@@ -92,7 +94,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         duration_ns: doc.meta.duration_ns,
         interval_ns: doc.meta.interval_ns,
         summary: summary(&doc.report.summary),
-        warnings: &doc.meta.warnings,
+        warnings: doc.meta.warnings.iter().map(|w| crate::text::visible(w)).collect(),
         rows: doc
             .rows()
             .iter()

@@ -1,0 +1,102 @@
+//! Temporary output files that Ctrl-C, SIGTERM and SIGHUP do not leave behind.
+//!
+//! Every temporary file is listed here while it exists. The first time one is made, a thread
+//! starts that waits for those signals (signal-hook: its handler only wakes the thread, the
+//! removal runs in ordinary code); on one it removes the listed files and ends the process with
+//! 128 + the signal's number (130, 143, 129), as a shell reports a process killed by it.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, Once, PoisonError};
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use tempfile::NamedTempFile;
+
+/// The temporary files that exist now. Held while one is made, renamed or removed, so that the
+/// signal thread sees each either listed or gone, and while the signal thread removes them and
+/// ends the process, so that no rename happens after that.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn pending() -> MutexGuard<'static, Vec<PathBuf>> {
+    PENDING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The signal that arrived (0 for none), set in the signal handler itself.
+static CAUGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// The exit status for a signal that arrived: a run that ends on its own after one (its input
+/// cut short by the interruption, say) still ends as interrupted, whichever thread is first.
+pub(crate) fn exit_status() -> Option<u8> {
+    match CAUGHT.load(Ordering::SeqCst) {
+        0 => None,
+        signal => u8::try_from(128 + signal).ok(),
+    }
+}
+
+/// Starts the signal thread, once. Where signals cannot be watched the run goes on as before.
+fn watch_signals() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        const WATCHED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
+        for signal in WATCHED {
+            let _ = signal_hook::flag::register_usize(signal, &CAUGHT, signal as usize);
+        }
+        let Ok(mut signals) = Signals::new(WATCHED) else { return };
+        let thread = std::thread::Builder::new().name("cpuprof-signals".to_owned()).spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let files = pending();
+                for file in files.iter() {
+                    let _ = std::fs::remove_file(file);
+                }
+                std::process::exit(128 + signal);
+            }
+        });
+        drop(thread);
+    });
+}
+
+/// A temporary file beside an output (`.cpuprof-XXXXXX`), removed when dropped, on those
+/// signals, or renamed over the output by [`TempFile::persist`].
+pub(crate) struct TempFile {
+    file: Option<NamedTempFile>,
+}
+
+impl TempFile {
+    pub(crate) fn new_in(dir: &Path) -> io::Result<TempFile> {
+        watch_signals();
+        let mut pending = pending();
+        let file = tempfile::Builder::new().prefix(".cpuprof-").tempfile_in(dir)?;
+        pending.push(file.path().to_owned());
+        Ok(TempFile { file: Some(file) })
+    }
+
+    /// Writes all of `bytes`, then gives the file `permissions`.
+    pub(crate) fn fill(&self, bytes: &[u8], permissions: std::fs::Permissions) -> io::Result<()> {
+        let Some(file) = &self.file else { return Ok(()) };
+        let mut file = file.as_file();
+        file.write_all(bytes)?;
+        file.flush()?;
+        file.set_permissions(permissions)
+    }
+
+    /// Renames the file over `path`.
+    pub(crate) fn persist(mut self, path: &Path) -> io::Result<()> {
+        let mut pending = pending();
+        let Some(file) = self.file.take() else { return Ok(()) };
+        pending.retain(|p| p != file.path());
+        // On failure the error holds the file, and dropping it removes it (the lock still held).
+        file.persist(path).map(drop).map_err(|e| e.error)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            let mut pending = pending();
+            pending.retain(|p| p != file.path());
+            drop(file);
+        }
+    }
+}
