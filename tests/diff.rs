@@ -233,7 +233,10 @@ fn profiles_without_times_are_compared_by_sample_counts() {
 
 /// Folded stacks of `functions` with these counts, into `dir/name`.
 fn folded_file(dir: &std::path::Path, name: &str, counts: &[(&str, u64)]) -> String {
-    let text: String = counts.iter().map(|(f, n)| format!("main;{f} {n}\n")).collect();
+    let text = counts.iter().fold(String::new(), |mut text, (f, n)| {
+        text.push_str(&format!("main;{f} {n}\n"));
+        text
+    });
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_owned()

@@ -310,17 +310,6 @@ pub fn match_files<'a>(base_files: &[&'a str], new_files: &[&'a str]) -> Vec<(&'
     if base_only.is_empty() || new_only.is_empty() {
         return Vec::new();
     }
-    // Every ending (from a `/` to the end) of every path → how many paths end so, and one of them.
-    fn endings<'a>(paths: &[&'a str]) -> FxHashMap<&'a str, (u32, &'a str)> {
-        let mut map: FxHashMap<&'a str, (u32, &'a str)> = FxHashMap::default();
-        for path in paths {
-            for ending in path_endings(path) {
-                let entry = map.entry(ending).or_insert((0, path));
-                entry.0 += 1;
-            }
-        }
-        map
-    }
     // Uniqueness is over the whole side (a pair must not steal an ending that an identical
     // path also has), matching over the unpaired paths.
     let (base_all, new_all) = (endings(base_files), endings(new_files));
@@ -338,6 +327,18 @@ pub fn match_files<'a>(base_files: &[&'a str], new_files: &[&'a str]) -> Vec<(&'
     }
     pairs.sort_unstable();
     pairs
+}
+
+/// Every ending (from a `/` to the end) of every path → how many paths end so, and one of them.
+fn endings<'a>(paths: &[&'a str]) -> FxHashMap<&'a str, (u32, &'a str)> {
+    let mut map: FxHashMap<&'a str, (u32, &'a str)> = FxHashMap::default();
+    for path in paths {
+        for ending in path_endings(path) {
+            let entry = map.entry(ending).or_insert((0, path));
+            entry.0 += 1;
+        }
+    }
+    map
 }
 
 /// The endings of `path` at each `/`, longest first, ending in the file name: `a/b/c.js` →

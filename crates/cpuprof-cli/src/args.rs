@@ -138,7 +138,8 @@ NOISE:
 EXIT STATUS:
   0 no regression crossed a --fail-on threshold · 1 bad input · 2 usage, or a side without
   samples · 3 a significant regression crossed a --fail-on threshold (the last line on stderr
-  names each one, its change and the threshold).
+  names each one, its change and the threshold) · 130/143/129 interrupted (SIGINT, SIGTERM,
+  SIGHUP; no output is left half-written).
 
 EXAMPLES:
   cpuprof diff before.cpuprofile after.cpuprofile
