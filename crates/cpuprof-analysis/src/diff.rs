@@ -273,7 +273,10 @@ struct Side {
 /// The file as matching sees it: tick logs name scripts by path, `.cpuprofile`s by
 /// `file://` url (percent-encoded: `my%20app`); Windows paths by either separator.
 fn match_file(file: &str) -> String {
-    let Some(path) = file.strip_prefix("file://") else { return file.to_owned() };
+    let Some(path) = file.strip_prefix("file://") else {
+        // A Windows path as a tick log writes it, `C:\app\x.js`, is `C:/app/x.js`.
+        return if is_windows_path(file) { file.replace('\\', "/") } else { file.to_owned() };
+    };
     let path = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
     // `file:///C:/app/x.js` is `C:/app/x.js`.
     let path = match path.as_bytes() {
@@ -281,6 +284,18 @@ fn match_file(file: &str) -> String {
         _ => &path,
     };
     path.replace('\\', "/")
+}
+
+/// `C:\…`, `C:/…` or a UNC path `\\host\…`.
+fn is_windows_path(path: &str) -> bool {
+    matches!(path.as_bytes(), [drive, b':', b'\\' | b'/', ..] if drive.is_ascii_alphabetic())
+        || path.starts_with("\\\\")
+}
+
+/// A script on disk, as [`match_file`] writes it (`/srv/app.js`, `C:/app.js`): only those can
+/// move with a checkout; `node:` internals, urls and V8's pseudo-scripts cannot.
+fn is_disk_path(path: &str) -> bool {
+    path.starts_with('/') || matches!(path.as_bytes(), [drive, b':', b'/', ..] if drive.is_ascii_alphabetic())
 }
 
 /// `file` relative to `root` when it lies under it (both as [`match_file`] sees them).
@@ -294,19 +309,26 @@ fn below_root(file: String, root: Option<&str>) -> String {
     }
 }
 
-/// Pairs the scripts of two checkouts of the same program: `base_files` that are not on the
-/// new side are matched to a `new_files` path at another root when the longest path ending
-/// they share (whole `/`-separated segments, the file name at least) ends no other script on
-/// either side. `/ci/base/src/app.js` ↔ `/ci/pr/src/app.js`; two `index.js` in different
-/// folders pair by their folders; a script whose ending is ambiguous stays unpaired.
-/// Returns base path → new path.
+/// Pairs the scripts of two checkouts of the same program. The checkout roots are inferred:
+/// each script on disk found on one side only votes for the roots its pairing implies, when
+/// the longest path ending it shares with a script of the other side (whole `/`-separated
+/// segments, the file name at least) ends no other script on either side
+/// (`/ci/base/src/app.js` ↔ `/ci/pr/src/app.js` votes for `/ci/base/` → `/ci/pr/`). The roots
+/// with the most votes win, if they explain more scripts than the two sides have at identical
+/// paths (then they are one checkout, and a script in one folder on one side and another on
+/// the other is a different script). Every base script under the base root is then paired with
+/// the new side's script at the same path under the new root, when there is one: an
+/// `index.js` at the root pairs though `node_modules/*/index.js` share its name. `node:`
+/// internals and urls never move. Returns base path → new path, in path order.
 pub fn match_files<'a>(base_files: &[&'a str], new_files: &[&'a str]) -> Vec<(&'a str, &'a str)> {
     use rustc_hash::FxHashSet;
     let new_set: FxHashSet<&str> = new_files.iter().copied().collect();
     let base_set: FxHashSet<&str> = base_files.iter().copied().collect();
-    // Only paths missing from the other side take part: identical paths already match.
-    let base_only: Vec<&str> = base_files.iter().copied().filter(|f| !new_set.contains(f)).collect();
-    let new_only: Vec<&str> = new_files.iter().copied().filter(|f| !base_set.contains(f)).collect();
+    let on_disk = |f: &&str| is_disk_path(f);
+    let identical = base_files.iter().copied().filter(on_disk).filter(|f| new_set.contains(f)).count();
+    // Only paths missing from the other side can have moved.
+    let base_only: Vec<&str> = base_files.iter().copied().filter(on_disk).filter(|f| !new_set.contains(f)).collect();
+    let new_only: Vec<&str> = new_files.iter().copied().filter(on_disk).filter(|f| !base_set.contains(f)).collect();
     if base_only.is_empty() || new_only.is_empty() {
         return Vec::new();
     }
@@ -314,7 +336,7 @@ pub fn match_files<'a>(base_files: &[&'a str], new_files: &[&'a str]) -> Vec<(&'
     // path also has), matching over the unpaired paths.
     let (base_all, new_all) = (endings(base_files), endings(new_files));
     let new_endings = endings(&new_only);
-    let mut pairs = Vec::new();
+    let mut votes: FxHashMap<(&str, &str), usize> = FxHashMap::default();
     for base in &base_only {
         // Longest ending first.
         let Some((ending, new)) = path_endings(base).find_map(|e| new_endings.get(e).map(|(_, new)| (e, *new))) else {
@@ -322,9 +344,27 @@ pub fn match_files<'a>(base_files: &[&'a str], new_files: &[&'a str]) -> Vec<(&'
         };
         let unique = |map: &FxHashMap<&str, (u32, &str)>| map.get(ending).is_some_and(|(count, _)| *count == 1);
         if unique(&base_all) && unique(&new_all) {
-            pairs.push((*base, new));
+            let roots = (&base[..base.len() - ending.len()], &new[..new.len() - ending.len()]);
+            *votes.entry(roots).or_default() += 1;
         }
     }
+    let Some(((base_root, new_root), count)) =
+        votes.into_iter().max_by(|(a, x), (b, y)| x.cmp(y).then_with(|| b.cmp(a)))
+    else {
+        return Vec::new();
+    };
+    if count <= identical {
+        return Vec::new();
+    }
+    let new_only: FxHashSet<&str> = new_only.into_iter().collect();
+    let mut pairs: Vec<(&str, &str)> = base_only
+        .iter()
+        .filter_map(|base| {
+            let rest = base.strip_prefix(base_root)?;
+            let new = format!("{new_root}{rest}");
+            new_only.get(new.as_str()).map(|new| (*base, *new))
+        })
+        .collect();
     pairs.sort_unstable();
     pairs
 }
@@ -368,7 +408,7 @@ fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str
         side.busy_ns.push(report.total);
         side.busy_samples.push(report.samples);
         // Every kept sample has one leaf function.
-        side.kept_samples.push(report.rows.iter().map(|r| r.self_samples).sum());
+        side.kept_samples.push(report.rows.iter().fold(0i64, |sum, r| sum.saturating_add(r.self_samples)));
         // Only tick logs mark tiers: elsewhere `*` or `~` is part of the name.
         let tiers = profile.meta.format == SourceFormat::TickLog;
         for row in report.rows {
@@ -697,6 +737,23 @@ mod tests {
         let base = ["/a/util.js", "/shared/util.js"];
         let new = ["/b/util.js", "/shared/util.js"];
         assert!(match_files(&base, &new).is_empty());
+        // One checkout: a script in one folder and another in another are different scripts.
+        let base = ["/app/src/cache/util.js", "/app/main.js"];
+        let new = ["/app/src/http/util.js", "/app/main.js"];
+        assert!(match_files(&base, &new).is_empty());
+        // The roots that the unambiguous scripts show pair the root's index.js too.
+        let base = ["/ci/base/index.js", "/ci/base/node_modules/foo/index.js", "/ci/base/node_modules/bar/index.js"];
+        let new = ["/ci/pr/index.js", "/ci/pr/node_modules/foo/index.js", "/ci/pr/node_modules/bar/index.js"];
+        assert_eq!(match_files(&base, &new).len(), 3, "{:?}", match_files(&base, &new));
+        // node internals, urls and pseudo-scripts never move.
+        let base = ["node:internal/modules/cjs/loader", "https://cdn.example.com/v2/lib/util", "/ci/base/a.js"];
+        let new = ["node:internal/modules/esm/loader", "node:internal/util", "/ci/pr/a.js"];
+        assert_eq!(match_files(&base, &new), [("/ci/base/a.js", "/ci/pr/a.js")]);
+        // Windows paths, as tick logs write them.
+        let base = [match_file("C:\\ci\\base\\src\\app.js")];
+        let new = [match_file("file:///C:/ci/pr/src/app.js")];
+        let (base, new) = ([base[0].as_str()], [new[0].as_str()]);
+        assert_eq!(match_files(&base, &new), [("C:/ci/base/src/app.js", "C:/ci/pr/src/app.js")]);
     }
 
     #[test]

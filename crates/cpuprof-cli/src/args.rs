@@ -453,8 +453,9 @@ pub(crate) struct InputArgs {
     #[arg(long, value_enum, default_value_t = InputFormatArg::Auto)]
     pub(crate) input_format: InputFormatArg,
 
-    /// Folded stacks: what the numbers are, sample counts or ns (`collapse --weight time`)
-    #[arg(long, value_enum, default_value_t = WeightArg::Samples, value_name = "WEIGHT")]
+    /// Folded stacks: what the numbers are: `samples` (counts, the default) or `time` (ns, as
+    /// `collapse --weight time` writes them; `diff` cannot test times for significance)
+    #[arg(long, value_enum, default_value_t = WeightArg::Samples, value_name = "WEIGHT", hide_possible_values = true)]
     pub(crate) folded_weight: WeightArg,
 
     /// Tick logs: keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)

@@ -213,6 +213,19 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         ))
         .into());
     }
+    // Samples without time (every interval 0) weigh nothing per run: no change could be tested.
+    let timeless: Vec<&str> = [("base", &report.base), ("new", &report.new)]
+        .into_iter()
+        .filter(|(_, side)| report.unit == Weight::Time && normalize == Normalize::Time && side.busy_ns <= 0.0)
+        .map(|(name, _)| name)
+        .collect();
+    if !timeless.is_empty() {
+        return Err(UsageError(format!(
+            "the {} side has samples but no time (every sampling interval is 0), so time per run cannot be compared: check the recording, or compare shares (--normalize share)",
+            timeless.join(" and ")
+        ))
+        .into());
+    }
     if !report.tested && !rules.is_empty() {
         return Err(UsageError(
             "--fail-on: a profile's weights are times without sample counts (folded stacks read with \
