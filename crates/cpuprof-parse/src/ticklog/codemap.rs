@@ -2,7 +2,7 @@
 //! interval map, and the shared libraries with their ELF symbols.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -198,6 +198,25 @@ impl Library {
     }
 }
 
+/// Where the logged absolute `path` is in a copy of the recording machine's files at `root`.
+/// `..` is resolved as the kernel did when the file was mapped (`/..` is `/`), so no path in a
+/// log can name a file outside `root`.
+fn under_root(root: &Path, path: &str) -> PathBuf {
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    let mut file = root.to_path_buf();
+    file.extend(parts);
+    file
+}
+
 /// Where an address is in the libraries.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Hit {
@@ -252,7 +271,7 @@ impl Libraries {
             return Symbols::Ready(None);
         }
         let file = match &self.root {
-            Some(root) => root.join(Path::new(path).strip_prefix("/").unwrap_or(Path::new(path))),
+            Some(root) => under_root(root, path),
             None => PathBuf::from(path),
         };
         // A process maps a few dozen files; past that, read them only when a tick needs one.
@@ -335,6 +354,21 @@ mod tests {
         }
         assert_eq!(code.len(), 8);
         assert!(matches!(&code.find(0x1000).unwrap().name, Name::Js { text, .. } if &**text == "f9992 /a.js:1:1"));
+    }
+
+    #[test]
+    fn logged_paths_stay_under_the_symbols_folder() {
+        let root = Path::new("/sym");
+        for (logged, expected) in [
+            ("/usr/bin/node", "/sym/usr/bin/node"),
+            ("/../../etc/passwd", "/sym/etc/passwd"),
+            ("/usr/lib/../../../../etc/x", "/sym/etc/x"),
+            ("/usr/./lib//libc.so.6", "/sym/usr/lib/libc.so.6"),
+            ("/a/b/..", "/sym/a"),
+            ("/..", "/sym"),
+        ] {
+            assert_eq!(under_root(root, logged), Path::new(expected), "{logged}");
+        }
     }
 
     #[test]

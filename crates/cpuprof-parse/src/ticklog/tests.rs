@@ -194,6 +194,22 @@ fn libraries_without_symbols_are_labelled_and_reported() {
 }
 
 #[test]
+fn a_library_path_with_dot_dot_is_looked_up_inside_the_symbols_folder() {
+    // DIR/../outside exists; a log naming /../outside must not reach it through --symbols DIR.
+    let top = std::env::temp_dir().join(format!("cpuprof-dotdot-{}", std::process::id()));
+    let dir = top.join("sym");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(top.join("outside"), b"not a library").unwrap();
+    let log = format!("{HEAD}shared-library,/../outside,0x7000,0x8000,0\ntick,0x7001,1,0,0x0,0\n");
+    let options = ParseOptions { symbols_root: Some(dir.clone()), ..ParseOptions::default() };
+    let p = parse_with(&log, &options);
+    std::fs::remove_dir_all(&top).unwrap();
+    assert_eq!(stacks(&p), vec![(vec!["outside".into()], 1)]);
+    let expected = format!("no symbols for /../outside: cannot read {}: ", dir.join("outside").display());
+    assert!(p.meta.warnings.iter().any(|w| w.starts_with(&expected)), "{:?}", p.meta.warnings);
+}
+
+#[test]
 fn a_name_split_by_line_breaks_does_not_swallow_the_next_record() {
     let log = format!(
         "{HEAD}code-creation,JS,10,1,0x1000,16,two\nline\nbreaks /a.js:1:1,0x9000,~\n\
