@@ -363,7 +363,7 @@ fn maps_are_found_beside_the_scripts_or_reported_missing() {
     let broken: [(&str, &str); 4] = [
         ("", "no source map for 1 script: file://"),
         ("//# sourceMappingURL=missing.js.map", "its source map missing.js.map was not found"),
-        ("//# sourceMappingURL=/dev/zero", "its source map /dev/zero was not found"),
+        ("//# sourceMappingURL=/dev/zero", "its source map /dev/zero is outside the script's folder"),
         ("//# sourceMappingURL=garbage.map", "garbage.map: not a usable source map"),
     ];
     for (comment, warning) in broken {
@@ -531,4 +531,145 @@ fn scripts_are_found_beside_the_profile() {
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(self::row(&report, "fnv1aHash").is_some(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A hand-made script `T/app/a.js` (`f` on line 1, `g` on line 2, then `comment`) and a
+/// profile of it at `T/prof/p.cpuprofile`: one sample in `f`, two in `g`.
+fn hand_made(top: &Path, comment: &str) -> std::path::PathBuf {
+    for folder in ["app/sub", "prof", "secret", "maps"] {
+        std::fs::create_dir_all(top.join(folder)).unwrap();
+    }
+    let script = top.join("app/a.js");
+    std::fs::write(&script, format!("function f(){{return 1}}\nfunction g(){{return 2}}\n{comment}\n")).unwrap();
+    let url = format!("file://{}", script.display());
+    let node = |id: u32, name: &str, line: i32, column: i32| {
+        let url = if line < 0 { "" } else { url.as_str() };
+        format!(
+            r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"1","url":"{url}","lineNumber":{line},"columnNumber":{column}}},"hitCount":0{}}}"#,
+            if id == 1 { r#","children":[2,3]"# } else { "" }
+        )
+    };
+    let profile = format!(
+        r#"{{"nodes":[{},{},{}],"startTime":0,"endTime":3000,"samples":[2,3,3],"timeDeltas":[1000,1000,1000]}}"#,
+        node(1, "(root)", -1, -1),
+        node(2, "f", 0, 10),
+        node(3, "g", 1, 10)
+    );
+    let path = top.join("prof/p.cpuprofile");
+    std::fs::write(&path, profile).unwrap();
+    path
+}
+
+/// A map of a.js: line 1 to `source` line 1, line 2 to `second` (VLQ of the line change).
+fn hand_map(source: &str, second: &str) -> String {
+    format!(r#"{{"version":3,"sources":["{source}"],"names":[],"mappings":"AAAA;{second}"}}"#)
+}
+
+/// `top --source-maps` of `profile` (and `args`): (name → (file, line)), stderr.
+fn mapped_rows(profile: &Path, args: &[&str]) -> (BTreeMap<String, (String, Option<u64>)>, String) {
+    let (report, stderr) = top_json(&[&["--source-maps", profile.to_str().unwrap()], args].concat());
+    let rows = rows(&report)
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_owned(),
+                (r["file"].as_str().unwrap_or_default().to_owned(), r["line"].as_u64()),
+            )
+        })
+        .collect();
+    (rows, stderr)
+}
+
+#[test]
+fn a_mapping_before_line_1_is_left_out_and_counted() {
+    // `AAbA`: generated line 2 goes 13 lines up from original line 1, to line -12. The decoder
+    // wraps that to 4294967284; such a mapping places nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = hand_made(dir.path(), "//# sourceMappingURL=a.js.map");
+    std::fs::write(dir.path().join("app/a.js.map"), hand_map("src/a.ts", "AAbA")).unwrap();
+    let (rows, stderr) = mapped_rows(&profile, &[]);
+    let ts = dir.path().join("app/src/a.ts").display().to_string();
+    assert_eq!(rows["f"], (format!("file://{ts}"), Some(1)), "{stderr}");
+    assert_eq!(rows["g"], (format!("file://{}", dir.path().join("app/a.js").display()), Some(2)), "{stderr}");
+    assert!(!stderr.contains("4294967"), "{stderr}");
+    assert!(
+        stderr.contains("its source map places 1 mapping(s) before line 1 or column 1; they were left out"),
+        "{stderr}"
+    );
+    // The same map with line 2 one line down maps both (the check is not too eager).
+    std::fs::write(dir.path().join("app/a.js.map"), hand_map("src/a.ts", "AACA")).unwrap();
+    let (rows, stderr) = mapped_rows(&profile, &[]);
+    assert_eq!(rows["g"], (format!("file://{ts}"), Some(2)), "{stderr}");
+    assert!(!stderr.contains("left out"), "{stderr}");
+}
+
+#[test]
+fn a_source_mapping_url_reads_only_beside_the_script_the_map_folder_or_the_profiles_folder() {
+    // T/secret/x.map maps a.js to SECRET-SOURCE.ts: a comment must not get it read.
+    const SECRET: &str = "SECRET-SOURCE";
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path();
+    let outside = top.join("secret/x.map");
+    let maps = top.join("maps").display().to_string();
+    // (the comment's url, where a good map is (if anywhere), with --source-map-dir T/maps,
+    // the source f is then mapped to (None: refused))
+    let cases: [(String, Option<&str>, bool, Option<&str>); 7] = [
+        ("../secret/x.map".to_owned(), None, false, None),
+        (outside.display().to_string(), None, false, None),
+        // A remote url is looked for by its file name in the map folder: `..%2F…` is no name.
+        ("https://cdn.invalid/..%2Fsecret%2Fx.map".to_owned(), None, true, None),
+        // A link beside the script to the map outside.
+        ("link.map".to_owned(), None, false, None),
+        ("sub/x.map".to_owned(), Some("app/sub/x.map"), false, Some("/app/sub/src/a.ts")),
+        ("../prof/x.map".to_owned(), Some("prof/x.map"), false, Some("/prof/src/a.ts")),
+        // Found by its name in the map folder; sources resolve against the url the script gave.
+        ("/nowhere/x.map".to_owned(), Some("maps/x.map"), true, Some("/nowhere/src/a.ts")),
+    ];
+    for (reference, good_map, with_dir, mapped_to) in cases {
+        let profile = hand_made(top, &format!("//# sourceMappingURL={reference}"));
+        std::fs::write(&outside, hand_map(&format!("{SECRET}.ts"), "AACA")).unwrap();
+        let link = top.join("app/link.map");
+        if !link.exists() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&outside, &link).unwrap();
+        }
+        for place in ["app/sub/x.map", "prof/x.map", "maps/x.map"] {
+            let _ = std::fs::remove_file(top.join(place));
+        }
+        if let Some(place) = good_map {
+            std::fs::write(top.join(place), hand_map("src/a.ts", "AACA")).unwrap();
+        }
+        let args: &[&str] = if with_dir { &["--source-map-dir", &maps] } else { &[] };
+        let (rows, stderr) = mapped_rows(&profile, args);
+        let everything = format!("{rows:?}{stderr}");
+        assert!(!everything.contains(SECRET), "{reference}: read the map outside: {everything}");
+        let file = &rows["f"].0;
+        if let Some(source) = mapped_to {
+            assert!(file.ends_with(source), "{reference}: f is in {file}: {stderr}");
+        } else {
+            assert!(file.ends_with("/app/a.js"), "{reference}: f is in {file}: {stderr}");
+            let script = top.join("app/a.js").display().to_string();
+            let why = if with_dir { "was not found" } else { "is outside the script's folder" };
+            assert!(stderr.contains(&script) && stderr.contains(why), "{reference}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn messages_about_a_map_never_quote_it() {
+    // A map whose `sources` is a string: the JSON decoder's own message quotes the value.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = hand_made(dir.path(), "//# sourceMappingURL=a.js.map");
+    std::fs::write(dir.path().join("app/a.js.map"), r#"{"version":3,"sources":"TOKEN-1234","mappings":""}"#).unwrap();
+    let (rows, stderr) = mapped_rows(&profile, &[]);
+    assert!(!stderr.contains("TOKEN-1234"), "{stderr}");
+    assert!(
+        stderr.contains("a.js.map: not a usable source map: JSON that is not a source map's (line 1, column"),
+        "{stderr}"
+    );
+    assert!(rows["f"].0.ends_with("/app/a.js"));
+    // Nor an inline one's media type or content.
+    let profile = hand_made(dir.path(), "//# sourceMappingURL=data:text/TOKEN-5678,{}");
+    let (_, stderr) = mapped_rows(&profile, &[]);
+    assert!(!stderr.contains("TOKEN-5678") && stderr.contains("its media type is not JSON"), "{stderr}");
 }

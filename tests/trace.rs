@@ -199,3 +199,96 @@ fn a_chromium_performance_panel_trace_is_read() {
     // The page waited 300 ms between its bursts.
     assert!(ours["summary"]["idle"]["total"].as_i64().unwrap() > 100_000_000, "{}", ours["summary"]);
 }
+
+/// The events of `trace` (the array itself, whether bare or under `traceEvents`) rearranged by
+/// `permute`, written to `path` in the same layout.
+fn permuted(trace: &str, path: &std::path::Path, permute: impl FnOnce(&mut Vec<Value>)) {
+    let mut bytes = std::fs::read(root().join(trace)).unwrap();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut plain).unwrap();
+        bytes = plain;
+    }
+    let mut doc: Value = serde_json::from_slice(&bytes).unwrap();
+    let events = if doc.is_array() { &mut doc } else { &mut doc["traceEvents"] };
+    let Value::Array(events) = events else { panic!("{trace}: no events array") };
+    permute(events);
+    std::fs::write(path, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+/// A way to rearrange a trace's events.
+type Permute = fn(&mut Vec<Value>);
+
+/// Swaps each profile's chunks two by two (1st with 2nd, 3rd with 4th, …) where they stand.
+fn swap_chunks(events: &mut [Value]) {
+    let mut by_profile: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if e["name"] == "ProfileChunk" {
+            by_profile.entry(format!("{}:{}", e["pid"], e["id"])).or_default().push(i);
+        }
+    }
+    for positions in by_profile.values() {
+        for pair in positions.chunks_exact(2) {
+            events.swap(pair[0], pair[1]);
+        }
+    }
+}
+
+/// A Fisher–Yates shuffle driven by a fixed xorshift seed.
+fn shuffle(events: &mut [Value]) {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in (1..events.len()).rev() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        events.swap(i, (seed % (i as u64 + 1)) as usize);
+    }
+}
+
+/// `top` (all rows, JSON, without the input's name) and `convert`'s `.cpuprofile` (every node,
+/// sample and time delta) of one profile of `trace`.
+fn read_out(trace: &str, profile: Option<&str>, dir: &std::path::Path) -> (Value, Vec<u8>) {
+    let choose: Vec<&str> = profile.map(|p| vec!["--profile", p]).unwrap_or_default();
+    let mut top = ours(trace, &choose);
+    top.as_object_mut().unwrap().remove("source");
+    let written = dir.join("order.cpuprofile");
+    let out = cpuprof().args(["convert", trace, "-o"]).arg(&written).args(&choose).output().unwrap();
+    assert!(out.status.success(), "{trace}: {}", String::from_utf8_lossy(&out.stderr));
+    (top, std::fs::read(&written).unwrap())
+}
+
+#[test]
+fn the_order_of_a_traces_events_does_not_change_its_profiles() {
+    // Viewers sort a trace's events by `ts`, so any order is the same trace: reversed, each
+    // profile's chunks swapped in pairs, and shuffled, every profile reads exactly as in the
+    // recorded order (which `every_trace_matches_the_oracle` checks against the oracle): the same
+    // rows, totals, warnings, and the same samples at the same times in the converted profile.
+    let dir = tempfile::tempdir().unwrap();
+    let permutations: [(&str, Permute); 3] =
+        [("reversed", |e| e.reverse()), ("chunks swapped", |e| swap_chunks(e)), ("shuffled", |e| shuffle(e))];
+    let mut failures = Vec::new();
+    for trace in &traces() {
+        let keys = profile_keys(trace);
+        let profiles: Vec<Option<&str>> = std::iter::once(None).chain(keys.iter().map(|k| Some(k.as_str()))).collect();
+        let expected: Vec<(Value, Vec<u8>)> = profiles.iter().map(|p| read_out(trace, *p, dir.path())).collect();
+        for (name, permute) in permutations {
+            let path = dir.path().join(format!("{}.json", name.replace(' ', "-")));
+            permuted(trace, &path, permute);
+            for (profile, expected) in profiles.iter().zip(&expected) {
+                let (top, converted) = read_out(path.to_str().unwrap(), *profile, dir.path());
+                if top != expected.0 {
+                    let diffs = report_differences(&top, &expected.0, &["warnings"]);
+                    failures.push(format!("{trace} {name} {profile:?}: top differs\n  {}", diffs.join("\n  ")));
+                } else if converted != expected.1 {
+                    failures.push(format!("{trace} {name} {profile:?}: the converted .cpuprofile differs"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} profiles changed with the order of events:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

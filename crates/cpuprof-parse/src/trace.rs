@@ -9,12 +9,17 @@
 //! the rest are deserialized into typed, borrowed structs.
 //!
 //! A profile is a `Profile` event (`ph:"P"`, `args.data.startTime`) and the `ProfileChunk`
-//! events with the same `(pid, id)`, concatenated in file order. Their nodes name their parent
-//! instead of their children, and samples' lines (`lines`) become line hits. Time is then
-//! attributed exactly as for a `.cpuprofile` (DevTools' rules, [`crate::timeline`]).
+//! events with the same `(pid, id)`, concatenated in the order of their timestamps (`ts`), as
+//! DevTools' trace engine sorts them: a trace's events may come in any order (viewers sort them
+//! by `ts`), and each chunk's first time delta counts from the last sample of the chunk before
+//! it in time. Chunks with equal (or no) `ts` keep their file order, as in DevTools' stable
+//! sort; V8 never writes two chunks of one profile at the same microsecond. Their nodes name
+//! their parent instead of their children, and samples' lines (`lines`) become line hits. Time
+//! is then attributed exactly as for a `.cpuprofile` (DevTools' rules, [`crate::timeline`]).
 
 use std::borrow::Cow;
 use std::io::{BufRead, Read};
+use std::ops::Range;
 
 use cpuprof_model::{Profile, SourceFormat};
 use serde::Deserialize;
@@ -148,6 +153,9 @@ impl Id<'_> {
 
 #[derive(Deserialize)]
 struct ProfileEvent<'a> {
+    /// When the event was written (µs): the order of a profile's chunks.
+    #[serde(default)]
+    ts: Option<Num>,
     #[serde(borrow)]
     args: Args<'a>,
 }
@@ -244,6 +252,8 @@ struct TraceProfile {
     /// The sampled thread (the `Profile` event's tid), once that event is read.
     tid: Option<String>,
     start_ns: Option<i64>,
+    /// The `Profile` event's `ts`: profiles are listed in this order.
+    ts_ns: Option<i64>,
     /// Where its `Profile` event is (or its first chunk), for errors.
     span: Span,
     sample_count: usize,
@@ -255,9 +265,21 @@ struct TraceProfile {
     lines: Vec<u32>,
     deltas: Deltas,
     delta_sum_ns: i64,
+    /// The chunks kept, in file order: what each added to the columns above.
+    chunks: Vec<Chunk>,
+}
+
+/// One `ProfileChunk` event's share of its profile's columns, as read (in file order).
+struct Chunk {
+    ts_ns: Option<i64>,
+    span: Span,
+    nodes: Range<usize>,
+    /// Its samples (and lines: one per sample).
+    samples: Range<usize>,
+    /// Its time deltas, and those of them kept in `deltas.big`.
+    deltas: Range<usize>,
+    big: Range<usize>,
     end_ns: Option<i64>,
-    /// Each chunk's first sample index and position, for errors about a sample.
-    chunks: Vec<(usize, Span)>,
 }
 
 impl TraceProfile {
@@ -268,6 +290,53 @@ impl TraceProfile {
     fn is_main_thread(&self) -> bool {
         self.tid.as_deref() == Some(self.pid.as_str())
     }
+
+    /// The profile with its chunks in time order: a stable sort by `ts` (chunks without one
+    /// first), as DevTools sorts them. Their columns are copied once, and only when the file had
+    /// them out of order.
+    fn in_time_order(mut self) -> TraceProfile {
+        let mut order: Vec<usize> = (0..self.chunks.len()).collect();
+        order.sort_by_key(|&i| self.chunks[i].ts_ns);
+        if order.iter().enumerate().all(|(k, i)| k == *i) {
+            return self;
+        }
+        let chunks = std::mem::take(&mut self.chunks);
+        let (order_ref, chunks_ref) = (&order, &chunks);
+        let ranges =
+            |column: fn(&Chunk) -> &Range<usize>| order_ref.iter().map(move |i| column(&chunks_ref[*i]).clone());
+        let mut nodes: Vec<_> = std::mem::take(&mut self.nodes).into_iter().map(Some).collect();
+        self.nodes = ranges(|c| &c.nodes).flatten().filter_map(|k| nodes[k].take()).collect();
+        drop(nodes);
+        self.samples = gather(&self.samples, ranges(|c| &c.samples));
+        self.lines = gather(&self.lines, ranges(|c| &c.samples));
+        self.deltas.narrow = gather(&self.deltas.narrow, ranges(|c| &c.deltas));
+        self.deltas.big = gather(&self.deltas.big, ranges(|c| &c.big));
+        let mut chunks: Vec<Option<Chunk>> = chunks.into_iter().map(Some).collect();
+        let shift = |range: &mut Range<usize>, start: &mut usize| {
+            let len = range.len();
+            *range = *start..*start + len;
+            *start += len;
+        };
+        let (mut nodes_at, mut samples_at, mut deltas_at, mut big_at) = (0, 0, 0, 0);
+        for i in order {
+            let Some(mut chunk) = chunks[i].take() else { continue };
+            shift(&mut chunk.nodes, &mut nodes_at);
+            shift(&mut chunk.samples, &mut samples_at);
+            shift(&mut chunk.deltas, &mut deltas_at);
+            shift(&mut chunk.big, &mut big_at);
+            self.chunks.push(chunk);
+        }
+        self
+    }
+}
+
+/// The parts `ranges` of `column`, one after the other.
+fn gather<T: Copy>(column: &[T], ranges: impl Iterator<Item = Range<usize>>) -> Vec<T> {
+    let mut out = Vec::with_capacity(column.len());
+    for range in ranges {
+        out.extend_from_slice(&column[range]);
+    }
+    out
 }
 
 struct Events {
@@ -354,6 +423,7 @@ impl Events {
                 id,
                 tid: None,
                 start_ns: None,
+                ts_ns: None,
                 span,
                 sample_count: 0,
                 keep,
@@ -362,7 +432,6 @@ impl Events {
                 lines: Vec::new(),
                 deltas: Deltas::default(),
                 delta_sum_ns: 0,
-                end_ns: None,
                 chunks: Vec::new(),
             });
             self.profiles.len() - 1
@@ -372,6 +441,7 @@ impl Events {
         let data = event.args.data;
         let profile = &mut self.profiles[position];
         let at = |kind: ParseErrorKind| kind.at(origin, span);
+        let ts_ns = event.ts.map(|ts| ts.ns("time")).transpose().map_err(at)?;
         if start {
             if profile.tid.is_some() {
                 return Err(at(ParseErrorKind::Json(format!(
@@ -380,6 +450,7 @@ impl Events {
                 ))));
             }
             profile.tid = Some(tid.unwrap_or_default());
+            profile.ts_ns = ts_ns;
             profile.span = span;
             let start = data.start_time.ok_or_else(|| at(ParseErrorKind::Missing("startTime")))?;
             profile.start_ns = Some(start.ns("time").map_err(at)?);
@@ -387,13 +458,12 @@ impl Events {
         }
         let cpu_profile = data.cpu_profile.unwrap_or(ChunkProfile { nodes: Vec::new(), samples: Vec::new() });
         profile.sample_count += cpu_profile.samples.len();
-        if let Some(end) = data.end_time {
-            profile.end_ns = Some(end.ns("time").map_err(at)?);
-        }
+        let end_ns = data.end_time.map(|end| end.ns("time")).transpose().map_err(at)?;
         if !profile.keep {
             return Ok(());
         }
-        profile.chunks.push((profile.samples.len(), span));
+        let (nodes_start, samples_start) = (profile.nodes.len(), profile.samples.len());
+        let (deltas_start, big_start) = (profile.deltas.narrow.len(), profile.deltas.big.len());
         for node in cpu_profile.nodes {
             let spec = NodeSpec { id: node.id, call_frame: node.call_frame.into_owned(), ticks: Vec::new() };
             profile.nodes.push((spec, node.parent));
@@ -410,11 +480,25 @@ impl Events {
                 Deltas::BIG
             }));
         }
+        profile.chunks.push(Chunk {
+            ts_ns,
+            span,
+            nodes: nodes_start..profile.nodes.len(),
+            samples: samples_start..profile.samples.len(),
+            deltas: deltas_start..profile.deltas.narrow.len(),
+            big: big_start..profile.deltas.big.len(),
+            end_ns,
+        });
         Ok(())
     }
 
     fn finish(self, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
         let Events { mut profiles, wanted, .. } = self;
+        // Listed (and, among equals, chosen) in the order the profiles started, whatever the
+        // order of their events in the file.
+        profiles.sort_by(|a, b| {
+            (a.ts_ns.is_none(), a.ts_ns, &a.pid, &a.id).cmp(&(b.ts_ns.is_none(), b.ts_ns, &b.pid, &b.id))
+        });
         let orphans: Vec<String> = profiles.iter().filter(|p| p.tid.is_none()).map(TraceProfile::key).collect();
         profiles.retain(|p| p.tid.is_some());
         if profiles.is_empty() {
@@ -463,7 +547,7 @@ impl Events {
         } else {
             let mains: Vec<usize> = (0..count).filter(|i| profiles[*i].is_main_thread()).collect();
             let candidates = if mains.is_empty() { (0..count).collect() } else { mains.clone() };
-            // The most samples; the first in the file among equals.
+            // The most samples; the first to start among equals.
             let mut best = candidates[0];
             for &i in &candidates[1..] {
                 if profiles[i].sample_count > profiles[best].sample_count {
@@ -496,15 +580,16 @@ fn build(
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
-    let span = p.chunks.first().map_or(p.span, |c| c.1);
+    let p = p.in_time_order();
+    let span = p.chunks.first().map_or(p.span, |c| c.span);
     let mut tree = Tree::from_parents(p.nodes, origin, span)?;
     let leaves = match Leaves::from_ids(&p.samples, &tree, origin, span) {
         Ok(leaves) => leaves,
         Err(mut e) => {
             // Point at the chunk holding the sample.
             if let ParseErrorKind::UnknownNode { index, .. } = e.kind {
-                let chunk = p.chunks.partition_point(|c| c.0 <= index).saturating_sub(1);
-                e.span = p.chunks.get(chunk).map_or(span, |c| c.1);
+                let chunk = p.chunks.partition_point(|c| c.samples.start <= index).saturating_sub(1);
+                e.span = p.chunks.get(chunk).map_or(span, |c| c.span);
             }
             return Err(e);
         }
@@ -534,8 +619,9 @@ fn build(
         }
     }
     let start_ns = p.start_ns;
-    // DevTools: without an `endTime`, the profile ends with its last sample.
-    let end_ns = p.end_ns.or_else(|| start_ns.map(|s| s.saturating_add(p.delta_sum_ns)));
+    // The last `endTime` in time order; without one (DevTools), the profile ends with its last sample.
+    let end_ns =
+        p.chunks.iter().rev().find_map(|c| c.end_ns).or_else(|| start_ns.map(|s| s.saturating_add(p.delta_sum_ns)));
     let timing = Timing { start_ns, end_ns, deltas: Some((p.deltas, span)) };
     let source = Source { format: SourceFormat::Trace, warnings };
     leaves.build(&tree, &timing, &source, origin, options)
@@ -650,6 +736,54 @@ mod tests {
         lines[last].push(',');
         lines.insert(last + 1, start.trim_end_matches(',').to_owned());
         assert_eq!(rows(&parse_str(&lines.join("\n")).unwrap()), expected);
+    }
+
+    #[test]
+    fn chunks_are_joined_in_time_order_whatever_their_file_order() {
+        let text = two_chunks();
+        let lines: Vec<&str> = text.lines().collect();
+        let event = |range: std::ops::Range<usize>| lines[range].join("\n").trim_end_matches(',').to_owned();
+        // metadata, Profile, chunk at ts 6, RunTask, chunk at ts 8, the end chunk at ts 9
+        let (m, start, first, task, second, end) =
+            (event(1..2), event(2..3), event(3..7), event(7..8), event(8..11), event(11..12));
+        let trace = |events: &[&String]| {
+            format!("{}\n{}\n]}}", lines[0], events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(",\n"))
+        };
+        assert_eq!(trace(&[&m, &start, &first, &task, &second, &end]), text);
+        let meta = |p: &Profile| (p.meta.start_ns, p.meta.duration_ns, p.meta.interval_ns, p.meta.warnings.clone());
+        let expected = parse_str(&text).unwrap();
+        // In file order, the samples of ts 6 would come 20 µs after those of ts 8, and the
+        // profile would end at 150 µs.
+        let early_end = end.replace(r#""ts":9"#, r#""ts":3"#).replace("200", "150");
+        for events in [
+            [&end, &second, &task, &first, &start, &m],
+            [&m, &second, &start, &end, &first, &task],
+            [&end, &m, &start, &first, &second, &early_end],
+        ] {
+            let p = parse_str(&trace(&events)).unwrap();
+            assert_eq!((rows(&p), meta(&p)), (rows(&expected), meta(&expected)), "{events:?}");
+        }
+    }
+
+    #[test]
+    fn profiles_are_listed_in_the_order_they_started() {
+        // The same three profiles, the file order reversed: the list (and the choice among
+        // equals) follows their `Profile` events' `ts`, not the file.
+        let with_ts = three_profiles()
+            .replace(r#""tid":8,"ph""#, r#""tid":8,"ts":1,"ph""#)
+            .replace(r#""tid":7,"ph""#, r#""tid":7,"ts":2,"ph""#);
+        let p = parse_str(&with_ts).unwrap();
+        let events: Vec<&str> = with_ts.strip_prefix("[{").unwrap().trim_end_matches(']').split(",\n{").collect();
+        assert_eq!(events.len(), 6);
+        let reversed = format!("[{{{}]", events.iter().rev().copied().collect::<Vec<_>>().join(",\n{"));
+        let q = parse_str(&reversed).unwrap();
+        assert_eq!(p.meta.warnings, q.meta.warnings);
+        assert_eq!(rows(&p), rows(&q));
+        assert!(
+            p.meta.warnings[0].contains("(7:0x1 with 5 samples, 7:0x2 with 2, 7:0x3 with 3)"),
+            "{:?}",
+            p.meta.warnings
+        );
     }
 
     #[test]

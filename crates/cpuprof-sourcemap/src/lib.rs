@@ -140,6 +140,11 @@ impl SourceMaps {
             match &*scripts[file] {
                 Found::NoMap => report.without_map.push(strings.get(*file).to_owned()),
                 Found::Broken(problem) => report.problems.push(problem.clone()),
+                Found::Map(script) if script.negative > 0 => report.problems.push(format!(
+                    "{}: its source map places {} mapping(s) before line 1 or column 1; they were left out",
+                    shortened(strings.get(*file), 200),
+                    script.negative
+                )),
                 Found::NotAScript | Found::Map(_) => {}
             }
         }
@@ -344,9 +349,12 @@ fn declarations(script: &Script, line: u32) -> Arc<Declarations> {
     Arc::clone(entry)
 }
 
-/// True when `token` maps to a source that has a name.
+/// True when `token` maps to a source that has a name, at a line and column not below 0.
 fn placed(script: &Script, token: &sourcemap::Token<'_>) -> bool {
-    token.has_source() && script.sources.get(token.get_src_id() as usize).is_some_and(Option::is_some)
+    token.has_source()
+        && script.sources.get(token.get_src_id() as usize).is_some_and(Option::is_some)
+        && load::in_range(token.get_src_line())
+        && load::in_range(token.get_src_col())
 }
 
 /// A JavaScript identifier (ASCII exactly; other letters approximately).

@@ -36,6 +36,9 @@ pub(crate) struct Script {
     pub(crate) line_places: Mutex<FxHashMap<u32, Option<(u32, u32)>>>,
     /// The functions declared on each generated line asked about (for pprof's functions).
     pub(crate) declarations: Mutex<FxHashMap<u32, Arc<Declarations>>>,
+    /// Mappings left out because they place code before line 1 or column 1 (the map's
+    /// relative numbers went below 0), or at a generated column below 0.
+    pub(crate) negative: usize,
 }
 
 /// What became of one script of the profile.
@@ -68,13 +71,23 @@ struct ScriptName {
     style: Style,
 }
 
+/// The folders where a map that a script's comment names may be read, besides the script's
+/// own folder (and below): the source-map folder and the profile's folder. A comment may name
+/// any path (`/etc/passwd`, `../../home/x/.ssh/id_rsa`); nothing outside these is read.
+#[derive(Clone, Copy)]
+struct Allowed<'a> {
+    dir: Option<&'a Path>,
+    near: Option<&'a Path>,
+}
+
 /// Finds and loads the source map of the script the profile names `file`: in `dir` first
 /// (the script and what its comment names, else the map alone), then where the profile says
 /// the script ran, then the same way as in `dir` in `near` (the profile's own folder, for a
 /// profile kept beside a copy of the build it was recorded from).
 pub(crate) fn find(file: &str, dir: Option<&Path>, near: Option<&Path>) -> Found {
     let Some(name) = script_name(file) else { return Found::NotAScript };
-    if let Some(found) = dir.and_then(|dir| find_in(&name, dir)) {
+    let allowed = Allowed { dir, near };
+    if let Some(found) = dir.and_then(|dir| find_in(&name, dir, allowed)) {
         return found;
     }
     let on_disk = match name.style {
@@ -83,21 +96,21 @@ pub(crate) fn find(file: &str, dir: Option<&Path>, near: Option<&Path>) -> Found
     };
     if let Some(script) = on_disk {
         match read_file(&script) {
-            Some(Ok(bytes)) => return from_script(&name, &script, bytes, dir),
+            Some(Ok(bytes)) => return from_script(&name, &script, bytes, dir, allowed),
             Some(Err(e)) => return Found::Broken(format!("{}: {e}", script.display())),
             None => {}
         }
     }
-    near.and_then(|near| find_in(&name, near)).unwrap_or(Found::NoMap)
+    near.and_then(|near| find_in(&name, near, allowed)).unwrap_or(Found::NoMap)
 }
 
 /// The script's copy in `dir` (see [`in_dir`]) and its map, or the map alone there; `None`
 /// when `dir` holds neither.
-fn find_in(name: &ScriptName, dir: &Path) -> Option<Found> {
+fn find_in(name: &ScriptName, dir: &Path, allowed: Allowed<'_>) -> Option<Found> {
     for script in in_dir(dir, &name.segments) {
         match read_file(&script) {
             Some(Ok(bytes)) => {
-                return match from_script(name, &script, bytes, Some(dir)) {
+                return match from_script(name, &script, bytes, Some(dir), allowed) {
                     Found::NoMap => None,
                     found => Some(found),
                 }
@@ -120,7 +133,7 @@ fn find_in(name: &ScriptName, dir: &Path) -> Option<Found> {
 /// for only with its package's path (`DIR/node_modules/pkg/index.js`), never as a bare
 /// `DIR/index.js`, which is the app's more often than not.
 fn in_dir(dir: &Path, segments: &[String]) -> Vec<PathBuf> {
-    if segments.iter().any(|s| s.is_empty() || s == "." || s == ".." || s.contains(['/', '\\'])) {
+    if !segments.iter().all(|s| is_plain_segment(s)) {
         return Vec::new();
     }
     let shortest = segments.iter().rposition(|s| s == "node_modules").unwrap_or(segments.len().saturating_sub(1));
@@ -129,7 +142,9 @@ fn in_dir(dir: &Path, segments: &[String]) -> Vec<PathBuf> {
 }
 
 /// The script and its map: what its `sourceMappingURL` says, else `<script>.map` beside it.
-fn from_script(name: &ScriptName, path: &Path, bytes: Vec<u8>, dir: Option<&Path>) -> Found {
+/// A map the comment names is looked for beside the script and by its file name in `dir`, and
+/// read only from the script's folder (or below) or an `allowed` folder.
+fn from_script(name: &ScriptName, path: &Path, bytes: Vec<u8>, dir: Option<&Path>, allowed: Allowed<'_>) -> Found {
     let text = ScriptText::new(
         String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
     );
@@ -151,15 +166,34 @@ fn from_script(name: &ScriptName, path: &Path, bytes: Vec<u8>, dir: Option<&Path
     // The map's place on this disk: relative to where the script was found; an absolute or
     // remote reference is looked for by its file name in --source-map-dir.
     let beside = absolute_file_url(path).and_then(|u| u.join(&reference).ok()).and_then(|u| u.to_file_path().ok());
-    let in_dir = dir.zip(name.url.join(&reference).ok().as_ref().and_then(file_name)).map(|(d, n)| d.join(n));
-    match beside.iter().chain(&in_dir).find(|p| is_regular(p)) {
-        Some(map) => load_map(map, name, &reference, Some(text)),
-        None => Found::Broken(format!(
-            "{}: its source map {} was not found (or is no regular file)",
-            path.display(),
-            crate::shortened(&reference, 80)
-        )),
+    let by_name = name.url.join(&reference).ok().as_ref().and_then(file_name).filter(|n| is_plain_segment(n));
+    let in_dir = dir.zip(by_name).map(|(d, n)| d.join(n));
+    let roots: Vec<PathBuf> = [path.parent(), allowed.dir, allowed.near]
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.canonicalize().ok())
+        .collect();
+    let mut outside = false;
+    for map in beside.iter().chain(&in_dir) {
+        // Resolved (links included) before anything is read: it must lie in one of the roots.
+        let Ok(real) = map.canonicalize() else { continue };
+        if !roots.iter().any(|root| real.starts_with(root)) {
+            outside = true;
+        } else if is_regular(&real) {
+            return load_map(&real, name, &reference, Some(text));
+        }
     }
+    let why = if outside {
+        "is outside the script's folder, the source-map folder and the profile's folder: not read"
+    } else {
+        "was not found (or is no regular file)"
+    };
+    Found::Broken(format!("{}: its source map {} {why}", path.display(), crate::shortened(&reference, 80)))
+}
+
+/// One path segment that stays where it is joined: not empty, `.`, `..`, nor holding a separator.
+fn is_plain_segment(segment: &str) -> bool {
+    !(segment.is_empty() || segment == "." || segment == ".." || segment.contains(['/', '\\']))
 }
 
 /// Decodes a `data:` url: JSON, base64 or percent-encoded, whatever its charset says.
@@ -168,7 +202,7 @@ fn inline_map(url: &str) -> Result<DecodedMap, String> {
     let mut params = meta.split(';').map(str::trim);
     let media = params.next().unwrap_or_default().to_ascii_lowercase();
     if !(media.is_empty() || media.ends_with("json")) {
-        return Err(format!("its media type is {media}, not JSON"));
+        return Err("its media type is not JSON".to_owned());
     }
     let mut bytes: Vec<u8> = percent_encoding::percent_decode_str(payload).collect();
     if params.any(|p| p.eq_ignore_ascii_case("base64")) {
@@ -176,7 +210,33 @@ fn inline_map(url: &str) -> Result<DecodedMap, String> {
         let unpadded = bytes.strip_suffix(b"==").or_else(|| bytes.strip_suffix(b"=")).unwrap_or(&bytes);
         bytes = data_encoding::BASE64_NOPAD.decode(unpadded).map_err(|e| format!("bad base64: {e}"))?;
     }
-    decode(&bytes).map_err(|e| e.to_string())
+    decode(&bytes).map_err(|e| describe(&e))
+}
+
+/// What is wrong with a map, without a word of its content: the decoder's messages quote it
+/// (a JSON value of the wrong type, an index map's section url, a bad base64 character), and
+/// a comment can name any file.
+fn describe(error: &sourcemap::Error) -> String {
+    use sourcemap::Error;
+    match error {
+        Error::BadJson(e) => {
+            let what = match e.classify() {
+                serde_json::error::Category::Io => "it cannot be read",
+                serde_json::error::Category::Syntax => "invalid JSON",
+                serde_json::error::Category::Data => "JSON that is not a source map's",
+                serde_json::error::Category::Eof => "JSON cut short",
+            };
+            format!("{what} (line {}, column {})", e.line(), e.column())
+        }
+        Error::Io(e) => format!("it cannot be read ({})", e.kind()),
+        Error::Utf8(_) => "it is not UTF-8".to_owned(),
+        Error::InvalidBase64(_) => "its mappings hold a character that is not base64".to_owned(),
+        Error::CannotFlatten(_) => "an index map with a section that has no map".to_owned(),
+        Error::InvalidDataUrl => "an invalid data: url".to_owned(),
+        Error::InvalidRangeMappingIndex(_) => "its range mappings are invalid".to_owned(),
+        // The other messages are fixed texts and numbers.
+        other => other.to_string(),
+    }
 }
 
 /// Decodes a map, which may start with a byte order mark.
@@ -209,7 +269,7 @@ fn load_map(path: &Path, name: &ScriptName, reference: &str, text: Option<Script
     };
     match decode(&bytes) {
         Ok(map) => script(map, &name.url.join(reference).unwrap_or_else(|_| name.url.clone()), text, name.style),
-        Err(e) => Found::Broken(format!("{}: not a usable source map: {e}", path.display())),
+        Err(e) => Found::Broken(format!("{}: not a usable source map: {}", path.display(), describe(&e))),
     }
 }
 
@@ -222,7 +282,9 @@ fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: Style
             }
             match index.flatten() {
                 Ok(map) => map,
-                Err(e) => return Found::Broken(format!("{map_url}: an index map that cannot be flattened: {e}")),
+                Err(e) => {
+                    return Found::Broken(format!("{map_url}: an index map that cannot be flattened: {}", describe(&e)))
+                }
             }
         }
         DecodedMap::Hermes(hermes) => (*hermes).clone(),
@@ -243,7 +305,27 @@ fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: Style
             })
         })
         .collect();
-    Found::Map(Box::new(Script { map, text, sources, line_places: Mutex::default(), declarations: Mutex::default() }))
+    // The decoder adds each mapping's relative numbers modulo 2^32: one that goes below 0
+    // comes out near 2^32, which no script has.
+    let negative = map
+        .tokens()
+        .filter(|t| {
+            !in_range(t.get_dst_col()) || t.has_source() && !(in_range(t.get_src_line()) && in_range(t.get_src_col()))
+        })
+        .count();
+    Found::Map(Box::new(Script {
+        map,
+        text,
+        sources,
+        line_places: Mutex::default(),
+        declarations: Mutex::default(),
+        negative,
+    }))
+}
+
+/// A decoded line or column that did not go below 0 (see [`Script::negative`]).
+pub(crate) fn in_range(value: u32) -> bool {
+    value < 1 << 31
 }
 
 /// True for a regular file (or a link to one) with content: never a device, FIFO or

@@ -2,11 +2,11 @@
 //! interval map, and the shared libraries with their ELF symbols.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use cpuprof_model::FrameId;
+use cpuprof_model::{FrameId, FuncKind};
 use cpuprof_symbols::{SymbolError, SymbolFile, SymbolId};
 use rustc_hash::FxHashMap;
 
@@ -24,11 +24,31 @@ pub(super) enum Code {
     Other,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A code object in the map. It is named (its function and frame made) only when a tick first
+/// lands in it: most code V8 creates is replaced, moved away or deleted unseen, and what the
+/// profile keeps must grow with the code that ran, not with the log.
+#[derive(Clone, Debug)]
 pub(super) struct Entry {
     pub(super) size: u64,
-    pub(super) frame: FrameId,
     pub(super) code: Code,
+    pub(super) name: Name,
+}
+
+/// How a code object is named: its text until a tick needs it, then its frame.
+#[derive(Clone, Debug)]
+pub(super) enum Name {
+    /// A function of this kind named `text` (`file`, line and column empty).
+    Plain {
+        text: Box<str>,
+        kind: FuncKind,
+    },
+    /// A JavaScript function: `text` is `fn script:line:col`, `tier` its marker (`b'~'`, `b'*'`…)
+    /// or 0.
+    Js {
+        text: Box<str>,
+        tier: u8,
+    },
+    Frame(FrameId),
 }
 
 /// V8's code events replayed with the tick processor's rules: new code replaces whatever it
@@ -63,10 +83,11 @@ impl DynamicCode {
     /// Moves the code at `from`; `None` when no code starts there.
     pub(super) fn move_code(&mut self, from: u64, to: u64) -> Option<[Span; 2]> {
         let entry = self.map.remove(&from)?;
-        let end = to.saturating_add(entry.size);
+        let size = entry.size;
+        let end = to.saturating_add(size);
         let removed = self.remove_overlapping(to, end);
         self.map.insert(to, entry);
-        Some([(from, from.saturating_add(entry.size)), removed.map_or((to, end), |r| union(r, (to, end)))])
+        Some([(from, from.saturating_add(size)), removed.map_or((to, end), |r| union(r, (to, end)))])
     }
 
     /// Deletes the code at `start`; `None` when no code starts there.
@@ -75,9 +96,16 @@ impl DynamicCode {
         Some((start, start.saturating_add(entry.size)))
     }
 
-    pub(super) fn find(&self, address: u64) -> Option<Entry> {
-        let (start, entry) = self.map.range(..=address).next_back()?;
-        (address < start.saturating_add(entry.size)).then_some(*entry)
+    /// The code that covers `address`.
+    pub(super) fn find(&mut self, address: u64) -> Option<&mut Entry> {
+        let (start, entry) = self.map.range_mut(..=address).next_back()?;
+        (address < start.saturating_add(entry.size)).then_some(entry)
+    }
+
+    /// How many code objects the map holds.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
     }
 
     pub(super) fn blob(&self) -> Option<(u64, u64)> {
@@ -88,15 +116,14 @@ impl DynamicCode {
     fn remove_overlapping(&mut self, start: u64, end: u64) -> Option<Span> {
         // Entries never overlap each other, so walking down from `end` can stop at the first
         // one that ends at or before `start`.
-        let doomed: Vec<(u64, u64)> = self
+        let mut span: Option<Span> = None;
+        while let Some((k, e)) = self
             .map
             .range(..end)
-            .rev()
-            .take_while(|(k, e)| **k >= start || k.saturating_add(e.size) > start)
+            .next_back()
+            .filter(|(k, e)| **k >= start || k.saturating_add(e.size) > start)
             .map(|(k, e)| (*k, k.saturating_add(e.size)))
-            .collect();
-        let mut span: Option<Span> = None;
-        for (k, e) in doomed {
+        {
             self.map.remove(&k);
             span = Some(span.map_or((k, e), |s| union(s, (k, e))));
         }
@@ -171,6 +198,25 @@ impl Library {
     }
 }
 
+/// Where the logged absolute `path` is in a copy of the recording machine's files at `root`.
+/// `..` is resolved as the kernel did when the file was mapped (`/..` is `/`), so no path in a
+/// log can name a file outside `root`.
+fn under_root(root: &Path, path: &str) -> PathBuf {
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    let mut file = root.to_path_buf();
+    file.extend(parts);
+    file
+}
+
 /// Where an address is in the libraries.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Hit {
@@ -225,7 +271,7 @@ impl Libraries {
             return Symbols::Ready(None);
         }
         let file = match &self.root {
-            Some(root) => root.join(Path::new(path).strip_prefix("/").unwrap_or(Path::new(path))),
+            Some(root) => under_root(root, path),
             None => PathBuf::from(path),
         };
         // A process maps a few dozen files; past that, read them only when a tick needs one.
@@ -257,7 +303,14 @@ mod tests {
     use super::*;
 
     fn entry(size: u64, n: usize) -> Entry {
-        Entry { size, frame: FrameId::from_index(n), code: Code::Js }
+        Entry { size, code: Code::Js, name: Name::Frame(FrameId::from_index(n)) }
+    }
+
+    fn frame_at(code: &mut DynamicCode, address: u64) -> Option<usize> {
+        match code.find(address)?.name {
+            Name::Frame(frame) => Some(frame.index()),
+            _ => None,
+        }
     }
 
     #[test]
@@ -266,11 +319,11 @@ mod tests {
         code.add(100, entry(10, 1));
         code.add(110, entry(10, 2));
         assert_eq!(code.add(105, entry(10, 3)), (100, 120)); // overlaps both
-        assert!(code.find(100).is_none());
-        assert_eq!(code.find(105).map(|e| e.frame.index()), Some(3));
-        assert_eq!(code.find(114).map(|e| e.frame.index()), Some(3));
-        assert!(code.find(115).is_none());
-        assert!(code.find(99).is_none());
+        assert!(frame_at(&mut code, 100).is_none());
+        assert_eq!(frame_at(&mut code, 105), Some(3));
+        assert_eq!(frame_at(&mut code, 114), Some(3));
+        assert!(frame_at(&mut code, 115).is_none());
+        assert!(frame_at(&mut code, 99).is_none());
     }
 
     #[test]
@@ -282,11 +335,40 @@ mod tests {
         // A chain, landing inside entry 2, which goes.
         assert_eq!(code.move_code(200, 310), Some([(200, 210), (300, 350)]));
         assert!(code.move_code(100, 400).is_none());
-        assert!(code.find(300).is_none());
-        assert_eq!(code.find(319).map(|e| e.frame.index()), Some(1));
-        assert!(code.find(320).is_none());
+        assert!(frame_at(&mut code, 300).is_none());
+        assert_eq!(frame_at(&mut code, 319), Some(1));
+        assert!(frame_at(&mut code, 320).is_none());
         assert_eq!(code.delete(310), Some((310, 320)));
         assert!(code.delete(310).is_none());
+    }
+
+    #[test]
+    fn code_replaced_moved_or_deleted_leaves_the_map() {
+        let mut code = DynamicCode::default();
+        for i in 0..10_000 {
+            let name = Name::Js { text: format!("f{i} /a.js:1:1").into(), tier: 0 };
+            code.add(0x1000 + (i % 8) * 0x100, Entry { size: 0x100, code: Code::Js, name });
+            code.add(0x10_0000 + i * 0x10, entry(0x10, 1));
+            code.move_code(0x10_0000 + i * 0x10, 0x20_0000 + i * 0x10);
+            code.delete(0x20_0000 + i * 0x10);
+        }
+        assert_eq!(code.len(), 8);
+        assert!(matches!(&code.find(0x1000).unwrap().name, Name::Js { text, .. } if &**text == "f9992 /a.js:1:1"));
+    }
+
+    #[test]
+    fn logged_paths_stay_under_the_symbols_folder() {
+        let root = Path::new("/sym");
+        for (logged, expected) in [
+            ("/usr/bin/node", "/sym/usr/bin/node"),
+            ("/../../etc/passwd", "/sym/etc/passwd"),
+            ("/usr/lib/../../../../etc/x", "/sym/etc/x"),
+            ("/usr/./lib//libc.so.6", "/sym/usr/lib/libc.so.6"),
+            ("/a/b/..", "/sym/a"),
+            ("/..", "/sym"),
+        ] {
+            assert_eq!(under_root(root, logged), Path::new(expected), "{logged}");
+        }
     }
 
     #[test]

@@ -31,7 +31,7 @@ use cpuprof_symbols::SymbolFile;
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 
-use self::codemap::{Code, DynamicCode, Entry, Libraries, NoSymbols};
+use self::codemap::{Code, DynamicCode, Entry, Libraries, Name, NoSymbols};
 use self::lines::{Batch, Item, Tick};
 use self::names::{split_js_name, unescape};
 use crate::{Origin, ParseError, ParseErrorKind, ParseOptions, Span};
@@ -479,42 +479,54 @@ impl Decoder {
                 Incomplete::Keep => {}
             }
         }
-        let (func, code) = match kind {
-            "Builtin" => (self.plain_func(&name, FuncKind::Builtin), Code::Builtin),
-            "BytecodeHandler" => {
-                (self.plain_func(&format!("BytecodeHandler:{name}"), FuncKind::Builtin), Code::BytecodeHandler)
-            }
-            "RegExp" => (self.plain_func(&format!("/{}/", unescape(&name)), FuncKind::Regexp), Code::Other),
+        // Named when a tick first needs it (see `Entry`): until then only its text is kept.
+        let plain = |text: String, kind| Name::Plain { text: text.into(), kind };
+        let (name, code) = match kind {
+            "Builtin" => (plain(name, FuncKind::Builtin), Code::Builtin),
+            "BytecodeHandler" => (plain(format!("BytecodeHandler:{name}"), FuncKind::Builtin), Code::BytecodeHandler),
+            "RegExp" => (plain(format!("/{}/", unescape(&name)), FuncKind::Regexp), Code::Other),
             _ if with_function => {
-                let tier = if self.split_tiers { fields[n - 1] } else { "" };
-                (self.js_func(&unescape(&name), tier), Code::Js)
+                let tier = match fields[n - 1].as_bytes() {
+                    [marker] if self.split_tiers => *marker,
+                    _ => 0,
+                };
+                (Name::Js { text: unescape(&name).into(), tier }, Code::Js)
             }
             // Code of a JavaScript kind without its function (never a top-of-stack function).
-            _ if js_kind => (self.js_func(&unescape(&name), ""), Code::Other),
-            _ => (self.plain_func(&format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
+            _ if js_kind => (Name::Js { text: unescape(&name).into(), tier: 0 }, Code::Other),
+            _ => (plain(format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
         };
-        let frame = self.builder.frame(Frame { func, line: None, column: None });
-        let span = self.code.add(start, Entry { size, frame, code });
+        let span = self.code.add(start, Entry { size, code, name });
         // Builtins also decide what addresses in their remapped copies mean.
         self.changed(if matches!(code, Code::Builtin | Code::BytecodeHandler) { None } else { Some(span) });
         true
     }
 
     fn plain_func(&mut self, name: &str, kind: FuncKind) -> cpuprof_model::FuncId {
-        let name = self.builder.intern(name);
-        self.builder.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind })
+        plain_func(&mut self.builder, name, kind)
     }
 
-    fn js_func(&mut self, text: &str, tier: &str) -> cpuprof_model::FuncId {
-        let js = split_js_name(text);
-        let name = match (tier, js.name.is_empty()) {
-            ("", _) => js.name,
-            (tier, true) => format!("{tier}(anonymous)"),
-            (tier, false) => format!("{tier}{}", js.name),
+    /// The frame and kind of the code covering `address`, naming it if no tick did before.
+    fn code_at(&mut self, address: u64) -> Option<(FrameId, Code)> {
+        let entry = self.code.find(address)?;
+        let frame = match &entry.name {
+            Name::Frame(frame) => *frame,
+            Name::Plain { text, kind } => {
+                let func = plain_func(&mut self.builder, text, *kind);
+                self.builder.frame(Frame { func, line: None, column: None })
+            }
+            Name::Js { text, tier } => {
+                let tier = [*tier];
+                let func = js_func(
+                    &mut self.builder,
+                    text,
+                    std::str::from_utf8(&tier[..usize::from(tier[0] != 0)]).unwrap_or(""),
+                );
+                self.builder.frame(Frame { func, line: None, column: None })
+            }
         };
-        let name = self.builder.intern(&name);
-        let file = self.builder.intern(&js.script);
-        self.builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js })
+        entry.name = Name::Frame(frame);
+        Some((frame, entry.code))
     }
 
     /// The code at `span` (`None`: anywhere) changed. Cached stacks go stale only if one of
@@ -689,8 +701,8 @@ impl Decoder {
     }
 
     fn resolve_anew(&mut self, address: u64) -> Resolved {
-        if let Some(entry) = self.code.find(address) {
-            return Resolved::Found(entry.frame, entry.code);
+        if let Some((frame, code)) = self.code_at(address) {
+            return Resolved::Found(frame, code);
         }
         if let Some(hit) = self.libraries.find(address) {
             let library = hit.library;
@@ -698,8 +710,9 @@ impl Decoder {
             if hit.mapping_start != primary {
                 // A second mapping of the binary: V8's remapped builtins, logged (in worker
                 // isolates) under the binary's name. Look them up where they were created.
-                if let Some(entry) = self.code.find(address.wrapping_sub(hit.mapping_start).wrapping_add(primary)) {
-                    return Resolved::Found(entry.frame, entry.code);
+                if let Some((frame, code)) = self.code_at(address.wrapping_sub(hit.mapping_start).wrapping_add(primary))
+                {
+                    return Resolved::Found(frame, code);
                 }
             }
             let symbols = self.libraries.all[library].symbols();
@@ -711,8 +724,8 @@ impl Decoder {
             }
             return Resolved::Found(self.library_frame(library), Code::Other);
         }
-        if let Some(entry) = self.remapped_builtin(address) {
-            return Resolved::Found(entry.frame, entry.code);
+        if let Some((frame, code)) = self.remapped_builtin(address).and_then(|a| self.code_at(a)) {
+            return Resolved::Found(frame, code);
         }
         Resolved::Miss
     }
@@ -748,7 +761,8 @@ impl Decoder {
     /// the embedded builtins that no log line mentions. V8 11 places it at the code range's
     /// start + min(code range size, 2 GiB) − the blob size rounded up to the 256 KiB
     /// allocation granule, and node's code range is 512 MiB (no pointer compression).
-    fn remapped_builtin(&self, address: u64) -> Option<Entry> {
+    /// Returns where in the blob the copy's `address` is.
+    fn remapped_builtin(&self, address: u64) -> Option<u64> {
         const CODE_RANGE: u64 = 512 << 20;
         const GRANULE: u64 = 256 << 10;
         let (blob_start, blob_end) = self.code.blob()?;
@@ -757,7 +771,7 @@ impl Decoder {
         if address < copy || address - copy >= size {
             return None;
         }
-        self.code.find(blob_start + (address - copy))
+        Some(blob_start + (address - copy))
     }
 
     fn finish<R>(mut self, input: &Input<R>, origin: &Origin) -> Result<Profile, ParseError> {
@@ -866,6 +880,23 @@ impl Decoder {
             ));
         }
     }
+}
+
+fn plain_func(builder: &mut ProfileBuilder, name: &str, kind: FuncKind) -> cpuprof_model::FuncId {
+    let name = builder.intern(name);
+    builder.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind })
+}
+
+fn js_func(builder: &mut ProfileBuilder, text: &str, tier: &str) -> cpuprof_model::FuncId {
+    let js = split_js_name(text);
+    let name = match (tier, js.name.is_empty()) {
+        ("", _) => js.name,
+        (tier, true) => format!("{tier}(anonymous)"),
+        (tier, false) => format!("{tier}{}", js.name),
+    };
+    let name = builder.intern(&name);
+    let file = builder.intern(&js.script);
+    builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js })
 }
 
 /// An address field: `0x…` hex (V8's only form), decimal tolerated.

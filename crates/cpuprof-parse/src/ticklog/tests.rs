@@ -53,6 +53,30 @@ fn js_code_ticks_and_interval() {
 }
 
 #[test]
+fn code_events_cost_memory_for_the_live_code_only() {
+    use std::fmt::Write;
+    // 100,000 functions compiled over and over at 64 addresses (as V8 reuses code space),
+    // 50,000 more created, moved and deleted; ticks land in two of the 64 that are left.
+    let mut log = String::from(HEAD);
+    for i in 0..100_000u64 {
+        let at = 0x10_0000 + (i % 64) * 0x100;
+        writeln!(log, "code-creation,JS,10,{i},{at:#x},256,f{i} file:///m{}.js:1:1,0x9000,~", i % 1000).unwrap();
+    }
+    for i in 0..50_000u64 {
+        let (at, to) = (0x100_0000 + i * 0x100, 0x8000_0000 + i * 0x100);
+        writeln!(log, "code-creation,LazyCompile,10,{i},{at:#x},256,g{i} /g.js:2:2,0x9100,*").unwrap();
+        writeln!(log, "code-move,{at:#x},{to:#x}\ncode-delete,{to:#x}").unwrap();
+    }
+    log.push_str("tick,0x100010,1,0,0x0,0\ntick,0x100110,2,0,0x0,0,0x100010\n");
+    let p = parse_text(&log);
+    assert_eq!(stacks(&p), vec![(vec!["f99968".into()], 1), (vec!["f99969".into(), "f99968".into()], 1)]);
+    assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
+    // Only code that ran was named: "", two names and two files; two functions and frames.
+    let sizes = (p.strings.len(), p.funcs.len(), p.frames.len());
+    assert!(sizes.0 <= 5 && sizes.1 <= 2 && sizes.2 <= 2, "strings, funcs, frames: {sizes:?}");
+}
+
+#[test]
 fn names_with_raw_commas_and_line_breaks_are_recovered() {
     let log = format!(
         "{HEAD}code-creation,JS,10,1,0x1000,100,with,comma /x.js:2:3,0x9000,~\n\
@@ -167,6 +191,22 @@ fn libraries_without_symbols_are_labelled_and_reported() {
         "{:?}",
         p.meta.warnings
     );
+}
+
+#[test]
+fn a_library_path_with_dot_dot_is_looked_up_inside_the_symbols_folder() {
+    // DIR/../outside exists; a log naming /../outside must not reach it through --symbols DIR.
+    let top = std::env::temp_dir().join(format!("cpuprof-dotdot-{}", std::process::id()));
+    let dir = top.join("sym");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(top.join("outside"), b"not a library").unwrap();
+    let log = format!("{HEAD}shared-library,/../outside,0x7000,0x8000,0\ntick,0x7001,1,0,0x0,0\n");
+    let options = ParseOptions { symbols_root: Some(dir.clone()), ..ParseOptions::default() };
+    let p = parse_with(&log, &options);
+    std::fs::remove_dir_all(&top).unwrap();
+    assert_eq!(stacks(&p), vec![(vec!["outside".into()], 1)]);
+    let expected = format!("no symbols for /../outside: cannot read {}: ", dir.join("outside").display());
+    assert!(p.meta.warnings.iter().any(|w| w.starts_with(&expected)), "{:?}", p.meta.warnings);
 }
 
 #[test]
