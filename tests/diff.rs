@@ -368,6 +368,13 @@ fn two_checkouts_of_one_program_pair_every_function() {
         (Some("/ci/base/fixtures/diff/app.js"), Some("/ci/pr build/fixtures/diff/app.js"))
     );
     assert_eq!(row(&report, "doubledWork")["file"], "/ci/pr build/fixtures/diff/app.js");
+    // The differential flame graph pairs them the same way: nothing new, nothing gone.
+    let svg = dir.path().join("d.svg");
+    let out = cpuprof().args(["diff", &base, &new, "-o", "/dev/null", "--flamegraph"]).arg(&svg).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("doubledWork /ci/pr build/fixtures/diff/app.js"), "labels name the new side's files");
+    assert!(!svg.contains("(new)") && !svg.contains("(gone)") && !svg.contains("/ci/base/"), "unpaired frames");
 
     // The roots that unambiguous scripts show pair the ambiguous ones too (lib/x.js and
     // vendor/lib/x.js end alike); an index.js at the root pairs beside node_modules' ones.

@@ -566,6 +566,28 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     DiffReport { normalize, metric, unit, base: base_totals, new: new_totals, rows, tested, moved_files, warnings }
 }
 
+/// The name [`diff`] matches each script of `profile` by: its path below `root` (when given),
+/// as the other side names it when [`DiffReport::moved_files`] pairs it. For drawing the
+/// comparison with the same identities as the report.
+pub fn matched_file_names(
+    profile: &Profile,
+    root: Option<&str>,
+    moved_files: &[(String, String)],
+) -> FxHashMap<String, String> {
+    let moved: FxHashMap<&str, &str> = moved_files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let mut names = FxHashMap::default();
+    for func in profile.funcs.as_slice() {
+        let file = profile.strings.get(func.file);
+        if file.is_empty() || names.contains_key(file) {
+            continue;
+        }
+        let key = below_root(match_file(file), root);
+        let key = moved.get(key.as_str()).map_or(key.clone(), |to| (*to).to_owned());
+        names.insert(file.to_owned(), key);
+    }
+    names
+}
+
 /// Renames the base side's scripts that [`match_files`] pairs with a script at another path
 /// on the new side, so that their functions meet; returns the pairs.
 fn rekey_moved_files(b: &mut Side, n: &Side) -> Vec<(String, String)> {

@@ -37,12 +37,15 @@ pub struct FoldOptions {
     /// Label functions `name file`, without the line: for comparing profiles of changed code,
     /// where functions move. Default is `false`.
     pub without_lines: bool,
+    /// Files under other names in function labels (a script url → the name `diff` matches
+    /// it by; see [`crate::matched_file_names`]). Default is `None`: as the profile names them.
+    pub file_names: Option<FxHashMap<String, String>>,
 }
 
 impl FoldOptions {
     /// Options with every field given but `prune_below`.
     pub fn new(by: GroupBy, weight: Weight, filter: StackFilter, window: Option<(i64, i64)>) -> Self {
-        Self { by, weight, filter, window, prune_below: None, without_lines: false }
+        Self { by, weight, filter, window, prune_below: None, without_lines: false, file_names: None }
     }
 }
 
@@ -118,7 +121,7 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
             let label = if by_group {
                 group_label(func, &profile.strings, options.by == GroupBy::Package)
             } else {
-                function_label(profile, func, !options.without_lines)
+                function_label(profile, func, !options.without_lines, options.file_names.as_ref())
             };
             let label = escape(&label);
             classes.entry(label.clone()).or_insert_with(|| class_of(profile, func));
@@ -255,10 +258,16 @@ impl LabelTree {
 }
 
 /// `name file:line` (or `name file`) for JavaScript with a url, else the name (`(anonymous)` when empty).
-fn function_label(profile: &Profile, func: &Func, with_line: bool) -> String {
+fn function_label(
+    profile: &Profile,
+    func: &Func,
+    with_line: bool,
+    file_names: Option<&FxHashMap<String, String>>,
+) -> String {
     let name = profile.strings.get(func.name);
     let name = if name.is_empty() { "(anonymous)" } else { name };
     let file = profile.strings.get(func.file);
+    let file = file_names.and_then(|names| names.get(file)).map_or(file, String::as_str);
     if func.kind != FuncKind::Js || file.is_empty() {
         return name.to_owned();
     }

@@ -27,8 +27,8 @@ mod top;
 mod weights;
 
 pub use diff::{
-    compared_unit, diff, match_files, DiffOptions, DiffReport, DiffRow, Metric, Normalize, SideNumbers, SideTotals,
-    Verdict,
+    compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Metric, Normalize,
+    SideNumbers, SideTotals, Verdict,
 };
 pub use filter::StackFilter;
 pub use fold::{escape as escape_frame, fold, FoldOptions, Folded, FoldedStack, FrameClass};

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use cpuprof_analysis::{
-    compared_unit, diff, fold, DiffOptions, DiffRow, FoldOptions, Folded, GroupBy, Metric, Normalize, Verdict, Weight,
+    compared_unit, diff, fold, matched_file_names, DiffOptions, DiffReport, DiffRow, FoldOptions, Folded, GroupBy,
+    Metric, Normalize, Verdict, Weight,
 };
 use cpuprof_model::Profile;
 use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
@@ -254,7 +255,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown, color };
     output.write(render_diff(&doc, args.output.format).as_bytes())?;
     if let Some(svg_output) = svg_output {
-        let svg = differential(&base_refs, &new_refs, &options, normalize, report.unit)?;
+        let svg = differential(&base_refs, &new_refs, &options, &report)?;
         svg_output.write(&svg)?;
     }
 
@@ -297,18 +298,15 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
 
 /// Both sides folded by function in `unit` (time, or sample counts when a profile has no
 /// times), per run or as shares, drawn differentially.
-fn differential(
-    base: &[&Profile],
-    new: &[&Profile],
-    options: &DiffOptions,
-    normalize: Normalize,
-    unit: Weight,
-) -> Result<Vec<u8>> {
-    let fold_side = |profiles: &[&Profile]| -> Folded {
+fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, report: &DiffReport) -> Result<Vec<u8>> {
+    let (normalize, unit) = (options.normalize, report.unit);
+    let fold_side = |profiles: &[&Profile], root: Option<&str>| -> Folded {
         let mut folds = profiles.iter().map(|p| {
-            // Functions move between the versions: frames are `name file`, as diff matches them.
+            // Functions move between the versions: frames are `name file`, with files named as
+            // diff matches them (below the checkout roots, moved scripts as the new side has them).
             let mut fold_options = FoldOptions::new(GroupBy::Function, unit, options.filter.clone(), None);
             fold_options.without_lines = true;
+            fold_options.file_names = Some(matched_file_names(p, root, &report.moved_files));
             fold(p, &fold_options)
         });
         let mut first = folds.next().unwrap_or_else(|| fold(base[0], &FoldOptions::default()));
@@ -319,7 +317,7 @@ fn differential(
         }
         first
     };
-    let (b, n) = (fold_side(base), fold_side(new));
+    let (b, n) = (fold_side(base, options.base_root.as_deref()), fold_side(new, options.new_root.as_deref()));
     let timed = unit == Weight::Time;
     // µs (or samples) per run, or the base scaled to the new side's total (shares).
     let scale = if timed { 1e-3 } else { 1.0 };

@@ -146,8 +146,13 @@ pub(crate) fn summary(doc: &DiffDocument<'_>) -> String {
         Metric::SelfTime => "self",
         Metric::Total => "total",
     };
+    let significance = if r.tested {
+        "significant at a 5% false discovery rate"
+    } else {
+        "not tested for significance: the weights are times without sample counts"
+    };
     format!(
-        "{} hotter, {} new, {} cooler, {} gone ({metric} {what}, compared by {normalize}; base: {} run(s), {} busy per run; new: {} run(s), {} busy per run; significant at a 5% false discovery rate)",
+        "{} hotter, {} new, {} cooler, {} gone ({metric} {what}, compared by {normalize}; base: {} run(s), {} busy per run; new: {} run(s), {} busy per run; {significance})",
         count(Verdict::Hotter),
         count(Verdict::New),
         count(Verdict::Cooler),
