@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, SortBy, StackFilter, TopOptions, Weight};
-use cpuprof_parse::{FoldedWeight, InputFormat, ParseOptions};
+use cpuprof_parse::{FoldedWeight, InputFormat, ParseError, ParseErrorKind, ParseOptions};
 use cpuprof_render::{render_top, TopDocument};
 use regex::Regex;
 
@@ -85,7 +85,15 @@ impl<'a> Reader<'a> {
             InputFormatArg::Trace => Some(InputFormat::Trace),
             InputFormatArg::Folded => Some(InputFormat::Folded),
         };
-        let profile = read_profile(input, &parse)?;
+        if let Some(size) = reading.max_input_size {
+            parse.max_input_size = size;
+        }
+        let profile = read_profile(input, &parse).map_err(|e| match e.downcast_ref::<ParseError>() {
+            Some(p) if matches!(p.kind, ParseErrorKind::TooLarge { .. }) => {
+                anyhow::anyhow!("{p} (--max-input-size raises it)")
+            }
+            _ => e,
+        })?;
         for warning in &profile.meta.warnings {
             crate::warn(&format!("{}: {warning}", input.display()));
         }

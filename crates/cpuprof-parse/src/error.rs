@@ -147,14 +147,58 @@ pub enum ParseErrorKind {
     /// A format cpuprof recognizes but does not read.
     #[error("{0}")]
     Unsupported(&'static str),
+    /// A part of the input is over cpuprof's limit for it (see
+    /// [`ParseOptions::max_input_size`](crate::ParseOptions::max_input_size)): a decompression
+    /// bomb, or a profile far larger than real ones.
+    #[error("{what} exceeds the limit of {limit}")]
+    TooLarge {
+        /// What is too large (`the decompressed input`, `` `nodes` ``, `a trace event`, …).
+        what: String,
+        /// The limit, with its unit (`2 GiB`, `16,777,216 distinct stacks`).
+        limit: String,
+    },
     /// The parser produced an inconsistent model (a bug in cpuprof).
     #[error("internal error building the profile: {0}")]
     Model(cpuprof_model::ModelError),
 }
 
 impl ParseErrorKind {
+    /// A [`ParseErrorKind::TooLarge`] for a size in bytes.
+    pub(crate) fn too_large_bytes(what: impl Into<String>, limit: u64) -> Self {
+        ParseErrorKind::TooLarge { what: what.into(), limit: bytes_text(limit) }
+    }
+
+    /// A [`ParseErrorKind::TooLarge`] for a count of `unit`s.
+    pub(crate) fn too_many(what: impl Into<String>, limit: usize, unit: &str) -> Self {
+        ParseErrorKind::TooLarge { what: what.into(), limit: format!("{} {unit}", thousands(limit)) }
+    }
+
     /// Attaches the input and position.
     pub fn at(self, origin: &Origin, span: Span) -> ParseError {
         ParseError { origin: origin.clone(), span, kind: self }
     }
+}
+
+/// A size as people read it: `2 GiB`, `128 MiB`, `1.5 GiB`, `999 bytes`.
+pub(crate) fn bytes_text(bytes: u64) -> String {
+    for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if bytes >= size {
+            let value = bytes as f64 / size as f64;
+            return if bytes % size == 0 { format!("{} {unit}", bytes / size) } else { format!("{value:.1} {unit}") };
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+/// `6484` → `6,484`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -20,7 +20,7 @@
 //!   counts; or, when the caller says the numbers are times ([`crate::FoldedWeight`]), CPU
 //!   nanoseconds, and then there are no sample counts.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use cpuprof_model::text::is_unsafe_to_show;
 use cpuprof_model::{Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType};
@@ -35,6 +35,7 @@ pub(crate) fn parse(
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
+    let limits = options.limits();
     let value_type = match options.folded_weight {
         crate::FoldedWeight::Samples => ValueType::SAMPLES,
         crate::FoldedWeight::Nanoseconds => ValueType::CPU_NS,
@@ -47,13 +48,19 @@ pub(crate) fn parse(
     let mut number = 0u64;
     loop {
         line.clear();
-        let read = reader
+        // One byte past the limit tells a line that is too long from one that is just long enough.
+        let read = (&mut reader)
+            .take(limits.value as u64 + 1)
             .read_until(b'\n', &mut line)
             .map_err(|e| ParseErrorKind::Io(e).at(origin, Span::LineCol { line: number + 1, column: 1 }))?;
         if read == 0 {
             break;
         }
         number += 1;
+        if line.len() > limits.value {
+            let at = Span::LineCol { line: number, column: 1 };
+            return Err(ParseErrorKind::too_large_bytes("a line", limits.value as u64).at(origin, at));
+        }
         if number == 1 && line.starts_with(b"\xef\xbb\xbf") {
             line.drain(..3);
         }
@@ -99,11 +106,19 @@ pub(crate) fn parse(
             let frame = if let Some(frame) = frames.get(label) {
                 *frame
             } else {
+                if frames.len() == limits.frames {
+                    return Err(at(0, ParseErrorKind::too_many("the profile", limits.frames, "distinct frames")));
+                }
                 let frame = add_frame(&mut b, label);
                 frames.insert(label.to_owned(), frame);
                 frame
             };
-            parent = Some(b.stack(parent, frame));
+            let stack = b.stack(parent, frame);
+            // Stacks are numbered from 0 as they are added.
+            if stack.index() >= limits.stacks {
+                return Err(at(0, ParseErrorKind::too_many("the profile", limits.stacks, "distinct stacks")));
+            }
+            parent = Some(stack);
         }
         if let Some(stack) = parent {
             let index = stack.index();

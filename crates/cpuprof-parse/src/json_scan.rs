@@ -9,6 +9,8 @@
 use std::io::Read;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
+use crate::json_grammar as grammar;
+use crate::Limits;
 
 const CHUNK: usize = 16 << 20;
 /// How much of a number array the fast path takes at once.
@@ -23,6 +25,19 @@ const RESERVE: usize = 4096;
 const PARALLEL_MIN: usize = 256 << 10;
 /// Longest number token the fast path handles without refilling first.
 const MAX_NUMBER_LEN: usize = 64;
+/// How deep a value read by [`Scanner::value`] may nest (serde_json, which parses the captured
+/// ones, stops at 128).
+pub(crate) const MAX_DEPTH: usize = 1024;
+
+/// Why [`Scanner::value`] stopped at a byte.
+enum Invalid {
+    /// Something else was expected there.
+    Expected(&'static str),
+    /// A control character inside a string.
+    Control,
+    /// Nested deeper than [`MAX_DEPTH`].
+    Deep,
+}
 
 /// A JSON number as written.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,14 +63,20 @@ pub(crate) struct Scanner<'o, R> {
     item_start: u64,
     /// The next chunk, read while the current one is parsed (see `number_array`).
     ahead: Vec<u8>,
+    limits: Limits,
 }
 
 impl<'o, R: Read + Send> Scanner<'o, R> {
-    pub(crate) fn new(reader: R, origin: &'o Origin) -> Self {
+    pub(crate) fn new(reader: R, origin: &'o Origin, limits: Limits) -> Self {
+        Self::with_buffer(reader, origin, limits, CHUNK)
+    }
+
+    /// A scanner whose buffer starts at `size` bytes (it grows as a value needs).
+    fn with_buffer(reader: R, origin: &'o Origin, limits: Limits, size: usize) -> Self {
         Self {
             reader,
             origin,
-            buf: vec![0; CHUNK],
+            buf: vec![0; size],
             pos: 0,
             end: 0,
             eof: false,
@@ -64,6 +85,7 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
             line_start: 0,
             item_start: 0,
             ahead: Vec::new(),
+            limits,
         }
     }
 
@@ -79,6 +101,11 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
     /// The input being read.
     pub(crate) fn origin(&self) -> &'o Origin {
         self.origin
+    }
+
+    /// The bounds on what is read.
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The position of the next unread byte.
@@ -220,7 +247,8 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
     /// Consumes a string body after its opening quote, up to and including the closing one.
     /// Escapes are kept as written (callers only compare keys made of plain ASCII).
     fn string_body(&mut self, mut out: Option<&mut Vec<u8>>) -> Result<(), ParseError> {
-        let mut escaped = false;
+        // Escapes are checked by the grammar's table, as in values.
+        let mut state = grammar::STRING;
         loop {
             if self.pos == self.end && !self.refill()? {
                 return Err(self.error(ParseErrorKind::Truncated("a string")));
@@ -229,17 +257,23 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
             let mut consumed = chunk.len();
             let mut done = false;
             for (i, &b) in chunk.iter().enumerate() {
-                if escaped {
-                    escaped = false;
-                } else if b == b'\\' {
-                    escaped = true;
-                } else if b == b'"' {
-                    consumed = i + 1;
-                    done = true;
-                    break;
-                } else if b < 0x20 {
-                    self.pos += i;
-                    return Err(self.error(ParseErrorKind::Json("control character inside a string".to_owned())));
+                match grammar::TABLE[state as usize][b as usize] {
+                    next if next < grammar::ACTIONS => state = next,
+                    grammar::STRING_BODY => state = grammar::STRING,
+                    grammar::END_VALUE => {
+                        consumed = i + 1;
+                        done = true;
+                        break;
+                    }
+                    next => {
+                        let message = if next == grammar::CONTROL {
+                            "control character inside a string".to_owned()
+                        } else {
+                            format!("expected {} in a string, found {}", grammar::expected(state), describe(b))
+                        };
+                        self.pos += i;
+                        return Err(self.error(ParseErrorKind::Json(message)));
+                    }
                 }
             }
             if let Some(out) = out.as_deref_mut() {
@@ -254,80 +288,132 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
         }
     }
 
-    /// Consumes one complete JSON value, copying its bytes into `capture` when given.
-    /// Nesting is tracked with a counter, never by recursion, so depth cannot overflow the
-    /// stack. Only the structure is checked here; a captured value is parsed afterwards.
+    /// Consumes one complete JSON value, copying its bytes into `capture` when given (at most
+    /// [`Limits::value`] of them). The value is checked to be well-formed JSON as it goes, by a
+    /// state machine that builds nothing ([`grammar`]; string bodies are jumped over, checked
+    /// only for line breaks): a skipped value is held to the same grammar as a parsed one.
+    /// Nesting is tracked on an explicit stack of at most [`MAX_DEPTH`] levels, never by
+    /// recursion.
     pub(crate) fn value(&mut self, what: &'static str, mut capture: Option<&mut Vec<u8>>) -> Result<(), ParseError> {
-        let mut depth = 0usize;
-        let mut in_string = false;
-        let mut escaped = false;
         if self.skip_ws()?.is_none() {
             return Err(self.error(ParseErrorKind::Truncated(what)));
         }
+        let start = self.span();
+        let mut state = grammar::VALUE;
+        let mut stack = Vec::new();
         loop {
             if self.pos == self.end && !self.refill()? {
-                return Err(self.error(ParseErrorKind::Truncated(what)));
+                // A number at the very end of the input is complete.
+                return if stack.is_empty() && grammar::ends_at_end_of_input(state) {
+                    Ok(())
+                } else {
+                    Err(self.error(ParseErrorKind::Truncated(what)))
+                };
             }
-            let start = self.pos;
-            let mut finished = false;
-            let mut i = start;
-            while i < self.end {
-                let b = self.buf[i];
-                i += 1;
-                if in_string {
-                    if escaped {
-                        escaped = false;
-                    } else if b == b'\\' {
-                        escaped = true;
-                    } else if b == b'"' {
-                        in_string = false;
-                        if depth == 0 {
-                            finished = true;
-                            break;
-                        }
-                    } else {
-                        // Most of `nodes` is names and urls: jump to the next quote or backslash.
-                        i = memchr::memchr2(b'"', b'\\', &self.buf[i..self.end]).map_or(self.end, |p| i + p);
-                    }
-                    continue;
-                }
-                match b {
-                    b'"' => in_string = true,
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        if depth == 0 {
-                            // The end of the enclosing container: the value ended before it.
-                            i -= 1;
-                            finished = true;
-                            break;
-                        }
-                        depth -= 1;
-                        if depth == 0 {
-                            finished = true;
-                            break;
-                        }
-                    }
-                    b',' if depth == 0 => {
-                        i -= 1;
-                        finished = true;
-                        break;
-                    }
-                    b'\n' => self.newline_at(i - 1),
-                    _ => {}
-                }
-            }
+            let from = self.pos;
+            let outcome = self.validate(&mut state, &mut stack);
             if let Some(out) = capture.as_deref_mut() {
-                out.extend_from_slice(&self.buf[start..i]);
+                out.extend_from_slice(&self.buf[from..self.pos]);
+                if out.len() > self.limits.value {
+                    return Err(ParseErrorKind::too_large_bytes(what, self.limits.value as u64).at(self.origin, start));
+                }
             }
-            self.pos = i;
-            if finished {
-                return Ok(());
-            }
-            // A scalar at the very end of the input is complete too.
-            if self.pos == self.end && !self.refill()? && depth == 0 && !in_string {
-                return Ok(());
+            match outcome {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(Invalid::Expected(expected)) => {
+                    let found = describe(self.buf[self.pos]);
+                    return Err(
+                        self.error(ParseErrorKind::Json(format!("in {what}: expected {expected}, found {found}")))
+                    );
+                }
+                Err(Invalid::Control) => {
+                    return Err(
+                        self.error(ParseErrorKind::Json(format!("in {what}: control character inside a string")))
+                    )
+                }
+                Err(Invalid::Deep) => {
+                    return Err(
+                        self.error(ParseErrorKind::Json(format!("in {what}: nested deeper than {MAX_DEPTH} levels")))
+                    )
+                }
             }
         }
+    }
+
+    /// Runs the JSON grammar ([`grammar::TABLE`]) over the buffered bytes from `pos`: true
+    /// when the value is complete (`pos` just after it), false when every buffered byte was
+    /// taken, an error with `pos` at the offending byte. `stack` holds the open containers
+    /// (true: an object).
+    fn validate(&mut self, state: &mut u8, stack: &mut Vec<bool>) -> Result<bool, Invalid> {
+        let end = self.end;
+        let mut i = self.pos;
+        let mut st = *state;
+        // The state after a complete value; `None`: the value is done (at depth 0).
+        let after_value = |stack: &Vec<bool>| match stack.last() {
+            None => None,
+            Some(true) => Some(grammar::NEXT_IN_OBJECT),
+            Some(false) => Some(grammar::NEXT_IN_ARRAY),
+        };
+        // A string body left by the previous buffer goes on here.
+        let mut jump = st == grammar::STRING || st == grammar::KEY_STRING;
+        let outcome = loop {
+            if jump {
+                // Names and urls are most of the bytes: jump to the next quote, backslash or
+                // line break, which the table then reads (a line break is a control character,
+                // not allowed in a string).
+                jump = false;
+                let rest = &self.buf[i..end];
+                i += memchr::memchr3(b'"', b'\\', b'\n', rest).unwrap_or(rest.len());
+            }
+            if i >= end {
+                break Ok(false);
+            }
+            let next = grammar::TABLE[st as usize][self.buf[i] as usize];
+            if next < grammar::ACTIONS {
+                st = next;
+                i += 1;
+                continue;
+            }
+            match next {
+                grammar::NEWLINE => {
+                    self.newline_at(i);
+                    i += 1;
+                }
+                grammar::STRING_BODY | grammar::KEY_BODY => {
+                    st = if next == grammar::KEY_BODY { grammar::KEY_STRING } else { grammar::STRING };
+                    jump = true;
+                    i += 1;
+                }
+                grammar::OPEN_OBJECT | grammar::OPEN_ARRAY => {
+                    if stack.len() >= MAX_DEPTH {
+                        break Err(Invalid::Deep);
+                    }
+                    let object = next == grammar::OPEN_OBJECT;
+                    stack.push(object);
+                    st = if object { grammar::FIRST_KEY } else { grammar::FIRST_ITEM };
+                    i += 1;
+                }
+                grammar::CLOSE | grammar::END_VALUE | grammar::END_NUMBER => {
+                    if next == grammar::CLOSE {
+                        stack.pop();
+                    }
+                    // The byte after a number is not part of it.
+                    if next != grammar::END_NUMBER {
+                        i += 1;
+                    }
+                    match after_value(stack) {
+                        Some(after) => st = after,
+                        None => break Ok(true),
+                    }
+                }
+                grammar::CONTROL => break Err(Invalid::Control),
+                _ => break Err(Invalid::Expected(grammar::expected(st))),
+            }
+        };
+        *state = st;
+        self.pos = i;
+        outcome
     }
 
     /// Reads a JSON array of numbers (the opening `[` must be next) into `out`.
@@ -344,6 +430,10 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
         fast: impl Fn(i64) -> Option<T> + Sync,
         mut slow: impl FnMut(usize, Number, &mut Vec<T>) -> Result<(), ParseErrorKind>,
     ) -> Result<usize, ParseError> {
+        self.skip_ws()?;
+        let array_start = self.span();
+        let limit = self.limits.samples;
+        let too_long = || ParseErrorKind::too_many(what, limit, "entries").at(self.origin, array_start);
         self.expect(b'[', what)?;
         if self.skip_ws()? == Some(b']') {
             self.pos += 1;
@@ -380,6 +470,9 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
                 } else {
                     (parse_plain_block(region, out, &mut second_half, &fast), Ok(0))
                 };
+                if out.len() - first_index > limit {
+                    return Err(too_long());
+                }
                 let whole = consumed == region.len() && !region.is_empty();
                 if !whole && consumed < GENERAL_STREAK_BELOW {
                     general_streak = GENERAL_STREAK;
@@ -400,6 +493,9 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
             }
             let number = self.number(what)?;
             slow(out.len() - first_index, number, out).map_err(|kind| self.item_error(kind))?;
+            if out.len() - first_index > limit {
+                return Err(too_long());
+            }
             match self.next_token(what)? {
                 b',' => {}
                 b']' => return Ok(out.len() - first_index),
@@ -647,6 +743,63 @@ mod tests {
             consumed += part.len();
         }
         (values, consumed)
+    }
+
+    /// Whether `value()` takes `text` as exactly one JSON value.
+    fn accepted(text: &[u8]) -> bool {
+        let origin = Origin("t".into());
+        // A small buffer: zeroing 16 MiB per case would take most of the test's time.
+        let mut scanner = Scanner::with_buffer(text, &origin, crate::ParseOptions::default().limits(), 64);
+        scanner.value("v", None).is_ok() && scanner.at_end().unwrap_or(false)
+    }
+
+    #[test]
+    fn skipping_accepts_what_serde_json_accepts() {
+        // Token soup, and valid documents with one byte changed. serde_json is the oracle; the
+        // alphabet leaves out what the scanner knowingly does not check (control characters
+        // other than the line break inside strings, non-ASCII bytes).
+        let tokens: [&[u8]; 26] = [
+            b"{", b"}", b"[", b"]", b",", b":", b"\"a\"", b"\"", b"\\", b"1", b"-", b"0", b".", b"e", b"+", b"true",
+            b"tru", b"null", b"false", b" ", b"\n", b"\\u00e9", b"\\uZ", b"x", b"12.5E-3", b"\"k\":",
+        ];
+        let documents: [&[u8]; 4] = [
+            br#"{"a":[1,-2.5e+3,true,false,null,"\u00e9\n"],"b":{}}"#,
+            b"[ 0 , -0.0 , 1E9 , [ ] , { } ]",
+            br#"{"x":{"y":[[["z"]]]},"w":"\"\\\/\b\f\n\r\t"}"#,
+            b"-12345678901234567890.5e-7",
+        ];
+        let mut seed: u64 = 0x243f_6a88_85a3_08d3;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut agreed, mut valid) = (0, 0);
+        for round in 0..40_000 {
+            let text: Vec<u8> = if round % 2 == 0 {
+                (0..=next() % 12).flat_map(|_| tokens[(next() % tokens.len() as u64) as usize].to_vec()).collect()
+            } else {
+                let mut text = documents[(next() % 4) as usize].to_vec();
+                let at = (next() % text.len() as u64) as usize;
+                let replacement: &[u8] = b"{}[],:\"\\0-.e+tx \n";
+                let inserted: &[u8] = b"{}[],:\"1 ";
+                match next() % 3 {
+                    0 => text[at] = replacement[(next() % replacement.len() as u64) as usize],
+                    1 => {
+                        text.remove(at);
+                    }
+                    _ => text.insert(at, inserted[(next() % inserted.len() as u64) as usize]),
+                }
+                text
+            };
+            let oracle = serde_json::from_slice::<serde::de::IgnoredAny>(&text).is_ok();
+            assert_eq!(accepted(&text), oracle, "{}", String::from_utf8_lossy(&text));
+            agreed += 1;
+            valid += usize::from(oracle);
+        }
+        // Both kinds of answer were tried often.
+        assert!(valid > 4_000 && agreed - valid > 4_000, "{valid} of {agreed} valid");
     }
 
     #[test]

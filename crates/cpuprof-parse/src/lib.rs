@@ -19,8 +19,11 @@
 // The scanner and tree code index buffers whose bounds they check themselves.
 #![cfg_attr(not(test), allow(clippy::indexing_slicing))]
 
+#[cfg(test)]
+mod bounds_tests;
 mod error;
 mod folded;
+mod json_grammar;
 mod json_scan;
 mod pprof;
 mod ticklog;
@@ -28,7 +31,8 @@ mod timeline;
 mod trace;
 mod v8_cpuprofile;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cpuprof_model::Profile;
 use flate2::bufread::MultiGzDecoder;
@@ -51,8 +55,11 @@ pub enum InputFormat {
     Folded,
 }
 
+/// The default of [`ParseOptions::max_input_size`]: 2 GiB.
+pub const DEFAULT_MAX_INPUT_SIZE: u64 = 2 << 30;
+
 /// How to parse.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ParseOptions {
     /// Keep one sample row per sample with its timestamp (needed for time windows).
@@ -90,6 +97,78 @@ pub struct ParseOptions {
     ///
     /// Default is [`FoldedWeight::Samples`].
     pub folded_weight: FoldedWeight,
+    /// The most bytes read from one input, counted after gzip decompression: a longer input is
+    /// a [`ParseErrorKind::TooLarge`] error. So that memory stays in proportion, what is kept
+    /// of an input is bounded too, at the default: 128 MiB for one JSON value read whole (a
+    /// `.cpuprofile`'s `nodes`, one trace event) or one folded line; 512 MiB for a pprof
+    /// message, decoded into at most 1 GiB; 67,108,864 samples; 16,777,216 distinct stacks;
+    /// 4,194,304 call-tree nodes and as many distinct folded frames. A larger `max_input_size`
+    /// raises these in proportion (a smaller one does not lower them: it bounds all by itself).
+    ///
+    /// Default is [`DEFAULT_MAX_INPUT_SIZE`] (2 GiB): protobuf's own limit for one message, and
+    /// several times the largest real profiles, which run to hundreds of MB (JSON written by V8's
+    /// JavaScript side cannot exceed its 0.5 to 1 GiB string length limit).
+    pub max_input_size: u64,
+    /// Unit tests: limits other than `max_input_size` gives, to try each on a small input.
+    #[cfg(test)]
+    pub(crate) test_limits: Option<Limits>,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        Self {
+            timeline: false,
+            split_tiers: false,
+            symbols_root: None,
+            sample_type: None,
+            format: None,
+            profile_id: None,
+            max_input_size: DEFAULT_MAX_INPUT_SIZE,
+            folded_weight: FoldedWeight::default(),
+            #[cfg(test)]
+            test_limits: None,
+        }
+    }
+}
+
+/// The bounds derived from [`ParseOptions::max_input_size`] (see there).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Bytes of one JSON value read whole, or of one folded line.
+    pub(crate) value: usize,
+    /// Bytes of a pprof message.
+    pub(crate) pprof_message: usize,
+    /// Bytes a pprof message takes once decoded.
+    pub(crate) pprof_decoded: u64,
+    /// Samples (entries of a `.cpuprofile`'s `samples` or `timeDeltas`, samples of a trace
+    /// profile).
+    pub(crate) samples: usize,
+    /// Distinct stacks (prefixes) of a folded or pprof profile.
+    pub(crate) stacks: usize,
+    /// Call-tree nodes of a `.cpuprofile` or trace profile.
+    pub(crate) nodes: usize,
+    /// Distinct frames of a folded profile.
+    pub(crate) frames: usize,
+}
+
+impl Limits {
+    fn new(max_input_size: u64) -> Self {
+        // At the default size; a larger one scales them up.
+        let scaled = |at_default: u64| {
+            let scaled = u128::from(at_default) * u128::from(max_input_size.max(DEFAULT_MAX_INPUT_SIZE))
+                / u128::from(DEFAULT_MAX_INPUT_SIZE);
+            usize::try_from(scaled).unwrap_or(usize::MAX)
+        };
+        Limits {
+            value: scaled(128 << 20),
+            pprof_message: scaled(512 << 20),
+            pprof_decoded: scaled(1 << 30) as u64,
+            samples: scaled(1 << 26),
+            stacks: scaled(1 << 24),
+            nodes: scaled(1 << 22),
+            frames: scaled(1 << 22),
+        }
+    }
 }
 
 /// What the numbers of folded stacks are: folded text carries no unit, so the reader is told.
@@ -105,6 +184,14 @@ pub enum FoldedWeight {
 }
 
 impl ParseOptions {
+    pub(crate) fn limits(&self) -> Limits {
+        #[cfg(test)]
+        if let Some(limits) = self.test_limits {
+            return limits;
+        }
+        Limits::new(self.max_input_size)
+    }
+
     /// Options that keep the per-sample timeline.
     pub fn with_timeline() -> Self {
         Self { timeline: true, ..Self::default() }
@@ -176,23 +263,88 @@ fn json_object_format(object: &[u8]) -> InputFormat {
 
 /// Parses a profile from `reader`, decompressing gzip transparently. `origin` names the input
 /// in errors.
-pub fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
-    let mut reader = BufReader::with_capacity(1 << 16, reader);
+pub fn parse(mut reader: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
     let io = |e| ParseErrorKind::Io(e).at(origin, Span::None);
-    let head = reader.fill_buf().map_err(io)?;
-    if head.starts_with(&GZIP_MAGIC) {
-        let mut inner = BufReader::with_capacity(1 << 16, MultiGzDecoder::new(reader));
-        let format = match options.format {
-            Some(format) => format,
-            None => detect(inner.fill_buf().map_err(io)?, origin)?,
-        };
-        return parse_as(format, inner, origin, options);
+    let limit = options.max_input_size;
+    let over = AtomicBool::new(false);
+    let mut head = Vec::new();
+    (&mut reader).take(2).read_to_end(&mut head).map_err(io)?;
+    let gzip = head == GZIP_MAGIC;
+    let raw = Cursor::new(head).chain(reader);
+    let result = if gzip {
+        let decoded = MultiGzDecoder::new(BufReader::with_capacity(1 << 16, raw));
+        parse_decoded(Limited { inner: decoded, left: limit, over: &over }, origin, options)
+    } else {
+        parse_decoded(Limited { inner: raw, left: limit, over: &over }, origin, options)
+    };
+    // Whatever a reader made of the failed read (a tick log ends early on a damaged stream).
+    if over.load(Ordering::Relaxed) {
+        let what = if gzip { "the decompressed input" } else { "the input" };
+        return Err(ParseErrorKind::too_large_bytes(what, limit).at(origin, Span::None));
     }
+    result
+}
+
+/// How much of the input [`sniff`] is given: enough for a first folded line of a deep stack
+/// and for a trace's `traceEvents` key after its metadata.
+const SNIFF_BYTES: u64 = 64 << 10;
+
+/// Recognises the format of the (decompressed) input unless it is given, and parses it.
+fn parse_decoded(mut input: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
+    // Read the prefix in full: one read may return only a few bytes (a pipe, or a gzip
+    // member holding only the start of the file).
+    let mut prefix = Vec::new();
+    let error = (&mut input).take(SNIFF_BYTES).read_to_end(&mut prefix).err();
+    let error = match error {
+        // Readers judge an input that breaks off after some good bytes (a tick log keeps them).
+        Some(e) if prefix.is_empty() => return Err(ParseErrorKind::Io(e).at(origin, Span::None)),
+        other => other,
+    };
     let format = match options.format {
         Some(format) => format,
-        None => detect(head, origin)?,
+        None => detect(&prefix, origin)?,
     };
-    parse_as(format, reader, origin, options)
+    let rest = Deferred { error, inner: input };
+    parse_as(format, BufReader::with_capacity(1 << 16, Cursor::new(prefix).chain(rest)), origin, options)
+}
+
+/// A reader that first fails with `error`, if any, then reads `inner`.
+struct Deferred<R> {
+    error: Option<std::io::Error>,
+    inner: R,
+}
+
+impl<R: Read> Read for Deferred<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => self.inner.read(buf),
+        }
+    }
+}
+
+/// A reader that fails once more than `left` bytes come, and says so in `over` (a reader may
+/// treat the error as the end of a damaged input).
+struct Limited<'a, R> {
+    inner: R,
+    left: u64,
+    over: &'a AtomicBool,
+}
+
+impl<R: Read> Read for Limited<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // Up to one byte past the limit, to tell an input of exactly the limit from a longer one.
+        let room = usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX);
+        let len = buf.len().min(room);
+        let n = self.inner.read(&mut buf[..len])?;
+        if n as u64 > self.left {
+            self.left = 0;
+            self.over.store(true, Ordering::Relaxed);
+            return Err(std::io::Error::other("the input size limit is reached"));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
 }
 
 fn detect(head: &[u8], origin: &Origin) -> Result<InputFormat, ParseError> {

@@ -25,7 +25,7 @@ use cpuprof_model::{Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, Sou
 use pprof::protos::{Location, Message, Profile as Proto};
 use rustc_hash::FxHashMap;
 
-use crate::error::{Origin, ParseError, ParseErrorKind, Span};
+use crate::error::{thousands, Origin, ParseError, ParseErrorKind, Span};
 use crate::ParseOptions;
 
 /// Parses a pprof profile (already decompressed) from `reader`.
@@ -34,18 +34,190 @@ pub(crate) fn parse(
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
+    let limits = options.limits();
     let mut bytes = Vec::new();
-    reader.read_to_end(&mut bytes).map_err(|e| ParseErrorKind::Io(e).at(origin, Span::None))?;
+    // One byte past the limit tells a message that is too long from one that is just long enough.
+    (&mut reader)
+        .take(limits.pprof_message as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ParseErrorKind::Io(e).at(origin, Span::None))?;
+    if bytes.len() > limits.pprof_message {
+        return Err(
+            ParseErrorKind::too_large_bytes("the pprof message", limits.pprof_message as u64).at(origin, Span::None)
+        );
+    }
+    // prost decodes the whole message at once, and a byte or two of input can become a
+    // 24-byte string or a 100-byte sample: see what it would take first.
+    let decoded = DecodedSize::of(&bytes);
+    if decoded.bytes > limits.pprof_decoded {
+        let what = format!(
+            "the pprof message once decoded ({} strings, {} samples, {} locations, {} functions)",
+            thousands(decoded.strings),
+            thousands(decoded.samples),
+            thousands(decoded.locations),
+            thousands(decoded.functions)
+        );
+        return Err(ParseErrorKind::too_large_bytes(what, limits.pprof_decoded).at(origin, Span::None));
+    }
     let proto = Proto::decode(bytes.as_slice())
         .map_err(|e| ParseErrorKind::Pprof(format!("not a profile.proto message ({e})")).at(origin, Span::None))?;
     drop(bytes);
-    Reader { proto: &proto, origin }.read(options)
+    Reader { proto: &proto, origin, max_stacks: limits.stacks }.read(options)
+}
+
+/// What a `profile.proto` message takes once decoded by prost, found by walking its wire
+/// format (nothing is allocated): each repeated element costs its struct, and each string and
+/// each list inside a sample or location the heap block it gets. A message that is not valid
+/// is measured as far as it goes (decoding then reports what is wrong).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct DecodedSize {
+    pub(crate) bytes: u64,
+    pub(crate) strings: usize,
+    pub(crate) samples: usize,
+    pub(crate) locations: usize,
+    pub(crate) functions: usize,
+}
+
+impl DecodedSize {
+    pub(crate) fn of(message: &[u8]) -> DecodedSize {
+        use std::mem::size_of;
+        let mut size = DecodedSize::default();
+        let mut cost = |bytes: usize| size.bytes = size.bytes.saturating_add(bytes as u64);
+        let (mut strings, mut samples, mut locations, mut functions) = (0, 0, 0, 0);
+        for (field, value) in Fields(message) {
+            match (field, value) {
+                (1 | 11, _) => cost(size_of::<pprof::protos::ValueType>()),
+                (2, Value::Bytes(sample)) => {
+                    samples += 1;
+                    cost(size_of::<pprof::protos::Sample>());
+                    let (mut ids, mut values, mut labels) = (0, 0, 0);
+                    for (field, value) in Fields(sample) {
+                        match field {
+                            1 => ids += value.numbers(),
+                            2 => values += value.numbers(),
+                            3 => labels += 1,
+                            _ => {}
+                        }
+                    }
+                    cost(list_block(ids, 8) + list_block(values, 8));
+                    cost(list_block(labels, size_of::<pprof::protos::Label>()));
+                }
+                (3, _) => cost(size_of::<pprof::protos::Mapping>()),
+                (4, Value::Bytes(location)) => {
+                    locations += 1;
+                    cost(size_of::<Location>());
+                    let lines = Fields(location).filter(|(field, _)| *field == 4).count();
+                    cost(list_block(lines, size_of::<pprof::protos::Line>()));
+                }
+                (5, _) => {
+                    functions += 1;
+                    cost(size_of::<pprof::protos::Function>());
+                }
+                (6, Value::Bytes(text)) => {
+                    strings += 1;
+                    cost(size_of::<String>() + heap_block(text.len()));
+                }
+                (13, value) => cost(8 * value.numbers()),
+                _ => {}
+            }
+        }
+        DecodedSize { strings, samples, locations, functions, ..size }
+    }
+}
+
+/// The memory a heap block of `bytes` takes: none for nothing, else the allocator's header and
+/// rounding (16-byte steps, 32 bytes at least, as glibc's malloc).
+fn heap_block(bytes: usize) -> usize {
+    if bytes == 0 {
+        0
+    } else {
+        (bytes.saturating_add(8 + 15) & !15).max(32)
+    }
+}
+
+/// The heap block of a list of `n` elements of `size` bytes filled one at a time (its capacity
+/// doubles from 4).
+fn list_block(n: usize, size: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        heap_block(n.max(4).checked_next_power_of_two().unwrap_or(usize::MAX).saturating_mul(size))
+    }
+}
+
+/// A field's value on the wire.
+#[derive(Clone, Copy)]
+enum Value<'a> {
+    /// A varint or fixed-size number.
+    Number,
+    /// A length-delimited value: a message, a string or packed numbers.
+    Bytes(&'a [u8]),
+}
+
+impl Value<'_> {
+    /// How many numbers the value holds: one, or as many varints as are packed in it.
+    fn numbers(self) -> usize {
+        match self {
+            Value::Number => 1,
+            // Every varint ends in a byte below 0x80.
+            Value::Bytes(packed) => packed.iter().filter(|b| **b < 0x80).count(),
+        }
+    }
+}
+
+/// The fields of a protobuf message on the wire, as (field number, value); stops at anything
+/// malformed.
+struct Fields<'a>(&'a [u8]);
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = (u64, Value<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let key = varint(&mut self.0)?;
+        let value = match key & 7 {
+            0 => varint(&mut self.0).map(|_| Value::Number),
+            1 => self.0.get(8..).map(|rest| {
+                self.0 = rest;
+                Value::Number
+            }),
+            2 => {
+                let len = usize::try_from(varint(&mut self.0)?).ok()?;
+                let (bytes, rest) = (self.0.get(..len)?, self.0.get(len..)?);
+                self.0 = rest;
+                Some(Value::Bytes(bytes))
+            }
+            5 => self.0.get(4..).map(|rest| {
+                self.0 = rest;
+                Value::Number
+            }),
+            _ => None,
+        };
+        if value.is_none() {
+            self.0 = &[];
+        }
+        Some((key >> 3, value?))
+    }
+}
+
+/// Reads a varint off the front of `bytes`.
+fn varint(bytes: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for (i, b) in bytes.iter().take(10).enumerate() {
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if *b < 0x80 {
+            *bytes = &bytes[i + 1..];
+            return Some(value);
+        }
+    }
+    None
 }
 
 /// Looks things up in a decoded profile, with errors that say what is wrong.
 struct Reader<'a> {
     proto: &'a Proto,
     origin: &'a Origin,
+    /// How many distinct stacks the profile may have.
+    max_stacks: usize,
 }
 
 /// Units of time pprof files use, in ns.
@@ -278,7 +450,13 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
         }
         let mut stack = None;
         for (frame, _) in &frames {
-            stack = Some(self.b.stack(stack, *frame));
+            let next = self.b.stack(stack, *frame);
+            // Stacks are numbered from 0 as they are added.
+            if next.index() >= self.reader.max_stacks {
+                let kind = ParseErrorKind::too_many("the profile", self.reader.max_stacks, "distinct stacks");
+                return Err(kind.at(self.reader.origin, Span::None));
+            }
+            stack = Some(next);
         }
         self.frames = frames;
         Ok(stack)

@@ -45,13 +45,13 @@ impl Deltas {
     }
 
     /// Absolute times, starting from `start_ns`, saturating instead of overflowing.
-    fn times(&self, start_ns: i64) -> TimeIter<'_> {
+    pub(crate) fn times(&self, start_ns: i64) -> TimeIter<'_> {
         TimeIter { narrow: self.narrow.iter(), big: self.big.iter(), time: start_ns }
     }
 }
 
 /// Absolute sample times from [`Deltas`].
-struct TimeIter<'a> {
+pub(crate) struct TimeIter<'a> {
     narrow: std::slice::Iter<'a, i16>,
     big: std::slice::Iter<'a, i64>,
     time: i64,

@@ -24,13 +24,13 @@ use std::ops::Range;
 use cpuprof_model::{Profile, SourceFormat};
 use serde::Deserialize;
 
-use crate::error::{Origin, ParseError, ParseErrorKind, Span};
+use crate::error::{thousands, Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{describe, Number, Scanner};
 use crate::timeline::Deltas;
 use crate::v8_cpuprofile::{
     number_ns, relative_span, strip_position, Leaves, LossyStr, NodeSpec, RawCallFrame, Source, Timing, Tree,
 };
-use crate::ParseOptions;
+use crate::{Limits, ParseOptions};
 
 /// The category V8's profile events are recorded in.
 const CATEGORY: &str = "disabled-by-default-v8.cpu_profiler";
@@ -42,9 +42,9 @@ pub(crate) fn parse(
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
     let wanted = options.profile_id.as_deref().map(Wanted::parse);
-    let mut s = Scanner::new(reader, origin);
+    let mut s = Scanner::new(reader, origin, options.limits());
     s.skip_bom()?;
-    let mut events = Events { profiles: Vec::new(), wanted, buf: Vec::new(), count: 0 };
+    let mut events = Events { profiles: Vec::new(), wanted, buf: Vec::new(), count: 0, limits: options.limits() };
     match s.skip_ws()? {
         None => return Err(ParseErrorKind::Empty.at(origin, Span::None)),
         Some(b'[') => events.read_array(&mut s, true)?,
@@ -345,7 +345,11 @@ struct Events {
     buf: Vec<u8>,
     /// Events read.
     count: usize,
+    limits: Limits,
 }
+
+/// More CPU profiles than any real trace holds (one per thread that ran the profiler).
+const MAX_PROFILES: usize = 1024;
 
 impl Events {
     /// Reads the events array (the `[` is next). A bare array (`top_level`) may lack its `]`.
@@ -417,6 +421,9 @@ impl Events {
         let position = if let Some(p) = self.profiles.iter().position(|p| p.pid == pid && p.id == id) {
             p
         } else {
+            if self.profiles.len() == MAX_PROFILES {
+                return Err(ParseErrorKind::too_many("the trace", MAX_PROFILES, "CPU profiles").at(origin, span));
+            }
             let keep = self.wanted.as_ref().is_none_or(|w| w.matches(&pid, &id));
             self.profiles.push(TraceProfile {
                 pid,
@@ -489,6 +496,13 @@ impl Events {
             big: big_start..profile.deltas.big.len(),
             end_ns,
         });
+        let limits = &self.limits;
+        if profile.samples.len().max(profile.deltas.len()) > limits.samples {
+            return Err(at(ParseErrorKind::too_many("a CPU profile of the trace", limits.samples, "samples")));
+        }
+        if profile.nodes.len() > limits.nodes {
+            return Err(at(ParseErrorKind::too_many("a CPU profile of the trace", limits.nodes, "nodes")));
+        }
         Ok(())
     }
 
@@ -625,19 +639,6 @@ fn build(
     let timing = Timing { start_ns, end_ns, deltas: Some((p.deltas, span)) };
     let source = Source { format: SourceFormat::Trace, warnings };
     leaves.build(&tree, &timing, &source, origin, options)
-}
-
-/// `6484` → `6,484`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

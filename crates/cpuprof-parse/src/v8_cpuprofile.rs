@@ -129,7 +129,7 @@ fn unknown_position() -> i64 {
 
 /// Parses a `.cpuprofile` read from `reader`.
 pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
-    let mut scanner = Scanner::new(reader, origin);
+    let mut scanner = Scanner::new(reader, origin, options.limits());
     scanner.skip_bom()?;
     let mut doc = Document::default();
     match scanner.skip_ws()? {
@@ -450,7 +450,18 @@ fn build<N: NodeIndex>(
         interval
     };
     let duration = match (start_ns, end_ns) {
-        (Some(start), Some(end)) => Some(end.saturating_sub(start)),
+        (Some(start), Some(end)) if end >= start => Some(end - start),
+        // A header that ends before it starts, where DevTools subtracts anyway. The length is
+        // what the samples cover: from the start (or an earlier sample) to the end of the last
+        // one; without deltas they are spread over the header's span, start − end long.
+        (Some(start), Some(end)) => Some(match &times {
+            Times::Deltas { start_ns, deltas } => {
+                let (first, last) =
+                    deltas.times(*start_ns).fold((start, start), |(first, last), t| (first.min(t), last.max(t)));
+                last.saturating_add(interval).saturating_sub(first).max(0)
+            }
+            Times::Even { .. } => start - end,
+        }),
         _ => None,
     };
     b.timing(start_ns, duration, Some(interval));
@@ -535,6 +546,10 @@ impl Tree {
             let at = relative_span(span, e.line() as u64, e.column() as u64);
             ParseErrorKind::Json(format!("in `nodes`: {}", strip_position(&e))).at(origin, at)
         })?;
+        let limit = s.limits().nodes;
+        if parsed.len() > limit {
+            return Err(ParseErrorKind::too_many("`nodes`", limit, "nodes").at(origin, span));
+        }
         let mut tree = Tree::with_ids(parsed.iter().map(|p| p.id), parsed.len(), origin, span)?;
         for node in parsed {
             let mut children = Vec::with_capacity(node.children.len());
