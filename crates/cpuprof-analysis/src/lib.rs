@@ -19,8 +19,10 @@
 #![deny(missing_docs)]
 
 mod diff;
+mod duration;
 mod filter;
 mod fold;
+mod gate;
 mod keys;
 mod stats;
 mod top;
@@ -30,7 +32,9 @@ pub use diff::{
     compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Metric, Normalize,
     SideNumbers, SideTotals, Verdict,
 };
+pub use duration::parse_duration_ns;
 pub use filter::StackFilter;
 pub use fold::{escape as escape_frame, fold, FoldOptions, Folded, FoldedStack, FrameClass};
+pub use gate::{Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use keys::{package_of, GroupBy};
 pub use top::{top, Share, SortBy, Summary, TopOptions, TopReport, TopRow, Weight};

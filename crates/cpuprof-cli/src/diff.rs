@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use cpuprof_analysis::{
-    compared_unit, diff, fold, matched_file_names, DiffOptions, DiffReport, DiffRow, FoldOptions, Folded, GroupBy,
-    Metric, Normalize, Verdict, Weight,
+    compared_unit, diff, fold, matched_file_names, DiffOptions, DiffReport, FoldOptions, Folded, Gate, GateError,
+    GroupBy, Metric, Normalize, Rule, Weight,
 };
 use cpuprof_model::Profile;
 use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
@@ -26,39 +26,10 @@ impl std::fmt::Display for GateTripped {
 
 impl std::error::Error for GateTripped {}
 
-/// One `--fail-on` rule.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Threshold {
-    /// Share points.
-    Points(f64),
-    /// Relative growth, percent.
-    Percent(f64),
-    /// Time per run, ns.
-    Nanos(f64),
-}
-
-fn parse_rule(text: &str) -> Result<(Metric, Threshold)> {
-    let usage = || {
-        UsageError(format!("--fail-on {text}: expected METRIC:THRESHOLD such as self:+2pp, total:+20% or self:+5ms"))
-    };
-    let (metric, threshold) = text.split_once(':').ok_or_else(usage)?;
-    let metric = match metric {
-        "self" => Metric::SelfTime,
-        "total" => Metric::Total,
-        _ => return Err(usage().into()),
-    };
-    let threshold = threshold.strip_prefix('+').unwrap_or(threshold);
-    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
-    let threshold = if let Some(v) = threshold.strip_suffix("pp").and_then(number) {
-        Threshold::Points(v)
-    } else if let Some(v) = threshold.strip_suffix('%').and_then(number) {
-        Threshold::Percent(v)
-    } else if let Some(ns) = duration_ns(threshold) {
-        Threshold::Nanos(ns)
-    } else {
-        return Err(usage().into());
-    };
-    Ok((metric, threshold))
+/// The `--fail-on` rules, as a gate.
+fn parse_gate(rules: &[String]) -> Result<Gate> {
+    let rules = rules.iter().map(|text| text.parse::<Rule>().map_err(|e| UsageError(format!("--fail-on {e}"))));
+    Ok(Gate::new(rules.collect::<Result<Vec<_>, _>>()?))
 }
 
 /// A `--min-delta` as given.
@@ -92,26 +63,13 @@ fn duration_ns(text: &str) -> Option<f64> {
     crate::units::nanoseconds(text, false).map(|ns| ns as f64)
 }
 
-/// Whether `row` crosses `threshold` in `metric`.
-fn crosses(row: &DiffRow, metric: Metric, threshold: Threshold) -> bool {
-    let (pp, ratio, ns) = match metric {
-        Metric::SelfTime => (row.self_delta_pp(), row.self_ratio(), row.self_delta()),
-        Metric::Total => (row.total_delta_pp(), row.total_ratio(), row.total_delta()),
-    };
-    match threshold {
-        Threshold::Points(v) => pp >= v && pp > 0.0,
-        Threshold::Percent(v) => ratio.map_or(ns > 0.0, |r| (r - 1.0) * 100.0 >= v && r > 1.0),
-        Threshold::Nanos(v) => ns >= v && ns > 0.0,
-    }
-}
-
 pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let (base, new) = match (args.pair.as_slice(), args.base.is_empty(), args.new.is_empty()) {
         ([b, n], true, true) => (vec![b.clone()], vec![n.clone()]),
         ([], false, false) => (args.base.clone(), args.new.clone()),
         _ => return Err(UsageError("give BASE and NEW, or --base FILE… and --new FILE…".to_owned()).into()),
     };
-    let rules = args.fail_on.iter().map(|r| parse_rule(r)).collect::<Result<Vec<_>>>()?;
+    let gate = parse_gate(&args.fail_on)?;
     let normalize = match args.normalize {
         NormalizeArg::Time => Normalize::Time,
         NormalizeArg::Share => Normalize::Share,
@@ -130,7 +88,6 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     options.new_root.clone_from(&args.new_root);
 
     // Every input is parsed on its own thread.
-    // Tiers are always merged here: a function is compared whole.
     // Tiers are merged whatever the flag says: diff matches functions across them.
     // A side with its own source maps means both sides are mapped.
     let source_maps =
@@ -168,16 +125,8 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let base_refs: Vec<&Profile> = base_profiles.iter().collect();
     let new_refs: Vec<&Profile> = new_profiles.iter().collect();
     let unit = compared_unit(&base_refs, &new_refs);
-    if unit == Weight::Samples {
-        // Counts are compared, so a time means nothing.
-        let timed_rule = args.fail_on.iter().zip(&rules).find(|(_, (_, t))| matches!(t, Threshold::Nanos(_)));
-        if let Some((text, _)) = timed_rule {
-            return Err(UsageError(format!(
-                "--fail-on {text}: a profile has no times (folded stacks), so the comparison is by sample counts: give a share (pp) or a ratio (%)"
-            ))
-            .into());
-        }
-    }
+    // Counts are compared when a profile has no times, so a time means nothing.
+    gate.check_unit(unit).map_err(|e| UsageError(format!("--fail-on {e}")))?;
     options.min_delta = match (min_delta, unit) {
         (None, _) => 0.0,
         (Some(MinDelta::Points(v)), _) | (Some(MinDelta::Nanos(v)), Weight::Time) | (Some(MinDelta::Samples(v)), Weight::Samples) => v,
@@ -227,12 +176,15 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         ))
         .into());
     }
-    if !report.tested && !rules.is_empty() {
-        return Err(UsageError(
-            "--fail-on: a profile's weights are times without sample counts (folded stacks read with \
-             --folded-weight time), so no change can be tested for significance and the gate cannot decide"
-                .to_owned(),
-        )
+    if let Err(e) = gate.check(&report) {
+        return Err(UsageError(match e {
+            GateError::Untested => {
+                "--fail-on: a profile's weights are times without sample counts (folded stacks read with \
+                 --folded-weight time), so no change can be tested for significance and the gate cannot decide"
+                    .to_owned()
+            }
+            e => format!("--fail-on {e}"),
+        })
         .into());
     }
     for warning in &report.warnings {
@@ -259,36 +211,14 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         svg_output.write(&svg)?;
     }
 
-    // Significance is per metric: a rule on the other metric gets its own comparison.
-    let other = match metric {
-        Metric::SelfTime => Metric::Total,
-        Metric::Total => Metric::SelfTime,
-    };
-    let other_report = rules.iter().any(|(m, _)| *m == other).then(|| {
-        let mut other_options = options.clone();
-        other_options.metric = other;
-        diff(&base_refs, &new_refs, &other_options)
-    });
-    let mut crossed: Vec<String> = Vec::new();
-    for (rule_metric, report) in [(metric, Some(&report)), (other, other_report.as_ref())] {
-        let Some(report) = report else { continue };
-        for r in report.rows.iter().filter(|r| r.significant && matches!(r.verdict, Verdict::Hotter | Verdict::New)) {
-            let hits: Vec<&str> = args
-                .fail_on
-                .iter()
-                .zip(&rules)
-                .filter(|(_, (m, t))| *m == rule_metric && crosses(r, *m, *t))
-                .map(|(text, _)| text.as_str())
-                .collect();
-            if !hits.is_empty() {
-                crossed.push(format!(
-                    "{}, threshold {}",
-                    regression_text(r, rule_metric, report.unit),
-                    hits.join(", ")
-                ));
-            }
-        }
-    }
+    let crossed: Vec<String> = gate
+        .decide(&base_refs, &new_refs, &options, &report)?
+        .iter()
+        .map(|c| {
+            let rules: Vec<&str> = c.rules.iter().map(Rule::as_str).collect();
+            format!("{}, threshold {}", regression_text(&c.row, c.metric, report.unit), rules.join(", "))
+        })
+        .collect();
     if crossed.is_empty() {
         Ok(())
     } else {
@@ -341,19 +271,4 @@ fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, repo
     (if timed { "µs" } else { "samples" }).clone_into(&mut flame.sample_name);
     render_differential(&b, &n, base_scale, new_scale, &flame)
         .map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rules() {
-        assert_eq!(parse_rule("self:+2pp").unwrap(), (Metric::SelfTime, Threshold::Points(2.0)));
-        assert_eq!(parse_rule("total:+20%").unwrap(), (Metric::Total, Threshold::Percent(20.0)));
-        assert_eq!(parse_rule("self:5ms").unwrap(), (Metric::SelfTime, Threshold::Nanos(5e6)));
-        for bad in ["self", "cpu:+2pp", "self:+2", "self:-2pp", "total:+x%"] {
-            assert!(parse_rule(bad).is_err(), "{bad}");
-        }
-    }
 }
