@@ -102,6 +102,10 @@ fn the_gate_exits_3_on_a_regression_and_names_it() {
     // Bad rules are usage errors.
     let out = cpuprof().args(["diff", BASE[0], NEW[0], "--fail-on", "self:2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cpuprof: error: --fail-on self:2: expected METRIC:THRESHOLD such as self:+2pp, total:+20% or self:+5ms\n"
+    );
 }
 
 #[test]
@@ -208,7 +212,12 @@ fn profiles_without_times_are_compared_by_sample_counts() {
     // A time threshold means nothing here: a usage error, before any output.
     let out = cpuprof().args(["diff", base, new, "--fail-on", "self:+5ms"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stdout.is_empty() && String::from_utf8_lossy(&out.stderr).contains("sample counts"));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cpuprof: error: --fail-on self:+5ms: a profile has no times (folded stacks), so the comparison is by sample \
+         counts: give a share (pp) or a ratio (%)\n"
+    );
     let out = cpuprof().args(["diff", base, new, "--fail-on", "self:+10pp"]).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     let out = cpuprof().args(["diff", base, new, "--min-delta", "2ms"]).output().unwrap();
@@ -313,6 +322,15 @@ fn collapse_writes_counts_that_diff_can_test() {
     assert!(report["warnings"][0].as_str().unwrap().contains("without sample counts"), "{report}");
     let out = cpuprof().args(["diff", ns, ns, "--folded-weight", "time", "--fail-on", "self:+2pp"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with(
+            "cpuprof: error: --fail-on: a profile's weights are times without sample counts (folded stacks read with \
+             --folded-weight time), so no change can be tested"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
