@@ -1,6 +1,6 @@
 //! Every malformed file in `fixtures/bad/` gives its one-line message (the sibling
 //! `.err.txt`, checked by hand when written), exit code 1, and no output; nothing panics.
-//! `UPDATE_EXPECT=1` rewrites missing or changed messages (never set in CI).
+//! `CPUPROF_BLESS=1` rewrites missing or changed messages (never set in CI).
 
 mod common;
 
@@ -10,7 +10,7 @@ use common::{cpuprof, files, root};
 fn bad_fixtures_fail_with_their_message() {
     let bad = files("fixtures/bad", &[".cpuprofile", ".gz", ".log", ".folded", ".json", ".pb"]);
     assert!(bad.len() >= 15, "{bad:?}");
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let update = std::env::var_os("CPUPROF_BLESS").is_some();
     let mut failures = Vec::new();
     for input in &bad {
         let out = cpuprof().args(["top", input]).output().unwrap();
@@ -31,7 +31,7 @@ fn bad_fixtures_fail_with_their_message() {
             Ok(expected) if expected == stderr => {}
             _ if update => std::fs::write(&expected_path, &stderr).unwrap(),
             Ok(expected) => failures.push(format!("{input}:\n  expected {expected}  actual   {stderr}")),
-            Err(_) => failures.push(format!("{input}: no {input}.err.txt (UPDATE_EXPECT=1 writes it)")),
+            Err(_) => failures.push(format!("{input}: no {input}.err.txt (CPUPROF_BLESS=1 writes it)")),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

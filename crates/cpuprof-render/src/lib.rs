@@ -1,4 +1,6 @@
-//! Renderers: analysis results into bytes — tables, JSON, CSV and Markdown.
+//! Renderers: analysis results into bytes — [`reports`] (tables, JSON, CSV and Markdown, one
+//! module per format) — and profiles into other profile formats (writers: pprof, `.cpuprofile`,
+//! folded stacks, flame graphs).
 //!
 //! Depends on `cpuprof-model` and `cpuprof-analysis`. Everything is rendered into a `String`
 //! in full (the CLI writes it out atomically afterwards), with no terminal detection: output
@@ -11,91 +13,15 @@
 //! ```
 #![deny(missing_docs)]
 
-mod cpuprofile;
-mod csv_out;
-mod diff;
-mod flamegraph;
-mod json;
-mod markdown;
-mod pprof;
-mod table;
+pub mod reports;
 pub mod text;
 pub mod time;
+mod writers;
 
-use cpuprof_analysis::{GroupBy, TopReport, Weight};
-
-use cpuprof_model::Meta;
-pub use cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
-pub use diff::{regression_text, render_diff, DiffDocument};
-pub use flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
-pub use pprof::render_pprof;
-
-/// Output formats of tabular commands.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[non_exhaustive]
-pub enum Format {
-    /// An aligned text table with a summary line.
-    #[default]
-    Table,
-    /// JSON (a documented, stable schema).
-    Json,
-    /// CSV with a header row.
-    Csv,
-    /// A Markdown table, e.g. for a pull-request comment.
-    Markdown,
-}
-
-/// A top report with what is needed to present it.
-#[derive(Clone, Copy, Debug)]
-pub struct TopDocument<'a> {
-    /// The input as the user named it.
-    pub source: &'a str,
-    /// Facts about the recording.
-    pub meta: &'a Meta,
-    /// The numbers.
-    pub report: &'a TopReport,
-    /// What the rows stand for.
-    pub by: GroupBy,
-    /// How many rows to show (`None`: all).
-    pub limit: Option<usize>,
-}
-
-impl TopDocument<'_> {
-    fn rows(&self) -> &[cpuprof_analysis::TopRow] {
-        let rows = &self.report.rows;
-        &rows[..self.limit.unwrap_or(rows.len()).min(rows.len())]
-    }
-
-    fn unit(&self) -> &'static str {
-        match self.report.unit {
-            Weight::Samples => "samples",
-            _ => "ns",
-        }
-    }
-
-    fn pct(&self, value: i64) -> f64 {
-        if self.report.total == 0 {
-            0.0
-        } else {
-            100.0 * value as f64 / self.report.total as f64
-        }
-    }
-
-    fn by_group(&self) -> bool {
-        matches!(self.by, GroupBy::File | GroupBy::Package)
-    }
-}
-
-/// Renders `doc` in `format`.
-pub fn render_top(doc: &TopDocument<'_>, format: Format) -> String {
-    match format {
-        Format::Table => table::top(doc),
-        Format::Json => json::top(doc),
-        Format::Csv => csv_out::top(doc),
-        Format::Markdown => markdown::top(doc),
-    }
-}
+pub use reports::{regression_text, render_diff, render_top, DiffDocument, Format, TopDocument};
+pub use writers::cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
+pub use writers::flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
+pub use writers::pprof::render_pprof;
 
 /// `bytes` gzipped with no name and mtime 0 in the header, so the same input gives the same file.
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {

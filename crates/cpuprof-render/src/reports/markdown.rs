@@ -1,9 +1,10 @@
-use cpuprof_analysis::Weight;
+//! Markdown tables (a pull-request comment): `top` and `diff`.
 
-use crate::table::{header, location};
+use std::fmt::Write as _;
+
+use super::words::{delta_text, diff_location, diff_summary, header, pcts, top_amount, top_location, verdict_text};
+use super::{DiffDocument, TopDocument};
 use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
-use crate::time::format_ns;
-use crate::TopDocument;
 
 /// Text safe inside a GFM table cell: ASCII punctuation backslash-escaped (so `|`, `*`,
 /// `` ` ``, `<`, `[` … are literal), controls and bidi characters shown as escapes.
@@ -40,12 +41,9 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
     }
     let what = if doc.by_group() { "name" } else { "function" };
     out.push_str(&format!("| self | self% | total | total% | {what} | location |\n|---:|---:|---:|---:|---|---|\n"));
-    let amount = |v: i64| match doc.report.unit {
-        Weight::Samples => v.to_string(),
-        _ => format_ns(v),
-    };
+    let amount = |v: i64| top_amount(doc, v);
     for r in doc.rows() {
-        let loc = if doc.by_group() { String::new() } else { location(r) };
+        let loc = if doc.by_group() { String::new() } else { top_location(r) };
         out.push_str(&format!(
             "| {} | {:.1}% | {} | {:.1}% | {} | {} |\n",
             amount(r.self_weight),
@@ -55,6 +53,31 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             escape(&truncate(&r.name, 120)),
             escape(display_file(&loc)),
         ));
+    }
+    out
+}
+
+pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
+    // The summary and the numbers are cpuprof's own text; names and files are escaped.
+    let mut out = format!("**cpuprof diff**: {}\n\n", diff_summary(doc));
+    for warning in &doc.report.warnings {
+        let _ = writeln!(out, "> **Warning:** {}\n", escape(warning));
+    }
+    if doc.rows.is_empty() {
+        out.push_str("No functions to compare.\n");
+        return out;
+    }
+    out.push_str("| function | location | base % | new % | Δ | verdict |\n|---|---|---:|---:|---:|---|\n");
+    for row in doc.rows {
+        let (b, n) = pcts(doc, row);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {b:.2}% | {n:.2}% | {} | {} |",
+            escape(&truncate(&row.name, 120)),
+            escape(&diff_location(row)),
+            delta_text(doc, row),
+            verdict_text(row),
+        );
     }
     out
 }

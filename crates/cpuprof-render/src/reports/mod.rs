@@ -1,0 +1,106 @@
+//! Reports: analysis results for people and scripts, one module per format (as hyperfine's
+//! exporters), each covering every report (`top` and `diff`); [`words`] holds the wording
+//! they share.
+
+mod csv;
+mod json;
+mod markdown;
+mod table;
+mod words;
+
+use cpuprof_analysis::{DiffReport, DiffRow, GroupBy, TopReport, Weight};
+use cpuprof_model::Meta;
+
+pub use words::regression_text;
+
+/// Output formats of tabular commands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[non_exhaustive]
+pub enum Format {
+    /// An aligned text table with a summary line.
+    #[default]
+    Table,
+    /// JSON (a documented, stable schema).
+    Json,
+    /// CSV with a header row.
+    Csv,
+    /// A Markdown table, e.g. for a pull-request comment.
+    Markdown,
+}
+
+/// A top report with what is needed to present it.
+#[derive(Clone, Copy, Debug)]
+pub struct TopDocument<'a> {
+    /// The input as the user named it.
+    pub source: &'a str,
+    /// Facts about the recording.
+    pub meta: &'a Meta,
+    /// The numbers.
+    pub report: &'a TopReport,
+    /// What the rows stand for.
+    pub by: GroupBy,
+    /// How many rows to show (`None`: all).
+    pub limit: Option<usize>,
+}
+
+impl TopDocument<'_> {
+    pub(crate) fn rows(&self) -> &[cpuprof_analysis::TopRow] {
+        let rows = &self.report.rows;
+        &rows[..self.limit.unwrap_or(rows.len()).min(rows.len())]
+    }
+
+    pub(crate) fn unit(&self) -> &'static str {
+        match self.report.unit {
+            Weight::Samples => "samples",
+            _ => "ns",
+        }
+    }
+
+    pub(crate) fn pct(&self, value: i64) -> f64 {
+        if self.report.total == 0 {
+            0.0
+        } else {
+            100.0 * value as f64 / self.report.total as f64
+        }
+    }
+
+    pub(crate) fn by_group(&self) -> bool {
+        matches!(self.by, GroupBy::File | GroupBy::Package)
+    }
+}
+
+/// Renders `doc` in `format`.
+pub fn render_top(doc: &TopDocument<'_>, format: Format) -> String {
+    match format {
+        Format::Table => table::top(doc),
+        Format::Json => json::top(doc),
+        Format::Csv => csv::top(doc),
+        Format::Markdown => markdown::top(doc),
+    }
+}
+
+/// Renders `doc` in `format`.
+pub fn render_diff(doc: &DiffDocument<'_>, format: Format) -> String {
+    match format {
+        Format::Table => table::diff(doc),
+        Format::Json => json::diff(doc),
+        Format::Csv => csv::diff(doc),
+        Format::Markdown => markdown::diff(doc),
+    }
+}
+
+/// A diff report with what is needed to present it.
+#[derive(Clone, Copy, Debug)]
+pub struct DiffDocument<'a> {
+    /// The base inputs as named.
+    pub base_sources: &'a [String],
+    /// The new inputs as named.
+    pub new_sources: &'a [String],
+    /// The numbers.
+    pub report: &'a DiffReport,
+    /// The rows to show (after `-n`), in rank order.
+    pub rows: &'a [DiffRow],
+    /// Colour the table's changes (red hotter, green cooler): only for a terminal.
+    pub color: bool,
+}

@@ -1,0 +1,218 @@
+//! Wording that several report formats share: amounts, locations, summaries.
+
+use std::fmt::Write as _;
+
+use cpuprof_analysis::{DiffRow, Metric, Normalize, Share, Summary, TopRow, Verdict, Weight};
+use cpuprof_model::SourceFormat;
+
+use super::{DiffDocument, TopDocument};
+use crate::text::{display_file, visible};
+use crate::time::format_ns;
+
+/// A top amount: a time, or a number of samples.
+pub(crate) fn top_amount(doc: &TopDocument<'_>, value: i64) -> String {
+    match doc.report.unit {
+        Weight::Samples => value.to_string(),
+        _ => format_ns(value),
+    }
+}
+
+/// `file:line:column` as far as known.
+pub(crate) fn top_location(row: &TopRow) -> String {
+    let mut s = row.file.as_deref().map(display_file).unwrap_or_default().to_owned();
+    if let Some(line) = row.line {
+        s.push_str(&format!(":{line}"));
+        if let Some(column) = row.column {
+            s.push_str(&format!(":{column}"));
+        }
+    }
+    s
+}
+
+/// `app.cpuprofile · cpuprofile · 1.02 s · 952 samples · mean interval 1.07 ms · idle 3.1% · GC 1.2% · program 0.8%`;
+/// for tick logs a second line says where the ticks went, as `node --prof-process` does.
+pub(crate) fn header(doc: &TopDocument<'_>) -> String {
+    let meta = doc.meta;
+    let s = &doc.report.summary;
+    let ticklog = meta.format == SourceFormat::TickLog;
+    let mut parts = vec![visible(doc.source), meta.format.as_str().to_owned()];
+    if let Some(d) = meta.duration_ns {
+        parts.push(format_ns(d));
+    }
+    parts.push(format!("{} {}", s.all.samples, if ticklog { "ticks" } else { "samples" }));
+    if let Some(i) = meta.interval_ns {
+        parts.push(format!("{} {}", if ticklog { "interval" } else { "mean interval" }, format_ns(i)));
+    }
+    let share = |v: Share| if s.all.weight == 0 { 0.0 } else { 100.0 * v.weight as f64 / s.all.weight as f64 };
+    if !ticklog {
+        parts.push(format!("idle {:.1}%", share(s.idle)));
+        parts.push(format!("GC {:.1}%", share(s.gc)));
+        parts.push(format!("program {:.1}%", share(s.program)));
+    }
+    let mut line = parts.join(" · ");
+    if doc.report.unit == Weight::Samples {
+        line.push_str(" · weight: samples");
+    }
+    if ticklog {
+        line.push('\n');
+        line.push_str(&tick_summary(s));
+    }
+    line
+}
+
+/// `JavaScript 12 (2.0%) · C++ 590 (96.1%) · GC 1 (0.2%) · shared libraries 6 (1.0%) · unaccounted 5 (0.8%)`
+pub(crate) fn tick_summary(s: &Summary) -> String {
+    let parts: Vec<String> = summary_parts(s)
+        .iter()
+        .map(|(label, _, share)| format!("{label} {} ({:.1}%)", share.samples, pct_of(share.samples, s.all.samples)))
+        .collect();
+    format!("ticks: {}", parts.join(" · "))
+}
+
+/// The categories of a tick summary: display label, JSON key, share.
+pub(crate) fn summary_parts(s: &Summary) -> [(&'static str, &'static str, Share); 6] {
+    [
+        ("JavaScript", "javascript", s.javascript),
+        ("C++", "cpp", s.cpp),
+        ("GC", "gc", s.gc),
+        ("shared libraries", "shared_libraries", s.shared_lib),
+        ("unaccounted", "unaccounted", s.unaccounted),
+        ("idle", "idle", s.idle),
+    ]
+}
+
+/// `part` as a percentage of `whole` (0 for an empty whole).
+pub(crate) fn pct_of(part: i64, whole: i64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// An amount of the report's unit: a time, or a number of samples (per run: maybe fractional).
+pub(crate) fn amount(v: f64, unit: Weight) -> String {
+    match unit {
+        Weight::Samples if (v - v.round()).abs() < 1e-9 => format!("{v:.0} samples"),
+        Weight::Samples => format!("{v:.2} samples"),
+        _ => format_ns(v.round() as i64),
+    }
+}
+
+/// The unit as JSON and CSV name it.
+pub(crate) fn unit_name(unit: Weight) -> &'static str {
+    if unit == Weight::Samples {
+        "samples"
+    } else {
+        "ns"
+    }
+}
+
+pub(crate) fn signed_amount(v: f64, unit: Weight) -> String {
+    let sign = if v > 0.0 {
+        "+"
+    } else if v < 0.0 {
+        "−"
+    } else {
+        "±"
+    };
+    format!("{sign}{}", amount(v.abs(), unit))
+}
+
+pub(crate) fn signed_pp(v: f64) -> String {
+    format!("{}{:.2}pp", if v >= 0.0 { "+" } else { "−" }, v.abs())
+}
+
+/// The change as the normalization reads it, and the other one beside it.
+pub(crate) fn delta_text(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
+    let (ns, pp) = match doc.report.metric {
+        Metric::SelfTime => (row.self_delta(), row.self_delta_pp()),
+        Metric::Total => (row.total_delta(), row.total_delta_pp()),
+    };
+    match doc.report.normalize {
+        Normalize::Time => format!("{} ({})", signed_amount(ns, doc.report.unit), signed_pp(pp)),
+        Normalize::Share => format!("{} ({})", signed_pp(pp), signed_amount(ns, doc.report.unit)),
+    }
+}
+
+pub(crate) fn ratio_text(row: &DiffRow, metric: Metric) -> String {
+    let ratio = match metric {
+        Metric::SelfTime => row.self_ratio(),
+        Metric::Total => row.total_ratio(),
+    };
+    match (ratio, row.verdict) {
+        (_, Verdict::New) => "new".to_owned(),
+        (_, Verdict::Gone) => "gone".to_owned(),
+        (Some(r), _) => format!("{r:.2}×"),
+        (None, _) => "–".to_owned(),
+    }
+}
+
+pub(crate) fn pcts(doc: &DiffDocument<'_>, row: &DiffRow) -> (f64, f64) {
+    match doc.report.metric {
+        Metric::SelfTime => (row.base.self_pct, row.new.self_pct),
+        Metric::Total => (row.base.total_pct, row.new.total_pct),
+    }
+}
+
+pub(crate) fn diff_location(row: &DiffRow) -> String {
+    let mut s = row.file.as_deref().map(display_file).unwrap_or_default().to_owned();
+    if let Some(line) = row.line {
+        let _ = write!(s, ":{line}");
+    }
+    s
+}
+
+pub(crate) fn verdict_text(row: &DiffRow) -> String {
+    let v = row.verdict.as_str();
+    if row.significant || row.verdict == Verdict::Unchanged {
+        v.to_owned()
+    } else {
+        format!("{v} (not significant)")
+    }
+}
+
+/// One regression, for the gate's message: `roundMoney (app/money.js:5) self +12.4 ms/run
+/// (+3.10pp, 1.32×)`, the change in `metric` per run with its share and ratio. Names are
+/// escaped: the message goes to stderr, where a raw line break could start a CI command.
+pub fn regression_text(row: &DiffRow, metric: Metric, unit: Weight) -> String {
+    let (delta, pp, name) = match metric {
+        Metric::SelfTime => (row.self_delta(), row.self_delta_pp(), "self"),
+        Metric::Total => (row.total_delta(), row.total_delta_pp(), "total"),
+    };
+    let location = diff_location(row);
+    let place = if location.is_empty() { String::new() } else { format!(" ({})", visible(&location)) };
+    let ratio = ratio_text(row, metric);
+    format!("{}{place} {name} {}/run ({}, {ratio})", visible(&row.name), signed_amount(delta, unit), signed_pp(pp))
+}
+
+/// `3 functions got hotter, 1 cooler, 1 new, 1 gone (…)`.
+pub(crate) fn diff_summary(doc: &DiffDocument<'_>) -> String {
+    let count = |v: Verdict| doc.report.rows.iter().filter(|r| r.verdict == v && r.significant).count();
+    let r = doc.report;
+    let what = if r.unit == Weight::Samples { "samples" } else { "time" };
+    let normalize = match r.normalize {
+        Normalize::Time => format!("{what} per run"),
+        Normalize::Share => format!("share of busy {what}"),
+    };
+    let metric = match r.metric {
+        Metric::SelfTime => "self",
+        Metric::Total => "total",
+    };
+    let significance = if r.tested {
+        "significant at a 5% false discovery rate"
+    } else {
+        "not tested for significance: the weights are times without sample counts"
+    };
+    format!(
+        "{} hotter, {} new, {} cooler, {} gone ({metric} {what}, compared by {normalize}; base: {} run(s), {} busy per run; new: {} run(s), {} busy per run; {significance})",
+        count(Verdict::Hotter),
+        count(Verdict::New),
+        count(Verdict::Cooler),
+        count(Verdict::Gone),
+        r.base.runs,
+        amount(r.base.busy_ns, r.unit),
+        r.new.runs,
+        amount(r.new.busy_ns, r.unit),
+    )
+}
