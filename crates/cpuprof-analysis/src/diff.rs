@@ -60,7 +60,7 @@ pub struct DiffOptions {
     pub normalize: Normalize,
     /// Default is [`Metric::SelfTime`].
     pub metric: Metric,
-    /// False discovery rate over all functions. Default is 0.05.
+    /// False discovery rate over all functions. Default is [`crate::defaults::ALPHA`] (0.05).
     pub alpha: f64,
     /// Which samples count. Default: all but `(idle)`.
     pub filter: StackFilter,
@@ -77,7 +77,7 @@ pub struct DiffOptions {
 
 impl Default for DiffOptions {
     fn default() -> Self {
-        Self::new(Normalize::Time, Metric::SelfTime, 0.05, StackFilter::default())
+        Self::new(Normalize::Time, Metric::SelfTime, crate::defaults::ALPHA, StackFilter::default())
     }
 }
 

@@ -344,7 +344,7 @@ mod tests {
         new: &[&Profile],
         normalize: Normalize,
     ) -> Result<Vec<Crossing>, GateError> {
-        let options = DiffOptions::new(normalize, Metric::SelfTime, 0.05, StackFilter::default());
+        let options = DiffOptions::new(normalize, Metric::SelfTime, crate::defaults::ALPHA, StackFilter::default());
         let report = diff(base, new, &options);
         gate.decide(base, new, &options, &report)
     }

@@ -18,6 +18,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod defaults;
 mod diff;
 mod duration;
 mod filter;

@@ -299,11 +299,11 @@ pub(crate) struct FlamegraphArgs {
     pub(crate) title: Option<String>,
 
     /// Width of the image in pixels
-    #[arg(long, value_name = "PIXELS", default_value_t = 1200, value_parser = clap::value_parser!(u64).range(100..=100_000))]
+    #[arg(long, value_name = "PIXELS", default_value_t = cpuprof_render::defaults::FLAME_WIDTH as u64, value_parser = clap::value_parser!(u64).range(100..=100_000))]
     pub(crate) width: u64,
 
     /// Leave out frames narrower than this percentage of the whole graph
-    #[arg(long, value_name = "PERCENT", default_value_t = 0.1, value_parser = percent)]
+    #[arg(long, value_name = "PERCENT", default_value_t = cpuprof_render::defaults::FLAME_MIN_WIDTH, value_parser = percent)]
     pub(crate) min_width: f64,
 
     /// An icicle graph: roots at the top, growing down

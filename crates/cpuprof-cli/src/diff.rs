@@ -83,7 +83,8 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let input_paths: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     let output = Output::new(args.output.output.as_deref(), &input_paths)?;
     let svg_output = args.flamegraph.as_deref().map(|svg| Output::new(Some(svg), &input_paths)).transpose()?;
-    let mut options = DiffOptions::new(normalize, metric, 0.05, stack_filter(&args.filter)?);
+    let mut options =
+        DiffOptions::new(normalize, metric, cpuprof_analysis::defaults::ALPHA, stack_filter(&args.filter)?);
     options.base_root.clone_from(&args.base_root);
     options.new_root.clone_from(&args.new_root);
 

@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 mod builder;
+pub mod defaults;
 mod ids;
 mod merge;
 mod strings;

@@ -447,7 +447,8 @@ impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
     /// samples of at most ±2^25 ns each cannot leave ±2^63), one `(program)` node compared.
     #[inline]
     fn push_run<N: NodeIndex>(&mut self, nodes: &[N], deltas: &[i16], t: i64, limit: i64) -> (usize, i64) {
-        const SAFE: std::ops::Range<i64> = -(1 << 62)..1 << 62;
+        const SAFE: std::ops::Range<i64> =
+            -cpuprof_model::defaults::TIME_LIMIT_NS..cpuprof_model::defaults::TIME_LIMIT_NS;
         let (mut node, mut pt) = self.pending;
         let program = match self.roles.programs {
             _ if !self.fixes => u32::MAX,

@@ -486,7 +486,7 @@ fn number_text(number: Number) -> String {
 
 /// µs (integer or fractional) → ns, rejecting values beyond ±2^62 ns (~146 years).
 pub(crate) fn number_ns(number: Number) -> Option<i64> {
-    const LIMIT: i64 = 1 << 62;
+    const LIMIT: i64 = cpuprof_model::defaults::TIME_LIMIT_NS;
     let ns = match number {
         Number::Int(i) => i.checked_mul(1000)?,
         Number::Float(f) => {

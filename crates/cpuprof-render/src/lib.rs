@@ -13,6 +13,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod defaults;
 pub mod reports;
 pub mod text;
 pub mod time;

@@ -41,7 +41,7 @@ const CHUNK: usize = if cfg!(test) { 1 << 16 } else { 8 << 20 };
 /// A line longer than this is not a tick log line.
 const MAX_LINE: usize = if cfg!(test) { 1 << 20 } else { 64 << 20 };
 /// V8's sampling interval when the log does not say (`--prof-sampling-interval` default).
-const DEFAULT_INTERVAL_US: i64 = 1000;
+const DEFAULT_INTERVAL_US: i64 = cpuprof_model::defaults::V8_SAMPLING_INTERVAL_NS / 1000;
 /// Raw stack keys kept for reuse before the cache starts over (in 8-byte words).
 const CACHE_WORDS: usize = 16 << 20;
 

@@ -200,9 +200,9 @@ pub(crate) fn diff_summary(doc: &DiffDocument<'_>) -> String {
         Metric::Total => "total",
     };
     let significance = if r.tested {
-        "significant at a 5% false discovery rate"
+        format!("significant at a {}% false discovery rate", cpuprof_analysis::defaults::ALPHA * 100.0)
     } else {
-        "not tested for significance: the weights are times without sample counts"
+        "not tested for significance: the weights are times without sample counts".to_owned()
     };
     format!(
         "{} hotter, {} new, {} cooler, {} gone ({metric} {what}, compared by {normalize}; base: {} run(s), {} busy per run; new: {} run(s), {} busy per run; {significance})",

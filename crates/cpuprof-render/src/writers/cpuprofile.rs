@@ -32,7 +32,7 @@ pub struct CpuProfileOutput {
 
 /// The time one sample stands for when a profile has counts but no times: the period the
 /// profile states, else V8's default sampling interval.
-const DEFAULT_INTERVAL_NS: i64 = 1_000_000;
+const DEFAULT_INTERVAL_NS: i64 = cpuprof_model::defaults::V8_SAMPLING_INTERVAL_NS;
 
 /// Renders `profile` as `.cpuprofile` JSON.
 ///
@@ -58,7 +58,7 @@ pub fn render_cpuprofile(profile: &Profile) -> Result<CpuProfileOutput, String> 
 /// Times beyond ±2^62 ns (146 years) are not read back (by cpuprof; DevTools computes in
 /// doubles and loses precision long before), so none is written: the samples may last a
 /// quarter of that, the recording may start a quarter of that before them.
-const TIME_LIMIT_NS: i64 = 1 << 62;
+const TIME_LIMIT_NS: i64 = cpuprof_model::defaults::TIME_LIMIT_NS;
 
 /// The most samples a written `.cpuprofile` may hold: about 500 MB of JSON, as much as node
 /// and DevTools can read (V8 strings stop at 2^29 - 24 characters).

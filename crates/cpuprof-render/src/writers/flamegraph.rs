@@ -24,10 +24,12 @@ pub struct FlameOptions {
     pub title: String,
     /// The line under it: what shaped the graph.
     pub subtitle: String,
-    /// Width in pixels. Default is `None`: inferno's 1200.
+    /// Width in pixels ([`crate::defaults::FLAME_WIDTH`] for cpuprof's flame graphs). Default is
+    /// `None`: fluid, scaled to the window (laid out at inferno's 1200).
     pub width: Option<usize>,
-    /// Frames narrower than this percentage of the whole graph are left out. Default:
-    /// inferno's 0.1.
+    /// Frames narrower than this percentage of the whole graph are left out
+    /// ([`crate::defaults::FLAME_MIN_WIDTH`] for cpuprof's flame graphs). Default is `None`:
+    /// inferno's 0.01.
     pub min_width: Option<f64>,
     /// Icicle graph: roots at the top.
     pub inverted: bool,
