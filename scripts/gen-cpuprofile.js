@@ -2,7 +2,7 @@
 // Generates a large synthetic V8 `.cpuprofile` shaped like the ones `node --cpu-prof` writes (node 20):
 // one line of JSON, keys `nodes, startTime, endTime, samples, timeDeltas`, node keys
 // `id, callFrame{functionName, scriptId, url, lineNumber, columnNumber}, hitCount, [children], [positionTicks]`.
-// See shared/reference/v8-cpuprofile-format.md for what real files contain.
+// See fixtures/oracle/SPEC.md and the DevTools protocol's `Profiler.Profile` type for what the fields mean.
 //
 //   node scripts/gen-cpuprofile.js --out FILE [--size-mb 500] [--seed 42]
 //

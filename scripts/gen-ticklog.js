@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Generates a large synthetic V8 tick log shaped like the ones `node --prof` writes (node 20, V8 11.3), for
-// benchmarking tick-log readers. `node --prof-process` accepts the output. See
-// shared/reference/v8-ticklog-format.md for the format and for how the tick processor reads it.
+// benchmarking tick-log readers. `node --prof-process` accepts the output. V8 writes the format in
+// src/logging/log.cc and reads it in tools/tickprocessor.mjs; fixtures/oracle/SPEC.md says what cpuprof reads.
 //
 //   node scripts/gen-ticklog.js --size 1G --seed 1 -o /tmp/big.log [--header LOG] [--functions 3000]
 //

@@ -1,7 +1,8 @@
 //! Parsers: the bytes of a profile file into a [`cpuprof_model::Profile`].
 //!
-//! Depends only on `cpuprof-model`. Inputs are untrusted: every problem is a [`ParseError`]
-//! naming the input, the position (line:column for text) and what was expected; nothing here
+//! Depends on `cpuprof-model` and `cpuprof-symbols` (ELF symbols for tick logs). Inputs are
+//! untrusted: every problem is a [`ParseError`] naming the input, the position (line:column for
+//! text) and what was expected; nothing here
 //! panics on input, recurses over input trees or allocates from a number in the file.
 //! gzip-compressed input is recognized by its magic bytes and decompressed while reading.
 //!

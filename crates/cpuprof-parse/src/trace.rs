@@ -1,6 +1,7 @@
 //! Chrome trace events holding V8 CPU profiles: node's `--trace-event-categories
 //! disabled-by-default-v8.cpu_profiler`, DevTools' Performance panel ("Save trace"), CDP
-//! `Tracing`. See `../shared/reference/v8-cpuprofile-format.md` §6.
+//! `Tracing`: `Profile` and `ProfileChunk` events, as V8's `CpuProfile::StreamPendingTraceEvents`
+//! writes them.
 //!
 //! Both forms are read: `{"traceEvents":[…], …}` (other keys in any order, skipped) and a bare
 //! array `[…]` (whose closing `]` may be missing, as the trace-event format allows for files of

@@ -1,5 +1,6 @@
 //! V8 `.cpuprofile` JSON: `node --cpu-prof`, the inspector's `Profiler.stop`, DevTools
-//! "Save profile". See `../shared/reference/v8-cpuprofile-format.md` for what real files hold.
+//! "Save profile": the DevTools protocol's `Profiler.Profile`. `fixtures/oracle/SPEC.md` says how
+//! time is attributed, `fixtures/edge/` holds the unusual shapes real files rarely have.
 //!
 //! The top level is read by [`Scanner`]: `nodes` is captured and deserialized into typed,
 //! borrowed structs; `samples` and `timeDeltas` (nearly all the bytes) are read by the
