@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cap::Cap;
-use cpuprof_analysis::{fold, top, FoldOptions, GroupBy, SortBy, StackFilter, TopOptions, Weight};
+use cpuprof_analysis::{fold, top, FoldOptions, GroupBy, Metric, StackFilter, TopOptions, Weight};
 use cpuprof_model::{Profile, ValueUnit};
 use cpuprof_parse::{parse, InputFormat, Origin, ParseOptions};
 use cpuprof_render::{render_collapsed, render_cpuprofile, render_pprof, render_top, Format, TopDocument};
@@ -310,7 +310,7 @@ fn exercise(profile: &Profile) {
         (GroupBy::Line, Weight::Samples, &[Format::Json]),
     ] {
         let filter = StackFilter { include_idle: true, ..StackFilter::default() };
-        let report = top(profile, &TopOptions::new(by, weight, SortBy::SelfWeight, filter));
+        let report = top(profile, &TopOptions::new(by, weight, Metric::SelfTime, filter));
         let doc = TopDocument { source: "case", meta: &profile.meta, report: &report, by, limit: Some(20) };
         for format in formats {
             let _ = render_top(&doc, *format);

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use cpuprof_analysis::{top, GroupBy, SortBy, StackFilter, TopOptions, Weight};
+use cpuprof_analysis::{top, GroupBy, Metric, StackFilter, TopOptions, Weight};
 use cpuprof_parse::{parse, Origin, ParseOptions};
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -17,7 +17,7 @@ fn bench_top(c: &mut Criterion) {
     let profile = parse(file, &Origin(path.display().to_string()), &ParseOptions::default()).expect("valid input");
     let mut group = c.benchmark_group("top");
     for (name, by) in [("function", GroupBy::Function), ("package", GroupBy::Package), ("line", GroupBy::Line)] {
-        let options = TopOptions::new(by, Weight::Time, SortBy::SelfWeight, StackFilter::default());
+        let options = TopOptions::new(by, Weight::Time, Metric::SelfTime, StackFilter::default());
         group.bench_function(name, |b| b.iter(|| top(black_box(&profile), &options)));
     }
     group.finish();

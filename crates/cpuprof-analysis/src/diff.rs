@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 use crate::filter::StackFilter;
 use crate::keys::GroupBy;
 use crate::stats::{benjamini_hochberg, binomial_p, overdispersion, quasi_binomial_p};
-use crate::top::{top, SortBy, TopOptions, Weight};
+use crate::top::{top, Metric, TopOptions, Weight};
 
 /// What "the same" means between the two sides.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,16 +40,6 @@ pub enum Normalize {
     Time,
     /// Share of busy time: for fixed-duration profiles (30 s of production load).
     Share,
-}
-
-/// Which measure ranks and decides.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Metric {
-    /// Self time. The default.
-    #[default]
-    SelfTime,
-    /// Total (inclusive) time.
-    Total,
 }
 
 /// Options of [`diff`].
@@ -119,10 +109,11 @@ impl Verdict {
 /// One side's numbers for one function.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SideNumbers {
-    /// Self time per run, ns (mean over the runs).
-    pub self_ns: f64,
-    /// Total time per run, ns.
-    pub total_ns: f64,
+    /// Self weight per run (mean over the runs), in the report's [`DiffReport::unit`]: ns, or
+    /// sample counts when a profile has no times.
+    pub self_per_run: f64,
+    /// Total weight per run, in the report's unit.
+    pub total_per_run: f64,
     /// Self samples, all runs.
     pub self_samples: i64,
     /// Total samples, all runs.
@@ -160,24 +151,24 @@ pub struct DiffRow {
 }
 
 impl DiffRow {
-    /// Self time change per run, ns.
+    /// Self weight change per run, in the report's unit.
     pub fn self_delta(&self) -> f64 {
-        self.new.self_ns - self.base.self_ns
+        self.new.self_per_run - self.base.self_per_run
     }
 
-    /// Total time change per run, ns.
+    /// Total weight change per run, in the report's unit.
     pub fn total_delta(&self) -> f64 {
-        self.new.total_ns - self.base.total_ns
+        self.new.total_per_run - self.base.total_per_run
     }
 
     /// new / base self time; `None` when base is 0.
     pub fn self_ratio(&self) -> Option<f64> {
-        (self.base.self_ns > 0.0).then(|| self.new.self_ns / self.base.self_ns)
+        (self.base.self_per_run > 0.0).then(|| self.new.self_per_run / self.base.self_per_run)
     }
 
     /// new / base total time; `None` when base is 0.
     pub fn total_ratio(&self) -> Option<f64> {
-        (self.base.total_ns > 0.0).then(|| self.new.total_ns / self.base.total_ns)
+        (self.base.total_per_run > 0.0).then(|| self.new.total_per_run / self.base.total_per_run)
     }
 
     /// Self share change, percentage points.
@@ -190,7 +181,7 @@ impl DiffRow {
         self.new.total_pct - self.base.total_pct
     }
 
-    /// The change that ranks and decides: time per run (ns) or share (pp) of the metric.
+    /// The change that ranks and decides: weight per run (report unit) or share (pp) of the metric.
     pub fn delta(&self, normalize: Normalize, metric: Metric) -> f64 {
         match (normalize, metric) {
             (Normalize::Time, Metric::SelfTime) => self.self_delta(),
@@ -206,8 +197,8 @@ impl DiffRow {
 pub struct SideTotals {
     /// Number of runs.
     pub runs: usize,
-    /// Busy time per run, ns (mean).
-    pub busy_ns: f64,
+    /// Busy weight per run (mean), in the report's [`DiffReport::unit`].
+    pub busy_per_run: f64,
     /// Busy samples, all runs.
     pub samples: i64,
     /// Samples of each run that the filter kept (idle excluded), in the order given: a run
@@ -222,7 +213,7 @@ pub struct DiffReport {
     pub normalize: Normalize,
     /// As asked.
     pub metric: Metric,
-    /// What every `_ns` amount (and `busy_ns`) holds: ns, or sample counts when a profile has
+    /// What every `_per_run` amount holds: ns, or sample counts when a profile has
     /// no times (folded stacks), since counts and times cannot be compared.
     pub unit: Weight,
     /// The base side.
@@ -247,8 +238,8 @@ pub struct DiffReport {
 /// A function's numbers in one run.
 #[derive(Clone, Copy, Default)]
 struct RunNumbers {
-    self_ns: i64,
-    total_ns: i64,
+    self_weight: i64,
+    total_weight: i64,
     self_samples: i64,
     total_samples: i64,
 }
@@ -264,7 +255,7 @@ struct SideFunction {
 struct Side {
     /// (name, file) → functions at distinct start lines.
     functions: FxHashMap<(String, Option<String>), Vec<SideFunction>>,
-    busy_ns: Vec<i64>,
+    busy_per_run: Vec<i64>,
     busy_samples: Vec<i64>,
     /// Per run, the samples the filter kept.
     kept_samples: Vec<i64>,
@@ -398,14 +389,14 @@ fn strip_tier(name: &str) -> &str {
 fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str>) -> Side {
     let mut side = Side {
         functions: FxHashMap::default(),
-        busy_ns: Vec::new(),
+        busy_per_run: Vec::new(),
         busy_samples: Vec::new(),
         kept_samples: Vec::new(),
     };
     for (r, profile) in runs.iter().enumerate() {
-        let options = TopOptions::new(GroupBy::Function, unit, SortBy::SelfWeight, filter.clone());
+        let options = TopOptions::new(GroupBy::Function, unit, Metric::SelfTime, filter.clone());
         let report = top(profile, &options);
-        side.busy_ns.push(report.total);
+        side.busy_per_run.push(report.total);
         side.busy_samples.push(report.samples);
         // Every kept sample has one leaf function.
         side.kept_samples.push(report.rows.iter().fold(0i64, |sum, r| sum.saturating_add(r.self_samples)));
@@ -427,8 +418,8 @@ fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str
                 functions.len() - 1
             };
             let numbers = &mut functions[at].runs[r];
-            numbers.self_ns += row.self_weight;
-            numbers.total_ns = numbers.total_ns.max(row.total_weight);
+            numbers.self_weight += row.self_weight;
+            numbers.total_weight = numbers.total_weight.max(row.total_weight);
             numbers.self_samples += row.self_samples;
             numbers.total_samples = numbers.total_samples.max(row.total_samples);
         }
@@ -463,8 +454,8 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     let n = side(new, &options.filter, unit, options.new_root.as_deref());
     let moved_files = rekey_moved_files(&mut b, &n);
     let totals = |s: &Side| SideTotals {
-        runs: s.busy_ns.len(),
-        busy_ns: mean(&s.busy_ns),
+        runs: s.busy_per_run.len(),
+        busy_per_run: mean(&s.busy_per_run),
         samples: s.busy_samples.iter().sum(),
         run_samples: s.kept_samples.clone(),
     };
@@ -658,13 +649,13 @@ fn mean(values: &[i64]) -> f64 {
 }
 
 fn side_numbers(f: &SideFunction, side: &Side) -> SideNumbers {
-    let busy: i64 = side.busy_ns.iter().sum();
+    let busy: i64 = side.busy_per_run.iter().sum();
     let pct = |v: i64| if busy == 0 { 0.0 } else { 100.0 * v as f64 / busy as f64 };
-    let self_sum: i64 = f.runs.iter().map(|r| r.self_ns).sum();
-    let total_sum: i64 = f.runs.iter().map(|r| r.total_ns).sum();
+    let self_sum: i64 = f.runs.iter().map(|r| r.self_weight).sum();
+    let total_sum: i64 = f.runs.iter().map(|r| r.total_weight).sum();
     SideNumbers {
-        self_ns: mean(&f.runs.iter().map(|r| r.self_ns).collect::<Vec<_>>()),
-        total_ns: mean(&f.runs.iter().map(|r| r.total_ns).collect::<Vec<_>>()),
+        self_per_run: mean(&f.runs.iter().map(|r| r.self_weight).collect::<Vec<_>>()),
+        total_per_run: mean(&f.runs.iter().map(|r| r.total_weight).collect::<Vec<_>>()),
         self_samples: f.runs.iter().map(|r| r.self_samples).sum(),
         total_samples: f.runs.iter().map(|r| r.total_samples).sum(),
         self_pct: pct(self_sum),
@@ -696,7 +687,7 @@ fn p_value(
             })
             .collect()
     };
-    let (c1, c2) = (per_run(old, b.busy_ns.len()), per_run(new, n.busy_ns.len()));
+    let (c1, c2) = (per_run(old, b.busy_per_run.len()), per_run(new, n.busy_per_run.len()));
     let (x1, x2): (u64, u64) = (c1.iter().sum(), c2.iter().sum());
     // The base side's expected part of the function's samples if nothing changed.
     let weight = |s: &Side| -> f64 {
@@ -704,11 +695,11 @@ fn p_value(
         match options.normalize {
             // Exposure: runs / mean sampling interval (samples per ns of per-run time).
             Normalize::Time => {
-                let ns: i64 = s.busy_ns.iter().sum();
+                let ns: i64 = s.busy_per_run.iter().sum();
                 if ns == 0 {
                     0.0
                 } else {
-                    s.busy_ns.len() as f64 * samples as f64 / ns as f64
+                    s.busy_per_run.len() as f64 * samples as f64 / ns as f64
                 }
             }
             Normalize::Share => samples as f64,

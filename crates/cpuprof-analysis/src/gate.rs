@@ -11,9 +11,9 @@ use std::str::FromStr;
 
 use cpuprof_model::Profile;
 
-use crate::diff::{diff, DiffOptions, DiffReport, DiffRow, Metric, Verdict};
+use crate::diff::{diff, DiffOptions, DiffReport, DiffRow, Verdict};
 use crate::duration::parse_duration_ns;
-use crate::top::Weight;
+use crate::top::{Metric, Weight};
 
 /// How far a change must go to cross a [`Rule`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -265,8 +265,8 @@ mod tests {
     /// `new_pct` percent of busy time.
     fn row(base: f64, new: f64, base_pct: f64, new_pct: f64) -> DiffRow {
         let side = |ns: f64, pct: f64| SideNumbers {
-            self_ns: ns,
-            total_ns: ns,
+            self_per_run: ns,
+            total_per_run: ns,
             self_samples: 0,
             total_samples: 0,
             self_pct: pct,

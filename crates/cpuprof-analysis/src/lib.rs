@@ -30,12 +30,12 @@ mod top;
 mod weights;
 
 pub use diff::{
-    compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Metric, Normalize,
-    SideNumbers, SideTotals, Verdict,
+    compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Normalize, SideNumbers,
+    SideTotals, Verdict,
 };
 pub use duration::parse_duration_ns;
 pub use filter::StackFilter;
 pub use fold::{escape as escape_frame, fold, FoldOptions, Folded, FoldedStack, FrameClass};
 pub use gate::{Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use keys::{package_of, GroupBy};
-pub use top::{top, Share, SortBy, Summary, TopOptions, TopReport, TopRow, Weight};
+pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow, Weight};

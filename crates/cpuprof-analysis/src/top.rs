@@ -16,14 +16,14 @@ pub enum Weight {
     Samples,
 }
 
-/// Row order.
+/// Which measure ranks rows (`top`, `diff`) and decides (`diff` and its gate): self or total
+/// weight (time, or samples).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SortBy {
-    /// Self weight, descending. The default.
+pub enum Metric {
+    /// Self weight: the samples where the function is on top. The default.
     #[default]
-    SelfWeight,
-    /// Total (inclusive) weight, descending.
+    SelfTime,
+    /// Total (inclusive) weight: the samples where it is anywhere on the stack.
     Total,
 }
 
@@ -35,15 +35,15 @@ pub struct TopOptions {
     pub by: GroupBy,
     /// What a sample weighs. Default is [`Weight::Time`].
     pub weight: Weight,
-    /// Row order. Default is [`SortBy::SelfWeight`].
-    pub sort: SortBy,
+    /// Row order. Default is [`Metric::SelfTime`].
+    pub sort: Metric,
     /// Which samples count. Default: all but `(idle)`.
     pub filter: StackFilter,
 }
 
 impl TopOptions {
     /// Options with every field given.
-    pub fn new(by: GroupBy, weight: Weight, sort: SortBy, filter: StackFilter) -> Self {
+    pub fn new(by: GroupBy, weight: Weight, sort: Metric, filter: StackFilter) -> Self {
         Self { by, weight, sort, filter }
     }
 }
@@ -74,14 +74,14 @@ pub struct TopRow {
 
 /// A part of the profile: its weight (in the report's unit) and its number of samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Share {
+pub struct Amount {
     /// Weight.
     pub weight: i64,
     /// Number of samples.
     pub samples: i64,
 }
 
-impl Share {
+impl Amount {
     fn add(&mut self, weight: i64, samples: i64) {
         self.weight = self.weight.saturating_add(weight);
         self.samples = self.samples.saturating_add(samples);
@@ -93,22 +93,22 @@ impl Share {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
     /// All samples.
-    pub all: Share,
+    pub all: Amount,
     /// JavaScript: functions, builtins, regular expressions and other code V8 compiled on top.
-    pub javascript: Share,
+    pub javascript: Amount,
     /// C++ functions on top.
-    pub cpp: Share,
+    pub cpp: Amount,
     /// Shared-library code that no symbol names.
-    pub shared_lib: Share,
+    pub shared_lib: Amount,
     /// Addresses nothing covers.
-    pub unaccounted: Share,
+    pub unaccounted: Amount,
     /// Garbage collection: the VM state where the profile has one (tick logs count GC ticks
     /// whatever code is on top, as node does), else `(garbage collector)` on top.
-    pub gc: Share,
+    pub gc: Amount,
     /// Idle: `(idle)` on top, or the IDLE VM state.
-    pub idle: Share,
+    pub idle: Amount,
     /// `(program)` on top.
-    pub program: Share,
+    pub program: Amount,
 }
 
 /// The result of [`top`].
@@ -195,8 +195,8 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
         .collect();
     rows.sort_by(|a, b| {
         let (ka, kb) = match options.sort {
-            SortBy::SelfWeight => (a.self_weight, b.self_weight),
-            SortBy::Total => (a.total_weight, b.total_weight),
+            Metric::SelfTime => (a.self_weight, b.self_weight),
+            Metric::Total => (a.total_weight, b.total_weight),
         };
         kb.cmp(&ka)
             .then_with(|| a.name.cmp(&b.name))

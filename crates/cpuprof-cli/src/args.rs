@@ -42,7 +42,7 @@ pub(crate) enum Command {
 const CONVERT_HELP: &str = "\
 TARGET:
   From -o's extension (.pb.gz, .pb, .pprof, .prof: pprof; .cpuprofile: V8 .cpuprofile;
-  .folded, .collapsed, .txt: folded stacks) or --to. pprof is written gzipped (unless
+  .folded, .collapsed, .txt: folded stacks) or --output-format. pprof is written gzipped (unless
   --uncompressed) with the sample types samples/count and cpu/nanoseconds (wall/nanoseconds
   when the profile has idle time). A .cpuprofile opens in DevTools and speedscope: it keeps
   the input's sample order where it has one (.cpuprofile, trace, tick log), and DevTools'
@@ -55,7 +55,7 @@ EXAMPLES:
   cpuprof convert isolate-0x5a1e2c0-4242-v8.log -o app.pb.gz
   cpuprof convert trace.json --profile 0x1 -o main.folded
   cpuprof convert isolate-0x5a1e2c0-4242-v8.log -o app.cpuprofile   # open in DevTools
-  cpuprof convert profile.pb.gz --sample-type wall -o - --to folded";
+  cpuprof convert profile.pb.gz --sample-type wall -o - --output-format folded";
 
 const MERGE_HELP: &str = "\
 Totals of the result are the sums of the inputs' totals; equal functions and stacks become
@@ -95,13 +95,13 @@ pub(crate) struct MergeArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct TargetArgs {
-    /// Where to write (`-` for stdout, with --to)
+    /// Where to write (`-` for stdout, with --output-format)
     #[arg(short, long, value_name = "FILE", required = true)]
     pub(crate) output: PathBuf,
 
-    /// Target format (default: from the output's extension)
-    #[arg(long, value_enum)]
-    pub(crate) to: Option<TargetFormat>,
+    /// The format to write (default: from the output's extension)
+    #[arg(long, value_enum, value_name = "FORMAT", alias = "to")]
+    pub(crate) output_format: Option<TargetFormat>,
 
     /// Write plain bytes even where the format or name would be gzipped
     #[arg(long)]
@@ -169,8 +169,8 @@ pub(crate) struct DiffArgs {
     pub(crate) normalize: NormalizeArg,
 
     /// Rank and decide by self or total time
-    #[arg(long, value_enum, default_value_t = Sort::SelfTime)]
-    pub(crate) sort: Sort,
+    #[arg(long, value_enum, default_value_t = MetricArg::SelfTime)]
+    pub(crate) sort: MetricArg,
 
     #[command(flatten)]
     pub(crate) rows: RowsArgs,
@@ -377,8 +377,8 @@ pub(crate) struct TopArgs {
     pub(crate) by: By,
 
     /// Rank by self time (on top of the stack) or total time (anywhere in the stack)
-    #[arg(long, value_enum, default_value_t = Sort::SelfTime)]
-    pub(crate) sort: Sort,
+    #[arg(long, value_enum, default_value_t = MetricArg::SelfTime)]
+    pub(crate) sort: MetricArg,
 
     /// What a sample weighs
     #[arg(long, value_enum, default_value_t = WeightArg::Time)]
@@ -559,12 +559,21 @@ pub(crate) enum By {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Sort {
+pub(crate) enum MetricArg {
     /// Self time
     #[value(name = "self")]
     SelfTime,
     /// Total (inclusive) time
     Total,
+}
+
+impl From<MetricArg> for cpuprof_analysis::Metric {
+    fn from(metric: MetricArg) -> Self {
+        match metric {
+            MetricArg::SelfTime => Self::SelfTime,
+            MetricArg::Total => Self::Total,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

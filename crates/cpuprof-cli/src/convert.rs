@@ -59,10 +59,10 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
     output.write(&encode(&merged, target, &args.target)?)
 }
 
-/// The target from `--to` or the output's extension.
+/// The format from `--output-format` or the output's extension.
 fn target_format(target: &TargetArgs) -> Result<TargetFormat> {
-    if let Some(to) = target.to {
-        return Ok(to);
+    if let Some(format) = target.output_format {
+        return Ok(format);
     }
     let name = target.output.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
@@ -74,10 +74,10 @@ fn target_format(target: &TargetArgs) -> Result<TargetFormat> {
     };
     by_extension.ok_or_else(|| {
         let message = if is_dash(&target.output) {
-            "-o -: say which format to write with --to pprof|cpuprofile|folded".to_owned()
+            "-o -: say which format to write with --output-format pprof|cpuprofile|folded".to_owned()
         } else {
             format!(
-                "-o {}: cannot tell the format from the name (.pb.gz, .pb, .pprof: pprof; .cpuprofile; .folded, .txt: folded stacks); use --to",
+                "-o {}: cannot tell the format from the name (.pb.gz, .pb, .pprof: pprof; .cpuprofile; .folded, .txt: folded stacks); use --output-format",
                 target.output.display()
             )
         };

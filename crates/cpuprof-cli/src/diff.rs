@@ -10,7 +10,7 @@ use cpuprof_analysis::{
 use cpuprof_model::Profile;
 use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
 
-use crate::args::{DiffArgs, NormalizeArg, Sort};
+use crate::args::{DiffArgs, NormalizeArg};
 use crate::io::Output;
 use crate::run::{source_name, stack_filter, Reader, UsageError};
 
@@ -74,10 +74,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         NormalizeArg::Time => Normalize::Time,
         NormalizeArg::Share => Normalize::Share,
     };
-    let metric = match args.sort {
-        Sort::SelfTime => Metric::SelfTime,
-        Sort::Total => Metric::Total,
-    };
+    let metric: Metric = args.sort.into();
     let min_delta = args.min_delta.as_deref().map(|t| parse_min_delta(t, normalize)).transpose()?;
     let inputs: Vec<&PathBuf> = base.iter().chain(&new).collect();
     let input_paths: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
@@ -167,7 +164,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     // Samples without time (every interval 0) weigh nothing per run: no change could be tested.
     let timeless: Vec<&str> = [("base", &report.base), ("new", &report.new)]
         .into_iter()
-        .filter(|(_, side)| report.unit == Weight::Time && normalize == Normalize::Time && side.busy_ns <= 0.0)
+        .filter(|(_, side)| report.unit == Weight::Time && normalize == Normalize::Time && side.busy_per_run <= 0.0)
         .map(|(name, _)| name)
         .collect();
     if !timeless.is_empty() {

@@ -1,7 +1,7 @@
 //! Dispatch: clap arguments → library options → pipeline → output.
 
 use anyhow::Result;
-use cpuprof_analysis::{top, GroupBy, SortBy, StackFilter, TopOptions, Weight};
+use cpuprof_analysis::{top, GroupBy, StackFilter, TopOptions, Weight};
 use cpuprof_parse::{FoldedWeight, InputFormat, ParseError, ParseErrorKind, ParseOptions};
 use cpuprof_render::{render_top, TopDocument};
 use regex::Regex;
@@ -11,7 +11,7 @@ use std::path::Path;
 use cpuprof_model::{Profile, SourceFormat};
 use cpuprof_sourcemap::SourceMaps;
 
-use crate::args::{By, Cli, Command, FilterArgs, InputArgs, InputFormatArg, Sort, TopArgs, WeightArg};
+use crate::args::{By, Cli, Command, FilterArgs, InputArgs, InputFormatArg, TopArgs, WeightArg};
 use crate::io::{read_profile, Output};
 
 /// A bad argument found after clap's own checks (exit code 2).
@@ -168,11 +168,7 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
         WeightArg::Time => Weight::Time,
         WeightArg::Samples => Weight::Samples,
     };
-    let sort = match args.sort {
-        Sort::SelfTime => SortBy::SelfWeight,
-        Sort::Total => SortBy::Total,
-    };
-    Ok(TopOptions::new(by, weight, sort, stack_filter(&args.filter)?))
+    Ok(TopOptions::new(by, weight, args.sort.into(), stack_filter(&args.filter)?))
 }
 
 fn run_top(args: &TopArgs) -> Result<()> {

@@ -1,6 +1,6 @@
 //! JSON (the documented contracts): `top` and `diff`.
 
-use cpuprof_analysis::{GroupBy, Metric, Normalize, Share, Summary};
+use cpuprof_analysis::{Amount, GroupBy, Metric, Normalize, Summary};
 use serde::Serialize;
 
 use super::words::{pct_of, unit_name};
@@ -31,17 +31,17 @@ struct TopJson<'a> {
 struct SummaryJson {
     samples: i64,
     total: i64,
-    javascript: ShareJson,
-    cpp: ShareJson,
-    gc: ShareJson,
-    shared_libraries: ShareJson,
-    unaccounted: ShareJson,
-    idle: ShareJson,
-    program: ShareJson,
+    javascript: AmountJson,
+    cpp: AmountJson,
+    gc: AmountJson,
+    shared_libraries: AmountJson,
+    unaccounted: AmountJson,
+    idle: AmountJson,
+    program: AmountJson,
 }
 
 #[derive(Serialize)]
-struct ShareJson {
+struct AmountJson {
     samples: i64,
     total: i64,
     pct: f64,
@@ -64,7 +64,7 @@ struct TopRowJson<'a> {
 }
 
 fn summary(s: &Summary) -> SummaryJson {
-    let share = |v: Share| ShareJson { samples: v.samples, total: v.weight, pct: pct_of(v.samples, s.all.samples) };
+    let share = |v: Amount| AmountJson { samples: v.samples, total: v.weight, pct: pct_of(v.samples, s.all.samples) };
     SummaryJson {
         samples: s.all.samples,
         total: s.all.weight,
@@ -188,7 +188,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     let side = |sources, t: &cpuprof_analysis::SideTotals| SideJson {
         sources,
         runs: t.runs,
-        total: t.busy_ns,
+        total: t.busy_per_run,
         samples: t.samples,
     };
     let json = DiffJson {
@@ -217,12 +217,12 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
                 verdict: row.verdict.as_str(),
                 significant: row.significant,
                 p_value: row.p_value,
-                base_self: row.base.self_ns,
-                new_self: row.new.self_ns,
+                base_self: row.base.self_per_run,
+                new_self: row.new.self_per_run,
                 self_delta: row.self_delta(),
                 self_ratio: row.self_ratio(),
-                base_total: row.base.total_ns,
-                new_total: row.new.total_ns,
+                base_total: row.base.total_per_run,
+                new_total: row.new.total_per_run,
                 total_delta: row.total_delta(),
                 total_ratio: row.total_ratio(),
                 base_self_pct: row.base.self_pct,

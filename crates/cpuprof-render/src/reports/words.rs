@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{DiffRow, Metric, Normalize, Share, Summary, TopRow, Verdict, Weight};
+use cpuprof_analysis::{Amount, DiffRow, Metric, Normalize, Summary, TopRow, Verdict, Weight};
 use cpuprof_model::SourceFormat;
 
 use super::{DiffDocument, TopDocument};
@@ -43,7 +43,7 @@ pub(crate) fn header(doc: &TopDocument<'_>) -> String {
     if let Some(i) = meta.interval_ns {
         parts.push(format!("{} {}", if ticklog { "interval" } else { "mean interval" }, format_ns(i)));
     }
-    let share = |v: Share| if s.all.weight == 0 { 0.0 } else { 100.0 * v.weight as f64 / s.all.weight as f64 };
+    let share = |v: Amount| if s.all.weight == 0 { 0.0 } else { 100.0 * v.weight as f64 / s.all.weight as f64 };
     if !ticklog {
         parts.push(format!("idle {:.1}%", share(s.idle)));
         parts.push(format!("GC {:.1}%", share(s.gc)));
@@ -70,7 +70,7 @@ pub(crate) fn tick_summary(s: &Summary) -> String {
 }
 
 /// The categories of a tick summary: display label, JSON key, share.
-pub(crate) fn summary_parts(s: &Summary) -> [(&'static str, &'static str, Share); 6] {
+pub(crate) fn summary_parts(s: &Summary) -> [(&'static str, &'static str, Amount); 6] {
     [
         ("JavaScript", "javascript", s.javascript),
         ("C++", "cpp", s.cpp),
@@ -211,8 +211,8 @@ pub(crate) fn diff_summary(doc: &DiffDocument<'_>) -> String {
         count(Verdict::Cooler),
         count(Verdict::Gone),
         r.base.runs,
-        amount(r.base.busy_ns, r.unit),
+        amount(r.base.busy_per_run, r.unit),
         r.new.runs,
-        amount(r.new.busy_ns, r.unit),
+        amount(r.new.busy_per_run, r.unit),
     )
 }
