@@ -132,9 +132,10 @@ pub(crate) fn parse(
             })?;
         }
     }
-    for (index, count) in counts.into_iter().enumerate() {
+    let stacks: Vec<StackId> = b.stack_ids().collect();
+    for (stack, count) in stacks.into_iter().zip(counts) {
         if count > 0 {
-            b.sample(StackId::from_index(index), None, &[count]);
+            b.sample(stack, None, &[count]);
         }
     }
     b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
