@@ -1,6 +1,7 @@
 //! Analyses: a [`cpuprof_model::Profile`] in, plain result structs out.
 //!
-//! Depends only on `cpuprof-model` (and `cpuprof-parse` for its tests). No formatting, no
+//! Depends only on `cpuprof-model` and `cpuprof-folded` (the folded-text syntax its labels
+//! are escaped by), and `cpuprof-parse` for its tests. No formatting, no
 //! I/O: numbers stay integers (ns or sample counts) and percentages are left to renderers.
 //! Every walk over the stack tree is iterative: stacks thousands of frames deep are normal.
 //!
@@ -21,6 +22,7 @@
 mod diff;
 mod filter;
 mod fold;
+mod frame_tree;
 mod keys;
 mod stats;
 mod top;
@@ -31,6 +33,7 @@ pub use diff::{
     SideNumbers, SideTotals, Verdict,
 };
 pub use filter::StackFilter;
-pub use fold::{escape as escape_frame, fold, FoldOptions, Folded, FoldedStack, FrameClass};
+pub use fold::{fold, FoldOptions, Folded, FrameClass};
+pub use frame_tree::FrameTree;
 pub use keys::{package_of, GroupBy};
 pub use top::{top, Share, SortBy, Summary, TopOptions, TopReport, TopRow, Weight};

@@ -167,8 +167,14 @@ mod tests {
             let func = b.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind: FuncKind::Native });
             b.frame(Frame { func, line: None, column: None })
         };
-        let (fa, fb, fc, fd, fe, ff) =
-            (frame(&mut b, "a"), frame(&mut b, "b"), frame(&mut b, "c"), frame(&mut b, "d"), frame(&mut b, "e"), frame(&mut b, "f"));
+        let (fa, fb, fc, fd, fe, ff) = (
+            frame(&mut b, "a"),
+            frame(&mut b, "b"),
+            frame(&mut b, "c"),
+            frame(&mut b, "d"),
+            frame(&mut b, "e"),
+            frame(&mut b, "f"),
+        );
         let a = b.stack(None, fa);
         let bb = b.stack(Some(a), fb);
         let e = b.stack(None, fe);

@@ -311,7 +311,8 @@ mod tests {
         use cpuprof_model::{Frame, Func, ProfileBuilder, SourceFormat, StrId};
         let mut b = ProfileBuilder::new(SourceFormat::TickLog, Vec::new());
         let frames = (0..=n).map(|i| {
-            let func = Func { name: StrId::EMPTY, file: StrId::EMPTY, line: Some(i as u32), column: None, kind: FuncKind::Js };
+            let func =
+                Func { name: StrId::EMPTY, file: StrId::EMPTY, line: Some(i as u32), column: None, kind: FuncKind::Js };
             let func = b.func(func);
             b.frame(Frame { func, line: None, column: None })
         });
