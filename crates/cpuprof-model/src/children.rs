@@ -154,6 +154,8 @@ impl<I: ColumnId, T> Table<I, T> {
 }
 
 #[cfg(test)]
+// The stacks are named a..f after the tree drawn in `forest`'s doc.
+#[allow(clippy::many_single_char_names)]
 mod tests {
     use super::*;
     use crate::{Frame, Func, FuncKind, ProfileBuilder, SourceFormat, ValueType};
@@ -239,6 +241,6 @@ mod tests {
         for (id, frame) in p.frames.iter() {
             assert_eq!(p.frames[id], *frame);
         }
-        assert_eq!(p.frames.ids().rev().next().map(FrameId::index), Some(5));
+        assert_eq!(p.frames.ids().next_back().map(FrameId::index), Some(5));
     }
 }
