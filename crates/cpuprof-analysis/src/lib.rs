@@ -1,6 +1,7 @@
 //! Analyses: a [`cpuprof_model::Profile`] in, plain result structs out.
 //!
-//! Depends only on `cpuprof-model` (and `cpuprof-parse` for its tests). No formatting, no
+//! Depends only on `cpuprof-model` and `cpuprof-folded` (the folded-text syntax its labels
+//! are escaped by), and `cpuprof-parse` for its tests. No formatting, no
 //! I/O: numbers stay integers (ns or sample counts) and percentages are left to renderers.
 //! Every walk over the stack tree is iterative: stacks thousands of frames deep are normal.
 //!
@@ -23,6 +24,7 @@ mod diff;
 mod duration;
 mod filter;
 mod fold;
+mod frame_tree;
 mod gate;
 mod keys;
 mod stats;
@@ -35,7 +37,8 @@ pub use diff::{
 };
 pub use duration::parse_duration_ns;
 pub use filter::StackFilter;
-pub use fold::{escape as escape_frame, fold, FoldOptions, Folded, FoldedStack, FrameClass};
+pub use fold::{fold, FoldOptions, Folded, FrameClass};
+pub use frame_tree::FrameTree;
 pub use gate::{Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use keys::{package_of, GroupBy};
 pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow, Weight};

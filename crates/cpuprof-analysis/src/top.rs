@@ -304,27 +304,13 @@ fn with_totals(
             row[1] = row[1].saturating_add(self_c[s]);
         }
     }
-    // Children lists (CSR), then an explicit-stack depth-first walk that adds a stack's
-    // subtree to its key only where the key is not already on the path above it.
-    let mut first_child = vec![0u32; n + 1];
-    for p in parents.iter().flatten() {
-        first_child[p.index() + 1] += 1;
-    }
-    for i in 0..n {
-        first_child[i + 1] += first_child[i];
-    }
-    let mut fill = first_child.clone();
-    let mut children = vec![0u32; n];
-    for (s, p) in parents.iter().enumerate() {
-        if let Some(p) = p {
-            children[fill[p.index()] as usize] = s as u32;
-            fill[p.index()] += 1;
-        }
-    }
+    // An explicit-stack depth-first walk over the model's children index that adds a
+    // stack's subtree to its key only where the key is not already on the path above it.
+    let children = profile.stacks.children();
     let mut on_path = vec![0u32; key_count];
-    let mut todo: Vec<(u32, bool)> = (0..n).filter(|s| parents[*s].is_none()).map(|s| (s as u32, false)).collect();
+    let mut todo: Vec<(StackId, bool)> = children.roots().iter().map(|s| (*s, false)).collect();
     while let Some((s, leaving)) = todo.pop() {
-        let si = s as usize;
+        let si = s.index();
         let key = stack_keys[si];
         if leaving {
             if key != NO_KEY {
@@ -344,8 +330,7 @@ fn with_totals(
             on_path[k] += 1;
         }
         todo.push((s, true));
-        let range = first_child[si] as usize..first_child[si + 1] as usize;
-        todo.extend(children[range].iter().map(|c| (*c, false)));
+        todo.extend(children.of(s).iter().map(|c| (*c, false)));
     }
     out
 }
@@ -366,11 +351,10 @@ fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -
         row[2] += w;
         row[3] += c;
     };
-    for s in 0..profile.stacks.len() {
+    for (s, stack) in profile.stacks.ids().enumerate() {
         if self_w[s] == 0 && self_c[s] == 0 {
             continue;
         }
-        let stack = StackId::from_index(s);
         let func_id: FuncId = profile.func_of(stack);
         let func = &profile.funcs[func_id];
         if func.kind == FuncKind::Root {

@@ -228,31 +228,34 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
 /// times), per run or as shares, drawn differentially.
 fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, report: &DiffReport) -> Result<Vec<u8>> {
     let (normalize, unit) = (options.normalize, report.unit);
-    let fold_side = |profiles: &[&Profile], root: Option<&str>| -> Folded {
-        let mut folds = profiles.iter().map(|p| {
-            // Functions move between the versions: frames are `name file`, with files named as
-            // diff matches them (below the checkout roots, moved scripts as the new side has them).
-            let mut fold_options = FoldOptions::new(GroupBy::Function, unit, options.filter.clone(), None);
-            fold_options.without_lines = true;
-            fold_options.file_names = Some(matched_file_names(p, root, &report.moved_files));
-            fold(p, &fold_options)
-        });
-        let mut first = folds.next().unwrap_or_else(|| fold(base[0], &FoldOptions::default()));
-        for other in folds {
-            first.stacks.extend(other.stacks);
-            first.total += other.total;
-            first.classes.extend(other.classes);
+    // One fold per run: the graph adds the runs up, each scaled.
+    let fold_side = |profiles: &[&Profile], root: Option<&str>| -> Vec<Folded> {
+        let mut folds: Vec<Folded> = profiles
+            .iter()
+            .map(|p| {
+                // Functions move between the versions: frames are `name file`, with files named as
+                // diff matches them (below the checkout roots, moved scripts as the new side has them).
+                let mut fold_options = FoldOptions::new(GroupBy::Function, unit, options.filter.clone(), None);
+                fold_options.without_lines = true;
+                fold_options.file_names = Some(matched_file_names(p, root, &report.moved_files));
+                fold(p, &fold_options)
+            })
+            .collect();
+        if folds.is_empty() {
+            folds.push(fold(base[0], &FoldOptions::default()));
         }
-        first
+        folds
     };
     let (b, n) = (fold_side(base, options.base_root.as_deref()), fold_side(new, options.new_root.as_deref()));
+    let total = |folds: &[Folded]| folds.iter().fold(0i64, |sum, f| sum + f.total);
+    let (b_total, n_total) = (total(&b), total(&n));
     let timed = unit == Weight::Time;
     // µs (or samples) per run, or the base scaled to the new side's total (shares).
     let scale = if timed { 1e-3 } else { 1.0 };
     let (base_scale, new_scale) = match normalize {
         Normalize::Time => (scale / base.len() as f64, scale / new.len() as f64),
         Normalize::Share => {
-            let ratio = if b.total > 0 { n.total as f64 / b.total as f64 } else { 1.0 };
+            let ratio = if b_total > 0 { n_total as f64 / b_total as f64 } else { 1.0 };
             (scale * ratio / new.len() as f64, scale / new.len() as f64)
         }
     };

@@ -15,7 +15,7 @@ pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     // Folded text carries no unit and every reader of it (cpuprof's included) takes its
     // numbers for sample counts: those are the default here; times only on request.
     let Folding { folded, .. } = folded(&args.fold, None, Weight::Samples)?;
-    if folded.stacks.is_empty() {
+    if !folded.tree.has_stacks() {
         crate::warn(&format!("{}: no samples left after the filters", source_name(&args.fold.input)));
     }
     output.write(render_collapsed(&folded).as_bytes())
@@ -28,7 +28,7 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
     let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
     let Folding { profile, folded, shaped_by, window } = folded(&args.fold, prune, Weight::Time)?;
-    if folded.stacks.is_empty() {
+    if !folded.tree.has_stacks() {
         bail!("{}: no samples to draw (after the filters)", source_name(&args.fold.input));
     }
     let title = args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded, window));

@@ -125,6 +125,12 @@ impl ProfileBuilder {
         id
     }
 
+    /// The ids of the stacks added so far, in order: for readers that sum per stack by
+    /// position and add the samples at the end.
+    pub fn stack_ids(&self) -> impl DoubleEndedIterator<Item = StackId> + ExactSizeIterator + Clone {
+        self.stacks.ids()
+    }
+
     /// Adds every stack of `profile`, each frame translated by `frame_of` (called once per stack,
     /// parents first), and returns the new id of each of `profile`'s stacks. Stacks that become
     /// equal become one.

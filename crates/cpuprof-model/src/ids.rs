@@ -13,13 +13,14 @@ macro_rules! id_type {
                 self.0 as usize
             }
 
-            /// The id at position `index` of its column, for code that walks a column
-            /// by position (the id is only meaningful for the profile the column belongs to).
+            /// The id at position `index` of its column. Crate-private: only the builder
+            /// mints ids; other code gets them from the builder or the id iterators
+            /// ([`crate::Table::ids`], [`crate::StackTable::ids`]).
             ///
             /// # Panics
             /// When `index` does not fit in `u32` (columns never grow that large).
             #[inline]
-            pub fn from_index(index: usize) -> Self {
+            pub(crate) fn from_index(index: usize) -> Self {
                 Self(u32::try_from(index).expect("column index fits in u32"))
             }
         }

@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 mod builder;
+mod children;
 pub mod defaults;
 mod ids;
 mod merge;
@@ -33,6 +34,7 @@ mod tables;
 pub mod text;
 
 pub use builder::{ModelError, ProfileBuilder};
+pub use children::{Children, ColumnId};
 pub use ids::{FrameId, FuncId, StackId, StrId};
 pub use merge::merge;
 pub use strings::StringTable;

@@ -262,7 +262,7 @@ fn folded_lines_stacks_and_frames_have_limits() {
     let e = error(b"main;work 3\nmain;work2 3\n", &with(limits));
     assert_eq!(e, "t:2:1: a line exceeds the limit of 12 bytes");
     // 50 stacks: one line 50 frames deep; a 51st frame is one stack too many.
-    let deep = |n: usize| format!("{} 1\n", vec!["a"; n].join(";"));
+    let deep = |n: usize| format!("{} 1\n", cpuprof_folded::join_stack(vec!["a"; n]));
     assert_eq!(total_samples(&read(deep(50).as_bytes(), &with(small())).unwrap()), 1);
     let e = error(format!("{}{}", deep(50), deep(51)).as_bytes(), &with(small()));
     assert_eq!(e, "t:2:1: the profile exceeds the limit of 50 distinct stacks");

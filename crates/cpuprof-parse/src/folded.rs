@@ -5,7 +5,8 @@
 //!   whitespace-separated token: a whole number (a decimal fraction is rounded, halves up).
 //!   A line ending in two numbers is differential (`stack before after`) and rejected.
 //!   Empty lines are skipped; `\r\n` line ends are fine. The same stack on several lines adds up.
-//! - Labels are read back the way `cpuprof collapse` writes them (`cpuprof_analysis::fold`):
+//! - Labels are read back the way `cpuprof collapse` writes them (`cpuprof_folded`, which
+//!   holds the syntax for both sides):
 //!   `；` (U+FF1B) is `;`, `\n` and `\r` are line breaks, and a no-break space before a
 //!   trailing number is a space. A label ending in ` FILE`, ` FILE:LINE` or
 //!   ` FILE:LINE:COLUMN`, where FILE looks like a path or url (starts with `/`, `\\`, a drive
@@ -22,7 +23,7 @@
 
 use std::io::{BufRead, Read};
 
-use cpuprof_model::text::is_unsafe_to_show;
+use cpuprof_folded::{split_stack, unescape_frame};
 use cpuprof_model::{Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType};
 use rustc_hash::FxHashMap;
 
@@ -102,7 +103,7 @@ pub(crate) fn parse(
             return Err(at(0, ParseErrorKind::Unsupported("a count with no stack before it")));
         }
         let mut parent: Option<StackId> = None;
-        for label in stack.split(';') {
+        for label in split_stack(stack) {
             let frame = if let Some(frame) = frames.get(label) {
                 *frame
             } else {
@@ -132,9 +133,10 @@ pub(crate) fn parse(
             })?;
         }
     }
-    for (index, count) in counts.into_iter().enumerate() {
+    let stacks: Vec<StackId> = b.stack_ids().collect();
+    for (stack, count) in stacks.into_iter().zip(counts) {
         if count > 0 {
-            b.sample(StackId::from_index(index), None, &[count]);
+            b.sample(stack, None, &[count]);
         }
     }
     b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
@@ -160,7 +162,7 @@ fn count_of(token: &str) -> Result<i64, ParseErrorKind> {
 
 /// The frame of one label (as written, still escaped).
 fn add_frame(b: &mut ProfileBuilder, label: &str) -> FrameId {
-    let label = unescape(label);
+    let label = unescape_frame(label);
     let (name, file, line, column, kind) = match label.as_str() {
         "(root)" => (label.as_str(), "", None, None, FuncKind::Root),
         "(program)" => (label.as_str(), "", None, None, FuncKind::Program),
@@ -175,60 +177,6 @@ fn add_frame(b: &mut ProfileBuilder, label: &str) -> FrameId {
     let file = if file.is_empty() { StrId::EMPTY } else { b.intern(file) };
     let func = b.func(Func { name, file, line, column, kind });
     b.frame(Frame { func, line: None, column: None })
-}
-
-/// Undoes `cpuprof collapse`'s escaping (`cpuprof_analysis::fold::escape`). A `\u{…}` escape
-/// is undone only for a character `collapse` escapes, so other text that looks like one stays.
-fn unescape(label: &str) -> String {
-    // A no-break space before a trailing number stands for a space.
-    let trailing = label.rfind('\u{a0}').filter(|at| {
-        let rest = &label[at + '\u{a0}'.len_utf8()..];
-        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-    });
-    if trailing.is_none() && !label.contains(['\u{ff1b}', '\\']) {
-        return label.to_owned();
-    }
-    let mut out = String::with_capacity(label.len());
-    let mut rest = label;
-    while let Some(c) = rest.chars().next() {
-        let at = label.len() - rest.len();
-        rest = &rest[c.len_utf8()..];
-        match c {
-            '\u{ff1b}' => out.push(';'),
-            '\\' if rest.starts_with('\\') => {
-                rest = &rest[1..];
-                out.push('\\');
-            }
-            '\\' if rest.starts_with('n') => {
-                rest = &rest[1..];
-                out.push('\n');
-            }
-            '\\' if rest.starts_with('r') => {
-                rest = &rest[1..];
-                out.push('\r');
-            }
-            '\\' => match escaped_char(rest) {
-                Some((c, len)) => {
-                    rest = &rest[len..];
-                    out.push(c);
-                }
-                None => out.push('\\'),
-            },
-            '\u{a0}' if Some(at) == trailing => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `u{1b}…` after a backslash → (the character, the escape's length), for characters that
-/// `collapse` writes so.
-fn escaped_char(text: &str) -> Option<(char, usize)> {
-    let hex = text.strip_prefix("u{")?;
-    let end =
-        hex.find('}').filter(|&end| (1..=6).contains(&end) && hex[..end].bytes().all(|b| b.is_ascii_hexdigit()))?;
-    let c = u32::from_str_radix(&hex[..end], 16).ok().and_then(char::from_u32)?;
-    (is_unsafe_to_show(c) && !matches!(c, '\n' | '\r')).then_some((c, end + 3))
 }
 
 /// `name FILE[:LINE[:COLUMN]]` → (name, file, line, column), when FILE looks like a path or url.

@@ -345,9 +345,9 @@ impl<'a> Reader<'a> {
         if emptied > 0 {
             b.warn(format!("{emptied} sample record(s) have no frames and were left out"));
         }
-        for (index, [samples, weight_value]) in sums.into_iter().enumerate() {
+        let stacks: Vec<StackId> = b.stack_ids().collect();
+        for (stack, [samples, weight_value]) in stacks.into_iter().zip(sums) {
             if samples != 0 || weight_value != 0 {
-                let stack = StackId::from_index(index);
                 if two_columns {
                     b.sample(stack, None, &[samples, weight_value]);
                 } else {

@@ -715,9 +715,7 @@ mod tests {
         );
         assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
         // `lines` became line hits: main had lines 1 and 2, work line 5 twice.
-        let mut hits: Vec<(u32, u32)> = (0..p.stacks.len())
-            .flat_map(|s| p.line_hits.of(cpuprof_model::StackId::from_index(s)).collect::<Vec<_>>())
-            .collect();
+        let mut hits: Vec<(u32, u32)> = p.stacks.ids().flat_map(|s| p.line_hits.of(s).collect::<Vec<_>>()).collect();
         hits.sort_unstable();
         assert_eq!(hits, vec![(1, 1), (2, 1), (5, 2)]);
     }

@@ -471,8 +471,7 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
             None => b.sample(stacks[stack.index()], time, &values),
         }
     }
-    for (index, new_stack) in stacks.iter().enumerate() {
-        let stack = cpuprof_model::StackId::from_index(index);
+    for (stack, new_stack) in profile.stacks.ids().zip(&stacks) {
         let original = &originals[profile.func_of(stack).index()];
         for (line, ticks) in profile.line_hits.of(stack) {
             let line = original.as_ref().map_or(line, |(script, original)| mapped_line(script, original, line, None));

@@ -303,7 +303,20 @@ mod tests {
     use super::*;
 
     fn entry(size: u64, n: usize) -> Entry {
-        Entry { size, code: Code::Js, name: Name::Frame(FrameId::from_index(n)) }
+        Entry { size, code: Code::Js, name: Name::Frame(frame(n)) }
+    }
+
+    /// Frame `n` of a profile with frames 0..=n (only the builder makes ids).
+    fn frame(n: usize) -> FrameId {
+        use cpuprof_model::{Frame, Func, ProfileBuilder, SourceFormat, StrId};
+        let mut b = ProfileBuilder::new(SourceFormat::TickLog, Vec::new());
+        let frames = (0..=n).map(|i| {
+            let func =
+                Func { name: StrId::EMPTY, file: StrId::EMPTY, line: Some(i as u32), column: None, kind: FuncKind::Js };
+            let func = b.func(func);
+            b.frame(Frame { func, line: None, column: None })
+        });
+        frames.last().expect("n + 1 frames")
     }
 
     fn frame_at(code: &mut DynamicCode, address: u64) -> Option<usize> {

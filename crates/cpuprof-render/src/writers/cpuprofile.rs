@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use cpuprof_model::{FuncKind, Profile, StackId, StrId, ValueUnit, VmState};
+use cpuprof_model::{Children, FuncKind, Profile, StackId, StrId, ValueUnit, VmState};
 
 /// A written `.cpuprofile` and what the user should know about it.
 #[derive(Clone, Debug)]
@@ -92,9 +92,8 @@ fn lost_in_the_format(profile: &Profile) -> Vec<String> {
 struct Nodes {
     /// The stack each node stands for (`None` for a root the profile does not have).
     stack: Vec<Option<StackId>>,
-    /// Children of each node, as ranges into `children`.
-    first_child: Vec<u32>,
-    children: Vec<u32>,
+    /// Children of each node, in node order.
+    children: Children<u32>,
     /// The node of each stack.
     of_stack: Vec<u32>,
     /// Each node's top-level ancestor (the root's child above it; DevTools' "bottom node").
@@ -108,8 +107,7 @@ impl Nodes {
         let mut parent: Vec<u32> = vec![0];
         let mut of_stack = Vec::with_capacity(stacks.len());
         // Parents come before children in a stack table, so one forward pass suffices.
-        for (index, up) in stacks.parents().iter().enumerate() {
-            let id = StackId::from_index(index);
+        for (id, up) in stacks.ids().zip(stacks.parents()) {
             let is_root = profile.funcs[profile.func_of(id)].kind == FuncKind::Root;
             match up {
                 // V8's own `(root)` (several, after a merge) is the written root.
@@ -124,30 +122,18 @@ impl Nodes {
                 }
             }
         }
-        // Children lists in node order (a counting sort by parent).
-        let mut first_child = vec![0u32; stack.len() + 1];
-        for p in &parent[1..] {
-            first_child[*p as usize + 1] += 1;
-        }
-        for i in 1..first_child.len() {
-            first_child[i] += first_child[i - 1];
-        }
-        let mut next = first_child.clone();
-        let mut children = vec![0u32; stack.len() - 1];
-        for (node, p) in parent.iter().enumerate().skip(1) {
-            children[next[*p as usize] as usize] = node as u32;
-            next[*p as usize] += 1;
-        }
+        let up: Vec<Option<u32>> = parent.iter().enumerate().map(|(node, p)| (node > 0).then_some(*p)).collect();
+        let children = Children::from_parents(&up);
         let mut top_level: Vec<u32> = Vec::with_capacity(parent.len());
         for (node, p) in parent.iter().enumerate() {
             let top = if *p == 0 { node as u32 } else { top_level[*p as usize] };
             top_level.push(top);
         }
-        Nodes { stack, first_child, children, of_stack, top_level }
+        Nodes { stack, children, of_stack, top_level }
     }
 
     fn children(&self, node: usize) -> &[u32] {
-        &self.children[self.first_child[node] as usize..self.first_child[node + 1] as usize]
+        self.children.of(node as u32)
     }
 }
 

@@ -2,18 +2,15 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{Folded, FrameClass, Weight};
+use cpuprof_analysis::{Folded, FrameClass, FrameTree, Weight};
+use cpuprof_folded as folded_text;
 use cpuprof_model::text::{escaped, is_unsafe_to_show};
 use inferno::flamegraph::color::{Color, PaletteMap};
 use inferno::flamegraph::{self, Direction, Options};
 
 /// `root;…;leaf weight` lines, sorted (inferno, FlameGraph and speedscope read them).
 pub fn render_collapsed(folded: &Folded) -> String {
-    let mut out = String::with_capacity(folded.stacks.iter().map(|s| s.frames.len() + 12).sum());
-    for stack in &folded.stacks {
-        let _ = writeln!(out, "{} {}", stack.frames, stack.weight);
-    }
-    out
+    folded_text::write_sorted(folded.tree.stack_texts())
 }
 
 /// How the SVG looks.
@@ -60,8 +57,8 @@ fn inferno_options(options: &FlameOptions) -> Options<'static> {
 /// Renders `folded` as an SVG flame graph.
 pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, String> {
     let mut palette = PaletteMap::default();
-    for (label, class) in &folded.classes {
-        palette.insert(xml_safe(label), color_of(*class, label));
+    for (label, class) in folded.tree.labels() {
+        palette.insert(xml_safe(label), color_of(class, label));
     }
     // inferno's own bottom frame ("all", the whole profile) has the empty name.
     palette.insert("", color_of(FrameClass::Vm, "all"));
@@ -76,7 +73,13 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
         "µs".clone_into(&mut opts.count_name);
         opts.factor = 1e-3;
     }
-    let lines: Vec<String> = folded.stacks.iter().map(|s| format!("{} {}", xml_safe(&s.frames), s.weight)).collect();
+    // inferno sorts the lines itself.
+    let mut lines: Vec<String> = Vec::new();
+    folded.tree.for_each_stack(|_, frames, weight| {
+        let mut line = String::new();
+        folded_text::push_line(&mut line, &xml_safe(&folded_text::join_stack(frames)), [weight]);
+        lines.push(line);
+    });
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
     Ok(svg)
@@ -92,71 +95,115 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
 ///   frame of their own, `(only in base)`, so the new side's frames keep their true widths;
 ///   frames no new stack has are marked `(gone)`.
 pub fn render_differential(
-    base: &Folded,
-    new: &Folded,
+    base: &[Folded],
+    new: &[Folded],
     base_scale: f64,
     new_scale: f64,
     options: &FlameOptions,
 ) -> Result<Vec<u8>, String> {
-    use std::collections::{BTreeMap, HashMap, HashSet};
-    let mut merged: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
-    for s in &base.stacks {
-        merged.entry(s.frames.as_str()).or_default().0 += s.weight as f64 * base_scale;
-    }
-    for s in &new.stacks {
-        merged.entry(s.frames.as_str()).or_default().1 += s.weight as f64 * new_scale;
-    }
-    let (drawn, only_base): (Vec<_>, Vec<_>) =
-        merged.iter().filter(|(_, (b, n))| b.round() + n.round() > 0.0).partition(|(_, (_, n))| n.round() > 0.0);
-    let labels = |folded: &Folded| -> HashSet<String> {
-        folded.stacks.iter().flat_map(|s| s.frames.split(';')).map(str::to_owned).collect()
-    };
-    let (base_labels, new_labels) = (labels(base), labels(new));
-
-    // Inclusive weights of every caller (a proper prefix of a stack), both sides, in a
-    // prefix tree: keying them by the prefix text would cost the square of the depth.
-    let mut tree = PrefixTree::default();
-    let node_paths: Vec<Vec<u32>> = merged
-        .iter()
-        .map(|(frames, &(b, n))| {
-            let path = tree.insert(frames);
-            for &node in &path[..path.len() - 1] {
-                tree.weights[node as usize].0 += b;
-                tree.weights[node as usize].1 += n;
+    use std::collections::HashSet;
+    // Every run of both sides in one tree: per node, the (base, new) scaled weight of its own,
+    // added run by run; whether some run has a stack there; and the labels each side draws.
+    let mut tree = FrameTree::default();
+    let mut own: Vec<(f64, f64)> = Vec::new();
+    let mut is_stack: Vec<bool> = Vec::new();
+    let mut drawn_by: [Vec<bool>; 2] = [Vec::new(), Vec::new()];
+    for (side, runs, scale) in [(0, base, base_scale), (1, new, new_scale)] {
+        for run in runs {
+            let to = tree.graft(&run.tree);
+            own.resize(tree.len(), (0.0, 0.0));
+            is_stack.resize(tree.len(), false);
+            for seen in &mut drawn_by {
+                seen.resize(tree.len(), false);
             }
-            path
+            for (v, &node) in to.iter().enumerate().skip(1) {
+                let weight = run.tree.weight(v as u32);
+                if weight == 0 {
+                    continue;
+                }
+                let w = if side == 0 { &mut own[node as usize].0 } else { &mut own[node as usize].1 };
+                *w += weight as f64 * scale;
+                is_stack[node as usize] = true;
+                let mut up = Some(node);
+                while let Some(n) = up.filter(|n| *n != FrameTree::ROOT && !drawn_by[side][*n as usize]) {
+                    drawn_by[side][n as usize] = true;
+                    up = tree.parent(n);
+                }
+            }
+        }
+    }
+    let labels_of = |seen: &[bool]| -> HashSet<&str> {
+        (1..tree.len()).filter(|v| seen[*v]).map(|v| tree.label(v as u32)).collect()
+    };
+    let (base_labels, new_labels) = (labels_of(&drawn_by[0]), labels_of(&drawn_by[1]));
+
+    // The stacks in the order of their text, each with its nodes, root-most first.
+    let mut stacks: Vec<(String, Vec<u32>)> = (1..tree.len() as u32)
+        .filter(|v| is_stack[*v as usize])
+        .map(|v| {
+            let mut path: Vec<u32> = std::iter::successors(Some(v), |n| tree.parent(*n)).collect();
+            path.pop(); // the root
+            path.reverse();
+            (folded_text::join_stack(path.iter().map(|n| tree.label(*n))), path)
         })
         .collect();
-    let path_of: HashMap<&str, &Vec<u32>> = merged.keys().copied().zip(&node_paths).collect();
+    stacks.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    // Inclusive weights of every caller (a proper prefix of a stack), both sides.
+    let mut callees = vec![(0.0f64, 0.0f64); tree.len()];
+    for (_, path) in &stacks {
+        let (b, n) = own[path[path.len() - 1] as usize];
+        for &node in &path[..path.len() - 1] {
+            callees[node as usize].0 += b;
+            callees[node as usize].1 += n;
+        }
+    }
+    let (drawn, only_base): (Vec<_>, Vec<_>) = stacks
+        .iter()
+        .map(|(_, path)| (path, own[path[path.len() - 1] as usize]))
+        .filter(|(_, (b, n))| b.round() + n.round() > 0.0)
+        .partition(|(_, (_, n))| n.round() > 0.0);
     let graph_total: f64 = drawn.iter().map(|(_, (_, n))| n.round()).sum::<f64>()
         + only_base.iter().map(|(_, (b, _))| b.round()).sum::<f64>();
-    let label = |node: u32, frame: &str| -> String {
+    let label = |node: u32| -> String {
+        let frame = tree.label(node);
         let mut text = xml_safe(frame);
         if !base_labels.contains(frame) {
             text.push_str(" (new)");
         }
-        let (b, n) = tree.weights[node as usize];
+        let (b, n) = callees[node as usize];
         let pct = 100.0 * (n - b) / graph_total.max(1.0);
         if pct.abs() >= 0.1 {
             let _ = write!(text, " [total {pct:+.2}%]");
         }
         text
     };
-    let frames_of = |frames: &str| -> Vec<String> {
-        frames.split(';').zip(path_of[frames].iter()).map(|(frame, &node)| label(node, frame)).collect()
-    };
     let mut lines: Vec<String> = drawn
         .iter()
-        .map(|(frames, (b, n))| format!("{} {} {}", frames_of(frames).join(";"), b.round(), n.round()))
+        .map(|(path, (b, n))| {
+            let mut line = String::new();
+            folded_text::push_line(
+                &mut line,
+                &folded_text::join_stack(path.iter().map(|n| label(*n))),
+                [b.round(), n.round()],
+            );
+            line
+        })
         .collect();
-    for (frames, (b, _)) in &only_base {
-        let gone: Vec<String> = frames
-            .split(';')
-            .map(|f| if new_labels.contains(f) { xml_safe(f) } else { format!("{} (gone)", xml_safe(f)) })
-            .collect();
+    for (path, (b, _)) in &only_base {
+        let gone = path.iter().map(|n| {
+            let f = tree.label(*n);
+            if new_labels.contains(f) {
+                xml_safe(f)
+            } else {
+                format!("{} (gone)", xml_safe(f))
+            }
+        });
+        let stack = folded_text::join_stack(std::iter::once("(only in base)".to_owned()).chain(gone));
         // All of it went: drawn at the base width (the second column) with that as the change.
         let b = b.round();
-        lines.push(format!("(only in base);{} {} {}", gone.join(";"), 2.0 * b, b));
+        let mut line = String::new();
+        folded_text::push_line(&mut line, &stack, [2.0 * b, b]);
+        lines.push(line);
     }
     lines.sort();
     let mut opts = inferno_options(options);
@@ -181,33 +228,6 @@ fn xml_safe(text: &str) -> String {
         }
         out
     })
-}
-
-/// Distinct call paths as a tree of frame labels: node ids index `weights`.
-#[derive(Default)]
-struct PrefixTree<'a> {
-    children: std::collections::HashMap<(u32, &'a str), u32>,
-    /// Per node: the (base, new) weight of the stacks passing through it as a caller.
-    weights: Vec<(f64, f64)>,
-}
-
-impl<'a> PrefixTree<'a> {
-    /// The nodes of `frames` (`;`-joined), root-most first, added where missing.
-    fn insert(&mut self, frames: &'a str) -> Vec<u32> {
-        let mut parent = u32::MAX;
-        frames
-            .split(';')
-            .map(|frame| {
-                let next = u32::try_from(self.weights.len()).unwrap_or(u32::MAX);
-                let node = *self.children.entry((parent, frame)).or_insert(next);
-                if node == next {
-                    self.weights.push((0.0, 0.0));
-                }
-                parent = node;
-                node
-            })
-            .collect()
-    }
 }
 
 /// A colour per class, varied within the class by a stable hash of the label so that

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use cpuprof_model::{FuncKind, Profile, SourceFormat, StackId, ValueUnit};
+use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueUnit};
 use pprof::protos::{Function, Line, Location, Message, Profile as Proto, Sample, ValueType};
 
 /// Encodes `profile` as pprof; gzipped unless `gzip` is false.
@@ -110,11 +110,10 @@ fn to_proto(profile: &Profile) -> Proto {
         })
         .collect();
     let mut sample = Vec::new();
-    for (index, [count, time]) in per_stack.into_iter().enumerate() {
+    for (stack, [count, time]) in profile.stacks.ids().zip(per_stack) {
         if count == 0 && time == 0 {
             continue;
         }
-        let stack = StackId::from_index(index);
         // Leaf first, as pprof wants.
         let location_id = profile.stacks.walk(stack).map(|frame| frame.index() as u64 + 1).collect();
         let value = if times.is_some() { vec![count, time] } else { vec![count] };
