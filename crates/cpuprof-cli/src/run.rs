@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, SortBy, StackFilter, TopOptions, Weight};
-use cpuprof_parse::{FoldedWeight, InputFormat, ParseError, ParseErrorKind, ParseOptions};
+use cpuprof_parse::{FoldedWeight, ParseError, ParseErrorKind, ParseOptions};
 use cpuprof_render::{render_top, TopDocument};
 use regex::Regex;
 
@@ -11,7 +11,7 @@ use std::path::Path;
 use cpuprof_model::{Profile, SourceFormat};
 use cpuprof_sourcemap::SourceMaps;
 
-use crate::args::{By, Cli, Command, FilterArgs, InputArgs, InputFormatArg, Sort, TopArgs, WeightArg};
+use crate::args::{By, Cli, Command, FilterArgs, InputArgs, Sort, TopArgs, WeightArg};
 use crate::io::{read_profile, Output};
 
 /// A bad argument found after clap's own checks (exit code 2).
@@ -77,14 +77,7 @@ impl<'a> Reader<'a> {
             WeightArg::Samples => FoldedWeight::Samples,
             WeightArg::Time => FoldedWeight::Nanoseconds,
         };
-        parse.format = match reading.input_format {
-            InputFormatArg::Auto => None,
-            InputFormatArg::Cpuprofile => Some(InputFormat::CpuProfile),
-            InputFormatArg::Ticklog => Some(InputFormat::TickLog),
-            InputFormatArg::Pprof => Some(InputFormat::Pprof),
-            InputFormatArg::Trace => Some(InputFormat::Trace),
-            InputFormatArg::Folded => Some(InputFormat::Folded),
-        };
+        parse.format = reading.input_format.0;
         if let Some(size) = reading.max_input_size {
             parse.max_input_size = size;
         }

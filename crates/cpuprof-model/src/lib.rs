@@ -36,6 +36,6 @@ pub use ids::{FrameId, FuncId, StackId, StrId};
 pub use merge::merge;
 pub use strings::StringTable;
 pub use tables::{
-    Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, ValueType, ValueUnit,
-    VmState,
+    Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, UnknownSourceFormat,
+    ValueKind, ValueType, ValueUnit, VmState,
 };
