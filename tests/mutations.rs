@@ -113,7 +113,7 @@ fn seeds(format: SourceFormat) -> Vec<(String, Vec<u8>)> {
             let object = serde_json::to_vec(&serde_json::json!({ "traceEvents": events })).expect("JSON");
             vec![("money.trace.json (cut)".into(), object), ("money.array.json (cut)".into(), array)]
         }
-        _ => {
+        SourceFormat::Folded => {
             let profile = parse_ok(&read("fixtures/cpuprofile/money.cpuprofile"), SourceFormat::CpuProfile);
             let folded = fold(&profile, &FoldOptions::default());
             vec![("money.folded".into(), render_collapsed(&folded).into_bytes())]

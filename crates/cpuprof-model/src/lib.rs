@@ -30,6 +30,7 @@ mod merge;
 mod strings;
 mod tables;
 pub mod text;
+mod warning;
 
 pub use builder::{ModelError, ProfileBuilder};
 pub use ids::{FrameId, FuncId, StackId, StrId};
@@ -39,3 +40,4 @@ pub use tables::{
     Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, UnknownSourceFormat,
     ValueKind, ValueType, ValueUnit, VmState,
 };
+pub use warning::{Setting, Warning};

@@ -442,7 +442,7 @@ pub struct Meta {
     /// Mean interval between samples in ns, if known (for tick logs: the configured one).
     pub interval_ns: Option<i64>,
     /// What the parser had to work around, one sentence each (shown to the user).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 /// A parsed profile. Build one with [`crate::ProfileBuilder`].

@@ -42,6 +42,7 @@ use flate2::bufread::MultiGzDecoder;
 /// The input formats cpuprof reads: the model's [`SourceFormat`], which a parsed profile
 /// records in its `meta.format`.
 pub use cpuprof_model::SourceFormat;
+pub use cpuprof_model::{Setting, Warning};
 pub use error::{Origin, ParseError, ParseErrorKind, Span};
 
 /// The default of [`ParseOptions::max_input_size`]: 2 GiB.
@@ -168,7 +169,8 @@ pub enum FoldedWeight {
     /// them. The default.
     #[default]
     Samples,
-    /// Nanoseconds (`cpuprof collapse --weight time`): there are no sample counts then.
+    /// Nanoseconds (as `cpuprof collapse` writes them when it weighs by time): there are no
+    /// sample counts then.
     Nanoseconds,
 }
 
@@ -340,14 +342,7 @@ fn detect(head: &[u8], origin: &Origin) -> Result<SourceFormat, ParseError> {
     if head.is_empty() {
         return Err(ParseErrorKind::Empty.at(origin, Span::None));
     }
-    sniff(head).ok_or_else(|| {
-        ParseErrorKind::UnknownFormat(
-            "not a V8 .cpuprofile or Chrome trace (JSON), a V8 tick log (`v8-version,…`), a pprof profile \
-             (protobuf, plain or gzipped) or folded stacks (`a;b;c 42`); name the format with --input-format"
-                .to_owned(),
-        )
-        .at(origin, Span::Byte(0))
-    })
+    sniff(head).ok_or_else(|| ParseErrorKind::Unrecognized.at(origin, Span::Byte(0)))
 }
 
 fn parse_as(
@@ -367,7 +362,28 @@ fn parse_as(
 
 #[cfg(test)]
 mod tests {
-    use super::{sniff, SourceFormat};
+    use super::{parse, sniff, Origin, ParseOptions, Setting, SourceFormat};
+
+    #[test]
+    fn errors_name_the_setting_that_would_read_the_input_not_a_flag() {
+        let read = |bytes: &[u8], format: Option<SourceFormat>| {
+            let options = ParseOptions { format, ..ParseOptions::default() };
+            parse(bytes, &Origin("x".into()), &options).unwrap_err()
+        };
+        let cases = [
+            (read(b"hello world\n", None), Some(Setting::Format(None))),
+            (read(b"[]", Some(SourceFormat::CpuProfile)), Some(Setting::Format(Some(SourceFormat::Trace)))),
+            (
+                read(br#"{"traceEvents":[]}"#, Some(SourceFormat::CpuProfile)),
+                Some(Setting::Format(Some(SourceFormat::Trace))),
+            ),
+            (read(br#"{"traceEvents":[]}"#, Some(SourceFormat::TickLog)), None),
+        ];
+        for (error, setting) in cases {
+            assert_eq!(error.kind.setting(), setting, "{error}");
+            assert!(!error.to_string().contains("--"), "{error}");
+        }
+    }
 
     #[test]
     fn formats_are_told_apart_by_their_first_bytes() {

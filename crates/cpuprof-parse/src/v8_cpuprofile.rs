@@ -136,9 +136,10 @@ pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOp
         None => return Err(ParseErrorKind::Empty.at(origin, Span::None)),
         Some(b'{') => {}
         Some(b'[') => {
-            return Err(scanner.error(ParseErrorKind::Unsupported(
-                "this is a JSON array (a Chrome trace?), not a .cpuprofile; read it with --input-format trace or auto",
-            )))
+            return Err(scanner.error(ParseErrorKind::OtherFormat {
+                message: "this is a JSON array (a Chrome trace?), not a .cpuprofile",
+                likely: SourceFormat::Trace,
+            }))
         }
         Some(b) => {
             return Err(scanner.error(ParseErrorKind::UnknownFormat(format!(
@@ -197,7 +198,7 @@ impl Document {
             _ => false,
         };
         if seen {
-            return Err(ParseErrorKind::Json(format!("`{key}` appears twice")).at(s.origin(), key_span));
+            return Err(ParseErrorKind::Invalid(format!("`{key}` appears twice").into()).at(s.origin(), key_span));
         }
         match key {
             "nodes" => {
@@ -281,13 +282,14 @@ impl Document {
 
     fn finish(self, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
         if self.traces {
-            return Err(ParseErrorKind::Unsupported(
-                "this is a Chrome trace (`traceEvents`), not a .cpuprofile; read it with --input-format trace or auto",
-            )
+            return Err(ParseErrorKind::OtherFormat {
+                message: "this is a Chrome trace (`traceEvents`), not a .cpuprofile",
+                likely: SourceFormat::Trace,
+            }
             .at(origin, Span::None));
         }
         let Some(tree) = self.tree else {
-            return Err(ParseErrorKind::Missing("nodes").at(origin, Span::None));
+            return Err(ParseErrorKind::Missing { key: "nodes", what: "V8 .cpuprofile" }.at(origin, Span::None));
         };
         let samples = match (self.samples, self.pending_ids) {
             (Some(samples), _) => samples,
@@ -301,7 +303,9 @@ impl Document {
                 }
                 Leaves::Wide(leaves)
             }
-            (None, None) => return Err(ParseErrorKind::Missing("samples").at(origin, Span::None)),
+            (None, None) => {
+                return Err(ParseErrorKind::Missing { key: "samples", what: "V8 .cpuprofile" }.at(origin, Span::None))
+            }
         };
         let to_ns = |n: Option<Number>| n.map(|n| number_ns(n).unwrap_or(0));
         let timing = Timing { start_ns: to_ns(self.start_us), end_ns: to_ns(self.end_us), deltas: self.deltas };
@@ -368,7 +372,7 @@ pub(crate) struct Timing {
 pub(crate) struct Source {
     pub(crate) format: SourceFormat,
     /// Warnings for the user, in order.
-    pub(crate) warnings: Vec<String>,
+    pub(crate) warnings: Vec<cpuprof_model::Warning>,
 }
 
 /// Reads `samples` as positions in `tree`.
@@ -472,7 +476,7 @@ fn node_id(number: Number) -> Result<u64, ParseErrorKind> {
     match number {
         Number::Int(id) if id >= 0 => Ok(id as u64),
         Number::Int(id) => Err(ParseErrorKind::OutOfRange { what: "node id", value: id.to_string() }),
-        Number::Float(f) => Err(ParseErrorKind::Json(format!("a node id must be an integer, found {f:?}"))),
+        Number::Float(f) => Err(ParseErrorKind::Invalid(format!("a node id must be an integer, found {f:?}").into())),
     }
 }
 
@@ -605,10 +609,7 @@ impl Tree {
                 None => None,
                 Some(parent) => match tree.position(parent) {
                     Some(p) => Some(p),
-                    None => {
-                        return Err(ParseErrorKind::Json(format!("node {id} has parent {parent}, which is not a node"))
-                            .at(origin, span))
-                    }
+                    None => return Err(ParseErrorKind::UnknownParent { child: id, parent }.at(origin, span)),
                 },
             });
             tree.push(node, Vec::new());
