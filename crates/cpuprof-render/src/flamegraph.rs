@@ -56,7 +56,7 @@ fn inferno_options(options: &FlameOptions) -> Options<'static> {
 }
 
 /// Renders `folded` as an SVG flame graph.
-pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, String> {
+pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, crate::RenderError> {
     let mut palette = PaletteMap::default();
     for (label, class) in &folded.classes {
         palette.insert(xml_safe(label), color_of(*class, label));
@@ -76,7 +76,7 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
     }
     let lines: Vec<String> = folded.stacks.iter().map(|s| format!("{} {}", xml_safe(&s.frames), s.weight)).collect();
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
+    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)?;
     Ok(svg)
 }
 
@@ -95,7 +95,7 @@ pub fn render_differential(
     base_scale: f64,
     new_scale: f64,
     options: &FlameOptions,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, crate::RenderError> {
     use std::collections::{BTreeMap, HashMap, HashSet};
     let mut merged: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
     for s in &base.stacks {
@@ -160,7 +160,7 @@ pub fn render_differential(
     let mut opts = inferno_options(options);
     options.sample_name.clone_into(&mut opts.count_name);
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
+    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)?;
     Ok(svg)
 }
 

@@ -14,6 +14,7 @@
 mod cpuprofile;
 mod csv_out;
 mod diff;
+mod error;
 mod flamegraph;
 mod json;
 mod markdown;
@@ -27,6 +28,7 @@ use cpuprof_analysis::{GroupBy, TopReport, Weight};
 use cpuprof_model::Meta;
 pub use cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
 pub use diff::{regression_text, render_diff, DiffDocument};
+pub use error::RenderError;
 pub use flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
 pub use pprof::render_pprof;
 
