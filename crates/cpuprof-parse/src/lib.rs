@@ -32,6 +32,7 @@ mod ticklog;
 mod timeline;
 mod trace;
 mod v8_cpuprofile;
+mod v8_tree;
 
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};

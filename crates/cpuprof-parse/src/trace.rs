@@ -27,7 +27,7 @@ use serde::Deserialize;
 use crate::error::{thousands, Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{describe, Number, Scanner};
 use crate::timeline::Deltas;
-use crate::v8_cpuprofile::{
+use crate::v8_tree::{
     number_ns, relative_span, strip_position, Leaves, LossyStr, NodeSpec, RawCallFrame, Source, Timing, Tree,
 };
 use crate::{Limits, ParseOptions};
@@ -49,38 +49,17 @@ pub(crate) fn parse(
         None => return Err(ParseErrorKind::Empty.at(origin, Span::None)),
         Some(b'[') => events.read_array(&mut s, true)?,
         Some(b'{') => {
-            s.expect(b'{', "the trace object")?;
             let mut seen = false;
-            if s.skip_ws()? == Some(b'}') {
-                s.next_token("the trace object")?;
-            } else {
-                loop {
-                    let key_span = s.span();
-                    let key = s.key()?;
-                    s.expect(b':', "the trace object")?;
-                    if key == "traceEvents" {
-                        if seen {
-                            return Err(
-                                ParseErrorKind::Invalid("`traceEvents` appears twice".into()).at(origin, key_span)
-                            );
-                        }
-                        seen = true;
-                        events.read_array(&mut s, false)?;
-                    } else {
-                        s.value("a value", None)?;
-                    }
-                    match s.next_token("the trace object")? {
-                        b',' => {}
-                        b'}' => break,
-                        b => {
-                            return Err(s.error(ParseErrorKind::Json(format!(
-                                "expected `,` or `}}` after the value of `{key}`, found {}",
-                                describe(b)
-                            ))))
-                        }
-                    }
+            s.object("the trace object", |s, key, key_span| {
+                if key != "traceEvents" {
+                    return s.value("a value", None);
                 }
-            }
+                if seen {
+                    return Err(ParseErrorKind::Invalid("`traceEvents` appears twice".into()).at(origin, key_span));
+                }
+                seen = true;
+                events.read_array(s, false)
+            })?;
             if !seen {
                 return Err(ParseErrorKind::Missing { key: "traceEvents", what: "Chrome trace" }.at(origin, Span::None));
             }
