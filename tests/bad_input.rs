@@ -48,6 +48,31 @@ fn a_failed_run_leaves_the_output_file_alone() {
     assert_eq!(leftovers.len(), 1, "no temporary files left behind");
 }
 
+/// The libraries' errors name the setting to change, never a flag: the CLI adds the flag.
+#[test]
+fn errors_that_a_setting_would_fix_name_its_flag() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["fixtures/bad/no-profile.trace.json", "--input-format", "cpuprofile"],
+            ": this is a Chrome trace (`traceEvents`), not a .cpuprofile; read it with --input-format trace or auto\n",
+        ),
+        (&["fixtures/pprof/handmade.pb.gz", "--sample-type", "nosuch"], ": no sample type `nosuch`; the file has "),
+        (
+            &["fixtures/cpuprofile/money.cpuprofile", "--max-input-size", "1KB"],
+            " exceeds the limit of 1000 bytes (--max-input-size raises it)\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = cpuprof().arg("top").args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("cpuprof: error: ") && stderr.contains(expected), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+    let out = cpuprof().args(["top", "fixtures/pprof/handmade.pb.gz", "--sample-type", "nosuch"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).ends_with("; choose one with --sample-type\n"));
+}
+
 #[test]
 fn missing_file_is_an_io_error() {
     let out = cpuprof().args(["top", "fixtures/does-not-exist.cpuprofile"]).output().unwrap();

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use cap::Cap;
 use cpuprof_analysis::{fold, top, FoldOptions, GroupBy, Metric, StackFilter, TopOptions, Weight};
 use cpuprof_model::{Profile, ValueUnit};
-use cpuprof_parse::{parse, InputFormat, Origin, ParseOptions};
+use cpuprof_parse::{parse, Origin, ParseOptions, SourceFormat};
 use cpuprof_render::{render_collapsed, render_cpuprofile, render_pprof, render_top, Format, TopDocument};
 
 #[global_allocator]
@@ -52,15 +52,15 @@ fn fixtures(dir: &str, ext: &str) -> Vec<(String, Vec<u8>)> {
 }
 
 /// Small real inputs of each format: mutating them is cheap, and every part of the format is in them.
-fn seeds(format: InputFormat) -> Vec<(String, Vec<u8>)> {
+fn seeds(format: SourceFormat) -> Vec<(String, Vec<u8>)> {
     match format {
-        InputFormat::CpuProfile => {
+        SourceFormat::CpuProfile => {
             let mut seeds = fixtures("fixtures/edge", ".cpuprofile");
             seeds.push(("inspector-profile".into(), read("fixtures/cpuprofile/inspector-profile.cpuprofile")));
             seeds.push(("money.cpuprofile.gz".into(), read("fixtures/cpuprofile/money.cpuprofile.gz")));
             seeds
         }
-        InputFormat::TickLog => {
+        SourceFormat::TickLog => {
             // A recorded log thinned out: every record kind, a tenth of the code objects, 120 ticks.
             let text = String::from_utf8(read("fixtures/ticklog/eval.log")).expect("UTF-8 log");
             let (mut code, mut ticks) = (0, 0);
@@ -81,7 +81,7 @@ fn seeds(format: InputFormat) -> Vec<(String, Vec<u8>)> {
                 .collect();
             vec![("eval.log (thinned)".into(), thinned.into_bytes())]
         }
-        InputFormat::Pprof => {
+        SourceFormat::Pprof => {
             let handmade = read("fixtures/pprof/handmade.pb.gz");
             vec![
                 ("handmade.pb".into(), gunzip(&handmade)),
@@ -89,7 +89,7 @@ fn seeds(format: InputFormat) -> Vec<(String, Vec<u8>)> {
                 ("google-pprof-wall.pb".into(), gunzip(&read("fixtures/pprof/google-pprof-wall.pb.gz"))),
             ]
         }
-        InputFormat::Trace => {
+        SourceFormat::Trace => {
             // node's trace cut to its Profile events and the first two chunks of each profile.
             let trace: serde_json::Value =
                 serde_json::from_slice(&gunzip(&read("fixtures/trace/money.trace.json.gz"))).expect("trace JSON");
@@ -113,15 +113,15 @@ fn seeds(format: InputFormat) -> Vec<(String, Vec<u8>)> {
             let object = serde_json::to_vec(&serde_json::json!({ "traceEvents": events })).expect("JSON");
             vec![("money.trace.json (cut)".into(), object), ("money.array.json (cut)".into(), array)]
         }
-        _ => {
-            let profile = parse_ok(&read("fixtures/cpuprofile/money.cpuprofile"), InputFormat::CpuProfile);
+        SourceFormat::Folded => {
+            let profile = parse_ok(&read("fixtures/cpuprofile/money.cpuprofile"), SourceFormat::CpuProfile);
             let folded = fold(&profile, &FoldOptions::default());
             vec![("money.folded".into(), render_collapsed(&folded).into_bytes())]
         }
     }
 }
 
-fn options(format: InputFormat, timeline: bool) -> ParseOptions {
+fn options(format: SourceFormat, timeline: bool) -> ParseOptions {
     // No symbol files: a mutated library path must not send the tick-log parser to the disk.
     let empty = std::env::temp_dir().join("cpuprof-mutations-no-symbols");
     let _ = std::fs::create_dir_all(&empty);
@@ -131,7 +131,7 @@ fn options(format: InputFormat, timeline: bool) -> ParseOptions {
     options
 }
 
-fn parse_ok(bytes: &[u8], format: InputFormat) -> Profile {
+fn parse_ok(bytes: &[u8], format: SourceFormat) -> Profile {
     parse(bytes, &Origin("seed".into()), &options(format, false)).expect("seed parses")
 }
 
@@ -326,7 +326,7 @@ fn exercise(profile: &Profile) {
         .map(|k| profile.samples.values(k).iter().fold(0i64, |sum, c| sum.saturating_add((*c).max(0))));
     if samples.is_some_and(|n| n <= 1_000_000) {
         let written = render_cpuprofile(profile).expect("a profile of few samples is written");
-        if let Err(e) = parse(&written.json[..], &Origin("written".into()), &options(InputFormat::CpuProfile, false)) {
+        if let Err(e) = parse(&written.json[..], &Origin("written".into()), &options(SourceFormat::CpuProfile, false)) {
             panic!("the written .cpuprofile does not parse: {e}");
         }
     }
@@ -347,8 +347,13 @@ fn mutated_fixtures_give_clean_errors_or_valid_reports() {
     let mut failures: Vec<String> = Vec::new();
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let formats =
-        [InputFormat::CpuProfile, InputFormat::TickLog, InputFormat::Pprof, InputFormat::Trace, InputFormat::Folded];
+    let formats = [
+        SourceFormat::CpuProfile,
+        SourceFormat::TickLog,
+        SourceFormat::Pprof,
+        SourceFormat::Trace,
+        SourceFormat::Folded,
+    ];
     for (f, format) in formats.into_iter().enumerate() {
         let seeds = seeds(format);
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (f as u64 + 1));

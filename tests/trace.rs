@@ -108,7 +108,9 @@ fn every_profile_of_a_trace_can_be_chosen() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("no CPU profile `0x7` in this trace (--profile); it holds ") && stderr.contains(":0x2 with "),
+        stderr.contains("no CPU profile `0x7` in this trace; it holds ")
+            && stderr.contains(":0x2 with ")
+            && stderr.ends_with("; choose with --profile\n"),
         "{stderr}"
     );
 }

@@ -1,7 +1,7 @@
 use cpuprof_model::{FuncKind, Profile};
 use regex::Regex;
 
-/// Which stacks to keep: `(idle)` unless asked for, and `--focus` / `--ignore` on the
+/// Which stacks to keep: `(idle)` unless asked for, and focus / ignore patterns on the
 /// functions anywhere in a stack.
 #[derive(Clone, Debug, Default)]
 pub struct StackFilter {

@@ -32,7 +32,7 @@ fn meta_label(kind: FuncKind) -> Option<&'static str> {
     }
 }
 
-/// The row label of `func` under `--by file` (`by_package == false`) or `--by package`.
+/// The row label of `func` grouped by file (`by_package == false`) or by package.
 pub(crate) fn group_label(func: &Func, strings: &StringTable, by_package: bool) -> String {
     if let Some(label) = meta_label(func.kind) {
         return label.to_owned();

@@ -335,7 +335,7 @@ fn with_totals(
     out
 }
 
-/// `--by line`: each stack's self weight split over its line hits by the cumulative-floor
+/// Grouping by line: each stack's self weight split over its line hits by the cumulative-floor
 /// rule (exact integers, the parts add up to the whole). A `.cpuprofile` has no call-site
 /// lines, so total equals self.
 fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -> Vec<[i64; 4]> {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use cpuprof_model::SourceFormat;
 use cpuprof_render::Format;
 
 #[derive(Debug, Parser)]
@@ -450,7 +451,7 @@ pub(crate) struct WindowArgs {
 #[command(next_help_heading = "Input")]
 pub(crate) struct InputArgs {
     /// The input's format; `auto` recognises it from the content (gzip is always undone)
-    #[arg(long, value_enum, default_value_t = InputFormatArg::Auto)]
+    #[arg(long, value_enum, default_value_t = InputFormatArg::AUTO)]
     pub(crate) input_format: InputFormatArg,
 
     /// Folded stacks: what the numbers are: `samples` (counts, the default) or `time` (ns, as
@@ -518,21 +519,37 @@ fn size(text: &str) -> Result<u64, String> {
     }
 }
 
-/// `--input-format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum InputFormatArg {
-    /// Recognise the format from the content
-    Auto,
-    /// V8 .cpuprofile JSON
-    Cpuprofile,
-    /// V8 tick log (node --prof)
-    Ticklog,
-    /// pprof profile.proto
-    Pprof,
-    /// Chrome trace events JSON
-    Trace,
-    /// Folded stacks (a;b;c 42)
-    Folded,
+/// `--input-format`: `auto` or a format the parser reads. The formats and their names are
+/// the library's ([`SourceFormat`]); clap's `ValueEnum` is implemented here, in the CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct InputFormatArg(pub(crate) Option<SourceFormat>);
+
+impl InputFormatArg {
+    /// Recognise the format from the content.
+    pub(crate) const AUTO: InputFormatArg = InputFormatArg(None);
+    /// `auto`, then every format.
+    const VARIANTS: [InputFormatArg; SourceFormat::ALL.len() + 1] = {
+        let mut all = [InputFormatArg::AUTO; SourceFormat::ALL.len() + 1];
+        let mut i = 0;
+        while i < SourceFormat::ALL.len() {
+            all[i + 1] = InputFormatArg(Some(SourceFormat::ALL[i]));
+            i += 1;
+        }
+        all
+    };
+}
+
+impl ValueEnum for InputFormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(match self.0 {
+            None => clap::builder::PossibleValue::new("auto").help("Recognise the format from the content"),
+            Some(format) => clap::builder::PossibleValue::new(format.as_str()).help(format.description()),
+        })
+    }
 }
 
 #[derive(Debug, Args)]

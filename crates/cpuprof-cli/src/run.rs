@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, StackFilter, TopOptions, Weight};
-use cpuprof_parse::{FoldedWeight, InputFormat, ParseError, ParseErrorKind, ParseOptions};
+use cpuprof_parse::{FoldedWeight, ParseError, ParseOptions, Setting};
 use cpuprof_render::{render_top, TopDocument};
 use regex::Regex;
 
@@ -11,7 +11,7 @@ use std::path::Path;
 use cpuprof_model::{Profile, SourceFormat};
 use cpuprof_sourcemap::SourceMaps;
 
-use crate::args::{By, Cli, Command, FilterArgs, InputArgs, InputFormatArg, TopArgs, WeightArg};
+use crate::args::{By, Cli, Command, FilterArgs, InputArgs, TopArgs, WeightArg};
 use crate::io::{read_profile, Output};
 
 /// A bad argument found after clap's own checks (exit code 2).
@@ -77,23 +77,24 @@ impl<'a> Reader<'a> {
             WeightArg::Samples => FoldedWeight::Samples,
             WeightArg::Time => FoldedWeight::Nanoseconds,
         };
-        parse.format = match reading.input_format {
-            InputFormatArg::Auto => None,
-            InputFormatArg::Cpuprofile => Some(InputFormat::CpuProfile),
-            InputFormatArg::Ticklog => Some(InputFormat::TickLog),
-            InputFormatArg::Pprof => Some(InputFormat::Pprof),
-            InputFormatArg::Trace => Some(InputFormat::Trace),
-            InputFormatArg::Folded => Some(InputFormat::Folded),
-        };
+        parse.format = reading.input_format.0;
         if let Some(size) = reading.max_input_size {
             parse.max_input_size = size;
         }
-        let profile = read_profile(input, &parse).map_err(|e| match e.downcast_ref::<ParseError>() {
-            Some(p) if matches!(p.kind, ParseErrorKind::TooLarge { .. }) => {
-                anyhow::anyhow!("{p} (--max-input-size raises it)")
-            }
-            _ => e,
+        let mut profile = read_profile(input, &parse).map_err(|e| match e.downcast_ref::<ParseError>() {
+            Some(p) => match p.kind.setting() {
+                Some(setting) => anyhow::anyhow!("{p}{}", hint(setting)),
+                None => e,
+            },
+            None => e,
         })?;
+        // Warnings name the setting that acts on them; the flag is added here, once, so that the
+        // reports (JSON `warnings` included) say it too.
+        for warning in &mut profile.meta.warnings {
+            if let Some(setting) = warning.setting.take() {
+                warning.message.push_str(&hint(setting));
+            }
+        }
         for warning in &profile.meta.warnings {
             crate::warn(&format!("{}: {warning}", input.display()));
         }
@@ -124,6 +125,20 @@ impl<'a> Reader<'a> {
             crate::warn(&format!("{}: {warning}", input.display()));
         }
         Ok(mapped)
+    }
+}
+
+/// How to change a reading setting, with the flag that sets it, to follow an error or warning
+/// of the libraries (which name no flags).
+fn hint(setting: Setting) -> String {
+    match setting {
+        Setting::Format(None) => "; name the format with --input-format".to_owned(),
+        Setting::Format(Some(format)) => format!("; read it with --input-format {} or auto", format.as_str()),
+        Setting::ProfileId => "; choose with --profile".to_owned(),
+        Setting::SampleType => "; choose one with --sample-type".to_owned(),
+        Setting::SymbolsRoot => "; use --symbols DIR to point at the right copy".to_owned(),
+        Setting::MaxInputSize => " (--max-input-size raises it)".to_owned(),
+        _ => String::new(),
     }
 }
 

@@ -183,8 +183,8 @@ impl ProfileBuilder {
     }
 
     /// Adds a warning about the input for the user (kept in [`Meta::warnings`]).
-    pub fn warn(&mut self, warning: String) {
-        self.meta.warnings.push(warning);
+    pub fn warn(&mut self, warning: impl Into<crate::Warning>) {
+        self.meta.warnings.push(warning.into());
     }
 
     /// Records that `ticks` samples of `stack` executed 1-based `line`. Add the hits of

@@ -32,6 +32,7 @@ mod merge;
 mod strings;
 mod tables;
 pub mod text;
+mod warning;
 
 pub use builder::{ModelError, ProfileBuilder};
 pub use children::{Children, ColumnId};
@@ -39,6 +40,7 @@ pub use ids::{FrameId, FuncId, StackId, StrId};
 pub use merge::merge;
 pub use strings::StringTable;
 pub use tables::{
-    Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, ValueType, ValueUnit,
-    VmState,
+    Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, UnknownSourceFormat,
+    ValueKind, ValueType, ValueUnit, VmState,
 };
+pub use warning::{Setting, Warning};

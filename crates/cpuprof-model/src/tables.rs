@@ -186,22 +186,44 @@ pub enum ValueUnit {
     Nanoseconds,
 }
 
+/// What one sample value column counts or times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueKind {
+    /// Samples taken.
+    Samples,
+    /// CPU time.
+    Cpu,
+    /// Wall-clock time (profiles that include idle time).
+    Wall,
+}
+
+impl ValueKind {
+    /// The name pprof's `sample_type` uses (`samples`, `cpu`, `wall`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValueKind::Samples => "samples",
+            ValueKind::Cpu => "cpu",
+            ValueKind::Wall => "wall",
+        }
+    }
+}
+
 /// What one sample value column measures (pprof's `sample_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ValueType {
-    /// `samples`, `cpu` or `wall`.
-    pub kind: &'static str,
+    /// What is measured.
+    pub kind: ValueKind,
     /// The unit of the values.
     pub unit: ValueUnit,
 }
 
 impl ValueType {
     /// Number of samples.
-    pub const SAMPLES: ValueType = ValueType { kind: "samples", unit: ValueUnit::Count };
+    pub const SAMPLES: ValueType = ValueType { kind: ValueKind::Samples, unit: ValueUnit::Count };
     /// Wall-clock nanoseconds (profiles that include idle time).
-    pub const WALL_NS: ValueType = ValueType { kind: "wall", unit: ValueUnit::Nanoseconds };
+    pub const WALL_NS: ValueType = ValueType { kind: ValueKind::Wall, unit: ValueUnit::Nanoseconds };
     /// CPU nanoseconds.
-    pub const CPU_NS: ValueType = ValueType { kind: "cpu", unit: ValueUnit::Nanoseconds };
+    pub const CPU_NS: ValueType = ValueType { kind: ValueKind::Cpu, unit: ValueUnit::Nanoseconds };
 }
 
 /// What the VM was doing when a sample was taken (V8 11's `StateTag`, as tick logs record it).
@@ -334,9 +356,10 @@ impl LineHits {
     }
 }
 
-/// The format a profile was read from.
+/// The format a profile was read from: one list for the model, the parser (which reads each)
+/// and the CLI (which names them). Exhaustive, so that adding one is an error wherever a
+/// format must be handled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum SourceFormat {
     /// V8 `.cpuprofile` JSON (`node --cpu-prof`, inspector `Profiler.stop`, DevTools).
     CpuProfile,
@@ -352,7 +375,25 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    /// The name used in reports.
+    /// Every format, in the order help texts list them.
+    ///
+    /// ```
+    /// use cpuprof_model::SourceFormat;
+    /// assert_eq!("ticklog".parse(), Ok(SourceFormat::TickLog));
+    /// for format in SourceFormat::ALL {
+    ///     assert_eq!(format.as_str().parse(), Ok(format));
+    /// }
+    /// assert!("json".parse::<SourceFormat>().is_err());
+    /// ```
+    pub const ALL: [SourceFormat; 5] = [
+        SourceFormat::CpuProfile,
+        SourceFormat::TickLog,
+        SourceFormat::Pprof,
+        SourceFormat::Trace,
+        SourceFormat::Folded,
+    ];
+
+    /// The name used in reports (and to name the format when it is chosen by hand).
     pub fn as_str(self) -> &'static str {
         match self {
             SourceFormat::CpuProfile => "cpuprofile",
@@ -362,7 +403,32 @@ impl SourceFormat {
             SourceFormat::Folded => "folded",
         }
     }
+
+    /// What the format is, in a few words (`V8 .cpuprofile JSON`).
+    pub fn description(self) -> &'static str {
+        match self {
+            SourceFormat::CpuProfile => "V8 .cpuprofile JSON",
+            SourceFormat::TickLog => "V8 tick log (node --prof)",
+            SourceFormat::Pprof => "pprof profile.proto",
+            SourceFormat::Trace => "Chrome trace events JSON",
+            SourceFormat::Folded => "Folded stacks (a;b;c 42)",
+        }
+    }
 }
+
+impl std::str::FromStr for SourceFormat {
+    type Err = UnknownSourceFormat;
+
+    /// The format [`SourceFormat::as_str`] names.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        SourceFormat::ALL.into_iter().find(|f| f.as_str() == name).ok_or(UnknownSourceFormat)
+    }
+}
+
+/// A name that is not one of [`SourceFormat::as_str`]'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not a profile format cpuprof reads (cpuprofile, ticklog, pprof, trace or folded)")]
+pub struct UnknownSourceFormat;
 
 /// Facts about the whole recording.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -376,7 +442,7 @@ pub struct Meta {
     /// Mean interval between samples in ns, if known (for tick logs: the configured one).
     pub interval_ns: Option<i64>,
     /// What the parser had to work around, one sentence each (shown to the user).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 /// A parsed profile. Build one with [`crate::ProfileBuilder`].

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 
 use cpuprof_model::Profile;
 
-use crate::{parse, InputFormat, Limits, Origin, ParseError, ParseErrorKind, ParseOptions};
+use crate::{parse, Limits, Origin, ParseError, ParseErrorKind, ParseOptions, SourceFormat};
 
 fn origin() -> Origin {
     Origin("t".into())
@@ -349,7 +349,8 @@ mod pprof_input {
 
     #[test]
     fn a_pprof_input_may_be_forced_and_still_bounded() {
-        let options = ParseOptions { format: Some(InputFormat::Pprof), ..with(Limits { pprof_message: 5, ..small() }) };
+        let options =
+            ParseOptions { format: Some(SourceFormat::Pprof), ..with(Limits { pprof_message: 5, ..small() }) };
         assert_eq!(error(&proto(0, &[vec![1]]), &options), "t: the pprof message exceeds the limit of 5 bytes");
     }
 }

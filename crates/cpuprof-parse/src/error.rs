@@ -1,4 +1,7 @@
+use std::borrow::Cow;
 use std::fmt;
+
+use cpuprof_model::{Setting, SourceFormat};
 
 /// Where an input came from: a path as the user wrote it, or `<stdin>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,16 +69,56 @@ pub enum ParseErrorKind {
     /// The input is empty.
     #[error("the input is empty")]
     Empty,
-    /// The input is not in a format cpuprof reads.
+    /// The format was to be recognised from the content, and is none cpuprof reads
+    /// ([`ParseOptions::format`](crate::ParseOptions::format) names it).
+    #[error(
+        "unrecognized input: not a V8 .cpuprofile or Chrome trace (JSON), a V8 tick log (`v8-version,…`), a pprof \
+         profile (protobuf, plain or gzipped) or folded stacks (`a;b;c 42`)"
+    )]
+    Unrecognized,
+    /// The input is not in the format it was read as.
     #[error("unrecognized input: {0}")]
     UnknownFormat(String),
-    /// The JSON is malformed or has the wrong shape.
+    /// The input is recognisably in another format than the one it was read as.
+    #[error("{message}")]
+    OtherFormat {
+        /// What the input is, and what it is not.
+        message: &'static str,
+        /// The format it is likely in.
+        likely: SourceFormat,
+    },
+    /// The JSON is malformed (its syntax), or a value has the wrong JSON type.
     #[error("invalid JSON: {0}")]
     Json(String),
+    /// Well-formed input whose content the format does not allow: a key twice, an event
+    /// without its ids.
+    #[error("{0}")]
+    Invalid(Cow<'static, str>),
+    /// A line of a text format that breaks its syntax (a folded line without its count).
+    #[error("{0}")]
+    Malformed(&'static str),
 
-    /// A Chrome trace without the CPU profile asked for.
+    /// A Chrome trace without the CPU profile asked for
+    /// ([`ParseOptions::profile_id`](crate::ParseOptions::profile_id)).
+    #[error("no CPU profile `{wanted}` in this trace; it holds {profiles}")]
+    NoSuchProfile {
+        /// The profile asked for, as given.
+        wanted: String,
+        /// The profiles the trace holds, with their sample counts.
+        profiles: String,
+    },
+    /// A Chrome trace where the profile asked for is not one.
     #[error("{0}")]
     TraceProfile(String),
+    /// A pprof profile without the sample type asked for
+    /// ([`ParseOptions::sample_type`](crate::ParseOptions::sample_type)).
+    #[error("no sample type `{wanted}`; the file has {types}")]
+    NoSuchSampleType {
+        /// The type asked for.
+        wanted: String,
+        /// The file's types, as `type/unit`.
+        types: String,
+    },
 
     /// Not a valid pprof `profile.proto`, or one that contradicts itself.
     #[error("invalid pprof: {0}")]
@@ -83,9 +126,14 @@ pub enum ParseErrorKind {
     /// The input ends early.
     #[error("unexpected end of input inside {0} (is the file truncated?)")]
     Truncated(&'static str),
-    /// A required field is absent.
-    #[error("missing `{0}`: not a V8 .cpuprofile")]
-    Missing(&'static str),
+    /// A required key is absent.
+    #[error("missing `{key}`: not a {what}")]
+    Missing {
+        /// The key.
+        key: &'static str,
+        /// What the input would be with it (`V8 .cpuprofile`, `Chrome trace`).
+        what: &'static str,
+    },
     /// A number is out of the range that field allows.
     #[error("{what} {value} is out of range")]
     OutOfRange {
@@ -103,6 +151,14 @@ pub enum ParseErrorKind {
         first: usize,
         /// Position of the second.
         second: usize,
+    },
+    /// A node names a parent id that no node has.
+    #[error("node {child} has parent {parent}, which is not a node")]
+    UnknownParent {
+        /// The child's id.
+        child: u64,
+        /// The missing parent id.
+        parent: u64,
     },
     /// A node lists a child id that no node has.
     #[error("node {parent} lists child id {child}, which is not a node")]
@@ -163,6 +219,19 @@ pub enum ParseErrorKind {
 }
 
 impl ParseErrorKind {
+    /// The setting that would read the input otherwise, if one would: a front end says how to
+    /// change it (the CLI names its flag).
+    pub fn setting(&self) -> Option<Setting> {
+        match self {
+            ParseErrorKind::Unrecognized => Some(Setting::Format(None)),
+            ParseErrorKind::OtherFormat { likely, .. } => Some(Setting::Format(Some(*likely))),
+            ParseErrorKind::NoSuchProfile { .. } => Some(Setting::ProfileId),
+            ParseErrorKind::NoSuchSampleType { .. } => Some(Setting::SampleType),
+            ParseErrorKind::TooLarge { .. } => Some(Setting::MaxInputSize),
+            _ => None,
+        }
+    }
+
     /// A [`ParseErrorKind::TooLarge`] for a size in bytes.
     pub(crate) fn too_large_bytes(what: impl Into<String>, limit: u64) -> Self {
         ParseErrorKind::TooLarge { what: what.into(), limit: bytes_text(limit) }

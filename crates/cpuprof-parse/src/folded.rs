@@ -83,7 +83,7 @@ pub(crate) fn parse(
         let count = match count_of(token) {
             Ok(count) if split.is_some() => count,
             Ok(_) => {
-                return Err(at(0, ParseErrorKind::Unsupported("a count with no stack before it")));
+                return Err(at(0, ParseErrorKind::Malformed("a count with no stack before it")));
             }
             Err(kind) => return Err(at(token_at, kind)),
         };
@@ -100,7 +100,7 @@ pub(crate) fn parse(
         }
         let stack = stack.trim_start();
         if stack.is_empty() {
-            return Err(at(0, ParseErrorKind::Unsupported("a count with no stack before it")));
+            return Err(at(0, ParseErrorKind::Malformed("a count with no stack before it")));
         }
         let mut parent: Option<StackId> = None;
         for label in split_stack(stack) {
@@ -146,12 +146,12 @@ pub(crate) fn parse(
 fn count_of(token: &str) -> Result<i64, ParseErrorKind> {
     let out_of_range = || ParseErrorKind::OutOfRange { what: "count", value: token.to_owned() };
     if token.starts_with('-') && token.len() > 1 && count_of(&token[1..]).is_ok() {
-        return Err(ParseErrorKind::Unsupported("a count cannot be negative"));
+        return Err(ParseErrorKind::Malformed("a count cannot be negative"));
     }
     let (whole, fraction) = token.split_once('.').unwrap_or((token, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() || !digits(whole) || !digits(fraction) || (token.contains('.') && fraction.is_empty()) {
-        return Err(ParseErrorKind::Unsupported(
+        return Err(ParseErrorKind::Malformed(
             "expected a count (a whole number) as the last word of the line, after the stack",
         ));
     }

@@ -235,6 +235,36 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
         }
     }
 
+    /// Reads an object (`what` names it in errors) whose `{` is next: each key, with its
+    /// position, goes to `field`, which reads the value that follows.
+    pub(crate) fn object(
+        &mut self,
+        what: &'static str,
+        mut field: impl FnMut(&mut Self, &str, Span) -> Result<(), ParseError>,
+    ) -> Result<(), ParseError> {
+        self.expect(b'{', what)?;
+        if self.skip_ws()? == Some(b'}') {
+            self.next_token(what)?;
+            return Ok(());
+        }
+        loop {
+            let key_span = self.span();
+            let key = self.key()?;
+            self.expect(b':', what)?;
+            field(self, &key, key_span)?;
+            match self.next_token(what)? {
+                b',' => {}
+                b'}' => return Ok(()),
+                b => {
+                    return Err(self.error(ParseErrorKind::Json(format!(
+                        "expected `,` or `}}` after the value of `{key}`, found {}",
+                        describe(b)
+                    ))))
+                }
+            }
+        }
+    }
+
     /// Reads an object key (a JSON string, the opening quote not yet consumed). Keys longer
     /// than 256 bytes are cut (no key we look for is that long).
     pub(crate) fn key(&mut self) -> Result<String, ParseError> {

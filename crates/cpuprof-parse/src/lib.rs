@@ -1,6 +1,8 @@
 //! Parsers: the bytes of a profile file into a [`cpuprof_model::Profile`].
 //!
-//! Depends on `cpuprof-model` and `cpuprof-symbols` (ELF symbols for tick logs). Inputs are
+//! In the workspace it depends on `cpuprof-model` (what it builds), `cpuprof-folded` (the folded
+//! text syntax) and `cpuprof-symbols` (ELF symbols for the C++ frames of tick logs), and knows
+//! nothing of the CLI: errors and warnings name [`ParseOptions`] fields, not flags. Inputs are
 //! untrusted: every problem is a [`ParseError`] naming the input, the position (line:column for
 //! text) and what was expected; nothing here
 //! panics on input, recurses over input trees or allocates from a number in the file.
@@ -31,6 +33,7 @@ mod ticklog;
 mod timeline;
 mod trace;
 mod v8_cpuprofile;
+mod v8_tree;
 
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,23 +41,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cpuprof_model::Profile;
 use flate2::bufread::MultiGzDecoder;
 
+/// The input formats cpuprof reads: the model's [`SourceFormat`], which a parsed profile
+/// records in its `meta.format`.
+pub use cpuprof_model::SourceFormat;
+pub use cpuprof_model::{Setting, Warning};
 pub use error::{Origin, ParseError, ParseErrorKind, Span};
-
-/// The input formats cpuprof reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum InputFormat {
-    /// V8 `.cpuprofile` JSON.
-    CpuProfile,
-    /// V8 tick log (`node --prof`).
-    TickLog,
-    /// pprof `profile.proto`, plain or gzipped.
-    Pprof,
-    /// Chrome trace events JSON (`{"traceEvents":[…]}` or a bare array).
-    Trace,
-    /// Folded stacks (`a;b;c 42` per line).
-    Folded,
-}
 
 /// The default of [`ParseOptions::max_input_size`]: 2 GiB.
 pub const DEFAULT_MAX_INPUT_SIZE: u64 = 2 << 30;
@@ -88,7 +79,7 @@ pub struct ParseOptions {
     /// Read the input as this format instead of recognising it from its content.
     ///
     /// Default is `None`: recognised (see [`sniff`]).
-    pub format: Option<InputFormat>,
+    pub format: Option<SourceFormat>,
     /// Trace input: which profile to read, as `ID` or `PID:ID` (`0x2`, `31525:0x2`).
     ///
     /// Default is `None`: the main thread's (the profile whose `Profile` event's tid equals
@@ -180,7 +171,8 @@ pub enum FoldedWeight {
     /// them. The default.
     #[default]
     Samples,
-    /// Nanoseconds (`cpuprof collapse --weight time`): there are no sample counts then.
+    /// Nanoseconds (as `cpuprof collapse` writes them when it weighs by time): there are no
+    /// sample counts then.
     Nanoseconds,
 }
 
@@ -206,16 +198,16 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// `traceEvents` key (before any `nodes` key), else as a `.cpuprofile`; binary data that
 /// starts like a protobuf message as pprof; text whose first line ends in a number as folded
 /// stacks.
-pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
+pub fn sniff(prefix: &[u8]) -> Option<SourceFormat> {
     let text = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
     let first = text.iter().position(|b| !b.is_ascii_whitespace()).map_or(&text[..0], |i| &text[i..]);
     if ticklog::TAGS.iter().any(|tag| first.starts_with(tag.as_bytes())) {
-        return Some(InputFormat::TickLog);
+        return Some(SourceFormat::TickLog);
     }
     // JSON: `[` then `{` or `]`, or `{` then a key or `}` (folded frames may start with `[`).
     let after = |i: usize| first.get(i..).and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()));
     match (first.first(), after(1)) {
-        (Some(b'['), Some(b'{' | b']') | None) => return Some(InputFormat::Trace),
+        (Some(b'['), Some(b'{' | b']') | None) => return Some(SourceFormat::Trace),
         (Some(b'{'), Some(b'"' | b'}') | None) => return Some(json_object_format(first)),
         _ => {}
     }
@@ -225,11 +217,11 @@ pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
     if binary {
         let tag = *prefix.first()?;
         let (field, wire) = (tag >> 3, tag & 7);
-        return ((1..=14).contains(&field) && (wire == 0 || wire == 2)).then_some(InputFormat::Pprof);
+        return ((1..=14).contains(&field) && (wire == 0 || wire == 2)).then_some(SourceFormat::Pprof);
     }
     let Some(end) = memchr::memchr(b'\n', first) else {
         // A first line longer than the prefix: deep folded stacks have those.
-        return memchr::memchr(b';', first).map(|_| InputFormat::Folded);
+        return memchr::memchr(b';', first).map(|_| SourceFormat::Folded);
     };
     let line = &first[..end];
     let line = line.strip_suffix(b"\r").unwrap_or(line).trim_ascii_end();
@@ -237,28 +229,28 @@ pub fn sniff(prefix: &[u8]) -> Option<InputFormat> {
     let number = &line[number_start..];
     let digits = number.iter().filter(|b| b.is_ascii_digit()).count();
     let plain = digits > 0 && number.iter().all(|b| b.is_ascii_digit() || *b == b'.');
-    (plain && number_start > 1).then_some(InputFormat::Folded)
+    (plain && number_start > 1).then_some(SourceFormat::Folded)
 }
 
 /// A JSON object is a Chrome trace when its first key is `traceEvents` or `metadata`
 /// (DevTools' "Save trace" files), or when `traceEvents` comes before any `nodes` key in
 /// the prefix; else a `.cpuprofile`.
-fn json_object_format(object: &[u8]) -> InputFormat {
+fn json_object_format(object: &[u8]) -> SourceFormat {
     let first_key = object
         .get(1..)
         .and_then(|rest| rest.iter().position(|b| !b.is_ascii_whitespace()).map(|i| &rest[i..]))
         .and_then(|rest| rest.strip_prefix(b"\""))
         .and_then(|rest| memchr::memchr(b'"', rest).map(|end| &rest[..end]));
     match first_key {
-        Some(b"traceEvents" | b"metadata") => return InputFormat::Trace,
-        Some(b"nodes" | b"startTime" | b"endTime" | b"samples" | b"timeDeltas") => return InputFormat::CpuProfile,
+        Some(b"traceEvents" | b"metadata") => return SourceFormat::Trace,
+        Some(b"nodes" | b"startTime" | b"endTime" | b"samples" | b"timeDeltas") => return SourceFormat::CpuProfile,
         _ => {}
     }
     let at = |key: &[u8]| memchr::memmem::find(object, key);
     match (at(b"\"traceEvents\""), at(b"\"nodes\"")) {
-        (Some(t), Some(n)) if t < n => InputFormat::Trace,
-        (Some(_), None) => InputFormat::Trace,
-        _ => InputFormat::CpuProfile,
+        (Some(t), Some(n)) if t < n => SourceFormat::Trace,
+        (Some(_), None) => SourceFormat::Trace,
+        _ => SourceFormat::CpuProfile,
     }
 }
 
@@ -348,56 +340,70 @@ impl<R: Read> Read for Limited<'_, R> {
     }
 }
 
-fn detect(head: &[u8], origin: &Origin) -> Result<InputFormat, ParseError> {
+fn detect(head: &[u8], origin: &Origin) -> Result<SourceFormat, ParseError> {
     if head.is_empty() {
         return Err(ParseErrorKind::Empty.at(origin, Span::None));
     }
-    sniff(head).ok_or_else(|| {
-        ParseErrorKind::UnknownFormat(
-            "not a V8 .cpuprofile or Chrome trace (JSON), a V8 tick log (`v8-version,…`), a pprof profile \
-             (protobuf, plain or gzipped) or folded stacks (`a;b;c 42`); name the format with --input-format"
-                .to_owned(),
-        )
-        .at(origin, Span::Byte(0))
-    })
+    sniff(head).ok_or_else(|| ParseErrorKind::Unrecognized.at(origin, Span::Byte(0)))
 }
 
 fn parse_as(
-    format: InputFormat,
+    format: SourceFormat,
     reader: impl BufRead + Send,
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
     match format {
-        InputFormat::CpuProfile => v8_cpuprofile::parse(reader, origin, options),
-        InputFormat::TickLog => ticklog::parse(reader, origin, options),
-        InputFormat::Pprof => pprof::parse(reader, origin, options),
-        InputFormat::Trace => trace::parse(reader, origin, options),
-        InputFormat::Folded => folded::parse(reader, origin, options),
+        SourceFormat::CpuProfile => v8_cpuprofile::parse(reader, origin, options),
+        SourceFormat::TickLog => ticklog::parse(reader, origin, options),
+        SourceFormat::Pprof => pprof::parse(reader, origin, options),
+        SourceFormat::Trace => trace::parse(reader, origin, options),
+        SourceFormat::Folded => folded::parse(reader, origin, options),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{sniff, InputFormat};
+    use super::{parse, sniff, Origin, ParseOptions, Setting, SourceFormat};
+
+    #[test]
+    fn errors_name_the_setting_that_would_read_the_input_not_a_flag() {
+        let read = |bytes: &[u8], format: Option<SourceFormat>| {
+            let options = ParseOptions { format, ..ParseOptions::default() };
+            parse(bytes, &Origin("x".into()), &options).unwrap_err()
+        };
+        let cases = [
+            (read(b"hello world\n", None), Some(Setting::Format(None))),
+            (read(b"[]", Some(SourceFormat::CpuProfile)), Some(Setting::Format(Some(SourceFormat::Trace)))),
+            (
+                read(br#"{"traceEvents":[]}"#, Some(SourceFormat::CpuProfile)),
+                Some(Setting::Format(Some(SourceFormat::Trace))),
+            ),
+            (read(br#"{"traceEvents":[]}"#, Some(SourceFormat::TickLog)), None),
+        ];
+        for (error, setting) in cases {
+            assert_eq!(error.kind.setting(), setting, "{error}");
+            assert!(!error.to_string().contains("--"), "{error}");
+        }
+    }
 
     #[test]
     fn formats_are_told_apart_by_their_first_bytes() {
-        let cases: &[(&[u8], Option<InputFormat>)] = &[
-            (b"v8-version,11,3,244,8,0,0\n", Some(InputFormat::TickLog)),
-            (b"\n\n  code-creation,Builtin,3", Some(InputFormat::TickLog)),
-            (b"{\"nodes\":[],\"traceEvents\":1}", Some(InputFormat::CpuProfile)),
-            (b"{\"metadata\":{\"nodes\":1},\"traceEvents\":[]}", Some(InputFormat::Trace)),
-            (b"{\"traceEvents\":[]}", Some(InputFormat::Trace)),
-            (b"{\"x\":1,\"traceEvents\":[]}", Some(InputFormat::Trace)),
-            (b" [ {\"ph\":\"P\"}", Some(InputFormat::Trace)),
-            (b"[unknown];main 3\n", Some(InputFormat::Folded)),
-            (b"{anon};x 3\n", Some(InputFormat::Folded)),
-            (b"main;work file:///a.js:3 120\r\n", Some(InputFormat::Folded)),
-            (b"a;b;c", Some(InputFormat::Folded)), // a first line longer than the prefix
+        let cases: &[(&[u8], Option<SourceFormat>)] = &[
+            (b"v8-version,11,3,244,8,0,0\n", Some(SourceFormat::TickLog)),
+            (b"\n\n  code-creation,Builtin,3", Some(SourceFormat::TickLog)),
+            (b"{\"nodes\":[],\"traceEvents\":1}", Some(SourceFormat::CpuProfile)),
+            (b"{\"metadata\":{\"nodes\":1},\"traceEvents\":[]}", Some(SourceFormat::Trace)),
+            (b"{\"traceEvents\":[]}", Some(SourceFormat::Trace)),
+            (b"{\"x\":1,\"traceEvents\":[]}", Some(SourceFormat::Trace)),
+            (b" [ {\"ph\":\"P\"}", Some(SourceFormat::Trace)),
+            (b"[unknown];main 3\n", Some(SourceFormat::Folded)),
+            (b"{anon};x 3\n", Some(SourceFormat::Folded)),
+            (b"main;work file:///a.js:3 120\r\n", Some(SourceFormat::Folded)),
+            (b"a;b;c", Some(SourceFormat::Folded)), // a first line longer than the prefix
             (b"hello world\n", None),
-            (b"\x0a\x07samples", Some(InputFormat::Pprof)),
-            (b"\x12\x03\x08\x01\x02", Some(InputFormat::Pprof)),
+            (b"\x0a\x07samples", Some(SourceFormat::Pprof)),
+            (b"\x12\x03\x08\x01\x02", Some(SourceFormat::Pprof)),
             (b"\x00\x01binary", None),
         ];
         for (prefix, expected) in cases {

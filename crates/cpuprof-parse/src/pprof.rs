@@ -1,7 +1,7 @@
 //! pprof `profile.proto` input: what `go tool pprof`, Pyroscope, Parca and `@datadog/pprof`
 //! read and write. Decoded with the `pprof` crate's pre-generated prost types.
 //!
-//! - **Weight.** One time column is read (the one `--sample-type` names, else the file's
+//! - **Weight.** One time column is read (the one [`ParseOptions::sample_type`] names, else the file's
 //!   `default_sample_type` when it is a time, else `cpu`, `wall` or any other type measured in
 //!   time, converted to ns), and one count column (the first type whose unit is `count`; without
 //!   one, the time divided by `period` when the period is a time, else one per sample record).
@@ -261,7 +261,7 @@ impl<'a> Reader<'a> {
         let is_time = |i: usize| ns_per(types[i].1).is_some();
         let weight = if let Some(wanted) = &options.sample_type {
             types.iter().position(|(t, _)| t == wanted).ok_or_else(|| {
-                self.error(format!("no sample type `{wanted}` (--sample-type); the file has {}", listed()))
+                ParseErrorKind::NoSuchSampleType { wanted: wanted.clone(), types: listed() }.at(self.origin, Span::None)
             })?
         } else {
             let default = self.string(p.default_sample_type)?;

@@ -22,13 +22,13 @@ use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::ops::Range;
 
-use cpuprof_model::{Profile, SourceFormat};
+use cpuprof_model::{Profile, Setting, SourceFormat, Warning};
 use serde::Deserialize;
 
 use crate::error::{thousands, Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{describe, Number, Scanner};
 use crate::timeline::Deltas;
-use crate::v8_cpuprofile::{
+use crate::v8_tree::{
     number_ns, relative_span, strip_position, Leaves, LossyStr, NodeSpec, RawCallFrame, Source, Timing, Tree,
 };
 use crate::{Limits, ParseOptions};
@@ -50,40 +50,19 @@ pub(crate) fn parse(
         None => return Err(ParseErrorKind::Empty.at(origin, Span::None)),
         Some(b'[') => events.read_array(&mut s, true)?,
         Some(b'{') => {
-            s.expect(b'{', "the trace object")?;
             let mut seen = false;
-            if s.skip_ws()? == Some(b'}') {
-                s.next_token("the trace object")?;
-            } else {
-                loop {
-                    let key_span = s.span();
-                    let key = s.key()?;
-                    s.expect(b':', "the trace object")?;
-                    if key == "traceEvents" {
-                        if seen {
-                            return Err(
-                                ParseErrorKind::Json("`traceEvents` appears twice".to_owned()).at(origin, key_span)
-                            );
-                        }
-                        seen = true;
-                        events.read_array(&mut s, false)?;
-                    } else {
-                        s.value("a value", None)?;
-                    }
-                    match s.next_token("the trace object")? {
-                        b',' => {}
-                        b'}' => break,
-                        b => {
-                            return Err(s.error(ParseErrorKind::Json(format!(
-                                "expected `,` or `}}` after the value of `{key}`, found {}",
-                                describe(b)
-                            ))))
-                        }
-                    }
+            s.object("the trace object", |s, key, key_span| {
+                if key != "traceEvents" {
+                    return s.value("a value", None);
                 }
-            }
+                if seen {
+                    return Err(ParseErrorKind::Invalid("`traceEvents` appears twice".into()).at(origin, key_span));
+                }
+                seen = true;
+                events.read_array(s, false)
+            })?;
             if !seen {
-                return Err(ParseErrorKind::Missing("traceEvents").at(origin, Span::None));
+                return Err(ParseErrorKind::Missing { key: "traceEvents", what: "Chrome trace" }.at(origin, Span::None));
             }
         }
         Some(b) => {
@@ -99,7 +78,7 @@ pub(crate) fn parse(
     events.finish(origin, options)
 }
 
-/// `--profile`: `ID` or `PID:ID`.
+/// [`ParseOptions::profile_id`]: `ID` or `PID:ID`.
 struct Wanted {
     pid: Option<String>,
     id: String,
@@ -416,7 +395,7 @@ impl Events {
         }
         let what = if start { "a `Profile` event" } else { "a `ProfileChunk` event" };
         let (Some(pid), Some(id)) = (&head.pid, &head.id) else {
-            return Err(ParseErrorKind::Json(format!("{what} without `pid` or `id`")).at(origin, span));
+            return Err(ParseErrorKind::Invalid(format!("{what} without `pid` or `id`").into()).at(origin, span));
         };
         let (pid, id) = (pid.text(), id.text());
         let position = if let Some(p) = self.profiles.iter().position(|p| p.pid == pid && p.id == id) {
@@ -452,15 +431,16 @@ impl Events {
         let ts_ns = event.ts.map(|ts| ts.ns("time")).transpose().map_err(at)?;
         if start {
             if profile.tid.is_some() {
-                return Err(at(ParseErrorKind::Json(format!(
-                    "a second `Profile` event for profile {}",
-                    profile.key()
-                ))));
+                return Err(at(ParseErrorKind::Invalid(
+                    format!("a second `Profile` event for profile {}", profile.key()).into(),
+                )));
             }
             profile.tid = Some(tid.unwrap_or_default());
             profile.ts_ns = ts_ns;
             profile.span = span;
-            let start = data.start_time.ok_or_else(|| at(ParseErrorKind::Missing("startTime")))?;
+            let start = data
+                .start_time
+                .ok_or_else(|| at(ParseErrorKind::Invalid("a `Profile` event without `args.data.startTime`".into())))?;
             profile.start_ns = Some(start.ns("time").map_err(at)?);
             return Ok(());
         }
@@ -518,10 +498,13 @@ impl Events {
         profiles.retain(|p| p.tid.is_some());
         if profiles.is_empty() {
             if !orphans.is_empty() {
-                return Err(ParseErrorKind::Json(format!(
-                    "the trace has `ProfileChunk` events for {} but no `Profile` event to start them",
-                    orphans.join(", ")
-                ))
+                return Err(ParseErrorKind::Invalid(
+                    format!(
+                        "the trace has `ProfileChunk` events for {} but no `Profile` event to start them",
+                        orphans.join(", ")
+                    )
+                    .into(),
+                )
                 .at(origin, Span::None));
             }
             return Err(ParseErrorKind::Unsupported(
@@ -545,10 +528,10 @@ impl Events {
             match matching.as_slice() {
                 [one] => *one,
                 [] => {
-                    return Err(ParseErrorKind::TraceProfile(format!(
-                        "no CPU profile `{}` in this trace (--profile); it holds {list}",
-                        options.profile_id.as_deref().unwrap_or_default()
-                    ))
+                    return Err(ParseErrorKind::NoSuchProfile {
+                        wanted: options.profile_id.clone().unwrap_or_default(),
+                        profiles: list,
+                    }
                     .at(origin, Span::None))
                 }
                 _ => {
@@ -575,10 +558,9 @@ impl Events {
                     1 => "main thread",
                     _ => "main thread, most samples",
                 };
-                warnings.push(format!(
-                    "trace holds {count} CPU profiles ({list}); read {} ({why}); choose with --profile",
-                    profiles[best].key()
-                ));
+                let message =
+                    format!("trace holds {count} CPU profiles ({list}); read {} ({why})", profiles[best].key());
+                warnings.push(Warning::with_setting(message, Setting::ProfileId));
             }
             best
         };
@@ -591,7 +573,7 @@ impl Events {
 /// The profile from one trace profile's events.
 fn build(
     p: TraceProfile,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
@@ -812,11 +794,11 @@ mod tests {
         assert_eq!(rows(&p)[0].0, "f0x3");
         assert_eq!(
             p.meta.warnings,
-            vec![
+            vec![Warning::with_setting(
                 "trace holds 3 CPU profiles (7:0x1 with 5 samples, 7:0x2 with 2, 7:0x3 with 3); read 7:0x3 (main thread, \
-                 most samples); choose with --profile"
-                    .to_owned()
-            ]
+                 most samples)",
+                Setting::ProfileId
+            )]
         );
         for id in ["0x1", "7:0x1", "0X1"] {
             let p = parse_with(&three_profiles(), Some(id)).unwrap();
@@ -824,29 +806,42 @@ mod tests {
             assert_eq!(rows(&p)[0].4, 5);
             assert!(p.meta.warnings.is_empty());
         }
-        let e = parse_with(&three_profiles(), Some("8:0x1")).unwrap_err().to_string();
+        let e = parse_with(&three_profiles(), Some("8:0x1")).unwrap_err();
+        assert_eq!(e.kind.setting(), Some(Setting::ProfileId));
         assert_eq!(
-            e,
-            "t.json: no CPU profile `8:0x1` in this trace (--profile); it holds 7:0x1 with 5 samples, 7:0x2 with 2, 7:0x3 with 3"
+            e.to_string(),
+            "t.json: no CPU profile `8:0x1` in this trace; it holds 7:0x1 with 5 samples, 7:0x2 with 2, 7:0x3 with 3"
         );
     }
 
     #[test]
     fn clear_errors() {
         let cases = [
-            (r#"{"traceEvents":[]}"#, "t.json: no CPU profile in this trace: record with the disabled-by-default-v8.cpu_profiler category"),
-            (r#"[{"ph":"X","name":"RunTask"}]"#, "t.json: no CPU profile in this trace: record with the disabled-by-default-v8.cpu_profiler category"),
-            (r#"{"metadata":{}}"#, "t.json: missing `traceEvents`: not a V8 .cpuprofile"),
+            (
+                r#"{"traceEvents":[]}"#,
+                "t.json: no CPU profile in this trace: record with the disabled-by-default-v8.cpu_profiler category",
+            ),
+            (
+                r#"[{"ph":"X","name":"RunTask"}]"#,
+                "t.json: no CPU profile in this trace: record with the disabled-by-default-v8.cpu_profiler category",
+            ),
+            (r#"{"metadata":{}}"#, "t.json: missing `traceEvents`: not a Chrome trace"),
             ("", "t.json: the input is empty"),
-            (r#"{"traceEvents":[{"ph":"P","name":"Profile"]}"#, "t.json:1:43: invalid JSON: in a trace event: expected `,` or `}`"),
-            (r#"{"traceEvents":[{"ph":"P","name":"Profile","#, "t.json:1:44: unexpected end of input inside a trace event (is the file truncated?)"),
+            (
+                r#"{"traceEvents":[{"ph":"P","name":"Profile"]}"#,
+                "t.json:1:43: invalid JSON: in a trace event: expected `,` or `}`",
+            ),
+            (
+                r#"{"traceEvents":[{"ph":"P","name":"Profile","#,
+                "t.json:1:44: unexpected end of input inside a trace event (is the file truncated?)",
+            ),
             (
                 r#"[{"pid":1,"tid":1,"ph":"P","name":"Profile","id":"0x1","args":{"data":{"startTime":"x"}}}]"#,
                 "t.json:1:86: invalid JSON: in a `Profile` event: invalid type: string \"x\", expected a number",
             ),
             (
                 r#"[{"pid":1,"tid":1,"ph":"P","name":"ProfileChunk","id":"0x1","args":{"data":{}}}]"#,
-                "t.json: invalid JSON: the trace has `ProfileChunk` events for 1:0x1 but no `Profile` event to start them",
+                "t.json: the trace has `ProfileChunk` events for 1:0x1 but no `Profile` event to start them",
             ),
         ];
         for (text, expected) in cases {
@@ -861,7 +856,7 @@ mod tests {
         let e = parse_str(&text.replace(r#""samples":[4,4]"#, r#""samples":[4,44]"#)).unwrap_err().to_string();
         assert_eq!(e, "t.json:9:1: sample 4 refers to unknown node id 44");
         let e = parse_str(&text.replace(r#""id":4,"parent":3"#, r#""id":4,"parent":40"#)).unwrap_err().to_string();
-        assert_eq!(e, "t.json:4:1: invalid JSON: node 4 has parent 40, which is not a node");
+        assert_eq!(e, "t.json:4:1: node 4 has parent 40, which is not a node");
         let e = parse_str(&text.replace(r#""id":4,"parent":3"#, r#""id":4,"parent":4"#)).unwrap_err().to_string();
         assert_eq!(e, "t.json:4:1: the call tree has a cycle through node 4");
         let e = parse_str(&text.replace(r#""id":4,"parent":3"#, r#""id":3,"parent":1"#)).unwrap_err().to_string();

@@ -14,11 +14,13 @@
 #![deny(missing_docs)]
 
 pub mod defaults;
+mod error;
 pub mod reports;
 pub mod text;
 pub mod time;
 mod writers;
 
+pub use error::RenderError;
 pub use reports::{regression_text, render_diff, render_top, DiffDocument, Format, TopDocument};
 pub use writers::cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
 pub use writers::flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};

@@ -36,7 +36,9 @@ mod text;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cpuprof_model::{Frame, FrameId, Func, FuncId, FuncKind, ModelError, Profile, ProfileBuilder, SourceFormat, StrId};
+use cpuprof_model::{
+    Frame, FrameId, Func, FuncId, FuncKind, ModelError, Profile, ProfileBuilder, SourceFormat, StrId, Warning,
+};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use sourcemap::SourceMap;
@@ -98,7 +100,7 @@ pub(crate) struct Original {
 pub(crate) type Declarations = FxHashMap<String, Option<Original>>;
 
 impl SourceMaps {
-    /// Source maps found beside the scripts, or first in `dir` (`--source-map-dir`).
+    /// Source maps found beside the scripts, or first in `dir`.
     pub fn new(dir: Option<PathBuf>) -> Self {
         Self { dir, scripts: Mutex::new(FxHashMap::default()) }
     }
@@ -120,7 +122,7 @@ impl SourceMaps {
     /// mapped too. Everything else is copied as it is. Missing and unusable maps are not
     /// errors: they are reported (and added to the warnings). `near` is the folder the
     /// profile was read from: scripts not found elsewhere are looked for there, as in
-    /// `--source-map-dir` (a profile kept beside a copy of its build).
+    /// the `dir` given to [`SourceMaps::new`] (a profile kept beside a copy of its build).
     pub fn apply(&self, profile: &Profile, near: Option<&Path>) -> Result<Mapped, ModelError> {
         let strings = &profile.strings;
         let mut files: Vec<StrId> = profile
@@ -168,8 +170,8 @@ impl SourceMaps {
             })
             .collect();
         let mut profile = rebuild(profile, &originals)?;
-        profile.meta.warnings.extend(report.problems.iter().map(|p| format!("source maps: {p}")));
-        profile.meta.warnings.push(format!("source maps: {report}"));
+        profile.meta.warnings.extend(report.problems.iter().map(|p| Warning::new(format!("source maps: {p}"))));
+        profile.meta.warnings.push(Warning::new(format!("source maps: {report}")));
         Ok(Mapped { profile, report })
     }
 }
@@ -220,7 +222,7 @@ impl std::fmt::Display for MapReport {
 /// script's text has that name where V8 places the function (`None`: not checked). Most names
 /// missing is a sign that the script or map is not the one that was profiled.
 fn locate(script: &Script, func: &Func, name: &str, format: SourceFormat) -> (Option<Original>, Option<bool>) {
-    // Tick logs with --split-tiers mark the tier: `*v` is `v` optimized by TurboFan.
+    // Tick logs read with their tiers split mark the tier: `*v` is `v` optimized by TurboFan.
     let bare = if format == SourceFormat::TickLog { name.trim_start_matches(['~', '^', '+', '*']) } else { name };
     // `a.doubleIt` (V8 names a function by what it was assigned to): each part is bound.
     let parts: Option<Vec<&str>> = bare.split('.').map(|p| is_identifier(p).then_some(p)).collect();

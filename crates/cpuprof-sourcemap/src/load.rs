@@ -1,5 +1,5 @@
 //! Finding a script's source map (a `sourceMappingURL` comment, inline or not, a sibling
-//! `.map`, or a file in `--source-map-dir`) and loading it.
+//! `.map`, or a file in the folder given to `SourceMaps::new`) and loading it.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use crate::Declarations;
 /// Scripts and maps larger than this are not read (1 GiB).
 const MAX_FILE: u64 = 1 << 30;
 
-/// At most this many trailing path segments are tried in `--source-map-dir`.
+/// At most this many trailing path segments are tried in the source map folder.
 const MAX_DIR_DEPTH: usize = 32;
 
 /// Index-map section offsets beyond this are refused: the decoder adds them to positions
@@ -66,7 +66,7 @@ enum Style {
 struct ScriptName {
     /// What its map and sources resolve against.
     url: Url,
-    /// The decoded segments of its path, for `--source-map-dir`.
+    /// The decoded segments of its path, for the source map folder.
     segments: Vec<String>,
     style: Style,
 }
@@ -164,7 +164,7 @@ fn from_script(name: &ScriptName, path: &Path, bytes: Vec<u8>, dir: Option<&Path
         };
     }
     // The map's place on this disk: relative to where the script was found; an absolute or
-    // remote reference is looked for by its file name in --source-map-dir.
+    // remote reference is looked for by its file name in the source map folder.
     let beside = absolute_file_url(path).and_then(|u| u.join(&reference).ok()).and_then(|u| u.to_file_path().ok());
     let by_name = name.url.join(&reference).ok().as_ref().and_then(file_name).filter(|n| is_plain_segment(n));
     let in_dir = dir.zip(by_name).map(|(d, n)| d.join(n));

@@ -869,15 +869,19 @@ impl Decoder {
                 Some(NoSymbols::Stripped) => "it has no symbols".to_owned(),
                 Some(NoSymbols::Unreadable(e)) => e.clone(),
                 Some(NoSymbols::Different { build_id }) => format!(
-                    "the file is not the one that was mapped when the log was written (its build id is {}); \
-                     use --symbols DIR to point at the right copy",
+                    "the file is not the one that was mapped when the log was written (its build id is {})",
                     build_id.as_deref().unwrap_or("unknown")
                 ),
             };
-            warn(format!(
-                "no symbols for {}: {why}; {ticks} tick(s) are labelled with the library's name",
-                library.path
-            ));
+            let message =
+                format!("no symbols for {}: {why}; {ticks} tick(s) are labelled with the library's name", library.path);
+            // Another copy of the library, under `symbols_root`, is the remedy.
+            let wrong_copy = matches!(library.missing, Some(NoSymbols::Different { .. }));
+            builder.warn(if wrong_copy {
+                cpuprof_model::Warning::with_setting(message, cpuprof_model::Setting::SymbolsRoot)
+            } else {
+                cpuprof_model::Warning::new(message)
+            });
         }
     }
 }

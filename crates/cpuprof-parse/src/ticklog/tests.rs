@@ -144,7 +144,7 @@ fn damaged_logs_are_read_with_one_warning_each() {
     );
     let p = parse_text(&clean.replace('\n', "\r\n"));
     assert_eq!(p.samples.values(0).iter().sum::<i64>(), 2);
-    let warnings = p.meta.warnings.join("\n");
+    let warnings = p.meta.warnings.iter().map(|w| &w.message[..]).collect::<Vec<_>>().join("\n");
     for expected in
         ["no line end", "end in CR LF", "skipped 1 empty line", "skipped 2 malformed line(s); the first, line 7"]
     {
@@ -195,7 +195,7 @@ fn libraries_without_symbols_are_labelled_and_reported() {
 
 #[test]
 fn a_library_path_with_dot_dot_is_looked_up_inside_the_symbols_folder() {
-    // DIR/../outside exists; a log naming /../outside must not reach it through --symbols DIR.
+    // DIR/../outside exists; a log naming /../outside must not reach it through `symbols_root`.
     let top = std::env::temp_dir().join(format!("cpuprof-dotdot-{}", std::process::id()));
     let dir = top.join("sym");
     std::fs::create_dir_all(&dir).unwrap();

@@ -95,7 +95,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         duration_ns: doc.meta.duration_ns,
         interval_ns: doc.meta.interval_ns,
         summary: summary(&doc.report.summary),
-        warnings: doc.meta.warnings.iter().map(|w| crate::text::visible(w)).collect(),
+        warnings: doc.meta.warnings.iter().map(|w| crate::text::visible(&w.message)).collect(),
         rows: doc
             .rows()
             .iter()

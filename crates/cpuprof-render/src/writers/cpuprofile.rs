@@ -38,18 +38,15 @@ const DEFAULT_INTERVAL_NS: i64 = cpuprof_model::defaults::V8_SAMPLING_INTERVAL_N
 ///
 /// A `.cpuprofile` lists every sample; a profile of more than [`MAX_SAMPLES`] (a file of
 /// several GB) is refused with a message rather than written.
-pub fn render_cpuprofile(profile: &Profile) -> Result<CpuProfileOutput, String> {
+pub fn render_cpuprofile(profile: &Profile) -> Result<CpuProfileOutput, crate::RenderError> {
     let mut notes = lost_in_the_format(profile);
     let tree = Nodes::of(profile);
     let plan = Plan::of(profile, &tree, &mut notes);
     if plan.n > MAX_SAMPLES {
-        return Err(format!(
-            "the profile has {} samples and a .cpuprofile lists each one: more than the {MAX_SAMPLES} cpuprof writes",
-            plan.n
-        ));
+        return Err(crate::RenderError::TooManySamples { samples: plan.n, limit: MAX_SAMPLES });
     }
     if plan.total_ns >= TIME_LIMIT_NS / 4 {
-        return Err(format!("the samples last {} ns in all: more than a .cpuprofile's times can hold", plan.total_ns));
+        return Err(crate::RenderError::TooLong { total_ns: plan.total_ns });
     }
     let json = write_json(profile, &tree, &plan);
     Ok(CpuProfileOutput { json, notes })

@@ -55,7 +55,7 @@ fn inferno_options(options: &FlameOptions) -> Options<'static> {
 }
 
 /// Renders `folded` as an SVG flame graph.
-pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, String> {
+pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<u8>, crate::RenderError> {
     let mut palette = PaletteMap::default();
     for (label, class) in folded.tree.labels() {
         palette.insert(xml_safe(label), color_of(class, label));
@@ -81,7 +81,7 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
         lines.push(line);
     });
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
+    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)?;
     Ok(svg)
 }
 
@@ -100,7 +100,7 @@ pub fn render_differential(
     base_scale: f64,
     new_scale: f64,
     options: &FlameOptions,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, crate::RenderError> {
     use std::collections::HashSet;
     // Every run of both sides in one tree: per node, the (base, new) scaled weight of its own,
     // added run by run; whether some run has a stack there; and the labels each side draws.
@@ -209,7 +209,7 @@ pub fn render_differential(
     let mut opts = inferno_options(options);
     options.sample_name.clone_into(&mut opts.count_name);
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg).map_err(|e| e.to_string())?;
+    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)?;
     Ok(svg)
 }
 

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueUnit};
+use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueKind, ValueUnit};
 use pprof::protos::{Function, Line, Location, Message, Profile as Proto, Sample, ValueType};
 
 /// Encodes `profile` as pprof; gzipped unless `gzip` is false.
@@ -64,11 +64,12 @@ fn to_proto(profile: &Profile) -> Proto {
         idle |= profile.funcs[profile.func_of(*stack)].kind == FuncKind::Idle;
     }
     // Wall time where the profile says so and it matters: idle time in it, or a pprof wall profile.
-    let wall = time_column.is_some_and(|k| profile.value_types[k].kind == "wall");
-    let time_kind = if wall && (idle || profile.meta.format == SourceFormat::Pprof) { "wall" } else { "cpu" };
+    let wall = time_column.is_some_and(|k| profile.value_types[k].kind == ValueKind::Wall);
+    let time_kind =
+        if wall && (idle || profile.meta.format == SourceFormat::Pprof) { ValueKind::Wall } else { ValueKind::Cpu };
     let count_type = ValueType { ty: strings.get("samples"), unit: strings.get("count") };
     let mut sample_type = vec![count_type.clone()];
-    let time_type = ValueType { ty: strings.get(time_kind), unit: strings.get("nanoseconds") };
+    let time_type = ValueType { ty: strings.get(time_kind.as_str()), unit: strings.get("nanoseconds") };
     if times.is_some() {
         sample_type.push(time_type.clone());
     }

@@ -1,0 +1,552 @@
+//! V8 call trees, as `.cpuprofile` files and Chrome trace events both hold them: the nodes
+//! (`callFrame`, `positionTicks`), linked by children (`.cpuprofile`) or by parent (trace
+//! events) into one [`Tree`]; the sample leaves as node positions; and the profile built from
+//! them, with time attributed as DevTools does ([`crate::timeline`]).
+
+use std::borrow::Cow;
+use std::io::Read;
+
+use cpuprof_model::{Frame, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType, Warning};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use crate::error::{Origin, ParseError, ParseErrorKind, Span};
+use crate::json_scan::{Number, Scanner};
+use crate::timeline::{attribute, attribute_sums, Deltas, NodeIndex, NodeRoles, Programs, Times};
+use crate::ParseOptions;
+
+#[derive(Deserialize)]
+struct RawNode<'a> {
+    id: u64,
+    #[serde(rename = "callFrame", borrow)]
+    call_frame: RawCallFrame<'a>,
+    #[serde(default)]
+    children: Vec<u64>,
+    #[serde(rename = "positionTicks", default)]
+    position_ticks: Vec<RawTick>,
+}
+
+/// A node's `callFrame`, in `.cpuprofile` files and trace events alike (absent fields read as
+/// DevTools reads them: empty url, position -1).
+#[derive(Deserialize)]
+pub(crate) struct RawCallFrame<'a> {
+    #[serde(rename = "functionName", borrow, default)]
+    function_name: LossyStr<'a>,
+    #[serde(rename = "scriptId", default)]
+    script_id: ScriptId<'a>,
+    #[serde(borrow, default)]
+    url: LossyStr<'a>,
+    #[serde(rename = "lineNumber", default = "unknown_position")]
+    line_number: i64,
+    #[serde(rename = "columnNumber", default = "unknown_position")]
+    column_number: i64,
+}
+
+impl RawCallFrame<'_> {
+    /// The same frame, owning its strings (to outlive the bytes it was read from).
+    pub(crate) fn into_owned(self) -> RawCallFrame<'static> {
+        RawCallFrame {
+            function_name: LossyStr(Cow::Owned(self.function_name.0.into_owned())),
+            script_id: match self.script_id {
+                ScriptId::Text(t) => ScriptId::Text(Cow::Owned(t.into_owned())),
+                ScriptId::Number(n) => ScriptId::Number(n),
+            },
+            url: LossyStr(Cow::Owned(self.url.0.into_owned())),
+            line_number: self.line_number,
+            column_number: self.column_number,
+        }
+    }
+}
+
+/// A JSON string that may hold lone UTF-16 surrogates (`"\ud800"`), which V8 never writes but
+/// hand-made and third-party files do: they become U+FFFD instead of failing the whole file.
+/// Borrowed from the input when it has no escapes.
+#[derive(Default)]
+pub(crate) struct LossyStr<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LossyStr<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = LossyStr<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(LossyStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LossyStr(Cow::Owned(v.to_owned())))
+            }
+            // serde_json hands strings with escapes over as bytes when asked for bytes, with
+            // lone surrogates encoded WTF-8 style: the lossy conversion turns each into U+FFFD.
+            fn visit_borrowed_bytes<E>(self, v: &'de [u8]) -> Result<Self::Value, E> {
+                Ok(LossyStr(String::from_utf8_lossy(v)))
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<Self::Value, E> {
+                Ok(LossyStr(Cow::Owned(String::from_utf8_lossy(v).into_owned())))
+            }
+        }
+        deserializer.deserialize_bytes(Visitor)
+    }
+}
+
+/// `"81"` in `.cpuprofile` files, `81` in trace events.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(crate) enum ScriptId<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Number(i64),
+}
+
+impl Default for ScriptId<'_> {
+    fn default() -> Self {
+        ScriptId::Number(0)
+    }
+}
+
+impl ScriptId<'_> {
+    fn is_zero(&self) -> bool {
+        match self {
+            ScriptId::Text(s) => s == "0",
+            ScriptId::Number(n) => *n == 0,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RawTick {
+    line: i64,
+    ticks: i64,
+}
+
+fn unknown_position() -> i64 {
+    -1
+}
+
+/// Sample leaves as node positions, in the narrowest type that fits the tree.
+pub(crate) enum Leaves {
+    Narrow(Vec<u16>),
+    Wide(Vec<u32>),
+}
+
+impl Leaves {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Leaves::Narrow(v) => v.len(),
+            Leaves::Wide(v) => v.len(),
+        }
+    }
+
+    /// Sample node ids as positions in `tree`; `span` locates the samples in errors.
+    pub(crate) fn from_ids(ids: &[u64], tree: &Tree, origin: &Origin, span: Span) -> Result<Leaves, ParseError> {
+        let mut leaves = Vec::with_capacity(ids.len());
+        for (index, id) in ids.iter().enumerate() {
+            match tree.position(*id) {
+                Some(p) => leaves.push(p),
+                None => return Err(ParseErrorKind::UnknownNode { index, id: *id }.at(origin, span)),
+            }
+        }
+        Ok(if u16::try_from(tree.nodes.len()).is_ok() {
+            Leaves::Narrow(leaves.into_iter().map(|p| p as u16).collect())
+        } else {
+            Leaves::Wide(leaves)
+        })
+    }
+
+    /// The profile from `tree`, these leaves and their times.
+    pub(crate) fn build(
+        &self,
+        tree: &Tree,
+        timing: &Timing,
+        source: &Source,
+        origin: &Origin,
+        options: &ParseOptions,
+    ) -> Result<Profile, ParseError> {
+        match self {
+            Leaves::Narrow(samples) => build(tree, samples, timing, source, origin, options),
+            Leaves::Wide(samples) => build(tree, samples, timing, source, origin, options),
+        }
+    }
+}
+
+/// What the input says about time (ns).
+pub(crate) struct Timing {
+    pub(crate) start_ns: Option<i64>,
+    pub(crate) end_ns: Option<i64>,
+    /// The per-sample deltas and where they are (for the length mismatch error).
+    pub(crate) deltas: Option<(Deltas, Span)>,
+}
+
+/// What the profile says about where it came from.
+pub(crate) struct Source {
+    pub(crate) format: SourceFormat,
+    /// Warnings for the user, in order.
+    pub(crate) warnings: Vec<Warning>,
+}
+
+/// The profile from the tree, the sample leaves and their times.
+fn build<N: NodeIndex>(
+    tree: &Tree,
+    samples: &[N],
+    timing: &Timing,
+    source: &Source,
+    origin: &Origin,
+    options: &ParseOptions,
+) -> Result<Profile, ParseError> {
+    let start_ns = timing.start_ns;
+    let end_ns = timing.end_ns;
+    let times = match &timing.deltas {
+        Some((deltas, span)) => {
+            if deltas.len() != samples.len() {
+                return Err(
+                    ParseErrorKind::LengthMismatch { samples: samples.len(), deltas: deltas.len() }.at(origin, *span)
+                );
+            }
+            Times::Deltas { start_ns: start_ns.unwrap_or(0), deltas }
+        }
+        None => Times::Even { start_ns: start_ns.unwrap_or(0), end_ns: end_ns.unwrap_or(0) },
+    };
+
+    let value_types = vec![ValueType::SAMPLES, ValueType::WALL_NS];
+    let mut b = ProfileBuilder::new(source.format, value_types);
+    for warning in &source.warnings {
+        b.warn(warning.clone());
+    }
+    let stacks = tree.add_to(&mut b);
+    let programs = match tree.programs.as_slice() {
+        [] => Programs::None,
+        [one] => Programs::One(*one),
+        _ => Programs::Many(&tree.is_program),
+    };
+    let roles = NodeRoles { programs, is_system: &tree.is_system, bottom: &tree.bottom };
+    let interval = if options.timeline {
+        attribute(samples, &times, end_ns, &roles, |node, t, d| {
+            b.sample(stacks[node as usize], Some(t), &[1, d]);
+        })
+    } else {
+        // One row per stack: counts and summed durations. `top` needs nothing more, and
+        // memory stays proportional to the tree, not to the samples.
+        let (sums, interval) = attribute_sums(samples, stacks.len(), &times, end_ns, &roles);
+        for (stack, [count, weight]) in stacks.iter().zip(sums) {
+            if count > 0 {
+                b.sample(*stack, None, &[count, weight]);
+            }
+        }
+        interval
+    };
+    let duration = match (start_ns, end_ns) {
+        (Some(start), Some(end)) if end >= start => Some(end - start),
+        // A header that ends before it starts, where DevTools subtracts anyway. The length is
+        // what the samples cover: from the start (or an earlier sample) to the end of the last
+        // one; without deltas they are spread over the header's span, start − end long.
+        (Some(start), Some(end)) => Some(match &times {
+            Times::Deltas { start_ns, deltas } => {
+                let (first, last) =
+                    deltas.times(*start_ns).fold((start, start), |(first, last), t| (first.min(t), last.max(t)));
+                last.saturating_add(interval).saturating_sub(first).max(0)
+            }
+            Times::Even { .. } => start - end,
+        }),
+        _ => None,
+    };
+    b.timing(start_ns, duration, Some(interval));
+    b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+}
+
+/// µs (integer or fractional) → ns, rejecting values beyond ±2^62 ns (~146 years).
+pub(crate) fn number_ns(number: Number) -> Option<i64> {
+    const LIMIT: i64 = cpuprof_model::defaults::TIME_LIMIT_NS;
+    let ns = match number {
+        Number::Int(i) => i.checked_mul(1000)?,
+        Number::Float(f) => {
+            // JavaScript's Math.round (halves towards +∞), as DevTools computes in JS.
+            let scaled = f * 1000.0;
+            let floor = scaled.floor();
+            let ns = if scaled - floor >= 0.5 { floor + 1.0 } else { floor };
+            if ns.is_nan() || ns.abs() >= LIMIT as f64 {
+                return None;
+            }
+            ns as i64
+        }
+    };
+    (ns.abs() < LIMIT).then_some(ns)
+}
+
+/// The call tree of `nodes`, indexed by node position, with parents resolved.
+pub(crate) struct Tree {
+    pub(crate) nodes: Vec<TreeNode>,
+    /// id → position: a plain table when ids are dense enough, a hash map otherwise
+    /// (ids are not positions and may be sparse or huge).
+    pub(crate) dense: Vec<u32>,
+    pub(crate) sparse: FxHashMap<u64, u32>,
+    /// Positions, parents before children (depth-first, children in listed order).
+    order: Vec<u32>,
+    /// Positions of the `(program)` meta nodes.
+    programs: Vec<u32>,
+    is_program: Vec<bool>,
+    is_system: Vec<bool>,
+    bottom: Vec<u32>,
+}
+
+pub(crate) struct TreeNode {
+    id: u64,
+    parent: Option<u32>,
+    name: String,
+    url: String,
+    line: Option<u32>,
+    column: Option<u32>,
+    kind: FuncKind,
+    ticks: Vec<(u32, u32)>,
+    children: Vec<u32>,
+}
+
+/// One node as an input format describes it, before the tree is linked.
+pub(crate) struct NodeSpec<'a> {
+    pub(crate) id: u64,
+    pub(crate) call_frame: RawCallFrame<'a>,
+    /// `positionTicks`: (1-based line, ticks).
+    pub(crate) ticks: Vec<(u32, u32)>,
+}
+
+impl Tree {
+    pub(crate) fn build<R: Read + Send>(raw: &[u8], span: Span, s: &Scanner<'_, R>) -> Result<Tree, ParseError> {
+        let origin = s.origin();
+        let parsed: Vec<RawNode<'_>> = serde_json::from_slice(raw).map_err(|e| {
+            let at = relative_span(span, e.line() as u64, e.column() as u64);
+            ParseErrorKind::Json(format!("in `nodes`: {}", strip_position(&e))).at(origin, at)
+        })?;
+        let limit = s.limits().nodes;
+        if parsed.len() > limit {
+            return Err(ParseErrorKind::too_many("`nodes`", limit, "nodes").at(origin, span));
+        }
+        let mut tree = Tree::with_ids(parsed.iter().map(|p| p.id), parsed.len(), origin, span)?;
+        for node in parsed {
+            let mut children = Vec::with_capacity(node.children.len());
+            for child in &node.children {
+                match tree.position(*child) {
+                    Some(p) => children.push(p),
+                    None => {
+                        return Err(ParseErrorKind::UnknownChild { parent: node.id, child: *child }.at(origin, span))
+                    }
+                }
+            }
+            let ticks = node
+                .position_ticks
+                .iter()
+                .filter_map(|t| Some((u32::try_from(t.line).ok()?, u32::try_from(t.ticks).ok()?)))
+                .collect();
+            tree.push(NodeSpec { id: node.id, call_frame: node.call_frame, ticks }, children);
+        }
+        let n = tree.nodes.len();
+        for p in 0..n {
+            for c in 0..tree.nodes[p].children.len() {
+                let child = tree.nodes[p].children[c] as usize;
+                if child == p {
+                    return Err(ParseErrorKind::Cycle { id: tree.nodes[p].id }.at(origin, span));
+                }
+                if let Some(other) = tree.nodes[child].parent {
+                    return Err(ParseErrorKind::TwoParents {
+                        child: tree.nodes[child].id,
+                        first: tree.nodes[other as usize].id,
+                        second: tree.nodes[p].id,
+                    }
+                    .at(origin, span));
+                }
+                tree.nodes[child].parent = Some(p as u32);
+            }
+        }
+        tree.order_parents_first(origin, span)?;
+        Ok(tree)
+    }
+
+    /// The tree of nodes that name their parent (trace events) instead of their children.
+    /// `span` locates the nodes in errors. Children keep the nodes' order.
+    pub(crate) fn from_parents(
+        nodes: Vec<(NodeSpec<'_>, Option<u64>)>,
+        origin: &Origin,
+        span: Span,
+    ) -> Result<Tree, ParseError> {
+        let mut tree = Tree::with_ids(nodes.iter().map(|(n, _)| n.id), nodes.len(), origin, span)?;
+        let mut parents = Vec::with_capacity(nodes.len());
+        for (node, parent) in nodes {
+            let id = node.id;
+            parents.push(match parent {
+                None => None,
+                Some(parent) => match tree.position(parent) {
+                    Some(p) => Some(p),
+                    None => return Err(ParseErrorKind::UnknownParent { child: id, parent }.at(origin, span)),
+                },
+            });
+            tree.push(node, Vec::new());
+        }
+        for (c, parent) in parents.into_iter().enumerate() {
+            if let Some(p) = parent {
+                if p as usize == c {
+                    return Err(ParseErrorKind::Cycle { id: tree.nodes[c].id }.at(origin, span));
+                }
+                tree.nodes[c].parent = Some(p);
+                tree.nodes[p as usize].children.push(c as u32);
+            }
+        }
+        tree.order_parents_first(origin, span)?;
+        Ok(tree)
+    }
+
+    /// An empty tree for `n` nodes with these ids (in node order), duplicates rejected.
+    fn with_ids(
+        ids: impl Iterator<Item = u64> + Clone,
+        n: usize,
+        origin: &Origin,
+        span: Span,
+    ) -> Result<Tree, ParseError> {
+        let max_id = ids.clone().max().unwrap_or(0);
+        // Samples read ids as JSON integers up to 2^63 - 1: larger ones could never be sampled.
+        if max_id > i64::MAX as u64 {
+            return Err(ParseErrorKind::OutOfRange { what: "node id", value: max_id.to_string() }.at(origin, span));
+        }
+        let use_dense = max_id < (n as u64).saturating_mul(4).saturating_add(1024);
+        let mut dense = if use_dense { vec![u32::MAX; max_id as usize + 1] } else { Vec::new() };
+        let mut sparse = FxHashMap::default();
+        for (pos, id) in ids.enumerate() {
+            let pos32 = pos as u32;
+            let previous = if use_dense {
+                let slot = &mut dense[id as usize];
+                std::mem::replace(slot, pos32)
+            } else {
+                sparse.insert(id, pos32).unwrap_or(u32::MAX)
+            };
+            if previous != u32::MAX {
+                return Err(ParseErrorKind::DuplicateId { id, first: previous as usize, second: pos }.at(origin, span));
+            }
+        }
+        Ok(Tree {
+            nodes: Vec::with_capacity(n),
+            dense,
+            sparse,
+            order: Vec::with_capacity(n),
+            programs: Vec::new(),
+            is_program: vec![false; n],
+            is_system: vec![false; n],
+            bottom: vec![0; n],
+        })
+    }
+
+    /// Adds the next node (unlinked: no parent yet) with its children's positions.
+    fn push(&mut self, node: NodeSpec<'_>, children: Vec<u32>) {
+        let frame = node.call_frame;
+        let kind = classify(&frame.function_name.0, &frame.url.0, &frame.script_id);
+        let position = |v: i64| u32::try_from(v).ok().and_then(|v| v.checked_add(1));
+        self.nodes.push(TreeNode {
+            id: node.id,
+            parent: None,
+            name: frame.function_name.0.into_owned(),
+            url: frame.url.0.into_owned(),
+            line: position(frame.line_number),
+            column: position(frame.column_number),
+            kind,
+            ticks: node.ticks,
+            children,
+        });
+    }
+
+    /// Sets the line hits (1-based line, ticks) of the node at `position`.
+    pub(crate) fn set_ticks(&mut self, position: u32, ticks: Vec<(u32, u32)>) {
+        if let Some(node) = self.nodes.get_mut(position as usize) {
+            node.ticks = ticks;
+        }
+    }
+
+    pub(crate) fn position(&self, id: u64) -> Option<u32> {
+        let p =
+            if self.sparse.is_empty() { *self.dense.get(usize::try_from(id).ok()?)? } else { *self.sparse.get(&id)? };
+        (p != u32::MAX).then_some(p)
+    }
+
+    /// Depth-first from every root with an explicit stack (trees can be thousands deep).
+    /// Nodes never reached sit on a cycle (each node has at most one parent).
+    fn order_parents_first(&mut self, origin: &Origin, span: Span) -> Result<(), ParseError> {
+        let mut todo: Vec<u32> =
+            (0..self.nodes.len() as u32).filter(|p| self.nodes[*p as usize].parent.is_none()).rev().collect();
+        let mut reached = vec![false; self.nodes.len()];
+        while let Some(p) = todo.pop() {
+            let pi = p as usize;
+            reached[pi] = true;
+            self.order.push(p);
+            let node = &self.nodes[pi];
+            self.is_system[pi] = matches!(node.kind, FuncKind::Program | FuncKind::Gc | FuncKind::Idle);
+            if node.kind == FuncKind::Program {
+                self.programs.push(p);
+                self.is_program[pi] = true;
+            }
+            // DevTools' bottom node: the ancestor whose parent is a root.
+            self.bottom[pi] = match node.parent {
+                Some(parent) if self.nodes[parent as usize].parent.is_some() => self.bottom[parent as usize],
+                _ => p,
+            };
+            todo.extend(self.nodes[pi].children.iter().rev());
+        }
+        if let Some(p) = reached.iter().position(|r| !r) {
+            return Err(ParseErrorKind::Cycle { id: self.nodes[p].id }.at(origin, span));
+        }
+        Ok(())
+    }
+
+    /// Adds every node as a stack; returns the stack of each node position.
+    fn add_to(&self, b: &mut ProfileBuilder) -> Vec<StackId> {
+        let mut stacks = vec![None; self.nodes.len()];
+        let mut out = Vec::with_capacity(self.nodes.len());
+        for &p in &self.order {
+            let node = &self.nodes[p as usize];
+            let name = b.intern(&node.name);
+            let file = if node.url.is_empty() { StrId::EMPTY } else { b.intern(&node.url) };
+            let func = b.func(Func { name, file, line: node.line, column: node.column, kind: node.kind });
+            let frame = b.frame(Frame { func, line: None, column: None });
+            let parent = node.parent.and_then(|q| stacks[q as usize]);
+            let stack = b.stack(parent, frame);
+            stacks[p as usize] = Some(stack);
+            for &(line, ticks) in &node.ticks {
+                b.line_hit(stack, line, ticks);
+            }
+        }
+        for s in stacks {
+            // Every node is in `order`, so every node has a stack.
+            out.push(s.unwrap_or_else(|| unreachable!("node without a stack")));
+        }
+        out
+    }
+}
+
+/// Meta nodes are told apart by an empty url and script id 0, not by name alone: a user
+/// function may be called `(program)`.
+fn classify(name: &str, url: &str, script_id: &ScriptId<'_>) -> FuncKind {
+    let meta = url.is_empty() && script_id.is_zero();
+    match name {
+        "(root)" if meta => FuncKind::Root,
+        "(program)" if meta => FuncKind::Program,
+        "(idle)" if meta => FuncKind::Idle,
+        "(garbage collector)" if meta => FuncKind::Gc,
+        _ if meta => FuncKind::Native,
+        _ => FuncKind::Js,
+    }
+}
+
+/// A position inside a captured value that starts at `start`, as a position in the file.
+pub(crate) fn relative_span(start: Span, line: u64, column: u64) -> Span {
+    match start {
+        Span::LineCol { line: l0, column: c0 } if line <= 1 => {
+            Span::LineCol { line: l0, column: c0 + column.saturating_sub(1) }
+        }
+        Span::LineCol { line: l0, .. } => Span::LineCol { line: l0 + line - 1, column },
+        other => other,
+    }
+}
+
+/// serde_json's message without its own " at line L column C" (we print the file position).
+pub(crate) fn strip_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
