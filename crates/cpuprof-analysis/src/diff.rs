@@ -1,9 +1,8 @@
 //! `diff`: which functions got hotter between two sets of runs, with sampling noise taken
 //! into account.
 //!
-//! **Matching.** A function is keyed by its name (in tick logs, V8 tier markers `~ ^ + *`
-//! stripped) and
-//! file. Where one file has several functions of that name (anonymous functions, say), they
+//! **Matching.** A function is keyed by its name (the tiers of a tick log's function, kept
+//! apart as [`cpuprof_model::Func::tier`], are one function here) and file. Where one file has several functions of that name (anonymous functions, say), they
 //! are paired across the two sides by nearest start line, so a change that moves code still
 //! matches; what stays unpaired is *new* or *gone*.
 //!
@@ -23,7 +22,7 @@
 //! counts behave like Poisson counts for anything that is not periodic with it), runs of a
 //! side are repetitions of the same work.
 
-use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueUnit};
+use cpuprof_model::{FuncKind, Profile, ValueUnit};
 use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
@@ -388,13 +387,6 @@ fn path_endings(path: &str) -> impl Iterator<Item = &str> {
     starts.map(move |i| &path[i..]).filter(|e| !e.is_empty())
 }
 
-fn strip_tier(name: &str) -> &str {
-    match name.strip_prefix(['~', '^', '+', '*']) {
-        Some(rest) if !rest.is_empty() => rest,
-        _ => name,
-    }
-}
-
 fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str>) -> Side {
     let mut side = Side {
         functions: FxHashMap::default(),
@@ -409,10 +401,9 @@ fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str
         side.busy_samples.push(report.samples);
         // Every kept sample has one leaf function.
         side.kept_samples.push(report.rows.iter().fold(0i64, |sum, r| sum.saturating_add(r.self_samples)));
-        // Only tick logs mark tiers: elsewhere `*` or `~` is part of the name.
-        let tiers = profile.meta.format == SourceFormat::TickLog;
         for row in report.rows {
-            let name = if tiers { strip_tier(&row.name) } else { &row.name };
+            // The tiers of a function are one function here: its name without the marker.
+            let name = row.tier.and_then(|t| row.name.strip_prefix(t.marker())).unwrap_or(&row.name);
             let key = (name.to_owned(), row.file.as_deref().map(|f| below_root(match_file(f), root)));
             let functions = side.functions.entry(key).or_default();
             let at = if let Some(at) = functions.iter().position(|f| f.line == row.line && f.column == row.column) {
@@ -577,7 +568,7 @@ pub fn matched_file_names(
     let moved: FxHashMap<&str, &str> = moved_files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let mut names = FxHashMap::default();
     for func in profile.funcs.as_slice() {
-        let file = profile.strings.get(func.file);
+        let file = profile.func_file(func);
         if file.is_empty() || names.contains_key(file) {
             continue;
         }
@@ -788,12 +779,5 @@ mod tests {
         assert_eq!(below_root("/ci/base/src/a.js".to_owned(), Some("/ci/base/")), "src/a.js");
         assert_eq!(below_root("/ci/base/src/a.js".to_owned(), Some("/ci/base")), "src/a.js");
         assert_eq!(below_root("/ci/baseline/a.js".to_owned(), Some("/ci/base")), "/ci/baseline/a.js");
-    }
-
-    #[test]
-    fn tiers_are_stripped() {
-        assert_eq!(strip_tier("*work"), "work");
-        assert_eq!(strip_tier("~"), "~");
-        assert_eq!(strip_tier("plain"), "plain");
     }
 }

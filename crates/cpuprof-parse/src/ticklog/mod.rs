@@ -25,7 +25,8 @@ use std::io::{BufRead, Read};
 use std::sync::Arc;
 
 use cpuprof_model::{
-    Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType, VmState,
+    Frame, FrameId, Func, FuncKind, Library, Profile, ProfileBuilder, SourceFormat, StackId, StrId, Tier, ValueType,
+    VmState,
 };
 use cpuprof_symbols::SymbolFile;
 use hashbrown::HashTable;
@@ -487,13 +488,13 @@ impl Decoder {
             "RegExp" => (plain(format!("/{}/", unescape(&name)), FuncKind::Regexp), Code::Other),
             _ if with_function => {
                 let tier = match fields[n - 1].as_bytes() {
-                    [marker] if self.split_tiers => *marker,
-                    _ => 0,
+                    [marker] if self.split_tiers => Tier::from_marker(*marker),
+                    _ => None,
                 };
                 (Name::Js { text: unescape(&name).into(), tier }, Code::Js)
             }
             // Code of a JavaScript kind without its function (never a top-of-stack function).
-            _ if js_kind => (Name::Js { text: unescape(&name).into(), tier: 0 }, Code::Other),
+            _ if js_kind => (Name::Js { text: unescape(&name).into(), tier: None }, Code::Other),
             _ => (plain(format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
         };
         let span = self.code.add(start, Entry { size, code, name });
@@ -516,12 +517,7 @@ impl Decoder {
                 self.builder.frame(Frame { func, line: None, column: None })
             }
             Name::Js { text, tier } => {
-                let tier = [*tier];
-                let func = js_func(
-                    &mut self.builder,
-                    text,
-                    std::str::from_utf8(&tier[..usize::from(tier[0] != 0)]).unwrap_or(""),
-                );
+                let func = js_func(&mut self.builder, text, *tier);
                 self.builder.frame(Frame { func, line: None, column: None })
             }
         };
@@ -736,8 +732,7 @@ impl Decoder {
             return Some(*frame);
         }
         let name = self.builder.intern(&file.name(symbol));
-        let path = self.builder.intern(&self.libraries.all[library].path);
-        let func = self.builder.func(Func { name, file: path, line: None, column: None, kind: FuncKind::Cpp });
+        let func = self.native_func(library, name, FuncKind::Cpp);
         let frame = self.builder.frame(Frame { func, line: None, column: None });
         self.libraries.all[library].frames.insert(symbol, frame);
         Some(frame)
@@ -750,11 +745,18 @@ impl Decoder {
         let path = self.libraries.all[library].path.clone();
         let base = path.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(&path);
         let name = self.builder.intern(base);
-        let file = self.builder.intern(&path);
-        let func = self.builder.func(Func { name, file, line: None, column: None, kind: FuncKind::SharedLib });
+        let func = self.native_func(library, name, FuncKind::SharedLib);
         let frame = self.builder.frame(Frame { func, line: None, column: None });
         self.libraries.all[library].own_frame = Some(frame);
         frame
+    }
+
+    /// A function `name` of `kind` in `library` (the model's library table holds its path).
+    fn native_func(&mut self, library: usize, name: StrId, kind: FuncKind) -> cpuprof_model::FuncId {
+        let path = self.builder.intern(&self.libraries.all[library].path);
+        let range = Some(self.libraries.primary_range(library));
+        let library = Some(self.builder.library(Library { path, range }));
+        self.builder.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind, tier: None, library })
     }
 
     /// With `--short-builtin-calls` (V8's default on x64) the main isolate runs a copy of
@@ -884,19 +886,14 @@ impl Decoder {
 
 fn plain_func(builder: &mut ProfileBuilder, name: &str, kind: FuncKind) -> cpuprof_model::FuncId {
     let name = builder.intern(name);
-    builder.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind })
+    builder.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind, tier: None, library: None })
 }
 
-fn js_func(builder: &mut ProfileBuilder, text: &str, tier: &str) -> cpuprof_model::FuncId {
+fn js_func(builder: &mut ProfileBuilder, text: &str, tier: Option<Tier>) -> cpuprof_model::FuncId {
     let js = split_js_name(text);
-    let name = match (tier, js.name.is_empty()) {
-        ("", _) => js.name,
-        (tier, true) => format!("{tier}(anonymous)"),
-        (tier, false) => format!("{tier}{}", js.name),
-    };
-    let name = builder.intern(&name);
+    let name = builder.intern(&js.name);
     let file = builder.intern(&js.script);
-    builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js })
+    builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js, tier, library: None })
 }
 
 /// An address field: `0x…` hex (V8's only form), decimal tolerated.
