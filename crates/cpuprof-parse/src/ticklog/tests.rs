@@ -1,3 +1,5 @@
+use cpuprof_model::{FuncKind, StrId, Tier};
+
 use super::*;
 
 const HEAD: &str = "v8-version,11,3,244,8,-node.38,0\nprofiler,begin,500\n";
