@@ -117,6 +117,13 @@ impl ProfileBuilder {
         id
     }
 
+    /// The id here of library `id` of `profile` (another profile's), adding it if it is new.
+    pub fn copy_library(&mut self, profile: &Profile, id: LibId) -> LibId {
+        let library = profile.libraries[id];
+        let path = self.intern(profile.strings.get(library.path));
+        self.library(Library { path, ..library })
+    }
+
     /// The id of `frame`, adding it if it is new.
     pub fn frame(&mut self, frame: Frame) -> FrameId {
         if let Some(id) = self.frame_index.get(&frame) {

@@ -36,7 +36,7 @@ mod text;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cpuprof_model::{Frame, FrameId, Func, FuncId, FuncKind, Library, ModelError, Profile, ProfileBuilder, StrId};
+use cpuprof_model::{Frame, FrameId, Func, FuncId, FuncKind, ModelError, Profile, ProfileBuilder, StrId};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use sourcemap::SourceMap;
@@ -422,28 +422,21 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
             return new;
         }
         let func = profile.funcs[id];
-        let new = match &originals[id.index()] {
-            Some((script, original)) => {
-                let name = original.name.as_deref().unwrap_or(strings.get(func.name));
-                let file = script.sources.get(original.source as usize).and_then(Option::as_deref).unwrap_or("");
-                Func {
-                    name: b.intern(&name),
-                    file: b.intern(file),
-                    line: original.line.checked_add(1),
-                    column: func.column.and(original.column.checked_add(1)),
-                    kind: func.kind,
-                    tier: func.tier,
-                    library: None,
-                }
+        let new = if let Some((script, original)) = &originals[id.index()] {
+            let name = original.name.as_deref().unwrap_or(strings.get(func.name));
+            let file = script.sources.get(original.source as usize).and_then(Option::as_deref).unwrap_or("");
+            Func {
+                name: b.intern(name),
+                file: b.intern(file),
+                line: original.line.checked_add(1),
+                column: func.column.and(original.column.checked_add(1)),
+                kind: func.kind,
+                tier: func.tier,
+                library: None,
             }
-            None => {
-                let library = func.library.map(|l| {
-                    let library = profile.libraries[l];
-                    let path = b.intern(strings.get(library.path));
-                    b.library(Library { path, ..library })
-                });
-                Func { name: b.intern(strings.get(func.name)), file: b.intern(strings.get(func.file)), library, ..func }
-            }
+        } else {
+            let library = func.library.map(|l| b.copy_library(profile, l));
+            Func { name: b.intern(strings.get(func.name)), file: b.intern(strings.get(func.file)), library, ..func }
         };
         let new = b.func(new);
         funcs[id.index()] = Some(new);
