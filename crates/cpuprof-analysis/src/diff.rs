@@ -135,7 +135,8 @@ pub struct SideNumbers {
 /// One function, compared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiffRow {
-    /// Function name (tick logs' tier markers stripped; `(anonymous)` for anonymous functions).
+    /// Function name (without a tier: a tick log's tiers are one function; `(anonymous)` for
+    /// anonymous functions).
     pub name: String,
     /// Its file, if known.
     pub file: Option<String>,
@@ -767,6 +768,35 @@ mod tests {
         let new = [match_file("file:///C:/ci/pr/src/app.js")];
         let (base, new) = ([base[0].as_str()], [new[0].as_str()]);
         assert_eq!(match_files(&base, &new), [("C:/ci/base/src/app.js", "C:/ci/pr/src/app.js")]);
+    }
+
+    /// A tick log read with tiers apart: `work` interpreted (3 ticks) and optimized by TurboFan
+    /// (`turbofan` ticks), and a function whose name starts like a marker but has no tier.
+    fn tiered(turbofan: i64) -> Profile {
+        use cpuprof_model::{Frame, Func, ProfileBuilder, SourceFormat, Tier, ValueType};
+        let mut b = ProfileBuilder::new(SourceFormat::TickLog, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+        let file = b.intern("/app.js");
+        for (name, tier, ticks) in
+            [("work", Some(Tier::Interpreted), 3), ("work", Some(Tier::TurboFan), turbofan), ("*gen", None, 5)]
+        {
+            let name = b.intern(name);
+            let func = Func { name, file, line: Some(1), column: Some(1), kind: FuncKind::Js, tier, library: None };
+            let func = b.func(func);
+            let frame = b.frame(Frame { func, line: None, column: None });
+            let stack = b.stack(None, frame);
+            b.sample(stack, None, &[ticks, ticks * 1_000_000]);
+        }
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn the_tiers_of_a_function_are_one_function_and_names_stay_whole() {
+        let report = diff(&[&tiered(1)], &[&tiered(7)], &DiffOptions::default());
+        let mut rows: Vec<(&str, i64, i64)> =
+            report.rows.iter().map(|r| (r.name.as_str(), r.base.self_samples, r.new.self_samples)).collect();
+        rows.sort();
+        // 1 + 3 and 7 + 3 ticks of `work`; `*gen` keeps its star (the old rule cut any marker).
+        assert_eq!(rows, [("*gen", 5, 5), ("work", 4, 10)]);
     }
 
     #[test]
