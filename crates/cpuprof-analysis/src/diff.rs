@@ -794,7 +794,7 @@ mod tests {
         let report = diff(&[&tiered(1)], &[&tiered(7)], &DiffOptions::default());
         let mut rows: Vec<(&str, i64, i64)> =
             report.rows.iter().map(|r| (r.name.as_str(), r.base.self_samples, r.new.self_samples)).collect();
-        rows.sort();
+        rows.sort_unstable();
         // 1 + 3 and 7 + 3 ticks of `work`; `*gen` keeps its star (the old rule cut any marker).
         assert_eq!(rows, [("*gen", 5, 5), ("work", 4, 10)]);
     }
