@@ -309,3 +309,74 @@ fn damaged_logs_give_the_clean_result_and_say_what_was_done() {
     let (json, _) = run("fixtures/ticklog/edge/one-tick.log");
     assert_eq!(json["samples"].as_i64(), Some(1));
 }
+
+/// Self ticks per library, counted from the log alone: a tick's leaf is its pc (the external
+/// callback when V8 was in one), and a library holds the address ranges of its
+/// `shared-library` lines. Libraries that V8 creates code in (the executable, home of the
+/// embedded builtins) are left out: there the leaf may be a builtin rather than the library.
+fn leaf_ticks_per_library(log: &str) -> BTreeMap<String, i64> {
+    let text = std::fs::read_to_string(root().join(log)).unwrap();
+    let hex = |f: &str| u64::from_str_radix(f.trim_start_matches("0x"), 16).ok();
+    let mut ranges: Vec<(u64, u64, &str)> = Vec::new();
+    let mut code_starts = Vec::new();
+    let mut leaves = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split(',').collect();
+        match fields[0] {
+            "shared-library" => ranges.push((hex(fields[2]).unwrap(), hex(fields[3]).unwrap(), fields[1])),
+            "code-creation" => code_starts.extend(fields.get(4).and_then(|f| hex(f))),
+            "tick" => leaves.push(if fields[3] == "1" { hex(fields[4]) } else { hex(fields[1]) }.unwrap()),
+            _ => {}
+        }
+    }
+    let with_code: Vec<&str> = ranges
+        .iter()
+        .filter(|(start, end, _)| code_starts.iter().any(|a| (start..end).contains(&a)))
+        .map(|(_, _, path)| *path)
+        .collect();
+    let mut ticks = BTreeMap::new();
+    for (_, _, path) in &ranges {
+        if !with_code.contains(path) {
+            ticks.insert(path.to_string(), 0);
+        }
+    }
+    for leaf in leaves {
+        if let Some((_, _, path)) = ranges.iter().find(|(start, end, _)| (*start..*end).contains(&leaf)) {
+            if let Some(n) = ticks.get_mut(*path) {
+                *n += 1;
+            }
+        }
+    }
+    ticks
+}
+
+#[test]
+fn by_file_and_by_package_have_one_row_per_library() {
+    let mut libraries_seen = 0;
+    for log in files("fixtures/ticklog", &[".log"]) {
+        let expected = leaf_ticks_per_library(&log);
+        for by in ["file", "package"] {
+            let out = cpuprof().args(["top", &log, "--all", "--by", by, "--format", "json"]).output().unwrap();
+            assert!(out.status.success(), "{log}: {}", String::from_utf8_lossy(&out.stderr));
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let mut rows: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+            for row in report["rows"].as_array().unwrap() {
+                rows.entry(row["name"].as_str().unwrap().to_owned())
+                    .or_default()
+                    .push(row["self_samples"].as_i64().unwrap());
+            }
+            let twice: Vec<_> = rows.iter().filter(|(_, r)| r.len() > 1).collect();
+            assert!(twice.is_empty(), "{log} --by {by}: rows listed more than once: {twice:?}");
+            for (path, ticks) in &expected {
+                let label = match by {
+                    "file" => path.clone(),
+                    _ => format!("{} (native)", path.rsplit('/').next().unwrap()),
+                };
+                let ours = rows.get(&label).map_or(0, |r| r[0]);
+                assert_eq!(ours, *ticks, "{log} --by {by}: self ticks of {label}");
+                libraries_seen += usize::from(*ticks > 0);
+            }
+        }
+    }
+    assert!(libraries_seen > 10, "the logs have ticks in libc and libstdc++");
+}

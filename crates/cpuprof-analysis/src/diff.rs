@@ -1,9 +1,8 @@
 //! `diff`: which functions got hotter between two sets of runs, with sampling noise taken
 //! into account.
 //!
-//! **Matching.** A function is keyed by its name (in tick logs, V8 tier markers `~ ^ + *`
-//! stripped) and
-//! file. Where one file has several functions of that name (anonymous functions, say), they
+//! **Matching.** A function is keyed by its name (the tiers of a tick log's function, kept
+//! apart as [`cpuprof_model::Func::tier`], are one function here) and file. Where one file has several functions of that name (anonymous functions, say), they
 //! are paired across the two sides by nearest start line, so a change that moves code still
 //! matches; what stays unpaired is *new* or *gone*.
 //!
@@ -23,7 +22,7 @@
 //! counts behave like Poisson counts for anything that is not periodic with it), runs of a
 //! side are repetitions of the same work.
 
-use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueUnit};
+use cpuprof_model::{FuncKind, Profile, ValueUnit};
 use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
@@ -127,7 +126,8 @@ pub struct SideNumbers {
 /// One function, compared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiffRow {
-    /// Function name (tick logs' tier markers stripped; `(anonymous)` for anonymous functions).
+    /// Function name (without a tier: a tick log's tiers are one function; `(anonymous)` for
+    /// anonymous functions).
     pub name: String,
     /// Its file, if known.
     pub file: Option<String>,
@@ -379,13 +379,6 @@ fn path_endings(path: &str) -> impl Iterator<Item = &str> {
     starts.map(move |i| &path[i..]).filter(|e| !e.is_empty())
 }
 
-fn strip_tier(name: &str) -> &str {
-    match name.strip_prefix(['~', '^', '+', '*']) {
-        Some(rest) if !rest.is_empty() => rest,
-        _ => name,
-    }
-}
-
 fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str>) -> Side {
     let mut side = Side {
         functions: FxHashMap::default(),
@@ -400,10 +393,9 @@ fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str
         side.busy_samples.push(report.samples);
         // Every kept sample has one leaf function.
         side.kept_samples.push(report.rows.iter().fold(0i64, |sum, r| sum.saturating_add(r.self_samples)));
-        // Only tick logs mark tiers: elsewhere `*` or `~` is part of the name.
-        let tiers = profile.meta.format == SourceFormat::TickLog;
         for row in report.rows {
-            let name = if tiers { strip_tier(&row.name) } else { &row.name };
+            // The tiers of a function are one function here: its name without the marker.
+            let name = row.tier.and_then(|t| row.name.strip_prefix(t.marker())).unwrap_or(&row.name);
             let key = (name.to_owned(), row.file.as_deref().map(|f| below_root(match_file(f), root)));
             let functions = side.functions.entry(key).or_default();
             let at = if let Some(at) = functions.iter().position(|f| f.line == row.line && f.column == row.column) {
@@ -568,7 +560,7 @@ pub fn matched_file_names(
     let moved: FxHashMap<&str, &str> = moved_files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let mut names = FxHashMap::default();
     for func in profile.funcs.as_slice() {
-        let file = profile.strings.get(func.file);
+        let file = profile.func_file(func);
         if file.is_empty() || names.contains_key(file) {
             continue;
         }
@@ -769,6 +761,35 @@ mod tests {
         assert_eq!(match_files(&base, &new), [("C:/ci/base/src/app.js", "C:/ci/pr/src/app.js")]);
     }
 
+    /// A tick log read with tiers apart: `work` interpreted (3 ticks) and optimized by TurboFan
+    /// (`turbofan` ticks), and a function whose name starts like a marker but has no tier.
+    fn tiered(turbofan: i64) -> Profile {
+        use cpuprof_model::{Frame, Func, ProfileBuilder, SourceFormat, Tier, ValueType};
+        let mut b = ProfileBuilder::new(SourceFormat::TickLog, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+        let file = b.intern("/app.js");
+        for (name, tier, ticks) in
+            [("work", Some(Tier::Interpreted), 3), ("work", Some(Tier::TurboFan), turbofan), ("*gen", None, 5)]
+        {
+            let name = b.intern(name);
+            let func = Func { name, file, line: Some(1), column: Some(1), kind: FuncKind::Js, tier, library: None };
+            let func = b.func(func);
+            let frame = b.frame(Frame { func, line: None, column: None });
+            let stack = b.stack(None, frame);
+            b.sample(stack, None, &[ticks, ticks * 1_000_000]);
+        }
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn the_tiers_of_a_function_are_one_function_and_names_stay_whole() {
+        let report = diff(&[&tiered(1)], &[&tiered(7)], &DiffOptions::default());
+        let mut rows: Vec<(&str, i64, i64)> =
+            report.rows.iter().map(|r| (r.name.as_str(), r.base.self_samples, r.new.self_samples)).collect();
+        rows.sort_unstable();
+        // 1 + 3 and 7 + 3 ticks of `work`; `*gen` keeps its star (the old rule cut any marker).
+        assert_eq!(rows, [("*gen", 5, 5), ("work", 4, 10)]);
+    }
+
     #[test]
     fn urls_and_roots_as_matching_sees_them() {
         assert_eq!(match_file("file:///ci/my%20app/x.js"), "/ci/my app/x.js");
@@ -779,12 +800,5 @@ mod tests {
         assert_eq!(below_root("/ci/base/src/a.js".to_owned(), Some("/ci/base/")), "src/a.js");
         assert_eq!(below_root("/ci/base/src/a.js".to_owned(), Some("/ci/base")), "src/a.js");
         assert_eq!(below_root("/ci/baseline/a.js".to_owned(), Some("/ci/base")), "/ci/baseline/a.js");
-    }
-
-    #[test]
-    fn tiers_are_stripped() {
-        assert_eq!(strip_tier("*work"), "work");
-        assert_eq!(strip_tier("~"), "~");
-        assert_eq!(strip_tier("plain"), "plain");
     }
 }

@@ -29,7 +29,7 @@ impl StackFilter {
             Some(
                 funcs
                     .iter()
-                    .map(|f| re.is_match(profile.strings.get(f.name)) || re.is_match(profile.strings.get(f.file)))
+                    .map(|f| re.is_match(&f.display_name(&profile.strings)) || re.is_match(profile.func_file(f)))
                     .collect(),
             )
         };

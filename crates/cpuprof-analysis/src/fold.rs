@@ -103,7 +103,7 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
                 return None;
             }
             let label = if by_group {
-                group_label(func, &profile.strings, options.by == GroupBy::Package)
+                group_label(profile, func, options.by == GroupBy::Package)
             } else {
                 function_label(profile, func, !options.without_lines, options.file_names.as_ref())
             };
@@ -138,9 +138,9 @@ fn function_label(
     with_line: bool,
     file_names: Option<&FxHashMap<String, String>>,
 ) -> String {
-    let name = profile.strings.get(func.name);
-    let name = if name.is_empty() { "(anonymous)" } else { name };
-    let file = profile.strings.get(func.file);
+    let name = func.display_name(&profile.strings);
+    let name = if name.is_empty() { "(anonymous)" } else { &name };
+    let file = profile.func_file(func);
     let file = file_names.and_then(|names| names.get(file)).map_or(file, String::as_str);
     if func.kind != FuncKind::Js || file.is_empty() {
         return name.to_owned();

@@ -1,4 +1,4 @@
-use cpuprof_model::{Func, FuncKind, StringTable};
+use cpuprof_model::{Func, FuncKind, Profile};
 
 const MARKER: &str = "/node_modules/";
 
@@ -33,16 +33,17 @@ fn meta_label(kind: FuncKind) -> Option<&'static str> {
 }
 
 /// The row label of `func` grouped by file (`by_package == false`) or by package.
-pub(crate) fn group_label(func: &Func, strings: &StringTable, by_package: bool) -> String {
+pub(crate) fn group_label(profile: &Profile, func: &Func, by_package: bool) -> String {
     if let Some(label) = meta_label(func.kind) {
         return label.to_owned();
     }
-    let url = strings.get(func.file);
-    if matches!(func.kind, FuncKind::Cpp | FuncKind::SharedLib) {
+    if let Some(library) = func.library {
         // Native code: the executable or library is both its file and its package.
-        let base = url.rsplit('/').next().unwrap_or(url);
-        return if by_package { format!("{base} (native)") } else { url.to_owned() };
+        let path = profile.strings.get(profile.libraries[library].path);
+        let base = path.rsplit('/').next().unwrap_or(path);
+        return if by_package { format!("{base} (native)") } else { path.to_owned() };
     }
+    let url = profile.strings.get(func.file);
     if by_package {
         package_of(url).to_owned()
     } else if url.is_empty() {

@@ -1,4 +1,4 @@
-use cpuprof_model::{FuncId, FuncKind, Profile, StackId, VmState};
+use cpuprof_model::{FuncId, FuncKind, Profile, StackId, Tier, VmState};
 use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
@@ -61,6 +61,9 @@ pub struct TopRow {
     pub column: Option<u32>,
     /// What kind of code the row is.
     pub kind: FuncKind,
+    /// The V8 tier of the row's function when the profile keeps tiers apart; `name` then
+    /// starts with its marker (`*f`).
+    pub tier: Option<Tier>,
     /// Weight of samples whose leaf is this row.
     pub self_weight: i64,
     /// Number of those samples.
@@ -130,7 +133,9 @@ pub struct TopReport {
 /// What one key stands for, before the numbers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Key {
+    /// The plain name (`""` for anonymous functions).
     name: String,
+    tier: Option<Tier>,
     file: Option<String>,
     line: Option<u32>,
     column: Option<u32>,
@@ -181,8 +186,15 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
         .zip(rows)
         .filter(|(_, r)| r.iter().any(|v| *v != 0))
         .map(|(key, [self_weight, self_samples, total_weight, total_samples])| TopRow {
-            // Rows are keyed by the raw name; anonymous functions are shown as DevTools does.
-            name: if key.name.is_empty() { "(anonymous)".to_owned() } else { key.name },
+            // Rows are keyed by the raw name; anonymous functions are shown as DevTools does,
+            // and a tier by its marker before the name, as V8 writes it.
+            name: match (key.tier, key.name.is_empty()) {
+                (None, true) => "(anonymous)".to_owned(),
+                (None, false) => key.name,
+                (Some(tier), true) => format!("{}(anonymous)", tier.marker()),
+                (Some(tier), false) => format!("{}{}", tier.marker(), key.name),
+            },
+            tier: key.tier,
             file: key.file,
             line: key.line,
             column: key.column,
@@ -241,7 +253,6 @@ fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>)
 
 /// The key of every function (`NO_KEY` for the root pseudo-function, which is never a row).
 fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
-    let strings = &profile.strings;
     profile
         .funcs
         .as_slice()
@@ -255,10 +266,12 @@ fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
                 GroupBy::File | GroupBy::Package => {
                     let kind = match func.kind {
                         FuncKind::Other => FuncKind::Js,
+                        // A library is one row, whether a symbol named its code or not.
+                        _ if func.library.is_some() => FuncKind::Cpp,
                         k => k,
                     };
-                    let name = group_label(func, strings, by == GroupBy::Package);
-                    Key { name, file: None, line: None, column: None, kind }
+                    let name = group_label(profile, func, by == GroupBy::Package);
+                    Key { name, tier: None, file: None, line: None, column: None, kind }
                 }
             };
             keys.id(key)
@@ -268,9 +281,10 @@ fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
 
 fn function_key(profile: &Profile, func: &cpuprof_model::Func, line: Option<u32>) -> Key {
     let name = profile.strings.get(func.name);
-    let file = profile.strings.get(func.file);
+    let file = profile.func_file(func);
     Key {
         name: name.to_owned(),
+        tier: func.tier,
         file: (!file.is_empty()).then(|| file.to_owned()),
         line,
         column: func.column,

@@ -1,7 +1,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::tables::{LineHits, Meta, Samples, SourceFormat, StackTable, Table};
-use crate::{Frame, FrameId, Func, FuncId, Profile, StackId, StrId, StringTable, ValueType, VmState};
+use crate::{Frame, FrameId, Func, FuncId, LibId, Library, Profile, StackId, StrId, StringTable, ValueType, VmState};
 
 /// A broken invariant found by [`ProfileBuilder::finish`]. Parsers only produce these when
 /// they have a bug, so the messages speak about the model, not about input files.
@@ -57,6 +57,8 @@ pub struct ProfileBuilder {
     func_index: FxHashMap<Func, FuncId>,
     frames: Table<FrameId, Frame>,
     frame_index: FxHashMap<Frame, FrameId>,
+    libraries: Table<LibId, Library>,
+    library_index: FxHashMap<StrId, LibId>,
     stacks: StackTable,
     stack_index: FxHashMap<(Option<StackId>, FrameId), StackId>,
     samples: Samples,
@@ -77,6 +79,8 @@ impl ProfileBuilder {
             func_index: FxHashMap::default(),
             frames: Table::default(),
             frame_index: FxHashMap::default(),
+            libraries: Table::default(),
+            library_index: FxHashMap::default(),
             stacks: StackTable::default(),
             stack_index: FxHashMap::default(),
             samples,
@@ -100,6 +104,24 @@ impl ProfileBuilder {
         let id = FuncId::from_index(self.funcs.push(func));
         self.func_index.insert(func, id);
         id
+    }
+
+    /// The id of the library at `library.path`, adding it if the path is new (a library
+    /// mapped several times is one library: the first mapping's range is kept).
+    pub fn library(&mut self, library: Library) -> LibId {
+        if let Some(id) = self.library_index.get(&library.path) {
+            return *id;
+        }
+        let id = LibId::from_index(self.libraries.push(library));
+        self.library_index.insert(library.path, id);
+        id
+    }
+
+    /// The id here of library `id` of `profile` (another profile's), adding it if it is new.
+    pub fn copy_library(&mut self, profile: &Profile, id: LibId) -> LibId {
+        let library = profile.libraries[id];
+        let path = self.intern(profile.strings.get(library.path));
+        self.library(Library { path, ..library })
     }
 
     /// The id of `frame`, adding it if it is new.
@@ -231,6 +253,7 @@ impl ProfileBuilder {
             strings: self.strings,
             funcs: self.funcs,
             frames: self.frames,
+            libraries: self.libraries,
             stacks: self.stacks,
             samples: self.samples,
             value_types: self.value_types,
@@ -246,8 +269,16 @@ impl ProfileBuilder {
 fn validate(p: &Profile) -> Result<(), ModelError> {
     let dangling = |what, index| Err(ModelError::Dangling { what, index });
     for (i, f) in p.funcs.as_slice().iter().enumerate() {
-        if f.name.index() >= p.strings.len() || f.file.index() >= p.strings.len() {
+        if f.name.index() >= p.strings.len()
+            || f.file.index() >= p.strings.len()
+            || f.library.is_some_and(|l| l.index() >= p.libraries.len())
+        {
             return dangling("function", i);
+        }
+    }
+    for (i, l) in p.libraries.as_slice().iter().enumerate() {
+        if l.path.index() >= p.strings.len() {
+            return dangling("library", i);
         }
     }
     for (i, f) in p.frames.as_slice().iter().enumerate() {
@@ -281,7 +312,15 @@ mod tests {
 
     fn func(b: &mut ProfileBuilder, name: &str) -> FrameId {
         let name = b.intern(name);
-        let func = b.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind: FuncKind::Js });
+        let func = b.func(Func {
+            name,
+            file: StrId::EMPTY,
+            line: None,
+            column: None,
+            kind: FuncKind::Js,
+            tier: None,
+            library: None,
+        });
         b.frame(Frame { func, line: None, column: None })
     }
 

@@ -166,7 +166,15 @@ mod tests {
         let mut b = ProfileBuilder::new(SourceFormat::Folded, vec![ValueType::SAMPLES]);
         let frame = |b: &mut ProfileBuilder, name: &str| {
             let name = b.intern(name);
-            let func = b.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind: FuncKind::Native });
+            let func = b.func(Func {
+                name,
+                file: StrId::EMPTY,
+                line: None,
+                column: None,
+                kind: FuncKind::Native,
+                tier: None,
+                library: None,
+            });
             b.frame(Frame { func, line: None, column: None })
         };
         let (fa, fb, fc, fd, fe, ff) = (

@@ -43,6 +43,10 @@ id_type!(
     /// A node of the stack prefix tree.
     StackId
 );
+id_type!(
+    /// A library (shared object or executable) that native code lives in.
+    LibId
+);
 
 impl StrId {
     /// The empty string, always present at index 0 (pprof's rule), so "no file" needs no `Option`.

@@ -14,7 +14,7 @@
 //! let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
 //! let name = b.intern("main");
 //! let file = b.intern("file:///app.js");
-//! let func = b.func(Func { name, file, line: Some(1), column: Some(1), kind: FuncKind::Js });
+//! let func = b.func(Func { name, file, line: Some(1), column: Some(1), kind: FuncKind::Js, tier: None, library: None });
 //! let frame = b.frame(Frame { func, line: None, column: None });
 //! let stack = b.stack(None, frame);
 //! b.sample(stack, Some(1_000), &[1, 1_000_000]);
@@ -36,11 +36,11 @@ mod warning;
 
 pub use builder::{ModelError, ProfileBuilder};
 pub use children::{Children, ColumnId};
-pub use ids::{FrameId, FuncId, StackId, StrId};
+pub use ids::{FrameId, FuncId, LibId, StackId, StrId};
 pub use merge::merge;
 pub use strings::StringTable;
 pub use tables::{
-    Frame, Func, FuncKind, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, UnknownSourceFormat,
-    ValueKind, ValueType, ValueUnit, VmState,
+    Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, Tier,
+    UnknownSourceFormat, ValueKind, ValueType, ValueUnit, VmState,
 };
 pub use warning::{Setting, Warning};

@@ -23,6 +23,7 @@ pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
             let mut func = p.funcs[frame.func];
             func.name = b.intern(p.strings.get(func.name));
             func.file = b.intern(p.strings.get(func.file));
+            func.library = func.library.map(|l| b.copy_library(p, l));
             let func = b.func(func);
             b.frame(crate::Frame { func, ..frame })
         });

@@ -1,7 +1,9 @@
 use std::marker::PhantomData;
 use std::ops::Index;
 
-use crate::{FrameId, FuncId, StackId, StrId, StringTable};
+use std::borrow::Cow;
+
+use crate::{FrameId, FuncId, LibId, StackId, StrId, StringTable};
 
 /// A column of entities addressed by a typed id (`Table<FuncId, Func>`).
 #[derive(Clone, Debug)]
@@ -50,6 +52,7 @@ macro_rules! index_by {
 }
 index_by!(FuncId, Func);
 index_by!(FrameId, Frame);
+index_by!(LibId, Library);
 
 /// What a function is. Pseudo-frames are told apart by kind, never by name:
 /// a user function may well be called `(program)`.
@@ -100,6 +103,56 @@ impl FuncKind {
     }
 }
 
+/// The V8 execution tier of JavaScript code, as tick logs record it per code object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tier {
+    /// Bytecode run by the Ignition interpreter (`~`).
+    Interpreted,
+    /// Sparkplug's baseline code (`^`).
+    Sparkplug,
+    /// Maglev's mid-tier optimized code (`+`).
+    Maglev,
+    /// TurboFan's optimized code (`*`).
+    TurboFan,
+    /// Native-context-independent code of V8 8 and 9 (`-`).
+    NativeContextIndependent,
+}
+
+impl Tier {
+    /// The tier of a V8 log marker (`~ ^ + * -`), `None` for any other byte.
+    pub fn from_marker(marker: u8) -> Option<Tier> {
+        match marker {
+            b'~' => Some(Tier::Interpreted),
+            b'^' => Some(Tier::Sparkplug),
+            b'+' => Some(Tier::Maglev),
+            b'*' => Some(Tier::TurboFan),
+            b'-' => Some(Tier::NativeContextIndependent),
+            _ => None,
+        }
+    }
+
+    /// The marker V8's logs (and `node --prof-process`) put before a function name.
+    pub fn marker(self) -> char {
+        match self {
+            Tier::Interpreted => '~',
+            Tier::Sparkplug => '^',
+            Tier::Maglev => '+',
+            Tier::TurboFan => '*',
+            Tier::NativeContextIndependent => '-',
+        }
+    }
+}
+
+/// A library: a shared object or executable mapped into the process (pprof's `Mapping`,
+/// samply's lib table). Native code names its library instead of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Library {
+    /// The path as the profile has it (`/usr/lib/x86_64-linux-gnu/libc.so.6`).
+    pub path: StrId,
+    /// `[start, end)` of its first mapping in the process, if known.
+    pub range: Option<(u64, u64)>,
+}
+
 /// A function: what a top-N table groups by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Func {
@@ -113,6 +166,32 @@ pub struct Func {
     pub column: Option<u32>,
     /// What kind of code this is.
     pub kind: FuncKind,
+    /// The tier the code ran in, when the profile keeps tiers apart (tick logs read with
+    /// `split_tiers`): then each tier of a function is a function of its own.
+    pub tier: Option<Tier>,
+    /// The library native code lives in (tick logs' C++ and shared-library code).
+    pub library: Option<LibId>,
+}
+
+impl Func {
+    /// The name as reports show it: with the tier's marker before it (`*f`, `~(anonymous)`)
+    /// when the function has a tier, else the plain name (`""` for anonymous functions).
+    pub fn display_name<'a>(&self, strings: &'a StringTable) -> Cow<'a, str> {
+        let name = strings.get(self.name);
+        match self.tier {
+            None => Cow::Borrowed(name),
+            Some(tier) if name.is_empty() => Cow::Owned(format!("{}(anonymous)", tier.marker())),
+            Some(tier) => Cow::Owned(format!("{}{name}", tier.marker())),
+        }
+    }
+
+    /// The file as reports show it: the script, or for native code the path of its library.
+    pub fn display_file<'a>(&self, strings: &'a StringTable, libraries: &Table<LibId, Library>) -> &'a str {
+        match self.library {
+            Some(library) => strings.get(libraries[library].path),
+            None => strings.get(self.file),
+        }
+    }
 }
 
 /// A frame: a function, optionally at the position that was executing (a call site or
@@ -454,6 +533,8 @@ pub struct Profile {
     pub funcs: Table<FuncId, Func>,
     /// Frames, deduplicated.
     pub frames: Table<FrameId, Frame>,
+    /// Libraries native code lives in, deduplicated.
+    pub libraries: Table<LibId, Library>,
     /// The stack prefix tree.
     pub stacks: StackTable,
     /// Sample rows.
@@ -470,6 +551,11 @@ impl Profile {
     /// The index of the first value column of `unit`, if any.
     pub fn value_index(&self, unit: ValueUnit) -> Option<usize> {
         self.value_types.iter().position(|t| t.unit == unit)
+    }
+
+    /// The file of `func` as reports show it: its script, or its library's path.
+    pub fn func_file(&self, func: &Func) -> &str {
+        func.display_file(&self.strings, &self.libraries)
     }
 
     /// The function of the innermost frame of `stack`.

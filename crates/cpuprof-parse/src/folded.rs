@@ -175,7 +175,7 @@ fn add_frame(b: &mut ProfileBuilder, label: &str) -> FrameId {
     };
     let name = if name == "(anonymous)" { StrId::EMPTY } else { b.intern(name) };
     let file = if file.is_empty() { StrId::EMPTY } else { b.intern(file) };
-    let func = b.func(Func { name, file, line, column, kind });
+    let func = b.func(Func { name, file, line, column, kind, tier: None, library: None });
     b.frame(Frame { func, line: None, column: None })
 }
 

@@ -469,7 +469,7 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
             let name = self.b.intern(&format!("0x{:x}", location.address));
             let file = if file.is_empty() { StrId::EMPTY } else { self.b.intern(file) };
             let kind = if file == StrId::EMPTY { FuncKind::Unknown } else { FuncKind::SharedLib };
-            let func = self.b.func(Func { name, file, line: None, column: None, kind });
+            let func = self.b.func(Func { name, file, line: None, column: None, kind, tier: None, library: None });
             return Ok(vec![(self.b.frame(Frame { func, line: None, column: None }), "")]);
         }
         let mut out = Vec::with_capacity(location.line.len());
@@ -490,6 +490,8 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
                     line: u32::try_from(function.start_line).ok().filter(|l| *l > 0),
                     column: None,
                     kind: classify(name, file),
+                    tier: None,
+                    library: None,
                 };
                 let func = self.b.func(func);
                 self.functions.insert(id, (function, Some(func)));

@@ -500,7 +500,15 @@ impl Tree {
             let node = &self.nodes[p as usize];
             let name = b.intern(&node.name);
             let file = if node.url.is_empty() { StrId::EMPTY } else { b.intern(&node.url) };
-            let func = b.func(Func { name, file, line: node.line, column: node.column, kind: node.kind });
+            let func = b.func(Func {
+                name,
+                file,
+                line: node.line,
+                column: node.column,
+                kind: node.kind,
+                tier: None,
+                library: None,
+            });
             let frame = b.frame(Frame { func, line: None, column: None });
             let parent = node.parent.and_then(|q| stacks[q as usize]);
             let stack = b.stack(parent, frame);

@@ -36,9 +36,7 @@ mod text;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cpuprof_model::{
-    Frame, FrameId, Func, FuncId, FuncKind, ModelError, Profile, ProfileBuilder, SourceFormat, StrId, Warning,
-};
+use cpuprof_model::{Frame, FrameId, Func, FuncId, FuncKind, ModelError, Profile, ProfileBuilder, StrId, Warning};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use sourcemap::SourceMap;
@@ -161,7 +159,7 @@ impl SourceMaps {
                     report.functions += 1;
                 }
                 let Found::Map(script) = &**found else { return None };
-                let (original, name_found) = locate(script, func, strings.get(func.name), profile.meta.format);
+                let (original, name_found) = locate(script, func, strings.get(func.name));
                 report.names_checked += usize::from(name_found.is_some());
                 report.names_not_found += usize::from(name_found == Some(false));
                 let original = original?;
@@ -221,14 +219,13 @@ impl std::fmt::Display for MapReport {
 /// The original place of `func` (whose V8 name is `name`), if the map has one, and whether the
 /// script's text has that name where V8 places the function (`None`: not checked). Most names
 /// missing is a sign that the script or map is not the one that was profiled.
-fn locate(script: &Script, func: &Func, name: &str, format: SourceFormat) -> (Option<Original>, Option<bool>) {
-    // Tick logs read with their tiers split mark the tier: `*v` is `v` optimized by TurboFan.
-    let bare = if format == SourceFormat::TickLog { name.trim_start_matches(['~', '^', '+', '*']) } else { name };
+fn locate(script: &Script, func: &Func, name: &str) -> (Option<Original>, Option<bool>) {
+    // Names are plain: a tick log's tier is a field of the function, not part of its name.
     // `a.doubleIt` (V8 names a function by what it was assigned to): each part is bound.
-    let parts: Option<Vec<&str>> = bare.split('.').map(|p| is_identifier(p).then_some(p)).collect();
+    let parts: Option<Vec<&str>> = name.split('.').map(|p| is_identifier(p).then_some(p)).collect();
     // Names the text spells otherwise (esbuild writes `größe` as `gr\u00F6\u00DFe`) are not checked.
-    let checked = script.text.is_some() && func.column.is_some() && parts.is_some() && bare.is_ascii();
-    if let Some((original, found)) = locate_mapped(script, func, bare, parts.as_deref()) {
+    let checked = script.text.is_some() && func.column.is_some() && parts.is_some() && name.is_ascii();
+    if let Some((original, found)) = locate_mapped(script, func, name, parts.as_deref()) {
         return (Some(original), Some(found).filter(|_| checked));
     }
     // Not mapped: is the name at least in the text before the function's position?
@@ -425,22 +422,21 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
             return new;
         }
         let func = profile.funcs[id];
-        let new = match &originals[id.index()] {
-            Some((script, original)) => {
-                let name = original.name.as_deref().map_or_else(
-                    || strings.get(func.name).to_owned(),
-                    |n| tiered(strings.get(func.name), n, profile.meta.format),
-                );
-                let file = script.sources.get(original.source as usize).and_then(Option::as_deref).unwrap_or("");
-                Func {
-                    name: b.intern(&name),
-                    file: b.intern(file),
-                    line: original.line.checked_add(1),
-                    column: func.column.and(original.column.checked_add(1)),
-                    kind: func.kind,
-                }
+        let new = if let Some((script, original)) = &originals[id.index()] {
+            let name = original.name.as_deref().unwrap_or(strings.get(func.name));
+            let file = script.sources.get(original.source as usize).and_then(Option::as_deref).unwrap_or("");
+            Func {
+                name: b.intern(name),
+                file: b.intern(file),
+                line: original.line.checked_add(1),
+                column: func.column.and(original.column.checked_add(1)),
+                kind: func.kind,
+                tier: func.tier,
+                library: None,
             }
-            None => Func { name: b.intern(strings.get(func.name)), file: b.intern(strings.get(func.file)), ..func },
+        } else {
+            let library = func.library.map(|l| b.copy_library(profile, l));
+            Func { name: b.intern(strings.get(func.name)), file: b.intern(strings.get(func.file)), library, ..func }
         };
         let new = b.func(new);
         funcs[id.index()] = Some(new);
@@ -503,14 +499,4 @@ fn mapped_line(script: &Script, function: &Original, line: u32, column: Option<u
         Some((source, line)) if source == function.source => line.saturating_add(1),
         _ => function.line.saturating_add(1),
     }
-}
-
-/// The original `name` with the tier marker of V8's `v8_name` kept (tick logs' `*v` → `*name`).
-fn tiered(v8_name: &str, name: &str, format: SourceFormat) -> String {
-    let marker = if format == SourceFormat::TickLog {
-        &v8_name[..v8_name.len() - v8_name.trim_start_matches(['~', '^', '+', '*']).len()]
-    } else {
-        ""
-    };
-    format!("{marker}{name}")
 }

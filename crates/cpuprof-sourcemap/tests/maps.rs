@@ -19,7 +19,15 @@ fn profile(script: &Path) -> Profile {
     let mut parent = None;
     for (name, line, column) in frames {
         let name = b.intern(name);
-        let func = b.func(Func { name, file, line: Some(line), column: Some(column), kind: FuncKind::Js });
+        let func = b.func(Func {
+            name,
+            file,
+            line: Some(line),
+            column: Some(column),
+            kind: FuncKind::Js,
+            tier: None,
+            library: None,
+        });
         let frame = b.frame(Frame { func, line: None, column: None });
         let stack = b.stack(parent, frame);
         b.sample(stack, None, &[1]);

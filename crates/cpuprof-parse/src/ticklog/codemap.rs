@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use cpuprof_model::{FrameId, FuncKind};
+use cpuprof_model::{FrameId, FuncKind, Tier};
 use cpuprof_symbols::{SymbolError, SymbolFile, SymbolId};
 use rustc_hash::FxHashMap;
 
@@ -42,11 +42,11 @@ pub(super) enum Name {
         text: Box<str>,
         kind: FuncKind,
     },
-    /// A JavaScript function: `text` is `fn script:line:col`, `tier` its marker (`b'~'`, `b'*'`…)
-    /// or 0.
+    /// A JavaScript function: `text` is `fn script:line:col`, `tier` the tier its code
+    /// runs in (kept only when tiers are kept apart).
     Js {
         text: Box<str>,
-        tier: u8,
+        tier: Option<Tier>,
     },
     Frame(FrameId),
 }
@@ -296,6 +296,14 @@ impl Libraries {
     pub(super) fn primary_start(&self, library: usize) -> u64 {
         self.all[library].primary_start
     }
+
+    /// `[start, end)` of the library's first mapping (its logged segments merged).
+    pub(super) fn primary_range(&self, library: usize) -> (u64, u64) {
+        let library = &self.all[library];
+        let start = library.primary_start;
+        let end = library.mappings.iter().filter(|(s, _)| *s == start).map(|(_, e)| *e).max().unwrap_or(start);
+        (start, end)
+    }
 }
 
 #[cfg(test)]
@@ -311,8 +319,15 @@ mod tests {
         use cpuprof_model::{Frame, Func, ProfileBuilder, SourceFormat, StrId};
         let mut b = ProfileBuilder::new(SourceFormat::TickLog, Vec::new());
         let frames = (0..=n).map(|i| {
-            let func =
-                Func { name: StrId::EMPTY, file: StrId::EMPTY, line: Some(i as u32), column: None, kind: FuncKind::Js };
+            let func = Func {
+                name: StrId::EMPTY,
+                file: StrId::EMPTY,
+                line: Some(i as u32),
+                column: None,
+                kind: FuncKind::Js,
+                tier: None,
+                library: None,
+            };
             let func = b.func(func);
             b.frame(Frame { func, line: None, column: None })
         });
@@ -359,7 +374,7 @@ mod tests {
     fn code_replaced_moved_or_deleted_leaves_the_map() {
         let mut code = DynamicCode::default();
         for i in 0..10_000 {
-            let name = Name::Js { text: format!("f{i} /a.js:1:1").into(), tier: 0 };
+            let name = Name::Js { text: format!("f{i} /a.js:1:1").into(), tier: None };
             code.add(0x1000 + (i % 8) * 0x100, Entry { size: 0x100, code: Code::Js, name });
             code.add(0x10_0000 + i * 0x10, entry(0x10, 1));
             code.move_code(0x10_0000 + i * 0x10, 0x20_0000 + i * 0x10);

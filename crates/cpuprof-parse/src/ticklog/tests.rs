@@ -1,3 +1,5 @@
+use cpuprof_model::{FuncKind, StrId, Tier};
+
 use super::*;
 
 const HEAD: &str = "v8-version,11,3,244,8,-node.38,0\nprofiler,begin,500\n";
@@ -10,7 +12,8 @@ fn parse_text(text: &str) -> Profile {
     parse_with(text, &ParseOptions::default())
 }
 
-/// `(stack as names leaf first, ticks)` sorted, for every sample row.
+/// `(stack as names leaf first, ticks)` sorted, for every sample row (names as reports show
+/// them: a kept tier's marker before the name).
 fn stacks(p: &Profile) -> Vec<(Vec<String>, i64)> {
     let mut out: Vec<(Vec<String>, i64)> = p
         .samples
@@ -18,7 +21,8 @@ fn stacks(p: &Profile) -> Vec<(Vec<String>, i64)> {
         .iter()
         .zip(p.samples.values(0))
         .map(|(s, n)| {
-            let names = p.stacks.walk(*s).map(|f| p.strings.get(p.funcs[p.frames[f].func].name).to_owned()).collect();
+            let names =
+                p.stacks.walk(*s).map(|f| p.funcs[p.frames[f].func].display_name(&p.strings).into_owned()).collect();
             (names, *n)
         })
         .collect();
@@ -50,6 +54,28 @@ fn js_code_ticks_and_interval() {
     let split = parse_with(&log, &ParseOptions { split_tiers: true, ..ParseOptions::default() });
     let names: Vec<String> = stacks(&split).into_iter().map(|(s, _)| s[0].clone()).collect();
     assert_eq!(names, vec!["*work", "*work", "~work"]);
+    // The tier is a field: the names stay plain, and each tier is a function of its own.
+    let mut tiers: Vec<(&str, Option<Tier>)> =
+        split.funcs.as_slice().iter().map(|f| (split.strings.get(f.name), f.tier)).collect();
+    tiers.sort();
+    assert_eq!(
+        tiers,
+        vec![("", Some(Tier::Interpreted)), ("work", Some(Tier::Interpreted)), ("work", Some(Tier::TurboFan))]
+    );
+    let anonymous = split.funcs.as_slice().iter().find(|f| f.name == StrId::EMPTY).unwrap();
+    assert_eq!(anonymous.display_name(&split.strings), "~(anonymous)");
+    assert!(p.funcs.as_slice().iter().all(|f| f.tier.is_none()), "tiers are only kept when asked for");
+}
+
+#[test]
+fn a_name_that_starts_like_a_tier_marker_is_a_name() {
+    // Without split tiers nothing is added to names, and nothing is taken from them.
+    let log =
+        format!("{HEAD}code-creation,JS,10,1,0x1000,100,*gen file:///a.js:3:10,0x9000,^\ntick,0x1010,10,0,0x0,0\n");
+    assert_eq!(stacks(&parse_text(&log)), vec![(vec!["*gen".into()], 1)]);
+    let split = parse_with(&log, &ParseOptions { split_tiers: true, ..ParseOptions::default() });
+    assert_eq!(stacks(&split), vec![(vec!["^*gen".into()], 1)]);
+    assert_eq!(split.funcs.as_slice().iter().map(|f| split.strings.get(f.name)).collect::<Vec<_>>(), ["*gen"]);
 }
 
 #[test]
@@ -186,6 +212,12 @@ fn libraries_without_symbols_are_labelled_and_reported() {
     let log = format!("{HEAD}shared-library,/nonexistent/libx.so,0x7000,0x8000,0\ntick,0x7001,1,0,0x0,0\n");
     let p = parse_text(&log);
     assert_eq!(stacks(&p), vec![(vec!["libx.so".into()], 1)]);
+    // The function names its library; the path is the library's, not a file's.
+    let func = p.funcs.as_slice()[0];
+    assert_eq!((func.kind, func.file), (FuncKind::SharedLib, StrId::EMPTY));
+    let library = p.libraries[func.library.unwrap()];
+    assert_eq!((p.strings.get(library.path), library.range), ("/nonexistent/libx.so", Some((0x7000, 0x8000))));
+    assert_eq!(p.func_file(&func), "/nonexistent/libx.so");
     assert!(
         p.meta.warnings.iter().any(|w| w.starts_with("no symbols for /nonexistent/libx.so")),
         "{:?}",

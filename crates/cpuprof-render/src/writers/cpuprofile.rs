@@ -427,10 +427,10 @@ fn write_nodes(out: &mut Vec<u8>, profile: &Profile, nodes: &Nodes, hits: &[u64]
         }
         let func = stack.map(|s| profile.funcs[profile.func_of(s)]);
         let (name, file, line, column, kind) = match &func {
-            Some(f) => (profile.strings.get(f.name), f.file, f.line, f.column, f.kind),
-            None => ("(root)", StrId::EMPTY, None, None, FuncKind::Root),
+            Some(f) => (f.display_name(&profile.strings), f.file, f.line, f.column, f.kind),
+            None => ("(root)".into(), StrId::EMPTY, None, None, FuncKind::Root),
         };
-        let name = if kind == FuncKind::Root { "(root)" } else { name };
+        let name = if kind == FuncKind::Root { "(root)" } else { &name };
         let script = if kind == FuncKind::Js {
             let next = scripts.len() as u32 + 1;
             *scripts.entry(file).or_insert(next)
@@ -440,7 +440,11 @@ fn write_nodes(out: &mut Vec<u8>, profile: &Profile, nodes: &Nodes, hits: &[u64]
         write!(out, "{{\"id\":{},\"callFrame\":{{\"functionName\":", node + 1)?;
         serde_json::to_writer(&mut *out, name)?;
         write!(out, ",\"scriptId\":\"{script}\",\"url\":")?;
-        serde_json::to_writer(&mut *out, profile.strings.get(file))?;
+        let url = match &func {
+            Some(f) => profile.func_file(f),
+            None => profile.strings.get(file),
+        };
+        serde_json::to_writer(&mut *out, url)?;
         let zero_based = |v: Option<u32>| v.map_or(-1, |v| i64::from(v) - 1);
         write!(
             out,

@@ -82,16 +82,13 @@ fn to_proto(profile: &Profile) -> Proto {
         .map(|(i, f)| {
             // Nameless functions are `(anonymous)`, as `top`, DevTools and node's pprof writers
             // name them.
-            let name = match profile.strings.get(f.name) {
-                "" => "(anonymous)",
-                name => name,
-            };
-            let name = strings.get(name);
+            let name = f.display_name(&profile.strings);
+            let name = strings.get(if name.is_empty() { "(anonymous)" } else { &name });
             Function {
                 id: i as u64 + 1,
                 name,
                 system_name: name,
-                filename: strings.get(profile.strings.get(f.file)),
+                filename: strings.get(profile.func_file(f)),
                 start_line: f.line.map_or(0, i64::from),
             }
         })

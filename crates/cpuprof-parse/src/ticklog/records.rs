@@ -1,0 +1,256 @@
+//! Records: every line but ticks, replayed in file order. Library and code events update
+//! the code map; the rest are facts about the log (version, interval) or skipped with a note.
+
+use cpuprof_model::{FuncKind, Tier};
+
+use super::codemap::{Code, Entry, Name};
+use super::names::unescape;
+use super::Decoder;
+
+/// Why a line was skipped, with the first line it happened on.
+#[derive(Default)]
+pub(super) struct Skipped {
+    pub(super) count: u64,
+    pub(super) first: Option<(u64, String)>,
+}
+
+impl Skipped {
+    pub(super) fn note(&mut self, line: u64, why: impl FnOnce() -> String) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some((line, why()));
+        }
+    }
+}
+
+/// A JavaScript code-creation line without its function's address and tier: its name held a
+/// raw line break, so the rest follows on the next physical line(s).
+pub(super) struct Pending {
+    pub(super) line: u64,
+    pub(super) text: String,
+    pub(super) parts: u32,
+}
+
+/// A function name with more raw line breaks than this is not put back together.
+pub(super) const MAX_NAME_LINES: u32 = 8;
+
+/// How [`Decoder::code_creation`] treats a JavaScript line without function address and tier.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Incomplete {
+    /// Hold it back: the next line may be the rest of its name.
+    HoldBack,
+    /// It was put together from several lines: fail, to try one more.
+    Fail,
+    /// Nothing more is coming: code without a function, as V8's tick processor keeps it.
+    Keep,
+}
+
+/// The record tags of node 20's logs: a line starting with one is not the rest of a name.
+pub(super) const RECORD_TAGS: [&str; 22] = [
+    "v8-version",
+    "v8-platform",
+    "shared-library",
+    "shared-library-end",
+    "profiler",
+    "heap-capacity",
+    "heap-available",
+    "new",
+    "delete",
+    "code-creation",
+    "code-move",
+    "code-delete",
+    "sfi-move",
+    "code-source-info",
+    "script-source",
+    "script-details",
+    "code-deopt",
+    "timer-event-start",
+    "timer-event-end",
+    "current-time",
+    "tick",
+    "code-disable-optimization",
+];
+
+impl Decoder {
+    /// No rest is coming for a held-back line: keep its code without a function.
+    pub(super) fn settle_pending(&mut self) {
+        if let Some(pending) = self.pending.take() {
+            let fields: Vec<&str> = pending.text.split(',').collect();
+            if !self.code_creation(&fields, Incomplete::Keep) {
+                self.malformed.note(pending.line, || "a code-creation line with missing or malformed fields".into());
+            }
+        }
+    }
+
+    pub(super) fn other(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            self.empty.get_or_insert((self.line, 0)).1 += 1;
+            return;
+        }
+        let mut text = String::from_utf8_lossy(bytes);
+        if self.line == 1 {
+            if let Some(rest) = text.strip_prefix('\u{feff}') {
+                text = rest.to_owned().into();
+            }
+        }
+        let tag = text.split(',').next().unwrap_or_default();
+        if let Some(mut pending) = self.pending.take() {
+            if RECORD_TAGS.contains(&tag) {
+                self.pending = Some(pending);
+                self.settle_pending();
+            } else {
+                // The rest of a code-creation line whose function name held a raw line break.
+                pending.text.push('\n');
+                pending.text.push_str(&text);
+                pending.parts += 1;
+                let fields: Vec<&str> = pending.text.split(',').collect();
+                if self.code_creation(&fields, Incomplete::Fail) {
+                    return;
+                }
+                if pending.parts < MAX_NAME_LINES {
+                    self.pending = Some(pending);
+                } else {
+                    self.malformed.note(pending.line, || "a code-creation line whose name never ends".into());
+                }
+                return;
+            }
+        }
+        let fields: Vec<&str> = text.split(',').collect();
+        let line = self.line;
+        let ok = match fields[0] {
+            "v8-version" => {
+                if self.version.is_none() {
+                    self.version = Some((line, fields[1..].join(".")));
+                }
+                true
+            }
+            "shared-library" => {
+                match (fields.get(1), fields.get(2).and_then(|f| address(f)), fields.get(3).and_then(|f| address(f))) {
+                    (Some(path), Some(start), Some(end)) if start < end => {
+                        self.libraries.add(&unescape(path), start, end);
+                        self.changed(None);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            "profiler" => {
+                if fields.get(1) == Some(&"begin") {
+                    match fields.get(2).and_then(|f| f.parse::<i64>().ok()).filter(|i| *i > 0) {
+                        Some(interval) => self.interval_us = Some(interval),
+                        None => {
+                            return self.malformed.note(line, || "a profiler,begin line without an interval".into())
+                        }
+                    }
+                }
+                true
+            }
+            "new" => {
+                if fields.get(1) == Some(&"CodeRange") && self.code_range.is_none() {
+                    self.code_range = fields.get(2).and_then(|f| address(f));
+                    self.changed(None);
+                }
+                true
+            }
+            "code-creation" => self.code_creation(&fields, Incomplete::HoldBack),
+            "code-move" => match (fields.get(1).and_then(|f| address(f)), fields.get(2).and_then(|f| address(f))) {
+                (Some(from), Some(to)) => {
+                    match self.code.move_code(from, to) {
+                        Some([gone, arrived]) => {
+                            self.changed(Some(gone));
+                            self.changed(Some(arrived));
+                        }
+                        None => self.unknown_moves.note(line, || format!("{from:#x}")),
+                    }
+                    true
+                }
+                _ => false,
+            },
+            "code-delete" => match fields.get(1).and_then(|f| address(f)) {
+                Some(start) => {
+                    if let Some(gone) = self.code.delete(start) {
+                        self.changed(Some(gone));
+                    }
+                    true
+                }
+                None => false,
+            },
+            "tick" => false,
+            // Other records (heap events, script sources, deopts, timers, sfi-move: functions
+            // are named by their code here, not by their shared info) do not matter to stacks.
+            _ => true,
+        };
+        if !ok {
+            let tag = fields[0].to_owned();
+            self.malformed.note(line, || format!("a `{}` line with missing or malformed fields", visible(&tag)));
+        }
+    }
+
+    /// `code-creation,type,kind,time,start,size,name[,sfi,state]`; `incomplete` says what to
+    /// do with a JavaScript line without sfi and state. False when malformed.
+    pub(super) fn code_creation(&mut self, fields: &[&str], incomplete: Incomplete) -> bool {
+        let n = fields.len();
+        if n < 7 {
+            return false;
+        }
+        let kind = fields[1];
+        let (Some(start), Some(size)) = (address(fields[4]), fields[5].parse::<u64>().ok()) else { return false };
+        let no_function = matches!(kind, "Builtin" | "BytecodeHandler" | "RegExp" | "Stub" | "Handler");
+        let with_function = !no_function
+            && n >= 9
+            && address(fields[n - 2]).is_some()
+            && matches!(fields[n - 1], "" | "~" | "^" | "+" | "*" | "-");
+        let name = if with_function { fields[6..n - 2].join(",") } else { fields[6..].join(",") };
+        if name.contains("code-creation,") || name.contains(",tick,") {
+            // Two isolates writing one log (`--no-logfile-per-isolate`) tore lines into each
+            // other: no name to recover.
+            return false;
+        }
+        let js_kind = matches!(kind, "JS" | "Eval" | "Script" | "Function" | "LazyCompile" | "InterpretedFunction");
+        if js_kind && !with_function {
+            match incomplete {
+                Incomplete::HoldBack => {
+                    self.pending = Some(Pending { line: self.line, text: fields.join(","), parts: 1 });
+                    return true;
+                }
+                Incomplete::Fail => return false,
+                Incomplete::Keep => {}
+            }
+        }
+        // Named when a tick first needs it (see `Entry`): until then only its text is kept.
+        let plain = |text: String, kind| Name::Plain { text: text.into(), kind };
+        let (name, code) = match kind {
+            "Builtin" => (plain(name, FuncKind::Builtin), Code::Builtin),
+            "BytecodeHandler" => (plain(format!("BytecodeHandler:{name}"), FuncKind::Builtin), Code::BytecodeHandler),
+            "RegExp" => (plain(format!("/{}/", unescape(&name)), FuncKind::Regexp), Code::Other),
+            _ if with_function => {
+                let tier = match fields[n - 1].as_bytes() {
+                    [marker] if self.split_tiers => Tier::from_marker(*marker),
+                    _ => None,
+                };
+                (Name::Js { text: unescape(&name).into(), tier }, Code::Js)
+            }
+            // Code of a JavaScript kind without its function (never a top-of-stack function).
+            _ if js_kind => (Name::Js { text: unescape(&name).into(), tier: None }, Code::Other),
+            _ => (plain(format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
+        };
+        let span = self.code.add(start, Entry { size, code, name });
+        // Builtins also decide what addresses in their remapped copies mean.
+        self.changed(if matches!(code, Code::Builtin | Code::BytecodeHandler) { None } else { Some(span) });
+        true
+    }
+}
+
+/// An address field: `0x…` hex (V8's only form), decimal tolerated.
+pub(super) fn address(field: &str) -> Option<u64> {
+    match field.strip_prefix("0x") {
+        Some(hex) if !hex.is_empty() && hex.len() <= 16 => u64::from_str_radix(hex, 16).ok(),
+        Some(_) => None,
+        None => field.parse().ok(),
+    }
+}
+
+/// Text for a message: control characters escaped, at most 40 characters.
+pub(super) fn visible(s: &str) -> String {
+    s.chars().take(40).flat_map(char::escape_debug).collect()
+}
