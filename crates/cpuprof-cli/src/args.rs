@@ -122,7 +122,7 @@ pub(crate) enum TargetFormat {
 
 const DIFF_HELP: &str = "\
 MATCHING:
-  Functions match by name (V8 tier markers stripped) and file; same-named functions of one
+  Functions match by name (whatever their V8 tier) and file; same-named functions of one
   file pair up by nearest start line, so moved code still matches. The rest is new or gone.
   Scripts of two checkouts (/ci/base/src/app.js, /ci/pr/src/app.js; file:// urls or paths)
   pair by the longest path ending that no other script on either side has; --base-root and
@@ -555,12 +555,36 @@ impl ValueEnum for InputFormatArg {
 #[derive(Debug, Args)]
 pub(crate) struct OutputArgs {
     /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub(crate) format: Format,
+    #[arg(long, value_enum, default_value_t = ReportFormatArg::Table)]
+    pub(crate) format: ReportFormatArg,
 
     /// Write to FILE instead of stdout (- = stdout); written atomically
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+}
+
+/// `--format`: the report formats of [`Format`], named and described for the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ReportFormatArg {
+    /// An aligned text table with a summary line
+    Table,
+    /// JSON (a documented, stable schema)
+    Json,
+    /// CSV with a header row
+    Csv,
+    /// A Markdown table, e.g. for a pull-request comment
+    Markdown,
+}
+
+impl From<ReportFormatArg> for Format {
+    fn from(arg: ReportFormatArg) -> Format {
+        match arg {
+            ReportFormatArg::Table => Format::Table,
+            ReportFormatArg::Json => Format::Json,
+            ReportFormatArg::Csv => Format::Csv,
+            ReportFormatArg::Markdown => Format::Markdown,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -203,7 +203,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let doc =
         DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown, color };
-    output.write(render_diff(&doc, args.output.format).as_bytes())?;
+    output.write(render_diff(&doc, args.output.format.into()).as_bytes())?;
     if let Some(svg_output) = svg_output {
         let svg = differential(&base_refs, &new_refs, &options, &report)?;
         svg_output.write(&svg)?;

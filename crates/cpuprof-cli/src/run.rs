@@ -194,5 +194,5 @@ fn run_top(args: &TopArgs) -> Result<()> {
     let source = source_name(&args.input);
     let doc =
         TopDocument { source: &source, meta: &profile.meta, report: &report, by: options.by, limit: args.rows.limit() };
-    output.write(render_top(&doc, args.output.format).as_bytes())
+    output.write(render_top(&doc, args.output.format.into()).as_bytes())
 }

@@ -15,7 +15,6 @@ pub use words::regression_text;
 
 /// Output formats of tabular commands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[non_exhaustive]
 pub enum Format {
     /// An aligned text table with a summary line.
