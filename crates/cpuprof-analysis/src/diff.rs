@@ -28,7 +28,8 @@ use rustc_hash::FxHashMap;
 use crate::filter::StackFilter;
 use crate::keys::GroupBy;
 use crate::stats::{benjamini_hochberg, binomial_p, overdispersion, quasi_binomial_p};
-use crate::top::{top, Metric, TopOptions, Weight};
+use crate::top::{top, Metric, TopOptions};
+use crate::weights::Weight;
 
 /// What "the same" means between the two sides.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

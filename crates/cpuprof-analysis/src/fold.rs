@@ -10,10 +10,9 @@ use cpuprof_model::{Func, FuncKind, Profile};
 use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
-use crate::frame_tree::FrameTree;
+use crate::frame_tree::{FrameClass, FrameTree};
 use crate::keys::{group_label, GroupBy};
-use crate::top::Weight;
-use crate::weights::{effective, stack_weights, StackWeights};
+use crate::weights::{effective, stack_weights, StackWeights, Weight};
 
 /// Options of [`fold`].
 #[derive(Clone, Debug, Default)]
@@ -48,23 +47,6 @@ impl FoldOptions {
     pub fn new(by: GroupBy, weight: Weight, filter: StackFilter, window: Option<(i64, i64)>) -> Self {
         Self { by, weight, filter, window, prune_below: None, without_lines: false, file_names: None }
     }
-}
-
-/// What a frame is, in the terms a Node engineer reads a flame graph in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FrameClass {
-    /// Your code: JavaScript outside `node_modules` and node's internals.
-    App,
-    /// JavaScript in an npm package (`node_modules`).
-    Package,
-    /// node's own JavaScript (`node:` urls).
-    Node,
-    /// Native code: V8 builtins, C++, shared libraries, regular expressions.
-    Native,
-    /// Garbage collection.
-    Gc,
-    /// `(program)`, `(idle)` and what no code covers.
-    Vm,
 }
 
 /// The result of [`fold`].

@@ -3,7 +3,22 @@
 use cpuprof_model::Children;
 use rustc_hash::FxHashMap;
 
-use crate::fold::FrameClass;
+/// What a frame is, in the terms a Node engineer reads a flame graph in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FrameClass {
+    /// Your code: JavaScript outside `node_modules` and node's internals.
+    App,
+    /// JavaScript in an npm package (`node_modules`).
+    Package,
+    /// node's own JavaScript (`node:` urls).
+    Node,
+    /// Native code: V8 builtins, C++, shared libraries, regular expressions.
+    Native,
+    /// Garbage collection.
+    Gc,
+    /// `(program)`, `(idle)` and what no code covers.
+    Vm,
+}
 
 /// Label id of the root, which has no label.
 const NO_LABEL: u32 = u32::MAX;

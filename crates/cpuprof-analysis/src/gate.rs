@@ -13,7 +13,8 @@ use cpuprof_model::Profile;
 
 use crate::diff::{diff, DiffOptions, DiffReport, DiffRow, Verdict};
 use crate::duration::parse_duration_ns;
-use crate::top::{Metric, Weight};
+use crate::top::Metric;
+use crate::weights::Weight;
 
 /// How far a change must go to cross a [`Rule`].
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -37,8 +37,9 @@ pub use diff::{
 };
 pub use duration::parse_duration_ns;
 pub use filter::StackFilter;
-pub use fold::{fold, FoldOptions, Folded, FrameClass};
-pub use frame_tree::FrameTree;
+pub use fold::{fold, FoldOptions, Folded};
+pub use frame_tree::{FrameClass, FrameTree};
 pub use gate::{Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use keys::{package_of, GroupBy};
-pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow, Weight};
+pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow};
+pub use weights::Weight;

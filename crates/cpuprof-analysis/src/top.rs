@@ -3,18 +3,7 @@ use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
 use crate::keys::{group_label, GroupBy};
-use crate::weights::{columns, effective, stack_weights, StackWeights};
-
-/// What a sample weighs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Weight {
-    /// Its duration in ns (for `.cpuprofile`: until the next sample, as DevTools does). The default.
-    #[default]
-    Time,
-    /// 1: plain sample counts.
-    Samples,
-}
+use crate::weights::{columns, effective, stack_weights, StackWeights, Weight};
 
 /// Which measure ranks rows (`top`, `diff`) and decides (`diff` and its gate): self or total
 /// weight (time, or samples).

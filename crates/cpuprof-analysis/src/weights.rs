@@ -4,8 +4,17 @@
 use cpuprof_model::{Profile, ValueUnit};
 
 use crate::filter::StackFilter;
-use crate::top::Weight;
 
+/// What a sample weighs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Weight {
+    /// Its duration in ns (for `.cpuprofile`: until the next sample, as DevTools does). The default.
+    #[default]
+    Time,
+    /// 1: plain sample counts.
+    Samples,
+}
 /// What `weight` weighs in `profile`: time falls back to sample counts in profiles without
 /// times (folded stacks).
 pub(crate) fn effective(profile: &Profile, weight: Weight) -> Weight {

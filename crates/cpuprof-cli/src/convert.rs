@@ -10,8 +10,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::args::{ConvertArgs, MergeArgs, TargetArgs, TargetFormat};
+use crate::input::Reader;
 use crate::io::{is_dash, Output};
-use crate::run::{Reader, UsageError};
+use crate::usage::UsageError;
 
 pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     let target = target_format(&args.target)?;

@@ -11,8 +11,9 @@ use cpuprof_model::Profile;
 use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
 
 use crate::args::{DiffArgs, NormalizeArg};
+use crate::input::{source_name, stack_filter, Reader};
 use crate::io::Output;
-use crate::run::{source_name, stack_filter, Reader, UsageError};
+use crate::usage::UsageError;
 
 /// A significant regression crossed a `--fail-on` threshold (exit code 3).
 #[derive(Debug)]

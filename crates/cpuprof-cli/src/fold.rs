@@ -7,8 +7,9 @@ use cpuprof_render::time::format_ns;
 use cpuprof_render::{render_collapsed, render_flamegraph, FlameOptions};
 
 use crate::args::{CollapseArgs, FlamegraphArgs, FoldArgs, FoldBy, WeightArg};
+use crate::input::{source_name, stack_filter, Reader};
 use crate::io::Output;
-use crate::run::{source_name, stack_filter, Reader, UsageError};
+use crate::usage::UsageError;
 
 pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;

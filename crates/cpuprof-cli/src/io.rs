@@ -12,8 +12,8 @@ use cpuprof_model::Profile;
 use cpuprof_parse::{Origin, ParseOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::run::UsageError;
 use crate::signals::TempFile;
+use crate::usage::UsageError;
 
 /// True when `path` means standard input/output.
 pub(crate) fn is_dash(path: &Path) -> bool {

@@ -6,10 +6,12 @@ mod args;
 mod convert;
 mod diff;
 mod fold;
+mod input;
 mod io;
 mod run;
 mod signals;
 mod units;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -35,7 +37,7 @@ fn main() -> ExitCode {
                 say(&gate.to_string());
                 return ExitCode::from(3);
             }
-            if let Some(usage) = err.downcast_ref::<run::UsageError>() {
+            if let Some(usage) = err.downcast_ref::<usage::UsageError>() {
                 say(&format!("error: {usage}"));
                 return ExitCode::from(2);
             }

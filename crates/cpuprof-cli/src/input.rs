@@ -1,0 +1,151 @@
+//! Reading inputs with the command line's input options: parse options, source maps, the flag
+//! hints added to library errors and warnings, and the stack filter.
+
+use anyhow::Result;
+use cpuprof_analysis::StackFilter;
+use cpuprof_parse::{FoldedWeight, ParseError, ParseOptions, Setting};
+use regex::Regex;
+
+use std::path::Path;
+
+use cpuprof_model::{Profile, SourceFormat};
+use cpuprof_sourcemap::SourceMaps;
+
+use crate::args::{FilterArgs, InputArgs, WeightArg};
+use crate::io::read_profile;
+use crate::usage::UsageError;
+
+/// Reads profiles with the input options. One reader serves every input of a command, so that
+/// each source map is loaded once, whichever thread reads which input.
+pub(crate) struct Reader<'a> {
+    args: &'a InputArgs,
+    source_maps: Option<SourceMaps>,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(args: &'a InputArgs) -> Result<Self> {
+        for (flag, dir) in [("--symbols", &args.symbols), ("--source-map-dir", &args.source_map_dir)] {
+            if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
+                return Err(UsageError(format!("{flag} {}: not a directory", dir.display())).into());
+            }
+        }
+        let source_maps =
+            (args.source_maps || args.source_map_dir.is_some()).then(|| SourceMaps::new(args.source_map_dir.clone()));
+        Ok(Self { args, source_maps })
+    }
+
+    /// A reader whose source maps are looked for in `dir` first (`diff`'s per-side folders).
+    pub(crate) fn with_source_map_dir(args: &'a InputArgs, flag: &str, dir: &Path) -> Result<Self> {
+        if !dir.is_dir() {
+            return Err(UsageError(format!("{flag} {}: not a directory", dir.display())).into());
+        }
+        Ok(Self { source_maps: Some(SourceMaps::new(Some(dir.to_path_buf()))), ..Self::new(args)? })
+    }
+
+    /// Reads `input` (with per-sample times when `timeline`), reports the parser's warnings and
+    /// maps it through source maps when asked to.
+    pub(crate) fn load(&self, input: &Path, timeline: bool) -> Result<Profile> {
+        let reading = self.args;
+        let mut parse = if timeline { ParseOptions::with_timeline() } else { ParseOptions::default() };
+        parse.split_tiers = reading.split_tiers;
+        parse.symbols_root.clone_from(&reading.symbols);
+        parse.sample_type.clone_from(&reading.sample_type);
+        parse.profile_id.clone_from(&reading.profile);
+        parse.folded_weight = match reading.folded_weight {
+            WeightArg::Samples => FoldedWeight::Samples,
+            WeightArg::Time => FoldedWeight::Nanoseconds,
+        };
+        parse.format = reading.input_format.0;
+        if let Some(size) = reading.max_input_size {
+            parse.max_input_size = size;
+        }
+        let mut profile = read_profile(input, &parse).map_err(|e| match e.downcast_ref::<ParseError>() {
+            Some(p) => match p.kind.setting() {
+                Some(setting) => anyhow::anyhow!("{p}{}", hint(setting)),
+                None => e,
+            },
+            None => e,
+        })?;
+        // Warnings name the setting that acts on them; the flag is added here, once, so that the
+        // reports (JSON `warnings` included) say it too.
+        for warning in &mut profile.meta.warnings {
+            if let Some(setting) = warning.setting.take() {
+                warning.message.push_str(&hint(setting));
+            }
+        }
+        for warning in &profile.meta.warnings {
+            crate::warn(&format!("{}: {warning}", input.display()));
+        }
+        // Options of one format, given for a file of another: say so rather than ignore them quietly.
+        let format = profile.meta.format;
+        let unused = [
+            ("--profile", reading.profile.is_some(), SourceFormat::Trace),
+            ("--sample-type", reading.sample_type.is_some(), SourceFormat::Pprof),
+            ("--split-tiers", reading.split_tiers, SourceFormat::TickLog),
+            ("--symbols", reading.symbols.is_some(), SourceFormat::TickLog),
+        ];
+        for (option, given, applies_to) in unused {
+            if given && format != applies_to {
+                crate::warn(&format!(
+                    "{}: {option} is for {} input and was ignored: this is {}",
+                    input.display(),
+                    applies_to.as_str(),
+                    format.as_str()
+                ));
+            }
+        }
+        let Some(source_maps) = &self.source_maps else { return Ok(profile) };
+        let mapped = source_maps
+            .apply(&profile, near(input).as_deref())
+            .map_err(|e| anyhow::anyhow!("{}: cannot apply source maps: {e}", input.display()))?
+            .profile;
+        for warning in &mapped.meta.warnings[profile.meta.warnings.len()..] {
+            crate::warn(&format!("{}: {warning}", input.display()));
+        }
+        Ok(mapped)
+    }
+}
+
+/// How to change a reading setting, with the flag that sets it, to follow an error or warning
+/// of the libraries (which name no flags).
+fn hint(setting: Setting) -> String {
+    match setting {
+        Setting::Format(None) => "; name the format with --input-format".to_owned(),
+        Setting::Format(Some(format)) => format!("; read it with --input-format {} or auto", format.as_str()),
+        Setting::ProfileId => "; choose with --profile".to_owned(),
+        Setting::SampleType => "; choose one with --sample-type".to_owned(),
+        Setting::SymbolsRoot => "; use --symbols DIR to point at the right copy".to_owned(),
+        Setting::MaxInputSize => " (--max-input-size raises it)".to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The folder `input` was read from (`.` for a bare file name; none for stdin): scripts the
+/// profile names are looked for there too, for a profile kept beside a copy of its build.
+fn near(input: &Path) -> Option<std::path::PathBuf> {
+    if crate::io::is_dash(input) {
+        return None;
+    }
+    Some(input.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf())
+}
+
+/// The input as reports name it.
+pub(crate) fn source_name(input: &Path) -> String {
+    if crate::io::is_dash(input) {
+        "<stdin>".to_owned()
+    } else {
+        input.display().to_string()
+    }
+}
+
+pub(crate) fn regex(flag: &str, pattern: Option<&str>) -> Result<Option<Regex>> {
+    pattern.map(|p| Regex::new(p).map_err(|e| UsageError(format!("invalid {flag} regex: {e}")).into())).transpose()
+}
+
+pub(crate) fn stack_filter(args: &FilterArgs) -> Result<StackFilter> {
+    Ok(StackFilter {
+        include_idle: args.include_idle,
+        focus: regex("--focus", args.focus.as_deref())?,
+        ignore: regex("--ignore", args.ignore.as_deref())?,
+    })
+}
