@@ -68,7 +68,12 @@ pub(crate) fn parse(
         let at = |column: usize, kind: ParseErrorKind| {
             kind.at(origin, Span::LineCol { line: number, column: column as u64 + 1 })
         };
-        let text = String::from_utf8_lossy(&line);
+        // `from_utf8` checks ASCII a word at a time; the lossy decoder goes byte by byte, so it
+        // is kept for the rare line that is not valid UTF-8.
+        let text = match std::str::from_utf8(&line) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(&line),
+        };
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let text = text.strip_suffix('\r').unwrap_or(text);
         let body = text.trim_end();
