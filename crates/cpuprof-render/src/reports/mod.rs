@@ -1,5 +1,5 @@
 //! Reports: analysis results for people and scripts, one module per format (as hyperfine's
-//! exporters), each covering every report (`top` and `diff`); [`words`] holds the wording
+//! exporters), each covering every report (`top` and `diff`); `words` holds the wording
 //! they share.
 
 mod csv;
