@@ -389,7 +389,8 @@ fn legacy(
                     ParseErrorKind::too_many("the `hitCount`s of `head`", limit, "samples").at(origin, head_span)
                 );
             }
-            let mut synthetic = Vec::with_capacity(total as usize);
+            // Not reserved: the counts are the file's word, not data it has shown.
+            let mut synthetic = Vec::new();
             for program in [true, false] {
                 for (position, h) in hits.iter().enumerate() {
                     if tree.is_program_node(position) == program {
