@@ -29,10 +29,12 @@ mod folded;
 mod json_grammar;
 mod json_scan;
 mod pprof;
+mod recognize;
 mod ticklog;
 mod timeline;
 mod trace;
 mod v8_cpuprofile;
+mod v8_legacy;
 mod v8_tree;
 
 use std::io::{BufRead, BufReader, Cursor, Read};
@@ -199,6 +201,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// starts like a protobuf message as pprof; text whose first line ends in a number as folded
 /// stacks.
 pub fn sniff(prefix: &[u8]) -> Option<SourceFormat> {
+    if recognize::not_a_profile(prefix).is_some() {
+        return None;
+    }
     let text = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
     let first = text.iter().position(|b| !b.is_ascii_whitespace()).map_or(&text[..0], |i| &text[i..]);
     if ticklog::TAGS.iter().any(|tag| first.starts_with(tag.as_bytes())) {
@@ -344,6 +349,9 @@ fn detect(head: &[u8], origin: &Origin) -> Result<SourceFormat, ParseError> {
     if head.is_empty() {
         return Err(ParseErrorKind::Empty.at(origin, Span::None));
     }
+    if let Some(message) = recognize::not_a_profile(head) {
+        return Err(ParseErrorKind::Unsupported(message).at(origin, Span::Byte(0)));
+    }
     sniff(head).ok_or_else(|| ParseErrorKind::Unrecognized.at(origin, Span::Byte(0)))
 }
 
@@ -405,6 +413,8 @@ mod tests {
             (b"\x0a\x07samples", Some(SourceFormat::Pprof)),
             (b"\x12\x03\x08\x01\x02", Some(SourceFormat::Pprof)),
             (b"\x00\x01binary", None),
+            // Recognised as not profiles (recognize.rs): a zip archive (`PK` would be a pprof tag).
+            (b"PK\x03\x04\x14\x00\x00\x00", None),
         ];
         for (prefix, expected) in cases {
             assert_eq!(sniff(prefix), *expected, "{}", String::from_utf8_lossy(prefix));
