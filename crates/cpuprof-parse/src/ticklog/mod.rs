@@ -108,6 +108,14 @@ struct Decoder {
     unknown_moves: Skipped,
     /// The leaf frame of each row, to count ticks per library.
     row_leaf: Vec<FrameId>,
+    /// An older log that quotes its strings (`shared-library,"/x"`, `profiler,"begin"`).
+    quoted: bool,
+    /// The v8-version line names a V8 older than 6.3: VM states have the older numbering.
+    old_states: bool,
+    /// Ticks in the pre-2013 form (stack pointer where the time is now).
+    untimed: u64,
+    /// The pseudo-frame of ticks without a pc, by VM state.
+    no_pc: FxHashMap<VmState, FrameId>,
 }
 
 impl Decoder {
@@ -143,6 +151,10 @@ impl Decoder {
             malformed: Skipped::default(),
             unknown_moves: Skipped::default(),
             row_leaf: Vec::new(),
+            quoted: false,
+            old_states: false,
+            untimed: 0,
+            no_pc: FxHashMap::default(),
         }
     }
 
@@ -169,6 +181,15 @@ impl Decoder {
         if self.ticks == 0 && self.version.is_none() && self.libraries.all.is_empty() && !cut_short_log {
             let message = "no v8-version, shared-library or tick line: this is not a V8 tick log".to_owned();
             return Err(ParseErrorKind::UnknownFormat(message).at(origin, Span::LineCol { line: 1, column: 1 }));
+        }
+        if self.untimed > 0 {
+            self.builder.warn(format!(
+                "{} tick(s) have no time (the pre-2013 form, with the stack pointer in its place): \
+                 placed one sampling interval apart",
+                self.untimed
+            ));
+            // Logs of that age gave the interval in milliseconds (`profiler,"begin",1`).
+            self.interval_us = self.interval_us.map(|ms| ms.saturating_mul(1000));
         }
         let interval_ns = self
             .interval_us
