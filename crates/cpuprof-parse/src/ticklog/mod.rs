@@ -21,6 +21,7 @@ mod codemap;
 mod input;
 mod lines;
 mod names;
+pub(crate) mod preprocess;
 mod records;
 mod stacks;
 

@@ -378,3 +378,63 @@ fn pre_2013_log() {
     assert_eq!(p.meta.duration_ns, Some(3_000_000));
     assert!(p.meta.warnings.iter().any(|w| w.contains("3 tick(s) have no time")), "{:?}", p.meta.warnings);
 }
+
+/// Hand-made from the layout of `node --prof-process --preprocess` (V8's `JsonProfile`):
+/// `s` is leaf-first `code index, offset` pairs, `-1, address` for no code.
+#[test]
+fn preprocess_json() {
+    let json = r#"{
+      "code": [
+        {"name": "/usr/bin/node", "type": "SHARED_LIB"},
+        {"name": "T start", "type": "CPP"},
+        {"name": "Wide", "timestamp": 1, "type": "CODE", "kind": "BytecodeHandler"},
+        {"name": "work /a.js:3:10", "type": "JS", "kind": "Opt", "func": 0, "tm": 5},
+        {"name": " /a.js:1:1", "type": "JS", "kind": "Unopt", "func": 1, "tm": 4,
+         "source": {"script": 1, "start": 0, "end": 9, "positions": "", "inlined": "", "fns": []}},
+        {"name": "An IC handler", "timestamp": 2, "type": "CODE", "kind": "Handler"}
+      ],
+      "functions": [{"name": "work /a.js:3:10", "codes": [3]}, {"name": " /a.js:1:1", "codes": [4]}],
+      "ticks": [
+        {"tm": 1000, "vm": 0, "s": [3, 16, 4, 8]},
+        {"tm": 2000, "vm": 0, "s": [2, 4, 3, 16, 4, 8]},
+        {"tm": 3000, "vm": 6, "s": [1, 99, -1, 4096, 4, 8]},
+        {"tm": 4000, "vm": 5, "s": [-1, 0]},
+        {"tm": 5000, "vm": 1, "s": [-1, 77, 4, 8]},
+        {"tm": 6000, "vm": 0, "s": [5, 1]},
+        {"tm": 6500, "vm": 0, "s": [0, 1]}
+      ],
+      "scripts": []
+    }"#;
+    let origin = Origin("x.json".into());
+    let forced = ParseOptions { format: Some(SourceFormat::PreprocessJson), ..ParseOptions::default() };
+    let p = crate::parse(json.as_bytes(), &origin, &forced).unwrap();
+    assert_eq!(p.meta.format, SourceFormat::PreprocessJson);
+    assert_eq!(
+        stacks(&p),
+        vec![
+            (vec!["(OTHER)".into()], 1),
+            (vec!["(unaccounted)".into(), String::new()], 1),
+            (vec!["Handler: An IC handler".into()], 1),
+            (vec!["node".into()], 1),
+            (vec!["start".into(), String::new()], 1),
+            // The bytecode handler is passed over: its tick is the function's.
+            (vec!["work".into(), String::new()], 1),
+            (vec!["work".into(), String::new()], 1),
+        ]
+    );
+    assert_eq!(p.meta.duration_ns, Some(5_500_000 + 1_000_000));
+    assert!(p.meta.warnings.iter().any(|w| w.contains("1 caller frame(s) were in no code")), "{:?}", p.meta.warnings);
+    assert_eq!(crate::sniff(json.as_bytes()), Some(SourceFormat::PreprocessJson));
+
+    for (bad, expected) in [
+        (r#"{"code": [], "ticks": [{"tm": 1, "vm": 0, "s": [0, 1]}]}"#, "code index 0 is not in `code`"),
+        (r#"{"code": [], "ticks": [{"tm": 1, "vm": 0, "s": [0]}]}"#, "not code/offset pairs"),
+        (r#"{"code": [{"type": "JS"}], "ticks": []}"#, "missing field `name`"),
+        (r#"{"ticks": [], "code": []}"#, "`ticks` comes before `code`"),
+        (r#"{"code": []}"#, "missing `ticks`"),
+    ] {
+        let e = crate::parse(bad.as_bytes(), &origin, &forced).unwrap_err();
+        assert!(e.to_string().contains(expected), "{bad}: {e}");
+        assert!(e.to_string().starts_with("x.json"), "{e}");
+    }
+}
