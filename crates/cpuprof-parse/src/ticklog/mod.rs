@@ -204,6 +204,8 @@ impl Decoder {
         match &self.version {
             Some((1, _)) => {}
             Some((line, _)) => self.builder.warn(format!("the v8-version line is line {line}, not the first")),
+            // V8 before 5.x (which quoted its strings) wrote no v8-version line.
+            None if self.quoted => {}
             None => self.builder.warn("no v8-version line: not a complete V8 tick log, read anyway".to_owned()),
         }
         self.warnings(carry);

@@ -376,7 +376,8 @@ fn pre_2013_log() {
     // The interval was in milliseconds then; the ticks are placed 1 ms apart.
     assert_eq!(p.meta.interval_ns, Some(1_000_000));
     assert_eq!(p.meta.duration_ns, Some(3_000_000));
-    assert!(p.meta.warnings.iter().any(|w| w.contains("3 tick(s) have no time")), "{:?}", p.meta.warnings);
+    assert_eq!(p.meta.warnings.len(), 1, "{:?}", p.meta.warnings);
+    assert!(p.meta.warnings[0].contains("3 tick(s) have no time"), "{:?}", p.meta.warnings);
 }
 
 /// Hand-made from the layout of `node --prof-process --preprocess` (V8's `JsonProfile`):
