@@ -118,6 +118,34 @@ fn seeds(format: SourceFormat) -> Vec<(String, Vec<u8>)> {
             let folded = fold(&profile, &FoldOptions::default());
             vec![("money.folded".into(), render_collapsed(&folded).into_bytes())]
         }
+        SourceFormat::PreprocessJson => {
+            // node's --preprocess JSON cut to 60 ticks and the code they name (renumbered).
+            let json: serde_json::Value =
+                serde_json::from_slice(&gunzip(&read("fixtures/ticklog/async-await.preprocess.json.gz")))
+                    .expect("preprocess JSON");
+            let code = json["code"].as_array().expect("code");
+            let mut kept: Vec<serde_json::Value> = Vec::new();
+            let mut renumbered = std::collections::HashMap::new();
+            let ticks: Vec<serde_json::Value> = json["ticks"].as_array().expect("ticks")[..60]
+                .iter()
+                .map(|tick| {
+                    let mut tick = tick.clone();
+                    let s = tick["s"].as_array_mut().expect("s");
+                    for i in (0..s.len()).step_by(2) {
+                        if let Some(index) = s[i].as_u64() {
+                            let new = *renumbered.entry(index).or_insert_with(|| {
+                                kept.push(code[index as usize].clone());
+                                kept.len() - 1
+                            });
+                            s[i] = new.into();
+                        }
+                    }
+                    tick
+                })
+                .collect();
+            let cut = serde_json::json!({"code": kept, "functions": [], "ticks": ticks});
+            vec![("async-await.preprocess.json (cut)".into(), serde_json::to_vec(&cut).expect("JSON"))]
+        }
     }
 }
 

@@ -249,6 +249,8 @@ fn json_object_format(object: &[u8]) -> SourceFormat {
     match first_key {
         Some(b"traceEvents" | b"metadata") => return SourceFormat::Trace,
         Some(b"nodes" | b"startTime" | b"endTime" | b"samples" | b"timeDeltas") => return SourceFormat::CpuProfile,
+        // `node --prof-process --preprocess` writes `code`, `functions`, `ticks` (, `scripts`).
+        Some(b"code") => return SourceFormat::PreprocessJson,
         _ => {}
     }
     let at = |key: &[u8]| memchr::memmem::find(object, key);
@@ -367,6 +369,7 @@ fn parse_as(
         SourceFormat::Pprof => pprof::parse(reader, origin, options),
         SourceFormat::Trace => trace::parse(reader, origin, options),
         SourceFormat::Folded => folded::parse(reader, origin, options),
+        SourceFormat::PreprocessJson => ticklog::preprocess::parse(reader, origin, options),
     }
 }
 
