@@ -32,6 +32,7 @@ mod pprof;
 mod ticklog;
 mod timeline;
 mod trace;
+mod trace_samples;
 mod v8_cpuprofile;
 mod v8_tree;
 

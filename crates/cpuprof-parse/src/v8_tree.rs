@@ -58,6 +58,21 @@ impl RawCallFrame<'_> {
     }
 }
 
+impl RawCallFrame<'static> {
+    /// A frame known only by its name (trace-event stack frames): no url or position. `js`
+    /// frames read as JavaScript, the others as V8's meta and native frames do (a nonzero
+    /// script id is what tells them apart).
+    pub(crate) fn named(name: String, js: bool) -> RawCallFrame<'static> {
+        RawCallFrame {
+            function_name: LossyStr(Cow::Owned(name)),
+            script_id: ScriptId::Number(if js { -1 } else { 0 }),
+            url: LossyStr(Cow::Borrowed("")),
+            line_number: -1,
+            column_number: -1,
+        }
+    }
+}
+
 /// A JSON string that may hold lone UTF-16 surrogates (`"\ud800"`), which V8 never writes but
 /// hand-made and third-party files do: they become U+FFFD instead of failing the whole file.
 /// Borrowed from the input when it has no escapes.
