@@ -551,12 +551,12 @@ impl Events {
         let name = head.name.as_ref().map(|n| &*n.0);
         let ph = head.ph.as_ref().map(|p| &*p.0);
         if name == Some("thread_name") && ph == Some("M") {
-            if let (Some(pid), Some(tid)) = (&head.pid, &head.tid) {
-                let event: ThreadNameEvent<'_> =
-                    serde_json::from_slice(bytes).map_err(|e| json_error(e, "a `thread_name` event"))?;
-                if let Some(thread) = event.args.and_then(|a| a.name) {
-                    self.threads.insert((pid.text(), tid.text()), thread.0.into_owned());
-                }
+            // A name that is not a string names no main thread: not worth refusing the trace.
+            let event = serde_json::from_slice::<ThreadNameEvent<'_>>(bytes).ok();
+            if let (Some(pid), Some(tid), Some(thread)) =
+                (&head.pid, &head.tid, event.and_then(|e| e.args).and_then(|a| a.name))
+            {
+                self.threads.insert((pid.text(), tid.text()), thread.0.into_owned());
             }
         }
         // Matched by name, whatever their category or phase, as DevTools reads them.
@@ -1407,6 +1407,13 @@ mod tests {
         assert_eq!((p.meta.start_ns, p.meta.duration_ns), (Some(1_000_000), Some(40_000)));
         let p = parse_with(&text, Some("5:7")).unwrap();
         assert_eq!(paths(&p), vec![("g".to_owned(), 4, 40_000)]);
+        // A thread name that is not a string is no name (and no reason to refuse the trace).
+        let odd = text.replace(
+            r#"{"traceEvents":["#,
+            r#"{"traceEvents":[{"pid":5,"tid":7,"ph":"M","name":"thread_name","args":{"name":5}},"#,
+        );
+        assert_ne!(odd, text);
+        assert_eq!(paths(&parse_str(&odd).unwrap()), vec![("f".to_owned(), 3, 30_000)]);
         // Without the thread name, the profile with more samples.
         let p = parse_str(&text.replace("CrRendererMain", "Compositor")).unwrap();
         assert_eq!(paths(&p), vec![("g".to_owned(), 4, 40_000)]);
