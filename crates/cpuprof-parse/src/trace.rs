@@ -3,18 +3,29 @@
 //! `Tracing`: `Profile` and `ProfileChunk` events, as V8's `CpuProfile::StreamPendingTraceEvents`
 //! writes them.
 //!
-//! Both forms are read: `{"traceEvents":[…], …}` (other keys in any order, skipped) and a bare
-//! array `[…]` (whose closing `]` may be missing, as the trace-event format allows for files of
-//! a process that died). The events are read one at a time by [`Scanner`]: each is captured,
-//! events that cannot be profile events (no `Profile` in their bytes) are dropped unparsed, and
-//! the rest are deserialized into typed, borrowed structs.
+//! Both forms are read: `{"traceEvents":[…], …}` (other keys in any order, skipped, but for
+//! `samples` and `stackFrames`: [`crate::trace_samples`]) and a bare array `[…]` (whose closing
+//! `]` may be missing, as the trace-event format allows for files of a process that died). The
+//! events are read one at a time by [`Scanner`]: each is captured, events that cannot be
+//! profile events (no `Profile` in their bytes) are dropped unparsed (but for `thread_name`
+//! metadata, and, until a profile event is seen, each event's phase: a trace of duration events
+//! only is refused as such), and the rest are deserialized into typed, borrowed structs.
+//!
+//! Events are matched by name, whatever their category or phase (push-based/cpu-prof writes
+//! `v8.cpu_profiler`), as DevTools, speedscope and Firefox Profiler match them. Chrome ≤ 66
+//! wrote a thread's whole profile as one `CpuProfile` event (profile `PID:TID`). Nodes may name
+//! their children (rspack) instead of, or as well as, their parent; nodes whose parent never
+//! appears (a trace begun after the profile sent it) are dropped with their samples, and
+//! chunks without `args.data` (Chrome 141) and profiles without nodes are skipped, all with a
+//! warning. The default profile is the main thread's (tid = pid, or a main thread's
+//! `thread_name`) with the most samples.
 //!
 //! A profile is a `Profile` event (`ph:"P"`, `args.data.startTime`) and the `ProfileChunk`
 //! events with the same `(pid, id)`, concatenated in the order of their timestamps (`ts`), as
 //! DevTools' trace engine sorts them: a trace's events may come in any order (viewers sort them
 //! by `ts`), and each chunk's first time delta counts from the last sample of the chunk before
 //! it in time. Chunks with equal (or no) `ts` keep their file order, as in DevTools' stable
-//! sort; V8 never writes two chunks of one profile at the same microsecond. Their nodes name
+//! sort; V8 never writes two chunks of one profile at the same microsecond. V8's nodes name
 //! their parent instead of their children, and samples' lines (`lines`) become line hits. Time
 //! is then attributed exactly as for a `.cpuprofile` (DevTools' rules, [`crate::timeline`]).
 
