@@ -33,6 +33,7 @@ mod recognize;
 mod ticklog;
 mod timeline;
 mod trace;
+mod trace_samples;
 mod v8_cpuprofile;
 mod v8_legacy;
 mod v8_tree;
@@ -248,6 +249,13 @@ fn json_object_format(object: &[u8]) -> SourceFormat {
         .and_then(|rest| memchr::memchr(b'"', rest).map(|end| &rest[..end]));
     match first_key {
         Some(b"traceEvents" | b"metadata") => return SourceFormat::Trace,
+        // Trace-event sampled stacks (Hermes): `samples` and `stackFrames`, no `nodes`.
+        Some(b"samples" | b"stackFrames")
+            if memchr::memmem::find(object, b"\"stackFrames\"").is_some()
+                && memchr::memmem::find(object, b"\"nodes\"").is_none() =>
+        {
+            return SourceFormat::Trace
+        }
         Some(b"nodes" | b"startTime" | b"endTime" | b"samples" | b"timeDeltas") => return SourceFormat::CpuProfile,
         // `node --prof-process --preprocess` writes `code`, `functions`, `ticks` (, `scripts`).
         Some(b"code") => return SourceFormat::PreprocessJson,
@@ -408,6 +416,9 @@ mod tests {
             (b"{\"traceEvents\":[]}", Some(SourceFormat::Trace)),
             (b"{\"x\":1,\"traceEvents\":[]}", Some(SourceFormat::Trace)),
             (b" [ {\"ph\":\"P\"}", Some(SourceFormat::Trace)),
+            (b"{\"samples\":[{\"sf\":1}],\"stackFrames\":{}}", Some(SourceFormat::Trace)),
+            (b"{\"stackFrames\":{},\"samples\":[]}", Some(SourceFormat::Trace)),
+            (b"{\"samples\":[1],\"stackFrames\":1,\"nodes\":[]}", Some(SourceFormat::CpuProfile)),
             (b"[unknown];main 3\n", Some(SourceFormat::Folded)),
             (b"{anon};x 3\n", Some(SourceFormat::Folded)),
             (b"main;work file:///a.js:3 120\r\n", Some(SourceFormat::Folded)),

@@ -75,6 +75,13 @@ impl RawCallFrame<'static> {
             column_number,
         }
     }
+
+    /// A frame known only by its name (trace-event stack frames): no url or position. `js`
+    /// frames read as JavaScript, the others as V8's meta and native frames do (a nonzero
+    /// script id is what tells them apart).
+    pub(crate) fn named(name: String, js: bool) -> RawCallFrame<'static> {
+        RawCallFrame::from_parts(name, ScriptId::Number(if js { -1 } else { 0 }), String::new(), -1, -1)
+    }
 }
 
 /// A JSON string that may hold lone UTF-16 surrogates (`"\ud800"`), which V8 never writes but
