@@ -348,7 +348,12 @@ impl<'a> Reader<'a> {
             // Said every time: the report shows the values as samples, and they may be bytes.
             let (ty, unit) = types[weight];
             let what = if unit == "count" { String::new() } else { format!(" (its {unit} are shown as samples)") };
-            let why = if types.len() > 1 { format!(": {picked}, of {}", listed()) } else { String::new() };
+            // The types named, up to a handful (a file can list thousands).
+            let mut of: Vec<String> = types.iter().take(6).map(|(t, u)| format!("{t}/{u}")).collect();
+            if types.len() > of.len() {
+                of.push(format!("and {} more", types.len() - of.len()));
+            }
+            let why = if types.len() > 1 { format!(": {picked}, of {}", of.join(", ")) } else { String::new() };
             b.warn(Warning::with_setting(
                 format!("not a CPU profile: no sample type is a time; read sample type {ty}/{unit}{what}{why}"),
                 Setting::SampleType,
