@@ -118,6 +118,19 @@ fn seeds(format: SourceFormat) -> Vec<(String, Vec<u8>)> {
             let folded = fold(&profile, &FoldOptions::default());
             vec![("money.folded".into(), render_collapsed(&folded).into_bytes())]
         }
+        SourceFormat::PerfScript => {
+            // The recorded perf script cut to its header and first 12 samples.
+            let text = String::from_utf8(read("fixtures/perf/fib.perf-script.txt")).expect("UTF-8 perf script");
+            let mut samples = 0;
+            let cut: String = text
+                .split_inclusive('\n')
+                .take_while(|line| {
+                    samples += usize::from(line.starts_with("node "));
+                    samples <= 12
+                })
+                .collect();
+            vec![("fib.perf-script.txt (cut)".into(), cut.into_bytes())]
+        }
     }
 }
 

@@ -451,6 +451,8 @@ pub enum SourceFormat {
     Trace,
     /// Folded stacks, `a;b;c 42` (inferno, FlameGraph, perf scripts).
     Folded,
+    /// Linux `perf script` text (`perf record -g node --perf-basic-prof app.js`).
+    PerfScript,
 }
 
 impl SourceFormat {
@@ -464,12 +466,13 @@ impl SourceFormat {
     /// }
     /// assert!("json".parse::<SourceFormat>().is_err());
     /// ```
-    pub const ALL: [SourceFormat; 5] = [
+    pub const ALL: [SourceFormat; 6] = [
         SourceFormat::CpuProfile,
         SourceFormat::TickLog,
         SourceFormat::Pprof,
         SourceFormat::Trace,
         SourceFormat::Folded,
+        SourceFormat::PerfScript,
     ];
 
     /// The name used in reports (and to name the format when it is chosen by hand).
@@ -480,6 +483,7 @@ impl SourceFormat {
             SourceFormat::Pprof => "pprof",
             SourceFormat::Trace => "trace",
             SourceFormat::Folded => "folded",
+            SourceFormat::PerfScript => "perf-script",
         }
     }
 
@@ -491,6 +495,7 @@ impl SourceFormat {
             SourceFormat::Pprof => "pprof profile.proto",
             SourceFormat::Trace => "Chrome trace events JSON",
             SourceFormat::Folded => "Folded stacks (a;b;c 42)",
+            SourceFormat::PerfScript => "Linux perf script text (perf record -g)",
         }
     }
 }
@@ -506,7 +511,7 @@ impl std::str::FromStr for SourceFormat {
 
 /// A name that is not one of [`SourceFormat::as_str`]'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("not a profile format cpuprof reads (cpuprofile, ticklog, pprof, trace or folded)")]
+#[error("not a profile format cpuprof reads (cpuprofile, ticklog, pprof, trace, folded or perf-script)")]
 pub struct UnknownSourceFormat;
 
 /// Facts about the whole recording.
