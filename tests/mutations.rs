@@ -366,6 +366,7 @@ fn mutated_fixtures_give_clean_errors_or_valid_reports() {
         SourceFormat::Pprof,
         SourceFormat::Trace,
         SourceFormat::Folded,
+        SourceFormat::PerfScript,
     ];
     for (f, format) in formats.into_iter().enumerate() {
         let seeds = seeds(format);

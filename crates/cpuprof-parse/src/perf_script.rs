@@ -200,11 +200,22 @@ impl<R: BufRead> Events<R> {
         Ok(true)
     }
 
+    /// [`Self::next_line`], with the line made ASCII for inferno ([`to_ascii`]).
+    fn next_ascii_line(&mut self) -> io::Result<bool> {
+        if !self.next_line()? {
+            return Ok(false);
+        }
+        if !self.line.is_ascii() || self.line.contains(&ESCAPE) || self.line.contains(&ESCAPE_END) {
+            self.line = to_ascii(&self.line);
+        }
+        Ok(true)
+    }
+
     /// Reads up to the first event line, which names the event type to keep.
     fn first_event(&mut self) -> io::Result<Option<String>> {
         let mut head = Vec::new();
         while self.first.is_none() && self.weird == 0 {
-            if !self.next_line()? {
+            if !self.next_ascii_line()? {
                 break;
             }
             head.extend_from_slice(&self.line);
@@ -229,7 +240,7 @@ impl<R: BufRead> io::Read for Events<R> {
 impl<R: BufRead> BufRead for Events<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         while self.pos == self.line.len() {
-            if !self.next_line()? {
+            if !self.next_ascii_line()? {
                 break;
             }
         }
@@ -239,6 +250,49 @@ impl<R: BufRead> BufRead for Events<R> {
     fn consume(&mut self, amount: usize) {
         self.pos = (self.pos + amount).min(self.line.len());
     }
+}
+
+/// Starts a character that [`to_ascii`] wrote as its hexadecimal code point.
+const ESCAPE: u8 = 0x01;
+/// Ends it.
+const ESCAPE_END: u8 = 0x02;
+
+/// `line` with every character that is not ASCII (and the escape bytes themselves) written as
+/// `\x01HEX\x02`. inferno 0.12 slices names at byte offsets counted from their end (its Rust
+/// demangling fix-up), which panics inside a multi-byte character: a JavaScript function or
+/// path with an `ä` near its end. Bytes that are not UTF-8 become U+FFFD.
+fn to_ascii(line: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(line);
+    let mut out = Vec::with_capacity(line.len() + 16);
+    for c in text.chars() {
+        if c.is_ascii() && c != char::from(ESCAPE) && c != char::from(ESCAPE_END) {
+            out.push(c as u8);
+        } else {
+            out.push(ESCAPE);
+            out.extend_from_slice(format!("{:x}", u32::from(c)).as_bytes());
+            out.push(ESCAPE_END);
+        }
+    }
+    out
+}
+
+/// Undoes [`to_ascii`] in inferno's output.
+fn from_ascii(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(char::from(ESCAPE)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(char::from(ESCAPE)) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let end = after.find(char::from(ESCAPE_END)).unwrap_or(after.len());
+        let c = u32::from_str_radix(&after[..end], 16).ok().and_then(char::from_u32);
+        out.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+        rest = after.get(end + 1..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Parses `perf script` text from `reader`.
@@ -268,16 +322,26 @@ pub(crate) fn parse(
     // Set here, inferno takes the event type as given instead of asserting it found one.
     inferno.event_filter = Some(event.clone());
     let mut folded = Vec::new();
-    Folder::from(inferno).collapse(&mut events, &mut folded).map_err(|e| {
-        let line = events.number;
-        io_error(e, line)
-    })?;
+    // inferno is not ours to audit: should it panic on some input all the same, that is an
+    // error about the input, not the end of the program.
+    let collapsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Folder::from(inferno).collapse(&mut events, &mut folded)
+    }));
+    match collapsed {
+        Ok(result) => result.map_err(|e| io_error(e, events.number))?,
+        Err(_) => {
+            let at = Span::LineCol { line: events.number, column: 1 };
+            let what = "inferno's perf script folder failed on this line";
+            return Err(ParseErrorKind::Malformed(what).at(origin, at));
+        }
+    }
 
     let mut b = ProfileBuilder::new(SourceFormat::PerfScript, vec![ValueType::SAMPLES]);
     let mut stacks = Stacks::new(limits);
     let mut label = String::new();
     for line in folded.split(|b| *b == b'\n') {
         let line = String::from_utf8_lossy(line);
+        let line = from_ascii(&line);
         let Some((stack, count)) = line.rsplit_once(' ') else { continue };
         let Ok(count) = count.parse::<i64>() else { continue };
         let mut frames = stack.split(';');
@@ -472,6 +536,27 @@ mod tests {
             warnings,
             vec!["read only the samples of the first event type, `cpu-clock`, as inferno does: skipped 1 `page-faults` samples"]
         );
+    }
+
+    #[test]
+    fn names_that_are_not_ascii_survive_inferno() {
+        // An `ä` 10 bytes from the end of a name made inferno 0.12 panic.
+        let text = "node 7 1.5: cpu-clock: \n\t 7f00 JS:*grüße /tmp/ä/x.js:12:3+0x9d (/tmp/perf-7.map)\n\
+                    \t 7f01 \u{1}weird\u{2}\u{fffd} (/usr/bin/node)\n\t 7f02 main_1234567890ab\u{e4} (/usr/bin/node)\n\t 7f03 JS:*ä1234567890abcdef+0x9d (/tmp/perf-7.map)\n";
+        let p = parse_str(text).unwrap();
+        let names: Vec<(&str, &str)> =
+            p.funcs.as_slice().iter().map(|f| (p.strings.get(f.name), p.strings.get(f.file))).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("node", ""),
+                ("ä1234567890abcdef", ""),
+                ("main_1234567890ab\u{e4}", ""),
+                ("\u{1}weird\u{2}\u{fffd}", ""),
+                ("grüße", "/tmp/ä/x.js")
+            ]
+        );
+        assert_eq!(from_ascii("a\u{1}e4\u{2}b\u{1}zz\u{2}\u{1}41"), "aäb\u{fffd}A");
     }
 
     #[test]
