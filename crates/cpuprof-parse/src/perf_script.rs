@@ -327,14 +327,12 @@ pub(crate) fn parse(
     let collapsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         Folder::from(inferno).collapse(&mut events, &mut folded)
     }));
-    match collapsed {
-        Ok(result) => result.map_err(|e| io_error(e, events.number))?,
-        Err(_) => {
-            let at = Span::LineCol { line: events.number, column: 1 };
-            let what = "inferno's perf script folder failed on this line";
-            return Err(ParseErrorKind::Malformed(what).at(origin, at));
-        }
-    }
+    let Ok(result) = collapsed else {
+        let at = Span::LineCol { line: events.number, column: 1 };
+        let what = "inferno's perf script folder failed on this line";
+        return Err(ParseErrorKind::Malformed(what).at(origin, at));
+    };
+    result.map_err(|e| io_error(e, events.number))?;
 
     let mut b = ProfileBuilder::new(SourceFormat::PerfScript, vec![ValueType::SAMPLES]);
     let mut stacks = Stacks::new(limits);
