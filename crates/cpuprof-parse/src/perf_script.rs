@@ -21,7 +21,8 @@
 //!   their tier (`~` interpreted, `^` Sparkplug, `+` Maglev, `*` TurboFan) when
 //!   [`ParseOptions::split_tiers`] is set (else the tiers of a function are one function);
 //!   `Builtin:`, `BytecodeHandler:` and `Stub:` are builtins, `RegExp:` regular expressions.
-//!   Other named frames are native code (`FuncKind::Native`); a frame perf could not name is
+//!   `Builtins_X` (V8's builtins embedded in the node binary, named by its symbol table) is
+//!   builtin `X`. Other named frames are native code (`FuncKind::Native`); a frame perf could not name is
 //!   `[unknown]`, or `[LIBRARY]` (the file perf found it in), a `FuncKind::SharedLib` frame.
 //! - `#` comment lines (the `--header` block) are skipped; lines perf script writes for other
 //!   record types are skipped by inferno as it skips them.
@@ -406,6 +407,10 @@ fn frame_parts(label: &str) -> Parts<'_> {
     }
     if label.starts_with('[') && label.ends_with(']') && !label.contains(' ') {
         return plain(label, FuncKind::SharedLib);
+    }
+    // V8's builtins embedded in the node binary, named by its symbol table (`Builtins_CEntry…`).
+    if let Some(name) = label.strip_prefix("Builtins_").filter(|name| !name.is_empty()) {
+        return plain(name, FuncKind::Builtin);
     }
     plain(label, FuncKind::Native)
 }
