@@ -37,7 +37,7 @@ use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
-use crate::folded::{Culprit, Stacks};
+use crate::folded::Stacks;
 use crate::ParseOptions;
 
 /// Whether `text` (the start of an input) is `perf script` output: after `#` comments and
@@ -349,10 +349,9 @@ pub(crate) fn parse(
         label.push('\0');
         label.push_str(frames.next().unwrap_or_default());
         let labels = std::iter::once(label.as_str()).chain(frames);
-        stacks.add(&mut b, labels, count, |b, label| add_frame(b, label, split_tiers)).map_err(|(culprit, kind)| {
-            debug_assert_ne!(culprit, Culprit::Count, "counts of one collapse are summed by inferno");
-            kind.at(origin, Span::None)
-        })?;
+        // inferno sums each stack: only the limits on stacks and frames can fail here.
+        let added = stacks.add(&mut b, labels, count, |b, label| add_frame(b, label, split_tiers));
+        added.map_err(|(_, kind)| kind.at(origin, Span::None))?;
     }
     let others: Vec<String> =
         events.samples.iter().filter(|(name, _)| **name != event).map(|(name, n)| format!("{n} `{name}`")).collect();
