@@ -148,6 +148,19 @@ fn seeds(format: SourceFormat) -> Vec<(String, Vec<u8>)> {
             let cut = serde_json::json!({"code": kept, "functions": [], "ticks": ticks});
             vec![("async-await.preprocess.json (cut)".into(), serde_json::to_vec(&cut).expect("JSON"))]
         }
+        SourceFormat::PerfScript => {
+            // The recorded perf script cut to its header and first 12 samples.
+            let text = String::from_utf8(read("fixtures/perf/fib.perf-script.txt")).expect("UTF-8 perf script");
+            let mut samples = 0;
+            let cut: String = text
+                .split_inclusive('\n')
+                .take_while(|line| {
+                    samples += usize::from(line.starts_with("node "));
+                    samples <= 12
+                })
+                .collect();
+            vec![("fib.perf-script.txt (cut)".into(), cut.into_bytes())]
+        }
     }
 }
 
@@ -377,14 +390,7 @@ fn mutated_fixtures_give_clean_errors_or_valid_reports() {
     let mut failures: Vec<String> = Vec::new();
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let formats = [
-        SourceFormat::CpuProfile,
-        SourceFormat::TickLog,
-        SourceFormat::Pprof,
-        SourceFormat::Trace,
-        SourceFormat::Folded,
-    ];
-    for (f, format) in formats.into_iter().enumerate() {
+    for (f, format) in SourceFormat::ALL.into_iter().enumerate() {
         let seeds = seeds(format);
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (f as u64 + 1));
         let (mut accepted, mut slowest) = (0, Duration::ZERO);

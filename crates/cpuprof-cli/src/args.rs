@@ -459,7 +459,7 @@ pub(crate) struct InputArgs {
     #[arg(long, value_enum, default_value_t = WeightArg::Samples, value_name = "WEIGHT", hide_possible_values = true)]
     pub(crate) folded_weight: WeightArg,
 
-    /// Tick logs: keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)
+    /// Tick logs and perf script text: keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)
     #[arg(long)]
     pub(crate) split_tiers: bool,
 

@@ -81,7 +81,7 @@ impl<'a> Reader<'a> {
         let unused = [
             ("--profile", reading.profile.is_some(), SourceFormat::Trace),
             ("--sample-type", reading.sample_type.is_some(), SourceFormat::Pprof),
-            ("--split-tiers", reading.split_tiers, SourceFormat::TickLog),
+            ("--split-tiers", reading.split_tiers && format != SourceFormat::PerfScript, SourceFormat::TickLog),
             ("--symbols", reading.symbols.is_some(), SourceFormat::TickLog),
         ];
         for (option, given, applies_to) in unused {

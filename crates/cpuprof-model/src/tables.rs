@@ -453,6 +453,8 @@ pub enum SourceFormat {
     Folded,
     /// The JSON of V8's tick processor (`node --prof-process --preprocess`), as speedscope imports it.
     PreprocessJson,
+    /// Linux `perf script` text (`perf record -g node --perf-basic-prof app.js`).
+    PerfScript,
 }
 
 impl SourceFormat {
@@ -466,13 +468,14 @@ impl SourceFormat {
     /// }
     /// assert!("json".parse::<SourceFormat>().is_err());
     /// ```
-    pub const ALL: [SourceFormat; 6] = [
+    pub const ALL: [SourceFormat; 7] = [
         SourceFormat::CpuProfile,
         SourceFormat::TickLog,
         SourceFormat::Pprof,
         SourceFormat::Trace,
         SourceFormat::Folded,
         SourceFormat::PreprocessJson,
+        SourceFormat::PerfScript,
     ];
 
     /// The name used in reports (and to name the format when it is chosen by hand).
@@ -484,6 +487,7 @@ impl SourceFormat {
             SourceFormat::Trace => "trace",
             SourceFormat::Folded => "folded",
             SourceFormat::PreprocessJson => "preprocess",
+            SourceFormat::PerfScript => "perf-script",
         }
     }
 
@@ -496,6 +500,7 @@ impl SourceFormat {
             SourceFormat::Trace => "Chrome trace events JSON",
             SourceFormat::Folded => "Folded stacks (a;b;c 42)",
             SourceFormat::PreprocessJson => "V8 tick processor JSON (node --prof-process --preprocess)",
+            SourceFormat::PerfScript => "Linux perf script text (perf record -g)",
         }
     }
 }
@@ -511,7 +516,7 @@ impl std::str::FromStr for SourceFormat {
 
 /// A name that is not one of [`SourceFormat::as_str`]'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("not a profile format cpuprof reads (cpuprofile, ticklog, pprof, trace, folded or preprocess)")]
+#[error("not a profile format cpuprof reads (cpuprofile, ticklog, pprof, trace, folded, preprocess or perf-script)")]
 pub struct UnknownSourceFormat;
 
 /// Facts about the whole recording.

@@ -28,12 +28,14 @@ mod error;
 mod folded;
 mod json_grammar;
 mod json_scan;
+mod perf_script;
 mod pprof;
 mod recognize;
 mod ticklog;
 mod timeline;
 mod trace;
 mod trace_samples;
+mod utf16;
 mod v8_cpuprofile;
 mod v8_legacy;
 mod v8_tree;
@@ -63,7 +65,7 @@ pub struct ParseOptions {
     ///
     /// Default is `false`.
     pub timeline: bool,
-    /// Tick logs: keep a function's tiers apart (`~f` interpreted, `^f` Sparkplug, `+f`
+    /// Tick logs and `perf script` text: keep a function's tiers apart (`~f` interpreted, `^f` Sparkplug, `+f`
     /// Maglev, `*f` TurboFan) instead of merging them into one function.
     ///
     /// Default is `false`.
@@ -225,6 +227,11 @@ pub fn sniff(prefix: &[u8]) -> Option<SourceFormat> {
         let (field, wire) = (tag >> 3, tag & 7);
         return ((1..=14).contains(&field) && (wire == 0 || wire == 2)).then_some(SourceFormat::Pprof);
     }
+    if perf_script::sniff(first) {
+        return Some(SourceFormat::PerfScript);
+    }
+    // Folded stacks may start with comment lines (austin's `# austin: 3.3.0` header).
+    let first = skip_comment_lines(first);
     let Some(end) = memchr::memchr(b'\n', first) else {
         // A first line longer than the prefix: deep folded stacks have those.
         return memchr::memchr(b';', first).map(|_| SourceFormat::Folded);
@@ -236,6 +243,21 @@ pub fn sniff(prefix: &[u8]) -> Option<SourceFormat> {
     let digits = number.iter().filter(|b| b.is_ascii_digit()).count();
     let plain = digits > 0 && number.iter().all(|b| b.is_ascii_digit() || *b == b'.');
     (plain && number_start > 1).then_some(SourceFormat::Folded)
+}
+
+/// `text` from its first line that is neither blank nor a `#` or `//` comment (all of it when
+/// the prefix ends first).
+fn skip_comment_lines(mut text: &[u8]) -> &[u8] {
+    loop {
+        let line = text.trim_ascii_start();
+        if !(line.starts_with(b"#") || line.starts_with(b"//")) {
+            return line;
+        }
+        match memchr::memchr(b'\n', line) {
+            Some(end) => text = &line[end + 1..],
+            None => return line,
+        }
+    }
 }
 
 /// A JSON object is a Chrome trace when its first key is `traceEvents` or `metadata`
@@ -298,16 +320,39 @@ pub fn parse(mut reader: impl Read + Send, origin: &Origin, options: &ParseOptio
 const SNIFF_BYTES: u64 = 64 << 10;
 
 /// Recognises the format of the (decompressed) input unless it is given, and parses it.
+/// UTF-16 text (with its byte-order mark) is decoded to UTF-8 first.
 fn parse_decoded(mut input: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
+    let (prefix, error) = read_prefix(&mut input, origin)?;
+    if let Some(big_endian) = utf16::bom(&prefix) {
+        let raw = Cursor::new(prefix).chain(Deferred { error, inner: input });
+        let mut decoded = utf16::Utf16Reader::new(raw, big_endian);
+        let (prefix, error) = read_prefix(&mut decoded, origin)?;
+        return parse_prefixed(prefix, error, decoded, origin, options);
+    }
+    parse_prefixed(prefix, error, input, origin, options)
+}
+
+/// The first [`SNIFF_BYTES`] of `input`, and the error that ended it early, if any.
+fn read_prefix(input: &mut impl Read, origin: &Origin) -> Result<(Vec<u8>, Option<std::io::Error>), ParseError> {
     // Read the prefix in full: one read may return only a few bytes (a pipe, or a gzip
     // member holding only the start of the file).
     let mut prefix = Vec::new();
-    let error = (&mut input).take(SNIFF_BYTES).read_to_end(&mut prefix).err();
-    let error = match error {
+    let error = input.take(SNIFF_BYTES).read_to_end(&mut prefix).err();
+    match error {
         // Readers judge an input that breaks off after some good bytes (a tick log keeps them).
-        Some(e) if prefix.is_empty() => return Err(ParseErrorKind::Io(e).at(origin, Span::None)),
-        other => other,
-    };
+        Some(e) if prefix.is_empty() => Err(ParseErrorKind::Io(e).at(origin, Span::None)),
+        other => Ok((prefix, other)),
+    }
+}
+
+/// Parses `prefix` then `input` (with `error` between them, if reading the prefix failed).
+fn parse_prefixed(
+    prefix: Vec<u8>,
+    error: Option<std::io::Error>,
+    input: impl Read + Send,
+    origin: &Origin,
+    options: &ParseOptions,
+) -> Result<Profile, ParseError> {
     let format = match options.format {
         Some(format) => format,
         None => detect(&prefix, origin)?,
@@ -378,6 +423,7 @@ fn parse_as(
         SourceFormat::Trace => trace::parse(reader, origin, options),
         SourceFormat::Folded => folded::parse(reader, origin, options),
         SourceFormat::PreprocessJson => ticklog::preprocess::parse(reader, origin, options),
+        SourceFormat::PerfScript => perf_script::parse(reader, origin, options),
     }
 }
 
