@@ -332,7 +332,8 @@ impl Reader {
         }
         let (start, duration) = match self.time_range {
             Some((first, last)) => {
-                (Some((first * 1000.0) as i64), Some(((last - first) * 1000.0) as i64 + interval_ns))
+                // `as` saturates on huge or crafted times; the builder refuses what passes its limit.
+                (Some((first * 1000.0) as i64), Some((((last - first) * 1000.0) as i64).saturating_add(interval_ns)))
             }
             None => (None, None),
         };
