@@ -117,3 +117,23 @@ fn a_deep_tree_is_read_without_recursion() {
     let diffs = report_differences(&ours, &theirs, &["format"]);
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
+
+#[test]
+fn hit_counts_are_bounded_by_the_size_of_the_file() {
+    // One node claiming its hits: up to 2^20 from any file, beyond that 64 per byte of the file.
+    let file = |hits: u64| {
+        format!(
+            r#"{{"head":{{"functionName":"(root)","url":"","lineNumber":0,"callUID":1,"id":1,"hitCount":0,"children":[{{"functionName":"f","url":"/a.js","lineNumber":1,"callUID":2,"id":2,"hitCount":{hits},"children":[]}}]}},"startTime":0,"endTime":1}}"#
+        )
+    };
+    let run = |text: String| cpuprof().args(["top", "-", "--format", "json"]).write_stdin(text).output().unwrap();
+    let ok = run(file(1 << 20));
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let report: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(report["samples"], 1 << 20);
+    let refused = run(file(60_000_000));
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("`hitCount`s of `head`") && stderr.contains("1,048,576 samples"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

@@ -440,4 +440,11 @@ fn preprocess_json_agrees_with_node_on_the_same_log() {
     let states: i64 = state_rows(&ours).values().sum();
     assert!(states > 0);
     assert_eq!(unaccounted + states, node.unaccounted);
+    // The JSON keeps V8's tier markers: --split-tiers applies (and is not called ignored).
+    let out = cpuprof().args(["top", json, "--all", "--format", "json", "--split-tiers"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !stderr.contains("ignored"), "{stderr}");
+    let split: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let js_rows = |report: &Value| report["rows"].as_array().unwrap().iter().filter(|r| r["kind"] == "js").count();
+    assert!(js_rows(&split) > js_rows(&ours), "--split-tiers gives scoreBatch a row per tier");
 }

@@ -15,9 +15,9 @@ pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
     // Folded text carries no unit and every reader of it (cpuprof's included) takes its
     // numbers for sample counts: those are the default here; times only on request.
-    let Folding { folded, .. } = folded(&args.fold, None, Weight::Samples)?;
+    let Folding { profile, folded, .. } = folded(&args.fold, None, Weight::Samples)?;
     if !folded.tree.has_stacks() {
-        crate::warn(&format!("{}: no samples left after the filters", source_name(&args.fold.input)));
+        crate::warn_empty(&source_name(&args.fold.input), &profile);
     }
     output.write(render_collapsed(&folded).as_bytes())
 }
@@ -33,7 +33,7 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // that says there is nothing to draw.
     let empty = !folded.tree.has_stacks();
     if empty {
-        crate::warn(&format!("{}: no samples left after the filters", source_name(&args.fold.input)));
+        crate::warn_empty(&source_name(&args.fold.input), &profile);
     }
     let title = args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded, window));
     let mut shaped_by = shaped_by;

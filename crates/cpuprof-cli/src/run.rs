@@ -41,7 +41,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
     let source = source_name(&args.input);
     // Empty profiles: a warning and a valid, empty report (README, "Empty profiles").
     if report.rows.is_empty() {
-        crate::warn(&format!("{source}: no samples left after the filters"));
+        crate::warn_empty(&source, &profile);
     }
     let doc =
         TopDocument { source: &source, meta: &profile.meta, report: &report, by: options.by, limit: args.rows.limit() };

@@ -7,7 +7,7 @@
 //!   model holds whole numbers). A line ending in two numbers is differential
 //!   (`stack before after`) and refused. The same stack on several lines adds up.
 //! - As tolerant as inferno: empty lines are skipped; comment lines (`#…`, `//…`: austin's
-//!   header) and malformed lines (no count, a negative count, a count with no stack) are
+//!   header; see `is_comment`) and malformed lines (no count, a negative count, a count with no stack) are
 //!   skipped and counted in one warning that names the first malformed line; an input with no
 //!   stack line but malformed ones is refused with the first one's position. `\r\n` line ends
 //!   and a byte-order mark are fine (UTF-16 input is decoded before it gets here).
@@ -87,9 +87,7 @@ pub(crate) fn parse(
         if start.is_empty() {
             continue;
         }
-        // Comments, as austin and speedscope's examples write them (inferno skips them as lines
-        // without a count; a `# interval: 100` would otherwise read as a stack).
-        if start.starts_with('#') || start.starts_with("//") {
+        if is_comment(start.as_bytes()) {
             skipped.comments += 1;
             continue;
         }
@@ -262,7 +260,7 @@ impl Skipped {
             format!("{lines} (the first, line {line} column {}: {what})", column + 1)
         });
         let parts: Vec<String> = comments.into_iter().chain(malformed).collect();
-        (!parts.is_empty()).then(|| format!("skipped {}, as inferno does", parts.join(" and ")))
+        (!parts.is_empty()).then(|| format!("skipped {}", parts.join(" and ")))
     }
 }
 
@@ -418,8 +416,33 @@ fn is_relative_path(path: &str) -> bool {
         && path.bytes().all(|b| b.is_ascii_alphanumeric() || b >= 0x80 || b"._-~@+%/\\:,=#".contains(&b))
 }
 
+/// A comment line (its leading whitespace trimmed), as austin's header (`# interval: 100`) and
+/// speedscope's examples write them: it starts with `#` or `//`, unless it is a stack of several
+/// frames with a count (`#0 main;work 5`), which is read as one.
+pub(crate) fn is_comment(line: &[u8]) -> bool {
+    if !(line.starts_with(b"#") || line.starts_with(b"//")) {
+        return false;
+    }
+    let line = line.trim_ascii_end();
+    let counted = line.iter().rposition(|b| *b == b' ' || *b == b'\t').is_some_and(|i| {
+        let count = &line[i + 1..];
+        count.iter().any(u8::is_ascii_digit) && count.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+    });
+    !(counted && memchr::memchr(b';', line).is_some())
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn comments_are_lines_that_are_not_counted_stacks() {
+        for comment in ["# austin: 3.3.0", "# interval: 100", "#", "// note 5", "# duration: 23873\r"] {
+            assert!(super::is_comment(comment.as_bytes()), "{comment}");
+        }
+        for stack in ["#0 main;work 5", "// a;b 1.5", "main;work 5", "a # 3"] {
+            assert!(!super::is_comment(stack.as_bytes()), "{stack}");
+        }
+    }
+
     use super::*;
 
     fn parse_str(text: &str) -> Result<Profile, ParseError> {
@@ -562,11 +585,11 @@ mod tests {
             warnings,
             vec![
                 "skipped 3 comment lines and 4 malformed lines (the first, line 5 column 5: expected a count (a number) \
-                 as the last word of the line, after the stack), as inferno does"
+                 as the last word of the line, after the stack)"
             ]
         );
         let one = parse_str("// c\na 1\n").unwrap();
-        assert_eq!(one.meta.warnings[0].message, "skipped 1 comment line, as inferno does");
+        assert_eq!(one.meta.warnings[0].message, "skipped 1 comment line");
         assert!(parse_str("a 1\n\n\nb 2\n").unwrap().meta.warnings.is_empty(), "blank lines are not worth a warning");
     }
 

@@ -250,7 +250,8 @@ pub fn sniff(prefix: &[u8]) -> Option<SourceFormat> {
 fn skip_comment_lines(mut text: &[u8]) -> &[u8] {
     loop {
         let line = text.trim_ascii_start();
-        if !(line.starts_with(b"#") || line.starts_with(b"//")) {
+        let end = memchr::memchr(b'\n', line).unwrap_or(line.len());
+        if !folded::is_comment(&line[..end]) {
             return line;
         }
         match memchr::memchr(b'\n', line) {
@@ -466,6 +467,8 @@ mod tests {
             (b"{\"stackFrames\":{},\"samples\":[]}", Some(SourceFormat::Trace)),
             (b"{\"samples\":[1],\"stackFrames\":1,\"nodes\":[]}", Some(SourceFormat::CpuProfile)),
             (b"[unknown];main 3\n", Some(SourceFormat::Folded)),
+            (b"# austin: 3.3.0\n# interval: 100\n\nP1;T1;main 3\n", Some(SourceFormat::Folded)),
+            (b"#0 main;work 5\n#1 main;idle 3\n", Some(SourceFormat::Folded)),
             (b"{anon};x 3\n", Some(SourceFormat::Folded)),
             (b"main;work file:///a.js:3 120\r\n", Some(SourceFormat::Folded)),
             (b"a;b;c", Some(SourceFormat::Folded)), // a first line longer than the prefix

@@ -43,6 +43,7 @@ pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOp
     if !scanner.at_end()? {
         return Err(scanner.error(ParseErrorKind::Json("unexpected data after the profile object".to_owned())));
     }
+    doc.input_bytes = scanner.offset();
     doc.finish(origin, options)
 }
 
@@ -61,6 +62,8 @@ struct Document {
     /// Legacy files: the `head` tree and the absolute `timestamps` (ns).
     head: Option<LegacyTree>,
     timestamps: Option<(Vec<i64>, Span)>,
+    /// The size of the input (decompressed), which bounds what hit counts may make.
+    input_bytes: u64,
     /// Keys that tell other JSON profiles apart (see [`Foreign`]).
     foreign: Foreign,
 }
@@ -244,7 +247,8 @@ impl Document {
         }
         let Some(tree) = self.tree else {
             if let Some(head) = self.head {
-                return legacy(head, self.pending_ids, self.timestamps, (self.start_us, self.end_us), origin, options);
+                let times = (self.start_us, self.end_us);
+                return legacy(head, self.pending_ids, self.timestamps, times, self.input_bytes, origin, options);
             }
             if let Some(message) = self.foreign.message() {
                 return Err(ParseErrorKind::Unsupported(message).at(origin, Span::None));
@@ -320,11 +324,16 @@ fn number_text(number: Number) -> String {
 
 /// A legacy profile (see [`crate::v8_legacy`]) from its `head`, `samples`, `timestamps` and
 /// `startTime`/`endTime` (seconds).
+/// Hit counts a legacy file may claim per byte of its own, and at least (see `legacy`).
+const HITS_PER_INPUT_BYTE: u64 = 64;
+const MIN_HITS_LIMIT: usize = 1 << 20;
+
 fn legacy(
     head: LegacyTree,
     samples: Option<(Vec<u64>, Span)>,
     timestamps: Option<(Vec<i64>, Span)>,
     (start, end): (Option<Number>, Option<Number>),
+    input_bytes: u64,
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
@@ -384,6 +393,11 @@ fn legacy(
             // unknown; the `(program)` samples go first, where DevTools' fix-up of `(program)`
             // samples (between two samples of one stack) cannot move them: counts stay as written.
             let total = hits.iter().try_fold(0u64, |sum, h| sum.checked_add(*h)).unwrap_or(u64::MAX);
+            // Each hit becomes a sample the file does not hold, so their number is bounded by the
+            // file's size too (a 250-byte file could otherwise claim 2^26 samples: 0.8 GB): at most
+            // 64 per byte, at least 2^20 (17 minutes at 1 ms from any file; real files hold about one per byte).
+            let per_input = usize::try_from(input_bytes.saturating_mul(HITS_PER_INPUT_BYTE)).unwrap_or(usize::MAX);
+            let limit = limit.min(per_input.max(MIN_HITS_LIMIT));
             if total > limit as u64 {
                 return Err(
                     ParseErrorKind::too_many("the `hitCount`s of `head`", limit, "samples").at(origin, head_span)
