@@ -261,6 +261,13 @@ fn skip_comment_lines(mut text: &[u8]) -> &[u8] {
     }
 }
 
+/// Whether the object's first `samples` array starts with an object.
+fn samples_of_objects(object: &[u8]) -> bool {
+    let Some(at) = memchr::memmem::find(object, b"\"samples\"") else { return false };
+    let mut rest = object[at + 9..].iter().filter(|b| !b.is_ascii_whitespace());
+    rest.next() == Some(&b':') && rest.next() == Some(&b'[') && rest.next() == Some(&b'{')
+}
+
 /// A JSON object is a Chrome trace when its first key is `traceEvents` or `metadata`
 /// (DevTools' "Save trace" files), or when `traceEvents` comes before any `nodes` key in
 /// the prefix; else a `.cpuprofile`.
@@ -272,10 +279,12 @@ fn json_object_format(object: &[u8]) -> SourceFormat {
         .and_then(|rest| memchr::memchr(b'"', rest).map(|end| &rest[..end]));
     match first_key {
         Some(b"traceEvents" | b"metadata") => return SourceFormat::Trace,
-        // Trace-event sampled stacks (Hermes): `samples` and `stackFrames`, no `nodes`.
+        // Trace-event sampled stacks (Hermes): `samples` and `stackFrames`, no `nodes`; or
+        // `samples` whose first element is an object (a `.cpuprofile`'s are node ids).
         Some(b"samples" | b"stackFrames")
-            if memchr::memmem::find(object, b"\"stackFrames\"").is_some()
-                && memchr::memmem::find(object, b"\"nodes\"").is_none() =>
+            if (memchr::memmem::find(object, b"\"stackFrames\"").is_some()
+                && memchr::memmem::find(object, b"\"nodes\"").is_none())
+                || samples_of_objects(object) =>
         {
             return SourceFormat::Trace
         }
@@ -466,6 +475,8 @@ mod tests {
             (b"{\"samples\":[{\"sf\":1}],\"stackFrames\":{}}", Some(SourceFormat::Trace)),
             (b"{\"stackFrames\":{},\"samples\":[]}", Some(SourceFormat::Trace)),
             (b"{\"samples\":[1],\"stackFrames\":1,\"nodes\":[]}", Some(SourceFormat::CpuProfile)),
+            (b"{\"samples\":[ {\"sf\":1,\"ts\":0},", Some(SourceFormat::Trace)),
+            (b"{\"samples\":[1,2,3", Some(SourceFormat::CpuProfile)),
             (b"[unknown];main 3\n", Some(SourceFormat::Folded)),
             (b"# austin: 3.3.0\n# interval: 100\n\nP1;T1;main 3\n", Some(SourceFormat::Folded)),
             (b"#0 main;work 5\n#1 main;idle 3\n", Some(SourceFormat::Folded)),

@@ -99,7 +99,8 @@ pub(crate) fn parse(
                 seen = true;
                 events.read_array(s, false)
             })?;
-            if !seen {
+            // Sampled stacks alone (`samples` + `stackFrames`, no events) are a trace too.
+            if !seen && (events.sampled.is_none() || events.frames.is_none()) {
                 return Err(ParseErrorKind::Missing { key: "traceEvents", what: "Chrome trace" }.at(origin, Span::None));
             }
         }
