@@ -665,10 +665,21 @@ impl Events {
     }
 
     fn finish(self, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
-        let Events { mut profiles, wanted, threads, durations_only, durations, unclosed, sampled, frames, .. } = self;
+        let Events {
+            mut profiles, wanted, threads, durations_only, durations, unclosed, sampled, frames, limits, ..
+        } = self;
         let mut warnings = Vec::new();
         if let (Some((samples, samples_span)), Some((frames, frames_span))) = (sampled, frames) {
-            let threads = crate::trace_samples::read(&samples, samples_span, &frames, frames_span, origin)?;
+            let threads = crate::trace_samples::read(
+                &samples,
+                samples_span,
+                &frames,
+                frames_span,
+                origin,
+                &limits,
+                profiles.len(),
+                MAX_PROFILES,
+            )?;
             for t in threads {
                 if profiles.len() == MAX_PROFILES {
                     return Err(ParseErrorKind::too_many("the trace", MAX_PROFILES, "CPU profiles").at(origin, t.span));

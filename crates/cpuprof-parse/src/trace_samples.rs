@@ -6,6 +6,11 @@
 //! first at the profile's start, each sample's stack the frame `sf` and its ancestors. Time
 //! is then attributed as for V8 profiles (a sample lasts until the next one). Frames become
 //! call-tree nodes numbered in file order; only frames on some sample's stack are kept.
+//!
+//! Each thread gets its own nodes, so a deep chain of frames sampled on many threads is
+//! copied once per thread: the threads count against the trace's limit on profiles as they
+//! appear, and the nodes, summed over all threads, against the limit on call-tree nodes, before
+//! any is built.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -17,6 +22,7 @@ use serde::{Deserialize, Deserializer};
 use crate::error::{thousands, Origin, ParseError, ParseErrorKind, Span};
 use crate::trace::LooseNode;
 use crate::v8_tree::{number_ns, relative_span, strip_position, LossyStr, NodeSpec, RawCallFrame};
+use crate::Limits;
 
 /// One thread's samples, ready to be read as a trace profile.
 pub(crate) struct Thread {
@@ -124,12 +130,20 @@ struct Building {
 
 /// The threads of the sampled stacks `samples` (a JSON array, at `samples_span`) and `frames`
 /// (a JSON object, at `frames_span`), in the order they first appear.
+///
+/// `profiles` is how many profiles the trace holds already, `max_profiles` how many it may:
+/// one thread too many is an error as soon as it appears. The nodes of all threads together
+/// are at most `limits.nodes`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
     samples: &[u8],
     samples_span: Span,
     frames: &[u8],
     frames_span: Span,
     origin: &Origin,
+    limits: &Limits,
+    profiles: usize,
+    max_profiles: usize,
 ) -> Result<Vec<Thread>, ParseError> {
     let json_error = |e: serde_json::Error, span: Span, what: &str| {
         let at = relative_span(span, e.line() as u64, e.column() as u64);
@@ -159,10 +173,21 @@ pub(crate) fn read(
     for (index, sample) in raw.iter().enumerate() {
         let pid = sample.pid.as_ref().map(Loose::text).unwrap_or_default();
         let tid = sample.tid.as_ref().map(Loose::text).unwrap_or_default();
-        let at = *by_key.entry((pid.clone(), tid.clone())).or_insert_with(|| {
+        let key = (pid, tid);
+        let at = if let Some(&at) = by_key.get(&key) {
+            at
+        } else {
+            // A new thread, refused as soon as it is one profile too many.
+            if profiles + threads.len() >= max_profiles {
+                return Err(
+                    ParseErrorKind::too_many("the trace", max_profiles, "CPU profiles").at(origin, samples_span)
+                );
+            }
+            let (pid, tid) = key.clone();
             threads.push(Building { pid, tid, samples: Vec::new(), unknown: 0, weighted: 0 });
+            by_key.insert(key, threads.len() - 1);
             threads.len() - 1
-        });
+        };
         let ts = sample.ts.as_ref().and_then(Loose::number).and_then(number_ns).ok_or_else(|| {
             ParseErrorKind::Invalid(format!("`samples[{index}]` has no time (`ts`, µs)").into())
                 .at(origin, samples_span)
@@ -182,8 +207,47 @@ pub(crate) fn read(
         }
     }
 
+    // The frames on some sample's stack, per thread (frame positions, in file order), each
+    // thread's counted before any node is built. `used` is shared: only the marks set for a
+    // thread are cleared after it.
+    let mut used = vec![false; frames.len()];
+    let mut total = 0usize;
+    let mut stacks: Vec<Vec<usize>> = Vec::with_capacity(threads.len());
+    for t in &mut threads {
+        t.samples.sort_by_key(|(ts, _)| *ts);
+        let mut kept = Vec::new();
+        for &(_, node) in &t.samples {
+            let mut at = Some(node);
+            while let Some(id) = at {
+                let i = (id as usize).wrapping_sub(1);
+                let Some(slot) = used.get_mut(i) else { break };
+                if *slot {
+                    break;
+                }
+                *slot = true;
+                kept.push(i);
+                total += 1;
+                if total > limits.nodes {
+                    return Err(ParseErrorKind::too_many(
+                        "the CPU profiles of `samples` (one per thread)",
+                        limits.nodes,
+                        "nodes",
+                    )
+                    .at(origin, samples_span));
+                }
+                at = parents[i];
+            }
+        }
+        for &i in &kept {
+            used[i] = false;
+        }
+        kept.sort_unstable();
+        stacks.push(kept);
+    }
+    drop(used);
+
     let mut out = Vec::with_capacity(threads.len());
-    for mut t in threads {
+    for (t, kept) in threads.into_iter().zip(stacks) {
         let mut warnings = Vec::new();
         if t.unknown > 0 {
             warnings.push(format!("skipped {} without a known stack frame (`sf`)", count_samples(t.unknown)));
@@ -199,25 +263,10 @@ pub(crate) fn read(
             out.push(Thread { pid: t.pid, tid: t.tid, span, start_ns: 0, nodes, samples, deltas_ns, warnings });
             continue;
         }
-        t.samples.sort_by_key(|(ts, _)| *ts);
-        // The frames on some sample's stack.
-        let mut used = vec![false; frames.len()];
-        for &(_, node) in &t.samples {
-            let mut at = Some(node);
-            while let Some(id) = at {
-                let Some(slot) = used.get_mut((id as usize).wrapping_sub(1)) else { break };
-                if *slot {
-                    break;
-                }
-                *slot = true;
-                at = parents[id as usize - 1];
-            }
-        }
-        let nodes: Vec<LooseNode> = frames
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| used[*i])
-            .map(|(i, (_, frame))| {
+        let nodes: Vec<LooseNode> = kept
+            .into_iter()
+            .map(|i| {
+                let frame = &frames[i].1;
                 let name = frame.name.as_ref().map(|n| n.0.clone().into_owned()).unwrap_or_default();
                 let js = frame.category.as_ref().is_some_and(|c| c.0.eq_ignore_ascii_case("JavaScript"));
                 let spec = NodeSpec { id: i as u64 + 1, call_frame: RawCallFrame::named(name, js), ticks: Vec::new() };
@@ -244,5 +293,62 @@ fn count_samples(n: usize) -> String {
         "1 sample".to_owned()
     } else {
         format!("{} samples", thousands(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{parse, Limits, Origin, ParseOptions};
+
+    /// A chain of `depth` frames, its leaf sampled once on each of `threads` threads.
+    fn deep_threads(threads: usize, depth: usize) -> String {
+        let frames: Vec<String> = (1..=depth)
+            .map(|i| match i {
+                1 => r#""1":{"name":"f1"}"#.to_owned(),
+                _ => format!(r#""{i}":{{"name":"f{i}","parent":"{}"}}"#, i - 1),
+            })
+            .collect();
+        let samples: Vec<String> = (0..threads)
+            .map(|t| format!(r#"{{"pid":1,"tid":{t},"ts":{},"sf":"{depth}","weight":1}}"#, 1000 + t))
+            .collect();
+        format!(r#"{{"traceEvents":[],"stackFrames":{{{}}},"samples":[{}]}}"#, frames.join(","), samples.join(","))
+    }
+
+    /// The 1-based column of the `[` of `samples` (on line 1).
+    fn samples_column(text: &str) -> usize {
+        text.find(r#""samples":["#).unwrap() + r#""samples":"#.len() + 1
+    }
+
+    fn with_nodes(nodes: usize) -> ParseOptions {
+        let limits = ParseOptions::default().limits();
+        ParseOptions { test_limits: Some(Limits { nodes, ..limits }), ..ParseOptions::default() }
+    }
+
+    #[test]
+    fn nodes_are_counted_over_all_threads() {
+        let origin = Origin("t".into());
+        // 10 threads × 50 frames: 500 nodes in all, 50 a thread.
+        let text = deep_threads(10, 50);
+        let p = parse(text.as_bytes(), &origin, &with_nodes(500)).unwrap();
+        assert!(p.meta.warnings[0].message.starts_with("trace holds 10 CPU profiles"), "{:?}", p.meta.warnings);
+        let e = parse(text.as_bytes(), &origin, &with_nodes(499)).unwrap_err().to_string();
+        let column = samples_column(&text);
+        assert_eq!(
+            e,
+            format!("t:1:{column}: the CPU profiles of `samples` (one per thread) exceeds the limit of 499 nodes")
+        );
+    }
+
+    #[test]
+    fn threads_are_counted_as_they_appear() {
+        let origin = Origin("t".into());
+        let p = parse(deep_threads(1024, 3).as_bytes(), &origin, &ParseOptions::default());
+        assert!(p.is_ok(), "{:?}", p.err());
+        // 1,025 threads of a chain of 5,000 frames (5,125,000 nodes, over the default limit of
+        // 4,194,304 nodes): refused on the 1,025th thread, before any node is built.
+        let text = deep_threads(1025, 5000);
+        let e = parse(text.as_bytes(), &origin, &ParseOptions::default()).unwrap_err().to_string();
+        let column = samples_column(&text);
+        assert_eq!(e, format!("t:1:{column}: the trace exceeds the limit of 1,024 CPU profiles"));
     }
 }
