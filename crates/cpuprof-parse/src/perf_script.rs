@@ -28,7 +28,7 @@
 //!   record types are skipped by inferno as it skips them.
 
 use std::collections::BTreeMap;
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 
 use cpuprof_model::{
     Frame, FrameId, Func, FuncKind, Library, Profile, ProfileBuilder, SourceFormat, StrId, Tier, ValueType,
@@ -122,16 +122,24 @@ fn event_line(line: &str) -> Option<EventLine<'_>> {
 
 /// Feeds inferno the input line by line with the periods blanked out (so that each sample
 /// counts once), counting the samples of each event type and the lines that are not events.
+///
+/// Each line is read raw (at most `limit` bytes, as folded lines are), made ASCII
+/// ([`to_ascii`]) when it is not, and only then read as an event line: the period is blanked
+/// in the very buffer it was found in, whatever bytes the command name holds.
 struct Events<R> {
     inner: R,
+    /// Bytes a line may hold (its newline included), as [`Limits::value`](crate::Limits).
+    limit: usize,
     /// The current line (transformed), served from `pos`.
     line: Vec<u8>,
     pos: usize,
     /// 1-based number of the current line.
     number: u64,
+    /// The number of a line longer than `limit` (reading stopped there).
+    too_long: Option<u64>,
     /// Inside an event's stack (until a blank line), as inferno tracks it.
     in_event: bool,
-    /// Samples per event name.
+    /// Samples per event name (as inferno sees it: ASCII, see [`to_ascii`]).
     samples: BTreeMap<String, u64>,
     /// Event lines that are none (inferno skips them and their stacks).
     weird: u64,
@@ -140,12 +148,14 @@ struct Events<R> {
 }
 
 impl<R: BufRead> Events<R> {
-    fn new(inner: R) -> Self {
+    fn new(inner: R, limit: usize) -> Self {
         Events {
             inner,
+            limit,
             line: Vec::new(),
             pos: 0,
             number: 0,
+            too_long: None,
             in_event: false,
             samples: BTreeMap::new(),
             weird: 0,
@@ -153,14 +163,26 @@ impl<R: BufRead> Events<R> {
         }
     }
 
-    /// Reads the next line into `line`; false at the end.
+    /// Reads the next line into `line`, made ASCII for inferno ([`to_ascii`]); false at the end.
     fn next_line(&mut self) -> io::Result<bool> {
         self.line.clear();
         self.pos = 0;
-        if self.inner.read_until(b'\n', &mut self.line)? == 0 {
+        if self.too_long.is_some() {
+            return Err(io::Error::other("a line is too large"));
+        }
+        // One byte past the limit tells a line that is too long from one that is just long enough.
+        if self.inner.by_ref().take(self.limit as u64 + 1).read_until(b'\n', &mut self.line)? == 0 {
             return Ok(false);
         }
         self.number += 1;
+        if self.line.len() > self.limit {
+            self.line = Vec::new();
+            self.too_long = Some(self.number);
+            return Err(io::Error::other("a line is too large"));
+        }
+        if !self.line.is_ascii() || self.line.contains(&ESCAPE) || self.line.contains(&ESCAPE_END) {
+            self.line = to_ascii(&self.line);
+        }
         if self.line.starts_with(b"#") {
             return Ok(true);
         }
@@ -171,8 +193,8 @@ impl<R: BufRead> Events<R> {
                 *b = b' ';
             }
         }
-        let text = String::from_utf8_lossy(&self.line);
-        let text = text.trim_end();
+        // ASCII now: one byte is one character, and the text is the buffer inferno reads.
+        let text = std::str::from_utf8(&self.line).unwrap_or_default().trim_end();
         if text.is_empty() {
             self.in_event = false;
             return Ok(true);
@@ -190,10 +212,10 @@ impl<R: BufRead> Events<R> {
         // An event line holding its one frame has no stack lines after it.
         self.in_event = !event.single;
         let name = event.event.unwrap_or_default().to_owned();
+        let period = event.period;
         self.first.get_or_insert_with(|| (name.clone(), self.number));
         *self.samples.entry(name).or_default() += 1;
-        if let Some((start, end)) = event.period {
-            // The period is ASCII digits: the same bytes of the raw line.
+        if let Some((start, end)) = period {
             for b in self.line.get_mut(start..end).unwrap_or_default() {
                 *b = b' ';
             }
@@ -201,30 +223,17 @@ impl<R: BufRead> Events<R> {
         Ok(true)
     }
 
-    /// [`Self::next_line`], with the line made ASCII for inferno ([`to_ascii`]).
-    fn next_ascii_line(&mut self) -> io::Result<bool> {
-        if !self.next_line()? {
-            return Ok(false);
-        }
-        if !self.line.is_ascii() || self.line.contains(&ESCAPE) || self.line.contains(&ESCAPE_END) {
-            self.line = to_ascii(&self.line);
-        }
-        Ok(true)
-    }
-
-    /// Reads up to the first event line, which names the event type to keep.
+    /// Reads up to the first event line, which names the event type to keep, and leaves that
+    /// line (or the first line that should have been one) to be served. The `#` and blank lines
+    /// before it are not kept: inferno skips them.
     fn first_event(&mut self) -> io::Result<Option<String>> {
-        let mut head = Vec::new();
         while self.first.is_none() && self.weird == 0 {
-            if !self.next_ascii_line()? {
+            if !self.next_line()? {
                 break;
             }
-            head.extend_from_slice(&self.line);
         }
-        let first = self.first.as_ref().map(|(name, _)| name.clone());
-        self.line = head;
         self.pos = 0;
-        Ok(first)
+        Ok(self.first.as_ref().map(|(name, _)| name.clone()))
     }
 }
 
@@ -241,7 +250,7 @@ impl<R: BufRead> io::Read for Events<R> {
 impl<R: BufRead> BufRead for Events<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         while self.pos == self.line.len() {
-            if !self.next_ascii_line()? {
+            if !self.next_line()? {
                 break;
             }
         }
@@ -304,9 +313,16 @@ pub(crate) fn parse(
 ) -> Result<Profile, ParseError> {
     let limits = options.limits();
     let split_tiers = options.split_tiers;
-    let mut events = Events::new(reader);
+    let mut events = Events::new(reader, limits.value);
+    let too_long = |line: u64| {
+        ParseErrorKind::too_large_bytes("a line", limits.value as u64).at(origin, Span::LineCol { line, column: 1 })
+    };
     let io_error = |e: io::Error, line: u64| ParseErrorKind::Io(e).at(origin, Span::LineCol { line, column: 1 });
-    let first = events.first_event().map_err(|e| io_error(e, 1))?;
+    let first = match events.first_event() {
+        Ok(first) => first,
+        Err(_) if events.too_long.is_some() => return Err(too_long(events.number)),
+        Err(e) => return Err(io_error(e, events.number.max(1))),
+    };
     let Some(event) = first else {
         if events.weird > 0 {
             let at = Span::LineCol { line: events.number, column: 1 };
@@ -328,6 +344,9 @@ pub(crate) fn parse(
     let collapsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         Folder::from(inferno).collapse(&mut events, &mut folded)
     }));
+    if let Some(line) = events.too_long {
+        return Err(too_long(line));
+    }
     let Ok(result) = collapsed else {
         let at = Span::LineCol { line: events.number, column: 1 };
         let what = "inferno's perf script folder failed on this line";
@@ -353,9 +372,15 @@ pub(crate) fn parse(
         let added = stacks.add(&mut b, labels, count, |b, label| add_frame(b, label, split_tiers));
         added.map_err(|(_, kind)| kind.at(origin, Span::None))?;
     }
-    let others: Vec<String> =
-        events.samples.iter().filter(|(name, _)| **name != event).map(|(name, n)| format!("{n} `{name}`")).collect();
+    // The event names as inferno saw them, ASCII: told in the input's own characters.
+    let others: Vec<String> = events
+        .samples
+        .iter()
+        .filter(|(name, _)| **name != event)
+        .map(|(name, n)| format!("{n} `{}`", from_ascii(name)))
+        .collect();
     if !others.is_empty() {
+        let event = from_ascii(&event);
         b.warn(format!(
             "read only the samples of the first event type, `{event}`, as inferno does: skipped {} samples",
             others.join(", ")
@@ -559,6 +584,72 @@ mod tests {
             ]
         );
         assert_eq!(from_ascii("a\u{1}e4\u{2}b\u{1}zz\u{2}\u{1}41"), "aäb\u{fffd}A");
+    }
+
+    fn comm_bytes(comm: &[u8]) -> Vec<u8> {
+        let mut text = Vec::new();
+        for _ in 0..3 {
+            text.extend_from_slice(comm);
+            text.extend_from_slice(
+                b" 4242 1.000001:    1001001 cpu-clock:ppp: \n\t    7f92a8005c1d fib (/usr/bin/node)\n\n",
+            );
+        }
+        text
+    }
+
+    #[test]
+    fn process_names_that_are_not_utf8_keep_their_samples() {
+        // The kernel cuts `comm` at 15 bytes, often inside a character; `\xff` is no UTF-8 at all.
+        let cut = "abcdefghijklmn\u{1f600}".as_bytes()[..15].to_vec();
+        for comm in [cut, b"nod\xff".to_vec(), "n\u{e4}de".as_bytes().to_vec()] {
+            let p = parse(&comm_bytes(&comm)[..], &Origin("t.perf".into()), &ParseOptions::default()).unwrap();
+            assert_eq!(p.samples.len(), 1, "{comm:?}");
+            assert_eq!(p.samples.values(0).iter().sum::<i64>(), 3, "{comm:?}");
+            let names: Vec<&str> = p.funcs.as_slice().iter().map(|f| p.strings.get(f.name)).collect();
+            let expected = String::from_utf8_lossy(&comm).into_owned();
+            assert_eq!(names, vec![expected.as_str(), "fib"], "{comm:?}");
+            assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
+        }
+    }
+
+    fn with_value_limit(value: usize) -> ParseOptions {
+        let mut limits = ParseOptions::default().limits();
+        limits.value = value;
+        ParseOptions { test_limits: Some(limits), ..ParseOptions::default() }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_too_large() {
+        let origin = Origin("t.perf".into());
+        let line = format!("node 7 1.5: cpu-clock: \n\t 7f00 {} (/usr/bin/node)\n", "f".repeat(200));
+        let error = parse(line.as_bytes(), &origin, &with_value_limit(100)).unwrap_err();
+        assert!(matches!(error.kind, ParseErrorKind::TooLarge { .. }), "{error}");
+        assert!(error.to_string().starts_with("t.perf:2:1: "), "{error}");
+        // The same as a folded line over the limit.
+        let folded =
+            crate::folded::parse(format!("{} 1\n", "f".repeat(200)).as_bytes(), &origin, &with_value_limit(100));
+        assert_eq!(error.to_string(), folded.unwrap_err().to_string().replace("t.perf:1:1", "t.perf:2:1"));
+        // Before the first event line too, in the header, and in a character that is not ASCII.
+        let header = format!("# {}\n{line}", "#".repeat(200));
+        let error = parse(header.as_bytes(), &origin, &with_value_limit(100)).unwrap_err();
+        assert!(error.to_string().starts_with("t.perf:1:1: "), "{error}");
+        let euro = format!("node 7 1.5: cpu-clock: \n\t 7f00 {} (/usr/bin/node)\n", "\u{20ac}".repeat(40));
+        let error = parse(euro.as_bytes(), &origin, &with_value_limit(100)).unwrap_err();
+        assert!(matches!(error.kind, ParseErrorKind::TooLarge { .. }), "{error}");
+        // A line of just the limit (224 bytes, its newline included) is read.
+        parse(line.as_bytes(), &origin, &with_value_limit(224)).unwrap();
+    }
+
+    #[test]
+    fn comment_lines_before_the_first_event_are_not_kept() {
+        let mut text = "# a comment line of the header, repeated\n\n".repeat(10_000).into_bytes();
+        text.extend_from_slice(&comm_bytes(b"node"));
+        let mut events = Events::new(&text[..], 1000);
+        assert_eq!(events.first_event().unwrap().as_deref(), Some("cpu-clock"));
+        assert_eq!(events.line, b"node 4242 1.000001:            cpu-clock:ppp: \n");
+        assert!(events.line.capacity() < 1000, "{}", events.line.capacity());
+        let p = parse(&text[..], &Origin("t.perf".into()), &ParseOptions::default()).unwrap();
+        assert_eq!(p.samples.values(0).iter().sum::<i64>(), 3);
     }
 
     #[test]
