@@ -8,7 +8,10 @@ use common::{cpuprof, files, root};
 
 #[test]
 fn bad_fixtures_fail_with_their_message() {
-    let bad = files("fixtures/bad", &[".cpuprofile", ".gz", ".log", ".folded", ".json", ".pb"]);
+    let bad = files(
+        "fixtures/bad",
+        &[".cpuprofile", ".gz", ".log", ".folded", ".json", ".pb", ".heapprofile", ".prof", ".zip"],
+    );
     assert!(bad.len() >= 15, "{bad:?}");
     let update = std::env::var_os("CPUPROF_BLESS").is_some();
     let mut failures = Vec::new();

@@ -36,7 +36,9 @@ fn cpuprofiles_come_back_as_devtools_reads_them() {
     let mut failures = Vec::new();
     for input in &inputs {
         let (written, notes) = convert(input, dir.path(), "out.cpuprofile", &[]);
-        assert!(notes.is_empty(), "{input}: {notes}");
+        // An empty profile is written with a warning (README, "Empty profiles").
+        let empty = input.ends_with("no-samples.cpuprofile") && notes.contains("no samples");
+        assert!(notes.is_empty() || empty, "{input}: {notes}");
         for options in OPTION_SETS {
             let theirs = oracle(&[&[input.as_str()], *options].concat());
             let mut ours = oracle(&with_path(&written, options));

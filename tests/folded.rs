@@ -2,7 +2,9 @@
 //! by `cpuprof top --weight samples`, gives the original's functions and sample counts (names,
 //! files and lines: folded stacks carry no columns, so functions that differ only by column
 //! merge); hostile names survive the round trip; malformed files (`fixtures/bad/*.folded`)
-//! give their one-line messages.
+//! give their one-line messages. Hand-made files of what other tools write (`fixtures/folded/`:
+//! comment headers, bad lines, fractions, UTF-16) give the per-function counts of an independent
+//! count from the format (`fixtures/oracle/folded-count.js`) and one warning each.
 
 mod common;
 
@@ -117,4 +119,57 @@ fn hostile_names_survive_the_round_trip() {
     ] {
         assert!(names.iter().any(|n| n == name), "{name:?} not among {names:?}");
     }
+}
+
+/// The files of `fixtures/folded/` (and the recorded perf script) against the oracle, function
+/// by function: self and total samples.
+#[test]
+fn other_tools_folded_files_match_the_oracle() {
+    let mut files = common::files("fixtures/folded", &[".folded"]);
+    assert!(files.len() >= 9, "{files:?}");
+    files.push("fixtures/perf/fib.perf-script.txt:perf".to_owned());
+    let out = std::process::Command::new("node")
+        .arg("fixtures/oracle/compare-folded.js")
+        .arg(env!("CARGO_BIN_EXE_cpuprof"))
+        .args(&files)
+        .current_dir(common::root())
+        .output()
+        .expect("node runs the oracle");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(report.lines().filter(|l| l.starts_with("ok ")).count(), files.len(), "{report}");
+}
+
+/// What is skipped or rounded is said once per file, counted; the UTF-16 files read as their
+/// UTF-8 original.
+#[test]
+fn skipped_and_rounded_lines_get_one_counted_warning() {
+    let cases = [
+        ("austin-header.folded", "skipped 5 comment lines"),
+        (
+            "bad-lines.folded",
+            "skipped 4 malformed lines (the first, line 2 column 15: expected a count (a number) as the last word \
+             of the line, after the stack)",
+        ),
+        (
+            "fractional.folded",
+            "3 lines have counts with a fraction (the first, line 1: 2.5); profiles hold whole numbers, so they are \
+             rounded half up: together 6.24 read as 6",
+        ),
+        ("negative-count.folded", "skipped 1 malformed line (the first, line 2 column 35: a count cannot be negative)"),
+        ("missing-count.folded", "skipped 1 malformed line (the first, line 3 column 1: expected a count (a number) as the last word of the line, after the stack)"),
+    ];
+    for (file, warning) in cases {
+        let input = format!("fixtures/folded/{file}");
+        let out = cpuprof().args(["top", &input]).output().unwrap();
+        assert!(out.status.success(), "{file}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("cpuprof: warning: {input}: {warning}\n"));
+    }
+    let utf8 = top("fixtures/folded/simple.folded", &[]);
+    for file in ["simple-utf16-le.folded", "simple-utf16-be.folded"] {
+        let utf16 = top(&format!("fixtures/folded/{file}"), &[]);
+        assert_eq!(utf16["rows"], utf8["rows"], "{file}");
+        assert_eq!(utf16["samples"], 10);
+    }
+    assert!(utf8["rows"].as_array().unwrap().iter().any(|r| r["name"] == "\u{1f600} emoji"), "{utf8}");
 }

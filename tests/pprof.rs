@@ -240,7 +240,7 @@ fn convert_needs_a_known_target_and_reports_bad_pprof() {
     let cases = [
         (&["--sample-type", "cpu"][..], "pprof"),
         (&["--profile", "0x1"], "trace"),
-        (&["--split-tiers"], "ticklog"),
+        (&["--split-tiers"], "ticklog, preprocess or perf-script"),
         (&["--symbols", "fixtures"], "ticklog"),
     ];
     for (args, format) in cases {

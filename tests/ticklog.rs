@@ -380,3 +380,71 @@ fn by_file_and_by_package_have_one_row_per_library() {
     }
     assert!(libraries_seen > 10, "the logs have ticks in libc and libstdc++");
 }
+
+/// The rows of our report that are VM-state pseudo-frames (`(OTHER)`, `(GC)`, …), by name.
+fn state_rows(report: &Value) -> BTreeMap<String, i64> {
+    let mut rows = BTreeMap::new();
+    for row in report["rows"].as_array().unwrap() {
+        let name = row["name"].as_str().unwrap();
+        if matches!(row["kind"].as_str().unwrap(), "program" | "gc" | "idle") && name.starts_with('(') {
+            *rows.entry(name.to_owned()).or_default() += row["self_samples"].as_i64().unwrap();
+        }
+    }
+    rows
+}
+
+/// V8 11's VM state names by number (`StateTag`).
+const STATES: [&str; 9] =
+    ["JS", "GC", "PARSER", "BYTECODE_COMPILER", "COMPILER", "OTHER", "EXTERNAL", "ATOMICS_WAIT", "IDLE"];
+
+#[test]
+fn ticks_without_a_pc_are_named_by_their_vm_state() {
+    let mut seen = 0;
+    for log in files("fixtures/ticklog", &[".log"]) {
+        // Counted from the text: `tick,0x0,time,0,tos,state,…` has no pc and no callback.
+        let text = std::fs::read(root().join(&log)).unwrap();
+        let mut expected: BTreeMap<String, i64> = BTreeMap::new();
+        for line in String::from_utf8_lossy(&text).lines() {
+            let f: Vec<&str> = line.split(',').collect();
+            if f.len() >= 6 && f[0] == "tick" && f[1] == "0x0" && f[3] == "0" {
+                *expected.entry(format!("({})", STATES[f[5].parse::<usize>().unwrap()])).or_default() += 1;
+            }
+        }
+        seen += expected.values().sum::<i64>();
+        let ours = top_json(&log);
+        assert_eq!(state_rows(&ours), expected, "{log}");
+        // node counts them as unaccounted; we do not.
+        let node = node_report(&log);
+        let unaccounted = ours["summary"]["unaccounted"]["samples"].as_i64().unwrap();
+        assert!(unaccounted + expected.values().sum::<i64>() <= node.unaccounted.max(unaccounted), "{log}");
+    }
+    assert!(seen >= 5, "the fixtures hold only {seen} ticks without a pc");
+}
+
+#[test]
+fn preprocess_json_agrees_with_node_on_the_same_log() {
+    // `node --prof-process --preprocess async-await.log`, and node's text report of that log.
+    let json = "fixtures/ticklog/async-await.preprocess.json.gz";
+    let node = node_report("fixtures/ticklog/async-await.log");
+    let ours = top_json(json);
+    assert_eq!(ours["format"], "preprocess");
+    assert_eq!(ours["samples"].as_i64().unwrap(), node.ticks, "ticks");
+    assert_eq!(ours["summary"]["gc"]["samples"].as_i64().unwrap(), node.gc, "GC ticks");
+    // The JSON is node's own attribution: its JavaScript rows are node's, exactly.
+    let mut js = our_js(&ours);
+    js.retain(|_, self_ticks| *self_ticks > 0);
+    assert_eq!(js, node.js);
+    assert!(node.js.len() >= 3, "{:?}", node.js);
+    // node's unaccounted ticks are ours, plus those without a pc, which we name by state.
+    let unaccounted = ours["summary"]["unaccounted"]["samples"].as_i64().unwrap();
+    let states: i64 = state_rows(&ours).values().sum();
+    assert!(states > 0);
+    assert_eq!(unaccounted + states, node.unaccounted);
+    // The JSON keeps V8's tier markers: --split-tiers applies (and is not called ignored).
+    let out = cpuprof().args(["top", json, "--all", "--format", "json", "--split-tiers"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !stderr.contains("ignored"), "{stderr}");
+    let split: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let js_rows = |report: &Value| report["rows"].as_array().unwrap().iter().filter(|r| r["kind"] == "js").count();
+    assert!(js_rows(&split) > js_rows(&ours), "--split-tiers gives scoreBatch a row per tier");
+}

@@ -29,6 +29,7 @@ fn every_fixture_matches_the_oracle() {
     let mut fixtures = files("fixtures/cpuprofile", &[".cpuprofile", ".cpuprofile.gz"]);
     assert!(fixtures.len() >= 15, "expected the recorded fixtures, found {fixtures:?}");
     fixtures.extend(files("fixtures/edge", &[".cpuprofile"]));
+    fixtures.extend(files("fixtures/cpuprofile/legacy", &[".cpuprofile"]));
     let mut failures = Vec::new();
     for fixture in &fixtures {
         for options in OPTION_SETS {

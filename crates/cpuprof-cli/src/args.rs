@@ -258,7 +258,7 @@ EXAMPLES:
 /// Folding options shared by `collapse` and `flamegraph`.
 #[derive(Debug, Args)]
 pub(crate) struct FoldArgs {
-    /// Profile to read: a .cpuprofile or a V8 tick log (gzip-compressed is fine), or - for stdin
+    /// Profile to read (.cpuprofile, tick log, Chrome trace, pprof, folded stacks, perf script…; gzip is fine; see --input-format), or - for stdin
     #[arg(value_name = "FILE")]
     pub(crate) input: PathBuf,
 
@@ -366,7 +366,7 @@ TICK LOGS:
 
 #[derive(Debug, Args)]
 pub(crate) struct TopArgs {
-    /// Profile to read: a .cpuprofile or a V8 tick log (isolate-*.log; gzip-compressed is fine), or - for stdin
+    /// Profile to read (.cpuprofile, tick log, Chrome trace, pprof, folded stacks, perf script…; gzip is fine; see --input-format), or - for stdin
     #[arg(value_name = "FILE")]
     pub(crate) input: PathBuf,
 
@@ -459,7 +459,7 @@ pub(crate) struct InputArgs {
     #[arg(long, value_enum, default_value_t = WeightArg::Samples, value_name = "WEIGHT", hide_possible_values = true)]
     pub(crate) folded_weight: WeightArg,
 
-    /// Tick logs: keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)
+    /// Tick logs and perf script text: keep a function's V8 tiers apart: ~f (interpreted), ^f (Sparkplug), +f (Maglev), *f (TurboFan)
     #[arg(long)]
     pub(crate) split_tiers: bool,
 

@@ -19,6 +19,10 @@ pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     let output = Output::new(Some(&args.target.output), &[args.input.as_path()])?;
     // A .cpuprofile keeps the sample order, for DevTools' timeline.
     let profile = Reader::new(&args.reading)?.load(&args.input, target == TargetFormat::Cpuprofile)?;
+    // Empty profiles: a warning and a valid profile without samples (README, "Empty profiles").
+    if profile.samples.is_empty() {
+        crate::warn(&format!("{}: no samples: the output holds none", crate::input::source_name(&args.input)));
+    }
     output.write(&encode(&profile, target, &args.target)?)
 }
 

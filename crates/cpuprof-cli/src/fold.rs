@@ -4,7 +4,7 @@ use anyhow::{bail, Result};
 use cpuprof_analysis::{fold, FoldOptions, Folded, GroupBy, Weight};
 use cpuprof_model::{Profile, SourceFormat};
 use cpuprof_render::time::format_ns;
-use cpuprof_render::{render_collapsed, render_flamegraph, FlameOptions};
+use cpuprof_render::{render_collapsed, render_empty_flamegraph, render_flamegraph, FlameOptions};
 
 use crate::args::{CollapseArgs, FlamegraphArgs, FoldArgs, FoldBy, WeightArg};
 use crate::input::{source_name, stack_filter, Reader};
@@ -15,9 +15,9 @@ pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
     // Folded text carries no unit and every reader of it (cpuprof's included) takes its
     // numbers for sample counts: those are the default here; times only on request.
-    let Folding { folded, .. } = folded(&args.fold, None, Weight::Samples)?;
+    let Folding { profile, folded, .. } = folded(&args.fold, None, Weight::Samples)?;
     if !folded.tree.has_stacks() {
-        crate::warn(&format!("{}: no samples left after the filters", source_name(&args.fold.input)));
+        crate::warn_empty(&source_name(&args.fold.input), &profile);
     }
     output.write(render_collapsed(&folded).as_bytes())
 }
@@ -29,8 +29,11 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
     let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
     let Folding { profile, folded, shaped_by, window } = folded(&args.fold, prune, Weight::Time)?;
-    if !folded.tree.has_stacks() {
-        bail!("{}: no samples to draw (after the filters)", source_name(&args.fold.input));
+    // An empty profile is not an error (README, "Empty profiles"): a warning, and a valid SVG
+    // that says there is nothing to draw.
+    let empty = !folded.tree.has_stacks();
+    if empty {
+        crate::warn_empty(&source_name(&args.fold.input), &profile);
     }
     let title = args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded, window));
     let mut shaped_by = shaped_by;
@@ -47,6 +50,9 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     options.pretty = args.pretty_xml;
     let sample_name = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
     sample_name.clone_into(&mut options.sample_name);
+    if empty {
+        return output.write(&render_empty_flamegraph(&options));
+    }
     let svg = render_flamegraph(&folded, &options).map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))?;
     output.write(&svg)
 }

@@ -78,18 +78,28 @@ impl<'a> Reader<'a> {
         }
         // Options of one format, given for a file of another: say so rather than ignore them quietly.
         let format = profile.meta.format;
-        let unused = [
-            ("--profile", reading.profile.is_some(), SourceFormat::Trace),
-            ("--sample-type", reading.sample_type.is_some(), SourceFormat::Pprof),
-            ("--split-tiers", reading.split_tiers, SourceFormat::TickLog),
-            ("--symbols", reading.symbols.is_some(), SourceFormat::TickLog),
+        let unused: [(&str, bool, &[SourceFormat]); 4] = [
+            ("--profile", reading.profile.is_some(), &[SourceFormat::Trace]),
+            ("--sample-type", reading.sample_type.is_some(), &[SourceFormat::Pprof]),
+            // The formats that know V8's JIT tiers.
+            (
+                "--split-tiers",
+                reading.split_tiers,
+                &[SourceFormat::TickLog, SourceFormat::PreprocessJson, SourceFormat::PerfScript],
+            ),
+            ("--symbols", reading.symbols.is_some(), &[SourceFormat::TickLog]),
         ];
         for (option, given, applies_to) in unused {
-            if given && format != applies_to {
+            if given && !applies_to.contains(&format) {
+                let names: Vec<&str> = applies_to.iter().map(|f| f.as_str()).collect();
+                let names = match names.split_last() {
+                    Some((last, [])) => (*last).to_owned(),
+                    Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                    None => String::new(),
+                };
                 crate::warn(&format!(
-                    "{}: {option} is for {} input and was ignored: this is {}",
+                    "{}: {option} is for {names} input and was ignored: this is {}",
                     input.display(),
-                    applies_to.as_str(),
                     format.as_str()
                 ));
             }

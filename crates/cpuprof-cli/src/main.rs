@@ -52,6 +52,16 @@ pub(crate) fn warn(message: &str) {
     say(&format!("warning: {message}"));
 }
 
+/// The warning for an empty result (README, "Empty profiles"): whether the profile had no
+/// samples at all, or the options left none.
+pub(crate) fn warn_empty(source: &str, profile: &cpuprof_model::Profile) {
+    if profile.samples.is_empty() {
+        warn(&format!("{source}: no samples in the profile"));
+    } else {
+        warn(&format!("{source}: no samples left after the filters"));
+    }
+}
+
 /// Every line cpuprof writes to stderr: `cpuprof: ` and the message on one line, with what it
 /// quotes from the input escaped as the table shows names (newlines, other control characters,
 /// bidi and invisible characters), so that no name can start a line of its own (a CI log's

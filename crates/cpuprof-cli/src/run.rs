@@ -39,6 +39,10 @@ fn run_top(args: &TopArgs) -> Result<()> {
     let profile = Reader::new(&args.reading)?.load(&args.input, false)?;
     let report = top(&profile, &options);
     let source = source_name(&args.input);
+    // Empty profiles: a warning and a valid, empty report (README, "Empty profiles").
+    if report.rows.is_empty() {
+        crate::warn_empty(&source, &profile);
+    }
     let doc =
         TopDocument { source: &source, meta: &profile.meta, report: &report, by: options.by, limit: args.rows.limit() };
     output.write(render_top(&doc, args.output.format.into()).as_bytes())

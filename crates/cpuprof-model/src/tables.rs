@@ -451,6 +451,10 @@ pub enum SourceFormat {
     Trace,
     /// Folded stacks, `a;b;c 42` (inferno, FlameGraph, perf scripts).
     Folded,
+    /// The JSON of V8's tick processor (`node --prof-process --preprocess`), as speedscope imports it.
+    PreprocessJson,
+    /// Linux `perf script` text (`perf record -g node --perf-basic-prof app.js`).
+    PerfScript,
 }
 
 impl SourceFormat {
@@ -464,12 +468,14 @@ impl SourceFormat {
     /// }
     /// assert!("json".parse::<SourceFormat>().is_err());
     /// ```
-    pub const ALL: [SourceFormat; 5] = [
+    pub const ALL: [SourceFormat; 7] = [
         SourceFormat::CpuProfile,
         SourceFormat::TickLog,
         SourceFormat::Pprof,
         SourceFormat::Trace,
         SourceFormat::Folded,
+        SourceFormat::PreprocessJson,
+        SourceFormat::PerfScript,
     ];
 
     /// The name used in reports (and to name the format when it is chosen by hand).
@@ -480,6 +486,8 @@ impl SourceFormat {
             SourceFormat::Pprof => "pprof",
             SourceFormat::Trace => "trace",
             SourceFormat::Folded => "folded",
+            SourceFormat::PreprocessJson => "preprocess",
+            SourceFormat::PerfScript => "perf-script",
         }
     }
 
@@ -491,6 +499,8 @@ impl SourceFormat {
             SourceFormat::Pprof => "pprof profile.proto",
             SourceFormat::Trace => "Chrome trace events JSON",
             SourceFormat::Folded => "Folded stacks (a;b;c 42)",
+            SourceFormat::PreprocessJson => "V8 tick processor JSON (node --prof-process --preprocess)",
+            SourceFormat::PerfScript => "Linux perf script text (perf record -g)",
         }
     }
 }
@@ -506,7 +516,7 @@ impl std::str::FromStr for SourceFormat {
 
 /// A name that is not one of [`SourceFormat::as_str`]'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("not a profile format cpuprof reads (cpuprofile, ticklog, pprof, trace or folded)")]
+#[error("not a profile format cpuprof reads (cpuprofile, ticklog, pprof, trace, folded, preprocess or perf-script)")]
 pub struct UnknownSourceFormat;
 
 /// Facts about the whole recording.

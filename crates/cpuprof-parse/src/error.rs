@@ -72,8 +72,9 @@ pub enum ParseErrorKind {
     /// The format was to be recognised from the content, and is none cpuprof reads
     /// ([`ParseOptions::format`](crate::ParseOptions::format) names it).
     #[error(
-        "unrecognized input: not a V8 .cpuprofile or Chrome trace (JSON), a V8 tick log (`v8-version,…`), a pprof \
-         profile (protobuf, plain or gzipped) or folded stacks (`a;b;c 42`)"
+        "unrecognized input: not a V8 .cpuprofile, Chrome trace or tick processor JSON, a V8 tick log \
+         (`v8-version,…`), a pprof profile (protobuf, plain or gzipped), folded stacks (`a;b;c 42`) or `perf script` \
+         text"
     )]
     Unrecognized,
     /// The input is not in the format it was read as.

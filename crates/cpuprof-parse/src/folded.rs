@@ -1,10 +1,16 @@
 //! Folded stacks: one `root;…;leaf count` line per stack, as inferno's `collapse-*`,
-//! FlameGraph's `stackcollapse-*` scripts and `cpuprof collapse` write them.
+//! FlameGraph's `stackcollapse-*` scripts, austin and `cpuprof collapse` write them.
 //!
 //! - Frames are separated by `;`, the outermost caller first. The count is the last
-//!   whitespace-separated token: a whole number (a decimal fraction is rounded, halves up).
-//!   A line ending in two numbers is differential (`stack before after`) and rejected.
-//!   Empty lines are skipped; `\r\n` line ends are fine. The same stack on several lines adds up.
+//!   whitespace-separated token: a whole number; a decimal fraction is rounded half up, and one
+//!   warning counts the lines that had one (inferno truncates them, FlameGraph keeps them; the
+//!   model holds whole numbers). A line ending in two numbers is differential
+//!   (`stack before after`) and refused. The same stack on several lines adds up.
+//! - As tolerant as inferno: empty lines are skipped; comment lines (`#…`, `//…`: austin's
+//!   header; see `is_comment`) and malformed lines (no count, a negative count, a count with no stack) are
+//!   skipped and counted in one warning that names the first malformed line; an input with no
+//!   stack line but malformed ones is refused with the first one's position. `\r\n` line ends
+//!   and a byte-order mark are fine (UTF-16 input is decoded before it gets here).
 //! - Labels are read back the way `cpuprof collapse` writes them (`cpuprof_folded`, which
 //!   holds the syntax for both sides):
 //!   `；` (U+FF1B) is `;`, `\n` and `\r` are line breaks, and a no-break space before a
@@ -28,7 +34,7 @@ use cpuprof_model::{Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, Sou
 use rustc_hash::FxHashMap;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
-use crate::ParseOptions;
+use crate::{Limits, ParseOptions};
 
 /// Parses folded stacks from `reader`.
 pub(crate) fn parse(
@@ -42,9 +48,9 @@ pub(crate) fn parse(
         crate::FoldedWeight::Nanoseconds => ValueType::CPU_NS,
     };
     let mut b = ProfileBuilder::new(SourceFormat::Folded, vec![value_type]);
-    let mut frames: FxHashMap<String, FrameId> = FxHashMap::default();
-    // Count per stack, indexed by stack id.
-    let mut counts: Vec<i64> = Vec::new();
+    let mut stacks = Stacks::new(limits);
+    let mut skipped = Skipped::default();
+    let mut fractions = Fractions::default();
     let mut line = Vec::new();
     let mut number = 0u64;
     loop {
@@ -77,7 +83,12 @@ pub(crate) fn parse(
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let text = text.strip_suffix('\r').unwrap_or(text);
         let body = text.trim_end();
-        if body.trim_start().is_empty() {
+        let start = body.trim_start();
+        if start.is_empty() {
+            continue;
+        }
+        if is_comment(start.as_bytes()) {
+            skipped.comments += 1;
             continue;
         }
         let split = body.rfind([' ', '\t']);
@@ -88,9 +99,16 @@ pub(crate) fn parse(
         let count = match count_of(token) {
             Ok(count) if split.is_some() => count,
             Ok(_) => {
-                return Err(at(0, ParseErrorKind::Malformed("a count with no stack before it")));
+                skipped.malformed(number, 0, "a count with no stack before it");
+                continue;
             }
-            Err(kind) => return Err(at(token_at, kind)),
+            Err(CountError::Malformed(what)) => {
+                skipped.malformed(number, token_at, what);
+                continue;
+            }
+            Err(CountError::OutOfRange) => {
+                return Err(at(token_at, ParseErrorKind::OutOfRange { what: "count", value: token.to_owned() }));
+            }
         };
         if let Some(i) = stack.rfind([' ', '\t']) {
             if count_of(&stack[i + 1..]).is_ok() {
@@ -105,64 +123,215 @@ pub(crate) fn parse(
         }
         let stack = stack.trim_start();
         if stack.is_empty() {
-            return Err(at(0, ParseErrorKind::Malformed("a count with no stack before it")));
+            skipped.malformed(number, 0, "a count with no stack before it");
+            continue;
         }
+        if count.fraction.is_some() {
+            fractions.add(number, token, &count);
+        }
+        stacks.add(&mut b, split_stack(stack), count.rounded, add_frame).map_err(|(what, kind)| {
+            let column = if what == Culprit::Count { token_at } else { 0 };
+            at(column, kind)
+        })?;
+    }
+    if stacks.is_empty() {
+        if let Some((line, column, what)) = skipped.first_malformed {
+            let message = format!("{what}; no line of the input is a folded stack (`a;b;c 42`)");
+            let at = Span::LineCol { line, column: column as u64 + 1 };
+            return Err(ParseErrorKind::Invalid(message.into()).at(origin, at));
+        }
+    }
+    if let Some(warning) = skipped.warning() {
+        b.warn(warning);
+    }
+    if let Some(warning) = fractions.warning() {
+        b.warn(warning);
+    }
+    stacks.finish(b).map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+}
+
+/// Which part of a line an error of [`Stacks::add`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Culprit {
+    /// The stack (too many frames or stacks).
+    Stack,
+    /// The count (the sum overflows).
+    Count,
+}
+
+/// The stacks read so far, their frames and summed counts: what a folded reader builds,
+/// shared with the reader of `perf script` text (which folds it into such lines first).
+pub(crate) struct Stacks {
+    limits: Limits,
+    frames: FxHashMap<String, FrameId>,
+    /// Count per stack, indexed by stack id.
+    counts: Vec<i64>,
+    lines: u64,
+}
+
+impl Stacks {
+    pub(crate) fn new(limits: Limits) -> Self {
+        Stacks { limits, frames: FxHashMap::default(), counts: Vec::new(), lines: 0 }
+    }
+
+    /// No stack was added.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lines == 0
+    }
+
+    /// Adds `count` to the stack of `labels` (root first), making each new label a frame
+    /// with `frame_of`.
+    pub(crate) fn add<'a>(
+        &mut self,
+        b: &mut ProfileBuilder,
+        labels: impl Iterator<Item = &'a str>,
+        count: i64,
+        mut frame_of: impl FnMut(&mut ProfileBuilder, &str) -> FrameId,
+    ) -> Result<(), (Culprit, ParseErrorKind)> {
+        let limits = self.limits;
         let mut parent: Option<StackId> = None;
-        for label in split_stack(stack) {
-            let frame = if let Some(frame) = frames.get(label) {
+        for label in labels {
+            let frame = if let Some(frame) = self.frames.get(label) {
                 *frame
             } else {
-                if frames.len() == limits.frames {
-                    return Err(at(0, ParseErrorKind::too_many("the profile", limits.frames, "distinct frames")));
+                if self.frames.len() == limits.frames {
+                    let kind = ParseErrorKind::too_many("the profile", limits.frames, "distinct frames");
+                    return Err((Culprit::Stack, kind));
                 }
-                let frame = add_frame(&mut b, label);
-                frames.insert(label.to_owned(), frame);
+                let frame = frame_of(b, label);
+                self.frames.insert(label.to_owned(), frame);
                 frame
             };
             let stack = b.stack(parent, frame);
             // Stacks are numbered from 0 as they are added.
             if stack.index() >= limits.stacks {
-                return Err(at(0, ParseErrorKind::too_many("the profile", limits.stacks, "distinct stacks")));
+                let kind = ParseErrorKind::too_many("the profile", limits.stacks, "distinct stacks");
+                return Err((Culprit::Stack, kind));
             }
             parent = Some(stack);
         }
+        self.lines += 1;
         if let Some(stack) = parent {
             let index = stack.index();
-            if counts.len() <= index {
-                counts.resize(index + 1, 0);
+            if self.counts.len() <= index {
+                self.counts.resize(index + 1, 0);
             }
-            let sum = counts[index];
-            counts[index] = sum.checked_add(count).ok_or_else(|| {
+            let sum = self.counts[index];
+            self.counts[index] = sum.checked_add(count).ok_or_else(|| {
                 let value = format!("{sum} + {count}");
-                at(token_at, ParseErrorKind::OutOfRange { what: "this stack's count", value })
+                (Culprit::Count, ParseErrorKind::OutOfRange { what: "this stack's count", value })
             })?;
         }
+        Ok(())
     }
-    let stacks: Vec<StackId> = b.stack_ids().collect();
-    for (stack, count) in stacks.into_iter().zip(counts) {
-        if count > 0 {
-            b.sample(stack, None, &[count]);
+
+    /// Adds one sample row per stack with a count and builds the profile.
+    pub(crate) fn finish(self, mut b: ProfileBuilder) -> Result<Profile, cpuprof_model::ModelError> {
+        let stacks: Vec<StackId> = b.stack_ids().collect();
+        for (stack, count) in stacks.into_iter().zip(self.counts) {
+            if count > 0 {
+                b.sample(stack, None, &[count]);
+            }
         }
+        b.finish()
     }
-    b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
 }
 
-/// A count: a whole number, or a decimal fraction rounded half up.
-fn count_of(token: &str) -> Result<i64, ParseErrorKind> {
-    let out_of_range = || ParseErrorKind::OutOfRange { what: "count", value: token.to_owned() };
+/// Lines that are not stacks: counted for one warning.
+#[derive(Default)]
+struct Skipped {
+    comments: u64,
+    malformed: u64,
+    /// Line, 0-based column and what was wrong, of the first malformed line.
+    first_malformed: Option<(u64, usize, &'static str)>,
+}
+
+impl Skipped {
+    fn malformed(&mut self, line: u64, column: usize, what: &'static str) {
+        self.malformed += 1;
+        self.first_malformed.get_or_insert((line, column, what));
+    }
+
+    fn warning(&self) -> Option<String> {
+        let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let comments = (self.comments > 0).then(|| plural(self.comments, "comment line", "comment lines"));
+        let malformed = self.first_malformed.map(|(line, column, what)| {
+            let lines = plural(self.malformed, "malformed line", "malformed lines");
+            format!("{lines} (the first, line {line} column {}: {what})", column + 1)
+        });
+        let parts: Vec<String> = comments.into_iter().chain(malformed).collect();
+        (!parts.is_empty()).then(|| format!("skipped {}", parts.join(" and ")))
+    }
+}
+
+/// Counts with a fraction: rounded, and said so in one warning.
+#[derive(Default)]
+struct Fractions {
+    lines: u64,
+    /// Line and count as written, of the first.
+    first: Option<(u64, String)>,
+    /// The counts of those lines as written, summed (for the message only).
+    written: f64,
+    /// The same counts rounded, summed.
+    rounded: i64,
+    /// The most digits after the point.
+    digits: usize,
+}
+
+impl Fractions {
+    fn add(&mut self, line: u64, token: &str, count: &Count) {
+        self.lines += 1;
+        self.first.get_or_insert_with(|| (line, token.to_owned()));
+        self.written += token.parse::<f64>().unwrap_or(0.0);
+        self.rounded = self.rounded.saturating_add(count.rounded);
+        self.digits = self.digits.max(count.fraction.unwrap_or(0));
+    }
+
+    fn warning(&self) -> Option<String> {
+        let (line, token) = self.first.as_ref()?;
+        let lines = if self.lines == 1 { "line has a count" } else { "lines have counts" };
+        Some(format!(
+            "{} {lines} with a fraction (the first, line {line}: {token}); profiles hold whole numbers, so \
+             they are rounded half up: together {:.*} read as {}",
+            self.lines,
+            self.digits.min(9),
+            self.written,
+            self.rounded
+        ))
+    }
+}
+
+/// A count as read: rounded half up to a whole number, and how many digits it had after a
+/// decimal point, if it had one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Count {
+    rounded: i64,
+    fraction: Option<usize>,
+}
+
+/// Why a token is no count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CountError {
+    /// Not a number at all: the line is skipped.
+    Malformed(&'static str),
+    /// A number too large for the model: an error.
+    OutOfRange,
+}
+
+/// A count: a whole number, or a decimal fraction (rounded half up, and the caller warns).
+fn count_of(token: &str) -> Result<Count, CountError> {
     if token.starts_with('-') && token.len() > 1 && count_of(&token[1..]).is_ok() {
-        return Err(ParseErrorKind::Malformed("a count cannot be negative"));
+        return Err(CountError::Malformed("a count cannot be negative"));
     }
     let (whole, fraction) = token.split_once('.').unwrap_or((token, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() || !digits(whole) || !digits(fraction) || (token.contains('.') && fraction.is_empty()) {
-        return Err(ParseErrorKind::Malformed(
-            "expected a count (a whole number) as the last word of the line, after the stack",
-        ));
+        return Err(CountError::Malformed("expected a count (a number) as the last word of the line, after the stack"));
     }
-    let value: i64 = whole.parse().map_err(|_| out_of_range())?;
+    let value: i64 = whole.parse().map_err(|_| CountError::OutOfRange)?;
     let round_up = fraction.as_bytes().first().is_some_and(|d| *d >= b'5');
-    value.checked_add(i64::from(round_up)).ok_or_else(out_of_range)
+    let rounded = value.checked_add(i64::from(round_up)).ok_or(CountError::OutOfRange)?;
+    Ok(Count { rounded, fraction: token.contains('.').then_some(fraction.len()) })
 }
 
 /// The frame of one label (as written, still escaped).
@@ -187,7 +356,7 @@ fn add_frame(b: &mut ProfileBuilder, label: &str) -> FrameId {
 /// `name FILE[:LINE[:COLUMN]]` → (name, file, line, column), when FILE looks like a path or url.
 /// Names can hold spaces and `/` (`GET /users`), and so can paths: the last space before
 /// something that starts like a path wins, else the last one before a plain relative path.
-fn split_location(label: &str) -> Option<(&str, &str, Option<u32>, Option<u32>)> {
+pub(crate) fn split_location(label: &str) -> Option<(&str, &str, Option<u32>, Option<u32>)> {
     let mut weak = None;
     let mut strong = None;
     for (i, _) in label.match_indices(' ') {
@@ -209,7 +378,7 @@ fn split_location(label: &str) -> Option<(&str, &str, Option<u32>, Option<u32>)>
 }
 
 /// `path:12:5` → (`path`, 12, 5); `path:12` → (`path`, 12); else unchanged.
-fn strip_position(text: &str) -> (&str, Option<u32>, Option<u32>) {
+pub(crate) fn strip_position(text: &str) -> (&str, Option<u32>, Option<u32>) {
     let number =
         |s: &str| (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<u32>().ok()).flatten();
     if let Some((rest, last)) = text.rsplit_once(':') {
@@ -247,8 +416,33 @@ fn is_relative_path(path: &str) -> bool {
         && path.bytes().all(|b| b.is_ascii_alphanumeric() || b >= 0x80 || b"._-~@+%/\\:,=#".contains(&b))
 }
 
+/// A comment line (its leading whitespace trimmed), as austin's header (`# interval: 100`) and
+/// speedscope's examples write them: it starts with `#` or `//`, unless it is a stack of several
+/// frames with a count (`#0 main;work 5`), which is read as one.
+pub(crate) fn is_comment(line: &[u8]) -> bool {
+    if !(line.starts_with(b"#") || line.starts_with(b"//")) {
+        return false;
+    }
+    let line = line.trim_ascii_end();
+    let counted = line.iter().rposition(|b| *b == b' ' || *b == b'\t').is_some_and(|i| {
+        let count = &line[i + 1..];
+        count.iter().any(u8::is_ascii_digit) && count.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+    });
+    !(counted && memchr::memchr(b';', line).is_some())
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn comments_are_lines_that_are_not_counted_stacks() {
+        for comment in ["# austin: 3.3.0", "# interval: 100", "#", "// note 5", "# duration: 23873\r"] {
+            assert!(super::is_comment(comment.as_bytes()), "{comment}");
+        }
+        for stack in ["#0 main;work 5", "// a;b 1.5", "main;work 5", "a # 3"] {
+            assert!(!super::is_comment(stack.as_bytes()), "{stack}");
+        }
+    }
+
     use super::*;
 
     fn parse_str(text: &str) -> Result<Profile, ParseError> {
@@ -359,13 +553,12 @@ mod tests {
     }
 
     #[test]
-    fn bad_lines_are_errors_with_their_position() {
+    fn bad_inputs_are_errors_with_their_position() {
         let cases = [
-            ("a;b 3\na;b -3\n", "t.folded:2:5: a count cannot be negative"),
-            ("a;b 3\na;b x3\n", "t.folded:2:5: expected a count (a whole number) as the last word of the line, after the stack"),
-            ("a;b\n", "t.folded:1:1: expected a count (a whole number) as the last word of the line, after the stack"),
-            ("a;b 1.\n", "t.folded:1:5: expected a count (a whole number) as the last word of the line, after the stack"),
-            ("\n\n   7\n", "t.folded:3:1: a count with no stack before it"),
+            ("a;b x3\nc 1.\n", "t.folded:1:5: expected a count (a number) as the last word of the line, after the stack; no line of the input is a folded stack (`a;b;c 42`)"),
+            ("a;b\n", "t.folded:1:1: expected a count (a number) as the last word of the line, after the stack; no line of the input is a folded stack (`a;b;c 42`)"),
+            ("# x\n\n\n   7\n", "t.folded:4:1: a count with no stack before it; no line of the input is a folded stack (`a;b;c 42`)"),
+            ("a;b -3\n", "t.folded:1:5: a count cannot be negative; no line of the input is a folded stack (`a;b;c 42`)"),
             (
                 "a;b 3 4\n",
                 "t.folded:1:5: two counts at the end of the line: this is a differential folded file (`stack before after`), \
@@ -380,8 +573,42 @@ mod tests {
     }
 
     #[test]
-    fn counts_round_half_up() {
-        assert_eq!(["0", "7", "2.5", "2.49", "0.5", "10.0"].map(|t| count_of(t).unwrap()), [0, 7, 3, 2, 1, 10]);
+    fn comments_and_malformed_lines_are_skipped_with_one_warning() {
+        let text = "# austin: 3.3.0\n# interval: 100\n  // note 3\na;b 3\nBAD LINE\n\na;b -3\nx 1.\n  7\na;c 1\n";
+        let p = parse_str(text).unwrap();
+        let mut counts: Vec<(String, i64)> =
+            lines(&p).into_iter().map(|(s, n)| (s.replace("||None|None|native", ""), n)).collect();
+        counts.sort();
+        assert_eq!(counts, vec![("a ; b".to_owned(), 3), ("a ; c".to_owned(), 1)]);
+        let warnings: Vec<&str> = p.meta.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(
+            warnings,
+            vec![
+                "skipped 3 comment lines and 4 malformed lines (the first, line 5 column 5: expected a count (a number) \
+                 as the last word of the line, after the stack)"
+            ]
+        );
+        let one = parse_str("// c\na 1\n").unwrap();
+        assert_eq!(one.meta.warnings[0].message, "skipped 1 comment line");
+        assert!(parse_str("a 1\n\n\nb 2\n").unwrap().meta.warnings.is_empty(), "blank lines are not worth a warning");
+    }
+
+    #[test]
+    fn counts_round_half_up_and_fractions_are_warned_about() {
+        let value = |t: &str| count_of(t).map(|c| (c.rounded, c.fraction));
+        assert_eq!(
+            ["0", "7", "2.5", "2.49", "0.5", "10.0"].map(value),
+            [Ok((0, None)), Ok((7, None)), Ok((3, Some(1))), Ok((2, Some(2))), Ok((1, Some(1))), Ok((10, Some(1)))]
+        );
+        let p = parse_str("a 31.23\nb 2\nc 2.567\nc 19.0\n").unwrap();
+        let counts: Vec<i64> = lines(&p).into_iter().map(|(_, n)| n).collect();
+        assert_eq!(counts, vec![31, 2, 22]);
+        assert_eq!(
+            p.meta.warnings[0].message,
+            "3 lines have counts with a fraction (the first, line 1: 31.23); profiles hold whole numbers, so they are \
+             rounded half up: together 52.797 read as 53"
+        );
+        assert!(parse_str("a 3\n").unwrap().meta.warnings.is_empty());
     }
 
     #[test]

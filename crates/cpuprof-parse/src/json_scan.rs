@@ -108,6 +108,11 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
         self.limits
     }
 
+    /// How many bytes have been read (the offset of the next unread byte).
+    pub(crate) fn offset(&self) -> u64 {
+        self.base.wrapping_add(self.pos as u64)
+    }
+
     /// The position of the next unread byte.
     pub(crate) fn span(&self) -> Span {
         let offset = self.base.wrapping_add(self.pos as u64);

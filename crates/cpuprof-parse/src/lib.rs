@@ -28,11 +28,16 @@ mod error;
 mod folded;
 mod json_grammar;
 mod json_scan;
+mod perf_script;
 mod pprof;
+mod recognize;
 mod ticklog;
 mod timeline;
 mod trace;
+mod trace_samples;
+mod utf16;
 mod v8_cpuprofile;
+mod v8_legacy;
 mod v8_tree;
 
 use std::io::{BufRead, BufReader, Cursor, Read};
@@ -60,7 +65,7 @@ pub struct ParseOptions {
     ///
     /// Default is `false`.
     pub timeline: bool,
-    /// Tick logs: keep a function's tiers apart (`~f` interpreted, `^f` Sparkplug, `+f`
+    /// Tick logs and `perf script` text: keep a function's tiers apart (`~f` interpreted, `^f` Sparkplug, `+f`
     /// Maglev, `*f` TurboFan) instead of merging them into one function.
     ///
     /// Default is `false`.
@@ -199,6 +204,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// starts like a protobuf message as pprof; text whose first line ends in a number as folded
 /// stacks.
 pub fn sniff(prefix: &[u8]) -> Option<SourceFormat> {
+    if recognize::not_a_profile(prefix).is_some() {
+        return None;
+    }
     let text = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
     let first = text.iter().position(|b| !b.is_ascii_whitespace()).map_or(&text[..0], |i| &text[i..]);
     if ticklog::TAGS.iter().any(|tag| first.starts_with(tag.as_bytes())) {
@@ -219,6 +227,11 @@ pub fn sniff(prefix: &[u8]) -> Option<SourceFormat> {
         let (field, wire) = (tag >> 3, tag & 7);
         return ((1..=14).contains(&field) && (wire == 0 || wire == 2)).then_some(SourceFormat::Pprof);
     }
+    if perf_script::sniff(first) {
+        return Some(SourceFormat::PerfScript);
+    }
+    // Folded stacks may start with comment lines (austin's `# austin: 3.3.0` header).
+    let first = skip_comment_lines(first);
     let Some(end) = memchr::memchr(b'\n', first) else {
         // A first line longer than the prefix: deep folded stacks have those.
         return memchr::memchr(b';', first).map(|_| SourceFormat::Folded);
@@ -232,6 +245,29 @@ pub fn sniff(prefix: &[u8]) -> Option<SourceFormat> {
     (plain && number_start > 1).then_some(SourceFormat::Folded)
 }
 
+/// `text` from its first line that is neither blank nor a `#` or `//` comment (all of it when
+/// the prefix ends first).
+fn skip_comment_lines(mut text: &[u8]) -> &[u8] {
+    loop {
+        let line = text.trim_ascii_start();
+        let end = memchr::memchr(b'\n', line).unwrap_or(line.len());
+        if !folded::is_comment(&line[..end]) {
+            return line;
+        }
+        match memchr::memchr(b'\n', line) {
+            Some(end) => text = &line[end + 1..],
+            None => return line,
+        }
+    }
+}
+
+/// Whether the object's first `samples` array starts with an object.
+fn samples_of_objects(object: &[u8]) -> bool {
+    let Some(at) = memchr::memmem::find(object, b"\"samples\"") else { return false };
+    let mut rest = object[at + 9..].iter().filter(|b| !b.is_ascii_whitespace());
+    rest.next() == Some(&b':') && rest.next() == Some(&b'[') && rest.next() == Some(&b'{')
+}
+
 /// A JSON object is a Chrome trace when its first key is `traceEvents` or `metadata`
 /// (DevTools' "Save trace" files), or when `traceEvents` comes before any `nodes` key in
 /// the prefix; else a `.cpuprofile`.
@@ -243,7 +279,18 @@ fn json_object_format(object: &[u8]) -> SourceFormat {
         .and_then(|rest| memchr::memchr(b'"', rest).map(|end| &rest[..end]));
     match first_key {
         Some(b"traceEvents" | b"metadata") => return SourceFormat::Trace,
+        // Trace-event sampled stacks (Hermes): `samples` and `stackFrames`, no `nodes`; or
+        // `samples` whose first element is an object (a `.cpuprofile`'s are node ids).
+        Some(b"samples" | b"stackFrames")
+            if (memchr::memmem::find(object, b"\"stackFrames\"").is_some()
+                && memchr::memmem::find(object, b"\"nodes\"").is_none())
+                || samples_of_objects(object) =>
+        {
+            return SourceFormat::Trace
+        }
         Some(b"nodes" | b"startTime" | b"endTime" | b"samples" | b"timeDeltas") => return SourceFormat::CpuProfile,
+        // `node --prof-process --preprocess` writes `code`, `functions`, `ticks` (, `scripts`).
+        Some(b"code") => return SourceFormat::PreprocessJson,
         _ => {}
     }
     let at = |key: &[u8]| memchr::memmem::find(object, key);
@@ -283,16 +330,39 @@ pub fn parse(mut reader: impl Read + Send, origin: &Origin, options: &ParseOptio
 const SNIFF_BYTES: u64 = 64 << 10;
 
 /// Recognises the format of the (decompressed) input unless it is given, and parses it.
+/// UTF-16 text (with its byte-order mark) is decoded to UTF-8 first.
 fn parse_decoded(mut input: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
+    let (prefix, error) = read_prefix(&mut input, origin)?;
+    if let Some(big_endian) = utf16::bom(&prefix) {
+        let raw = Cursor::new(prefix).chain(Deferred { error, inner: input });
+        let mut decoded = utf16::Utf16Reader::new(raw, big_endian);
+        let (prefix, error) = read_prefix(&mut decoded, origin)?;
+        return parse_prefixed(prefix, error, decoded, origin, options);
+    }
+    parse_prefixed(prefix, error, input, origin, options)
+}
+
+/// The first [`SNIFF_BYTES`] of `input`, and the error that ended it early, if any.
+fn read_prefix(input: &mut impl Read, origin: &Origin) -> Result<(Vec<u8>, Option<std::io::Error>), ParseError> {
     // Read the prefix in full: one read may return only a few bytes (a pipe, or a gzip
     // member holding only the start of the file).
     let mut prefix = Vec::new();
-    let error = (&mut input).take(SNIFF_BYTES).read_to_end(&mut prefix).err();
-    let error = match error {
+    let error = input.take(SNIFF_BYTES).read_to_end(&mut prefix).err();
+    match error {
         // Readers judge an input that breaks off after some good bytes (a tick log keeps them).
-        Some(e) if prefix.is_empty() => return Err(ParseErrorKind::Io(e).at(origin, Span::None)),
-        other => other,
-    };
+        Some(e) if prefix.is_empty() => Err(ParseErrorKind::Io(e).at(origin, Span::None)),
+        other => Ok((prefix, other)),
+    }
+}
+
+/// Parses `prefix` then `input` (with `error` between them, if reading the prefix failed).
+fn parse_prefixed(
+    prefix: Vec<u8>,
+    error: Option<std::io::Error>,
+    input: impl Read + Send,
+    origin: &Origin,
+    options: &ParseOptions,
+) -> Result<Profile, ParseError> {
     let format = match options.format {
         Some(format) => format,
         None => detect(&prefix, origin)?,
@@ -344,6 +414,9 @@ fn detect(head: &[u8], origin: &Origin) -> Result<SourceFormat, ParseError> {
     if head.is_empty() {
         return Err(ParseErrorKind::Empty.at(origin, Span::None));
     }
+    if let Some(message) = recognize::not_a_profile(head) {
+        return Err(ParseErrorKind::Unsupported(message).at(origin, Span::Byte(0)));
+    }
     sniff(head).ok_or_else(|| ParseErrorKind::Unrecognized.at(origin, Span::Byte(0)))
 }
 
@@ -359,6 +432,8 @@ fn parse_as(
         SourceFormat::Pprof => pprof::parse(reader, origin, options),
         SourceFormat::Trace => trace::parse(reader, origin, options),
         SourceFormat::Folded => folded::parse(reader, origin, options),
+        SourceFormat::PreprocessJson => ticklog::preprocess::parse(reader, origin, options),
+        SourceFormat::PerfScript => perf_script::parse(reader, origin, options),
     }
 }
 
@@ -397,7 +472,14 @@ mod tests {
             (b"{\"traceEvents\":[]}", Some(SourceFormat::Trace)),
             (b"{\"x\":1,\"traceEvents\":[]}", Some(SourceFormat::Trace)),
             (b" [ {\"ph\":\"P\"}", Some(SourceFormat::Trace)),
+            (b"{\"samples\":[{\"sf\":1}],\"stackFrames\":{}}", Some(SourceFormat::Trace)),
+            (b"{\"stackFrames\":{},\"samples\":[]}", Some(SourceFormat::Trace)),
+            (b"{\"samples\":[1],\"stackFrames\":1,\"nodes\":[]}", Some(SourceFormat::CpuProfile)),
+            (b"{\"samples\":[ {\"sf\":1,\"ts\":0},", Some(SourceFormat::Trace)),
+            (b"{\"samples\":[1,2,3", Some(SourceFormat::CpuProfile)),
             (b"[unknown];main 3\n", Some(SourceFormat::Folded)),
+            (b"# austin: 3.3.0\n# interval: 100\n\nP1;T1;main 3\n", Some(SourceFormat::Folded)),
+            (b"#0 main;work 5\n#1 main;idle 3\n", Some(SourceFormat::Folded)),
             (b"{anon};x 3\n", Some(SourceFormat::Folded)),
             (b"main;work file:///a.js:3 120\r\n", Some(SourceFormat::Folded)),
             (b"a;b;c", Some(SourceFormat::Folded)), // a first line longer than the prefix
@@ -405,6 +487,8 @@ mod tests {
             (b"\x0a\x07samples", Some(SourceFormat::Pprof)),
             (b"\x12\x03\x08\x01\x02", Some(SourceFormat::Pprof)),
             (b"\x00\x01binary", None),
+            // Recognised as not profiles (recognize.rs): a zip archive (`PK` would be a pprof tag).
+            (b"PK\x03\x04\x14\x00\x00\x00", None),
         ];
         for (prefix, expected) in cases {
             assert_eq!(sniff(prefix), *expected, "{}", String::from_utf8_lossy(prefix));

@@ -5,13 +5,19 @@
 //!   `default_sample_type` when it is a time, else `cpu`, `wall` or any other type measured in
 //!   time, converted to ns), and one count column (the first type whose unit is `count`; without
 //!   one, the time divided by `period` when the period is a time, else one per sample record).
+//!   A profile with no time (heap, locks) is read by one column as counts, the one `go tool
+//!   pprof` shows by default (`default_sample_type`, else the last type), with a warning that
+//!   names it.
 //! - **Stacks.** `location_id[0]` is the leaf; a location's `line`s list inlined callees
 //!   first, so a stack root first is the locations reversed, each one's lines reversed. A
 //!   location without lines is a frame named by its address (and its mapping's file).
 //! - **Functions.** `name`, `filename` and `start_line` (1-based); the sampled line of each
-//!   frame is its `Line.line`. The V8 meta names `(root)`, `(program)`, `(idle)` and
-//!   `(garbage collector)` without a file get their meta kinds, other frames with a file are
-//!   code (`js`), frames without one native.
+//!   frame is its `Line.line`, its column `Line.column` (field 3, added to profile.proto in 2023
+//!   and read off the wire, as the generated types lack it). A function's column is the column
+//!   of a line at its start line, so functions of a minified file that differ only by column
+//!   stay apart. The V8 meta names `(root)`, `(program)`, `(idle)` and `(garbage collector)`
+//!   without a file get their meta kinds; frames whose file is a script (`.js`, `.ts`, …,
+//!   `node:…`, a URL) are JavaScript; all others (Go, Rust, Java, Python, .NET, no file) native.
 //! - **`drop_frames` / `keep_frames`** are applied much as `go tool pprof` applies them when
 //!   it loads a profile: scanning each stack from the root, past the frames that would be
 //!   dropped before the first that stays, the first frame whose function name fully matches
@@ -21,7 +27,9 @@
 
 use std::io::Read;
 
-use cpuprof_model::{Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType};
+use cpuprof_model::{
+    Frame, FrameId, Func, FuncKind, Profile, ProfileBuilder, Setting, SourceFormat, StackId, StrId, ValueType, Warning,
+};
 use pprof::protos::{Location, Message, Profile as Proto};
 use rustc_hash::FxHashMap;
 
@@ -61,8 +69,42 @@ pub(crate) fn parse(
     }
     let proto = Proto::decode(bytes.as_slice())
         .map_err(|e| ParseErrorKind::Pprof(format!("not a profile.proto message ({e})")).at(origin, Span::None))?;
+    let columns = line_columns(&bytes);
     drop(bytes);
-    Reader { proto: &proto, origin, max_stacks: limits.stacks }.read(options)
+    Reader { proto: &proto, origin, max_stacks: limits.stacks, columns }.read(options)
+}
+
+/// The `Line.column`s of each location that has one, by location id, in the order of its
+/// lines (0 where a line has none). profile.proto gained `Line.column` (field 3) in 2023; the
+/// generated types cpuprof decodes with predate it, so the columns are read off the wire here.
+fn line_columns(message: &[u8]) -> FxHashMap<u64, Vec<i64>> {
+    let mut columns = FxHashMap::default();
+    for (field, value) in Fields(message) {
+        let (4, Value::Bytes(location)) = (field, value) else { continue };
+        let (mut id, mut lines, mut any) = (0, Vec::new(), false);
+        for (field, value) in Fields(location) {
+            match (field, value) {
+                (1, Value::Number(n)) => id = n,
+                (4, Value::Bytes(line)) => {
+                    let column = Fields(line)
+                        .filter_map(|(field, value)| match (field, value) {
+                            // An int64: negative columns (none are valid) wrap around.
+                            (3, Value::Number(n)) => Some(n as i64),
+                            _ => None,
+                        })
+                        .last()
+                        .unwrap_or(0);
+                    any |= column != 0;
+                    lines.push(column);
+                }
+                _ => {}
+            }
+        }
+        if any {
+            columns.insert(id, lines);
+        }
+    }
+    columns
 }
 
 /// What a `profile.proto` message takes once decoded by prost, found by walking its wire
@@ -149,7 +191,7 @@ fn list_block(n: usize, size: usize) -> usize {
 #[derive(Clone, Copy)]
 enum Value<'a> {
     /// A varint or fixed-size number.
-    Number,
+    Number(u64),
     /// A length-delimited value: a message, a string or packed numbers.
     Bytes(&'a [u8]),
 }
@@ -158,7 +200,7 @@ impl Value<'_> {
     /// How many numbers the value holds: one, or as many varints as are packed in it.
     fn numbers(self) -> usize {
         match self {
-            Value::Number => 1,
+            Value::Number(_) => 1,
             // Every varint ends in a byte below 0x80.
             Value::Bytes(packed) => packed.iter().filter(|b| **b < 0x80).count(),
         }
@@ -175,10 +217,11 @@ impl<'a> Iterator for Fields<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         let key = varint(&mut self.0)?;
         let value = match key & 7 {
-            0 => varint(&mut self.0).map(|_| Value::Number),
+            0 => varint(&mut self.0).map(Value::Number),
             1 => self.0.get(8..).map(|rest| {
+                let value = u64::from_le_bytes(self.0[..8].try_into().unwrap_or_default());
                 self.0 = rest;
-                Value::Number
+                Value::Number(value)
             }),
             2 => {
                 let len = usize::try_from(varint(&mut self.0)?).ok()?;
@@ -187,8 +230,9 @@ impl<'a> Iterator for Fields<'a> {
                 Some(Value::Bytes(bytes))
             }
             5 => self.0.get(4..).map(|rest| {
+                let value = u32::from_le_bytes(self.0[..4].try_into().unwrap_or_default());
                 self.0 = rest;
-                Value::Number
+                Value::Number(u64::from(value))
             }),
             _ => None,
         };
@@ -218,6 +262,8 @@ struct Reader<'a> {
     origin: &'a Origin,
     /// How many distinct stacks the profile may have.
     max_stacks: usize,
+    /// `Line.column`s by location id (see [`line_columns`]).
+    columns: FxHashMap<u64, Vec<i64>>,
 }
 
 /// Units of time pprof files use, in ns.
@@ -259,7 +305,10 @@ impl<'a> Reader<'a> {
         }
         let listed = || types.iter().map(|(t, u)| format!("{t}/{u}")).collect::<Vec<_>>().join(", ");
         let is_time = |i: usize| ns_per(types[i].1).is_some();
+        // Why the weight is the column it is, when the file has no time to read.
+        let mut picked = "";
         let weight = if let Some(wanted) = &options.sample_type {
+            picked = "as asked";
             types.iter().position(|(t, _)| t == wanted).ok_or_else(|| {
                 ParseErrorKind::NoSuchSampleType { wanted: wanted.clone(), types: listed() }.at(self.origin, Span::None)
             })?
@@ -271,8 +320,17 @@ impl<'a> Reader<'a> {
                 .or_else(|| by_name("cpu"))
                 .or_else(|| by_name("wall"))
                 .or_else(|| (0..types.len()).find(|i| is_time(*i)))
-                .or_else(|| types.iter().position(|(_, u)| *u == "count"))
-                .unwrap_or(0)
+                .unwrap_or_else(|| {
+                    // No time at all (a heap or lock profile): as go tool pprof, the
+                    // default_sample_type, else the last type.
+                    if let Some(i) = types.iter().position(|(t, _)| !default.is_empty() && *t == default) {
+                        picked = "the file's default_sample_type";
+                        i
+                    } else {
+                        picked = "the last type, as go tool pprof picks";
+                        types.len() - 1
+                    }
+                })
         };
         let scale = ns_per(types[weight].1);
         let count = types.iter().position(|(_, u)| *u == "count");
@@ -286,10 +344,19 @@ impl<'a> Reader<'a> {
         };
         let two_columns = value_types.len() == 2;
         let mut b = ProfileBuilder::new(SourceFormat::Pprof, value_types);
-        if scale.is_none() && types[weight].1 != "count" {
-            b.warn(format!(
-                "sample type {}/{} is not a time or a count: its values are shown as counts",
-                types[weight].0, types[weight].1
+        if scale.is_none() {
+            // Said every time: the report shows the values as samples, and they may be bytes.
+            let (ty, unit) = types[weight];
+            let what = if unit == "count" { String::new() } else { format!(" (its {unit} are shown as samples)") };
+            // The types named, up to a handful (a file can list thousands).
+            let mut of: Vec<String> = types.iter().take(6).map(|(t, u)| format!("{t}/{u}")).collect();
+            if types.len() > of.len() {
+                of.push(format!("and {} more", types.len() - of.len()));
+            }
+            let why = if types.len() > 1 { format!(": {picked}, of {}", of.join(", ")) } else { String::new() };
+            b.warn(Warning::with_setting(
+                format!("not a CPU profile: no sample type is a time; read sample type {ty}/{unit}{what}{why}"),
+                Setting::SampleType,
             ));
         }
         if scale.is_some() && count.is_none() && period_ns.is_none_or(|p| p <= 0.0) {
@@ -370,6 +437,8 @@ struct StackBuilder<'r, 'a> {
     /// Frames of a location, root first (inlined callees last), with each frame's function name.
     location_frames: FxHashMap<u64, Vec<(FrameId, &'a str)>>,
     functions: FxHashMap<u64, (&'a pprof::protos::Function, Option<cpuprof_model::FuncId>)>,
+    /// The column of each function that has one (see [`StackBuilder::new`]).
+    function_columns: FxHashMap<u64, u32>,
     mappings: FxHashMap<u64, &'a str>,
     drop: Option<regex::Regex>,
     keep: Option<regex::Regex>,
@@ -382,13 +451,27 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
         let mut locations = FxHashMap::default();
         for l in &p.location {
             if l.id == 0 || locations.insert(l.id, l).is_some() {
-                return Err(reader.error(format!("location id {} is zero or appears twice", l.id)));
+                return Err(reader.error(id_error("location", l.id)));
             }
         }
         let mut functions = FxHashMap::default();
         for f in &p.function {
             if f.id == 0 || functions.insert(f.id, (f, None)).is_some() {
-                return Err(reader.error(format!("function id {} is zero or appears twice", f.id)));
+                return Err(reader.error(id_error("function", f.id)));
+            }
+        }
+        // A function's column: profile.proto has no start column, so it is the column of a
+        // line at the function's start line (the declaration, where cpuprof and V8 put it).
+        let mut function_columns: FxHashMap<u64, u32> = FxHashMap::default();
+        for l in &p.location {
+            let Some(columns) = reader.columns.get(&l.id) else { continue };
+            for (line, column) in l.line.iter().zip(columns) {
+                let Some(column) = u32::try_from(*column).ok().filter(|c| *c > 0) else { continue };
+                let start = functions.get(&line.function_id).map_or(0, |(f, _)| f.start_line);
+                if start > 0 && line.line == start {
+                    let known = function_columns.entry(line.function_id).or_insert(column);
+                    *known = (*known).min(column);
+                }
             }
         }
         let mut mappings = FxHashMap::default();
@@ -416,6 +499,7 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
             locations,
             location_frames: FxHashMap::default(),
             functions,
+            function_columns,
             mappings,
             drop,
             keep,
@@ -473,7 +557,8 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
             return Ok(vec![(self.b.frame(Frame { func, line: None, column: None }), "")]);
         }
         let mut out = Vec::with_capacity(location.line.len());
-        for line in location.line.iter().rev() {
+        let columns = self.reader.columns.get(&location.id);
+        for (j, line) in location.line.iter().enumerate().rev() {
             let id = line.function_id;
             let (function, cached) = *self.functions.get(&id).ok_or_else(|| {
                 self.reader
@@ -488,7 +573,7 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
                     name: self.b.intern(name),
                     file: if file.is_empty() { StrId::EMPTY } else { self.b.intern(file) },
                     line: u32::try_from(function.start_line).ok().filter(|l| *l > 0),
-                    column: None,
+                    column: self.function_columns.get(&id).copied(),
                     kind: classify(name, file),
                     tier: None,
                     library: None,
@@ -498,7 +583,8 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
                 func
             };
             let line = u32::try_from(line.line).ok().filter(|l| *l > 0);
-            out.push((self.b.frame(Frame { func, line, column: None }), name));
+            let column = columns.and_then(|c| u32::try_from(*c.get(j)?).ok()).filter(|c| *c > 0 && line.is_some());
+            out.push((self.b.frame(Frame { func, line, column }), name));
         }
         Ok(out)
     }
@@ -508,14 +594,210 @@ impl<'r, 'a> StackBuilder<'r, 'a> {
     }
 }
 
-/// The kind of a pprof function: V8's meta frames by name, code by having a file.
+/// What is wrong with the id of a `what` that is 0 or not the first with its id.
+fn id_error(what: &str, id: u64) -> String {
+    if id == 0 {
+        format!("a {what} has id 0, which profile.proto reserves (ids start at 1)")
+    } else {
+        format!("{what} id {id} appears twice")
+    }
+}
+
+/// The kind of a pprof function: V8's meta frames by name; JavaScript when its file is a
+/// script (see [`is_script`]); anything else is native (Go, Rust, C/C++, the JVM's, .NET's and
+/// Python's frames in profiles of those runtimes), never JavaScript.
 fn classify(name: &str, file: &str) -> FuncKind {
     match (name, file.is_empty()) {
         ("(root)", true) => FuncKind::Root,
         ("(program)", true) => FuncKind::Program,
         ("(idle)", true) => FuncKind::Idle,
         ("(garbage collector)", true) => FuncKind::Gc,
-        (_, true) => FuncKind::Native,
-        (_, false) => FuncKind::Js,
+        (_, false) if is_script(file) => FuncKind::Js,
+        _ => FuncKind::Native,
+    }
+}
+
+/// Whether `file` names JavaScript a JS engine ran: any file but another language's (by its
+/// extension: Go, assembly, Rust, C/C++, Objective-C, Swift, Python, JVM and .NET languages,
+/// Ruby, PHP, …, and native binaries) and Go's `<autogenerated>`. Scripts come as paths, URLs,
+/// Node.js modules (`node:fs`), pages with inline scripts (`.html`), Chrome's `extensions::…`,
+/// so what is not JavaScript is the shorter list.
+pub(crate) fn is_script(file: &str) -> bool {
+    const OTHER: [&str; 50] = [
+        "go", "s", "asm", "rs", "c", "cc", "cpp", "cxx", "c++", "h", "hh", "hpp", "hxx", "inc", "m", "mm", "swift",
+        "py", "pyx", "pyi", "java", "kt", "kts", "scala", "groovy", "clj", "cs", "fs", "vb", "rb", "php", "pl", "pm",
+        "lua", "erl", "ex", "exs", "zig", "d", "nim", "hs", "ml", "dart", "so", "dll", "dylib", "exe", "jar", "class",
+        "o",
+    ];
+    if file.starts_with("node:") || file.starts_with("internal/") {
+        return true;
+    }
+    if file == "<autogenerated>" {
+        return false;
+    }
+    // The path of a URL, without its query or fragment.
+    let path = file.split(['?', '#']).next().unwrap_or(file);
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    !extension.is_some_and(|e| OTHER.contains(&e.as_str()))
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::{classify, is_script};
+    use cpuprof_model::FuncKind;
+
+    #[test]
+    fn scripts_are_javascript_and_other_languages_native() {
+        for file in [
+            "/srv/app/index.js",
+            "file:///srv/app/app.min.mjs",
+            "node:internal/timers",
+            "internal/process/task_queues.js",
+            "webpack:///./src/App.tsx",
+            "http://127.0.0.1:8081/worker.html",
+            "https://example.com/",
+            "extensions::SafeBuiltins",
+            "https://cdn.example.com/app.js?v=3",
+        ] {
+            assert!(is_script(file), "{file}");
+            assert_eq!(classify("f", file), FuncKind::Js, "{file}");
+        }
+        for file in [
+            "/usr/local/go/src/runtime/proc.go",
+            "/usr/local/go/src/runtime/sys_linux_amd64.s",
+            "<autogenerated>",
+            "main.py",
+            "src/Program.cs",
+            "alloc.rs",
+            "C:\\src\\app\\Main.java",
+            "/lib/x86_64-linux-gnu/libc.so",
+        ] {
+            assert!(!is_script(file), "{file}");
+            assert_eq!(classify("f", file), FuncKind::Native, "{file}");
+        }
+        assert_eq!(classify("(program)", ""), FuncKind::Program);
+        assert_eq!(classify("java/lang/Thread.sleep", ""), FuncKind::Native);
+    }
+}
+
+#[cfg(test)]
+mod read_tests {
+    use cpuprof_model::{Setting, ValueType};
+    use pprof::protos::{Function, Line, Location, Message, Profile as Proto, Sample, ValueType as Type};
+
+    use crate::error::Origin;
+    use crate::ParseOptions;
+
+    /// A profile with functions `f` and `g` of `/a.js` (both at line 1), called `main → f` and
+    /// `main → g`, with sample values `values[0]` and `values[1]` of `types`.
+    fn two_stacks(types: &[(&str, &str)], values: [Vec<i64>; 2]) -> Proto {
+        let mut strings: Vec<String> = vec![String::new()];
+        let mut s = |text: &str| {
+            strings.iter().position(|t| t == text).unwrap_or_else(|| {
+                strings.push(text.to_owned());
+                strings.len() - 1
+            }) as i64
+        };
+        let sample_type = types.iter().map(|(t, u)| Type { ty: s(t), unit: s(u) }).collect();
+        let file = s("/a.js");
+        let function = ["main", "f", "g"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Function {
+                id: i as u64 + 1,
+                name: s(name),
+                filename: file,
+                start_line: 1,
+                ..Function::default()
+            })
+            .collect();
+        let location = (1..=3)
+            .map(|id| Location { id, line: vec![Line { function_id: id, line: 1 }], ..Location::default() })
+            .collect();
+        let [a, b] = values;
+        let sample = vec![
+            Sample { location_id: vec![2, 1], value: a, label: vec![] },
+            Sample { location_id: vec![3, 1], value: b, label: vec![] },
+        ];
+        Proto { sample_type, function, location, sample, string_table: strings, ..Proto::default() }
+    }
+
+    fn read(bytes: &[u8], options: &ParseOptions) -> cpuprof_model::Profile {
+        super::parse(bytes, &Origin("t.pb".to_owned()), options).expect("reads")
+    }
+
+    /// Per function name, the values of the samples where it is the leaf.
+    fn leaf_values(p: &cpuprof_model::Profile) -> Vec<(String, Vec<i64>)> {
+        let mut out: Vec<(String, Vec<i64>)> = (0..p.samples.len())
+            .map(|row| {
+                let func = &p.funcs[p.func_of(p.samples.stacks()[row])];
+                let values = (0..p.value_types.len()).map(|k| p.samples.values(k)[row]).collect();
+                (p.strings.get(func.name).to_owned(), values)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_profile_without_time_is_read_by_the_type_go_tool_pprof_shows_and_says_so() {
+        let proto = two_stacks(&[("inuse_objects", "count"), ("inuse_space", "bytes")], [vec![3, 300], vec![1, 5000]]);
+        let p = read(&proto.encode_to_vec(), &ParseOptions::default());
+        assert_eq!(p.value_types, vec![ValueType::SAMPLES]);
+        // The last type, bytes, as go tool pprof: 300 and 5000, not 3 and 1.
+        assert_eq!(leaf_values(&p), vec![("f".to_owned(), vec![300]), ("g".to_owned(), vec![5000])]);
+        let warning = &p.meta.warnings[0];
+        assert_eq!(warning.setting, Some(Setting::SampleType));
+        assert!(warning.message.contains("read sample type inuse_space/bytes"), "{}", warning.message);
+        assert!(warning.message.contains("of inuse_objects/count, inuse_space/bytes"), "{}", warning.message);
+        // default_sample_type wins over the last type.
+        let mut proto = proto;
+        proto.default_sample_type = 1; // the string `inuse_objects`
+        let p = read(&proto.encode_to_vec(), &ParseOptions::default());
+        assert_eq!(leaf_values(&p), vec![("f".to_owned(), vec![3]), ("g".to_owned(), vec![1])]);
+        assert!(p.meta.warnings[0].message.contains("default_sample_type"), "{}", p.meta.warnings[0].message);
+        // A time type is read as time, with no word.
+        let proto = two_stacks(&[("samples", "count"), ("cpu", "nanoseconds")], [vec![3, 30], vec![1, 10]]);
+        let p = read(&proto.encode_to_vec(), &ParseOptions::default());
+        assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
+        assert_eq!(leaf_values(&p), vec![("f".to_owned(), vec![3, 30]), ("g".to_owned(), vec![1, 10])]);
+    }
+
+    /// Appends to `bytes` a location `id` with one line of function `function`, at `line` and `column`.
+    fn location_with_column(bytes: &mut Vec<u8>, id: u8, function: u8, line: u8, column: u8) {
+        // Line { function_id (1), line (2), column (3) } inside Location { id (1), line (4) },
+        // field 4 of Profile; all numbers below 128 are one-byte varints.
+        let line = [0x08, function, 0x10, line, 0x18, column];
+        let mut location = vec![0x08, id, 0x22, line.len() as u8];
+        location.extend_from_slice(&line);
+        bytes.extend_from_slice(&[0x22, location.len() as u8]);
+        bytes.extend_from_slice(&location);
+    }
+
+    #[test]
+    fn line_columns_keep_functions_of_one_line_apart() {
+        // `f` and `g`, renamed `e`: one name, one file, one line; columns 10 and 20.
+        let mut proto = two_stacks(&[("samples", "count")], [vec![3], vec![1]]);
+        let e = proto.string_table.len() as i64;
+        proto.string_table.push("e".to_owned());
+        proto.function[1].name = e;
+        proto.function[2].name = e;
+        let without = proto.location.split_off(1);
+        let mut bytes = proto.encode_to_vec();
+        // Without columns the two are one function.
+        let mut plain = proto.clone();
+        plain.location.extend(without);
+        let p = read(&plain.encode_to_vec(), &ParseOptions::default());
+        assert_eq!(p.funcs.len(), 2, "main and e");
+        location_with_column(&mut bytes, 2, 2, 1, 10);
+        location_with_column(&mut bytes, 3, 3, 1, 20);
+        let p = read(&bytes, &ParseOptions::default());
+        assert_eq!(p.funcs.len(), 3, "main and two e");
+        let mut columns: Vec<(Option<u32>, i64)> = (0..p.samples.len())
+            .map(|row| (p.funcs[p.func_of(p.samples.stacks()[row])].column, p.samples.values(0)[row]))
+            .collect();
+        columns.sort();
+        assert_eq!(columns, vec![(Some(10), 3), (Some(20), 1)]);
     }
 }

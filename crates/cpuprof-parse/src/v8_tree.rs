@@ -58,6 +58,32 @@ impl RawCallFrame<'_> {
     }
 }
 
+impl RawCallFrame<'static> {
+    /// A frame from its parts (legacy `.cpuprofile` nodes carry them flat); positions 0-based.
+    pub(crate) fn from_parts(
+        function_name: String,
+        script_id: ScriptId<'static>,
+        url: String,
+        line_number: i64,
+        column_number: i64,
+    ) -> Self {
+        RawCallFrame {
+            function_name: LossyStr(Cow::Owned(function_name)),
+            script_id,
+            url: LossyStr(Cow::Owned(url)),
+            line_number,
+            column_number,
+        }
+    }
+
+    /// A frame known only by its name (trace-event stack frames): no url or position. `js`
+    /// frames read as JavaScript, the others as V8's meta and native frames do (a nonzero
+    /// script id is what tells them apart).
+    pub(crate) fn named(name: String, js: bool) -> RawCallFrame<'static> {
+        RawCallFrame::from_parts(name, ScriptId::Number(if js { -1 } else { 0 }), String::new(), -1, -1)
+    }
+}
+
 /// A JSON string that may hold lone UTF-16 surrogates (`"\ud800"`), which V8 never writes but
 /// hand-made and third-party files do: they become U+FFFD instead of failing the whole file.
 /// Borrowed from the input when it has no escapes.
@@ -455,6 +481,11 @@ impl Tree {
         if let Some(node) = self.nodes.get_mut(position as usize) {
             node.ticks = ticks;
         }
+    }
+
+    /// Whether the node at `position` is a `(program)` meta node.
+    pub(crate) fn is_program_node(&self, position: usize) -> bool {
+        self.nodes.get(position).is_some_and(|n| n.kind == FuncKind::Program)
     }
 
     pub(crate) fn position(&self, id: u64) -> Option<u32> {

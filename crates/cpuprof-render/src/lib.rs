@@ -23,6 +23,7 @@ mod writers;
 pub use error::RenderError;
 pub use reports::{regression_text, render_diff, render_top, DiffDocument, Format, TopDocument};
 pub use writers::cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
+pub use writers::flamegraph::render_empty_flamegraph;
 pub use writers::flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
 pub use writers::pprof::render_pprof;
 

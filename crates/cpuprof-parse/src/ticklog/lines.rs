@@ -6,12 +6,15 @@
 
 use rayon::prelude::*;
 
-/// A tick as written: `tick,pc,time,is_ext_cb,tos_or_cb,vmstate,frame…`.
+/// A tick as written: `tick,pc,time,is_ext_cb,tos_or_cb,vmstate,frame…`; before 2013 V8
+/// wrote the stack pointer (`0x…`) where the time is now, and some logs a bare `0` as tos.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Tick {
     pub(super) pc: u64,
     pub(super) tos: u64,
     pub(super) time_us: i64,
+    /// False for the pre-2013 form: `time_us` is then 0.
+    pub(super) timed: bool,
     /// Hash of pc, tos, flags and frames: equal stacks (under one code map) hash equal.
     pub(super) hash: u64,
     /// First frame in [`Batch::addrs`].
@@ -95,13 +98,18 @@ const MAX_FRAMES: usize = 4096;
 fn parse_tick(fields: &[u8], addrs: &mut Vec<u64>) -> Option<Tick> {
     let mut cursor = Cursor { bytes: fields, at: 0 };
     let pc = cursor.hex()?;
-    let time_us = cursor.int()?;
+    // The pre-2013 form has the stack pointer here, which says nothing about the stack.
+    let timed = cursor.peek_hex().is_none();
+    let time_us = if timed { cursor.int()? } else { cursor.hex().map(|_| 0)? };
     let external = match cursor.int()? {
         0 => false,
         1 => true,
         _ => return None,
     };
-    let tos = cursor.hex()?;
+    let tos = match cursor.peek_hex() {
+        Some(()) => cursor.hex()?,
+        None => u64::try_from(cursor.int()?).ok()?,
+    };
     let state = u8::try_from(cursor.int()?).ok()?;
     let first = addrs.len();
     let mut hash = mix(mix(mix(SEED, pc), tos), u64::from(state) << 1 | u64::from(external));
@@ -136,7 +144,7 @@ fn parse_tick(fields: &[u8], addrs: &mut Vec<u64>) -> Option<Tick> {
     }
     let frame_count = (addrs.len() - first) as u32;
     hash = mix(hash, u64::from(frame_count));
-    Some(Tick { pc, tos, time_us, hash: finish(hash), frames: first as u32, frame_count, state, external })
+    Some(Tick { pc, tos, time_us, timed, hash: finish(hash), frames: first as u32, frame_count, state, external })
 }
 
 const SEED: u64 = 0x243f_6a88_85a3_08d3;
@@ -210,6 +218,11 @@ impl Cursor<'_> {
             Some(i) => self.at += i + 1,
             None => self.at = self.bytes.len(),
         }
+    }
+
+    /// `Some` when the next field starts with `0x`.
+    fn peek_hex(&self) -> Option<()> {
+        self.bytes.get(self.at..self.at + 2).filter(|p| *p == b"0x").map(|_| ())
     }
 
     /// `0x…` hex, the only way V8 writes addresses.
@@ -290,6 +303,11 @@ mod tests {
         // Relative frames and overflow markers.
         let (_, frames) = one("tick,0x100,1,0,0x0,0,+10,-8,overflow,0x5").unwrap();
         assert_eq!(frames, vec![0x110, 0x108, 0x5]);
+        // The pre-2013 form: stack pointer instead of time, tos as a bare 0.
+        let (t, frames) = one("tick,0x8123b5c,0xffdff1a0,0,0,0,0xf541d1a1,0xf541ceea").unwrap();
+        assert_eq!((t.pc, t.timed, t.time_us, t.tos, t.state), (0x0812_3b5c, false, 0, 0, 0));
+        assert_eq!(frames, vec![0xf541_d1a1, 0xf541_ceea]);
+        assert!(one("tick,0x1,2,0,0x0,0").unwrap().0.timed);
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod codemap;
 mod input;
 mod lines;
 mod names;
+pub(crate) mod preprocess;
 mod records;
 mod stacks;
 
@@ -108,6 +109,14 @@ struct Decoder {
     unknown_moves: Skipped,
     /// The leaf frame of each row, to count ticks per library.
     row_leaf: Vec<FrameId>,
+    /// An older log that quotes its strings (`shared-library,"/x"`, `profiler,"begin"`).
+    quoted: bool,
+    /// The v8-version line names a V8 older than 6.3: VM states have the older numbering.
+    old_states: bool,
+    /// Ticks in the pre-2013 form (stack pointer where the time is now).
+    untimed: u64,
+    /// The pseudo-frame of ticks without a pc, by VM state.
+    no_pc: FxHashMap<VmState, FrameId>,
 }
 
 impl Decoder {
@@ -143,6 +152,10 @@ impl Decoder {
             malformed: Skipped::default(),
             unknown_moves: Skipped::default(),
             row_leaf: Vec::new(),
+            quoted: false,
+            old_states: false,
+            untimed: 0,
+            no_pc: FxHashMap::default(),
         }
     }
 
@@ -170,6 +183,15 @@ impl Decoder {
             let message = "no v8-version, shared-library or tick line: this is not a V8 tick log".to_owned();
             return Err(ParseErrorKind::UnknownFormat(message).at(origin, Span::LineCol { line: 1, column: 1 }));
         }
+        if self.untimed > 0 {
+            self.builder.warn(format!(
+                "{} tick(s) have no time (the pre-2013 form, with the stack pointer in its place): \
+                 placed one sampling interval apart",
+                self.untimed
+            ));
+            // Logs of that age gave the interval in milliseconds (`profiler,"begin",1`).
+            self.interval_us = self.interval_us.map(|ms| ms.saturating_mul(1000));
+        }
         let interval_ns = self
             .interval_us
             .unwrap_or_else(|| {
@@ -182,6 +204,8 @@ impl Decoder {
         match &self.version {
             Some((1, _)) => {}
             Some((line, _)) => self.builder.warn(format!("the v8-version line is line {line}, not the first")),
+            // V8 before 5.x (which quoted its strings) wrote no v8-version line.
+            None if self.quoted => {}
             None => self.builder.warn("no v8-version line: not a complete V8 tick log, read anyway".to_owned()),
         }
         self.warnings(carry);

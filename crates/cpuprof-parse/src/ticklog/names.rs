@@ -1,4 +1,65 @@
-//! Names in code-creation lines: V8's escapes and the `fn script:line:col` layout.
+//! Names in code-creation lines: V8's escapes, the quoting of older logs and the
+//! `fn script:line:col` layout.
+
+use std::borrow::Cow;
+
+/// Splits a line of an older log (V8 before 6.x wrote strings as `"…"`: `shared-library,"/x"`,
+/// `profiler,"begin",1000`, names in `code-creation`) into fields, taking the quotes off.
+/// A field is quoted when it starts with `"` and a `"` followed by a comma or the line end
+/// closes it; inside, `""` and `\"` stand for a quote. Anything else is split at commas.
+pub(super) fn split_quoted(line: &str) -> Vec<Cow<'_, str>> {
+    let bytes = line.as_bytes();
+    let mut fields = Vec::new();
+    let mut at = 0;
+    loop {
+        if bytes.get(at) == Some(&b'"') {
+            if let Some((text, next)) = quoted_field(line, at) {
+                fields.push(text);
+                let Some(after) = next else { return fields };
+                at = after;
+                continue;
+            }
+        }
+        let Some(i) = memchr::memchr(b',', &bytes[at..]) else {
+            fields.push(Cow::Borrowed(&line[at..]));
+            return fields;
+        };
+        fields.push(Cow::Borrowed(&line[at..at + i]));
+        at += i + 1;
+    }
+}
+
+/// The quoted field starting at `start` (a `"`) and where the next field starts (`None` at
+/// the line end); `None` when no closing quote ends a field.
+fn quoted_field(line: &str, start: usize) -> Option<(Cow<'_, str>, Option<usize>)> {
+    let bytes = line.as_bytes();
+    let mut text: Option<String> = None;
+    let mut i = start + 1;
+    let mut copied = i;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (b'"', None | Some(b',')) => {
+                let field = match text {
+                    Some(mut owned) => {
+                        owned.push_str(&line[copied..i]);
+                        Cow::Owned(owned)
+                    }
+                    None => Cow::Borrowed(&line[start + 1..i]),
+                };
+                return Some((field, (i + 1 < bytes.len()).then_some(i + 2)));
+            }
+            (b'"' | b'\\', Some(b'"')) => {
+                let owned = text.get_or_insert_with(String::new);
+                owned.push_str(&line[copied..i]);
+                owned.push('"');
+                i += 2;
+                copied = i;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
 
 /// Undoes V8's log escaping: `\\`, `\n`, `\xHH` (one UTF-16 unit ≤ 0xFF) and `\uHHHH`
 /// (surrogate pairs joined). A backslash that starts none of these is literal: V8 writes
@@ -94,6 +155,22 @@ fn split_number(text: &str) -> Option<(&str, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_fields() {
+        let split = |line| split_quoted(line).into_iter().map(Cow::into_owned).collect::<Vec<_>>();
+        assert_eq!(split(r#"profiler,"begin",1000"#), ["profiler", "begin", "1000"]);
+        assert_eq!(split(r#"shared-library,"/usr/local/bin/node",0x1,0x2,0"#)[1], "/usr/local/bin/node");
+        assert_eq!(
+            split(r#"code-creation,LazyCompile,5,1,0x10,166,"d /a,b.js:20:11",0x45,*"#),
+            ["code-creation", "LazyCompile", "5", "1", "0x10", "166", "d /a,b.js:20:11", "0x45", "*"]
+        );
+        assert_eq!(split(r#"a,"say ""hi"" \"now\"","",x"#), ["a", r#"say "hi" "now""#, "", "x"]);
+        assert_eq!(split(r#"a,"x""#), ["a", "x"]);
+        assert_eq!(split("a,,b,"), ["a", "", "b", ""]);
+        // No closing quote: the field is split at commas as it is.
+        assert_eq!(split(r#"a,"open,b"#), ["a", "\"open", "b"]);
+    }
 
     #[test]
     fn escapes() {

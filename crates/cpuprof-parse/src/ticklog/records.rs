@@ -4,7 +4,7 @@
 use cpuprof_model::{FuncKind, Tier};
 
 use super::codemap::{Code, Entry, Name};
-use super::names::unescape;
+use super::names::{split_quoted, unescape};
 use super::Decoder;
 
 /// Why a line was skipped, with the first line it happened on.
@@ -30,6 +30,10 @@ pub(super) struct Pending {
     pub(super) text: String,
     pub(super) parts: u32,
 }
+
+/// The first V8 (major, minor) whose VM states include PARSER and BYTECODE_COMPILER; older
+/// logs number JS, GC, COMPILER, OTHER, EXTERNAL, IDLE from 0.
+pub(super) const FIRST_PARSER_STATE: (u32, u32) = (6, 3);
 
 /// A function name with more raw line breaks than this is not put back together.
 pub(super) const MAX_NAME_LINES: u32 = 8;
@@ -115,12 +119,26 @@ impl Decoder {
                 return;
             }
         }
-        let fields: Vec<&str> = text.split(',').collect();
+        if !self.quoted && (tag == "shared-library" || tag == "profiler") {
+            // Older V8 quoted its strings; the libraries and `profiler` come before any code.
+            self.quoted = text.as_bytes().get(tag.len() + 1) == Some(&b'"');
+        }
+        let unquoted;
+        let fields: Vec<&str> = if self.quoted && text.contains('"') {
+            unquoted = split_quoted(&text);
+            unquoted.iter().map(AsRef::as_ref).collect()
+        } else {
+            text.split(',').collect()
+        };
         let line = self.line;
         let ok = match fields[0] {
             "v8-version" => {
                 if self.version.is_none() {
                     self.version = Some((line, fields[1..].join(".")));
+                    let number = |i: usize| fields.get(i).and_then(|f| f.parse::<u32>().ok());
+                    if let (Some(major), Some(minor)) = (number(1), number(2)) {
+                        self.old_states = (major, minor) < FIRST_PARSER_STATE;
+                    }
                 }
                 true
             }
@@ -131,6 +149,9 @@ impl Decoder {
                         self.changed(None);
                         true
                     }
+                    // macOS logs list libraries whose text V8 found empty (start = end): they
+                    // cover no address.
+                    (Some(_), Some(start), Some(end)) => start == end,
                     _ => false,
                 }
             }
@@ -189,6 +210,15 @@ impl Decoder {
     /// `code-creation,type,kind,time,start,size,name[,sfi,state]`; `incomplete` says what to
     /// do with a JavaScript line without sfi and state. False when malformed.
     pub(super) fn code_creation(&mut self, fields: &[&str], incomplete: Incomplete) -> bool {
+        let with_time: Vec<&str>;
+        let fields = if fields.len() >= 6 && fields[3].starts_with("0x") {
+            // Before V8 5.x: `code-creation,type,kind,start,size,name[,func,state]`, no time.
+            with_time = fields[..3].iter().chain(&[""]).chain(&fields[3..]).copied().collect();
+            &with_time[..]
+        } else {
+            fields
+        };
+        let incomplete = if self.quoted { Incomplete::Keep } else { incomplete };
         let n = fields.len();
         if n < 7 {
             return false;

@@ -78,7 +78,13 @@ impl Decoder {
 
     pub(super) fn tick(&mut self, tick: &Tick, frames: &[u64]) {
         self.ticks += 1;
-        let t = tick.time_us;
+        let t = if tick.timed {
+            tick.time_us
+        } else {
+            // No time: the ticks are one interval apart (a millisecond, in logs of that age).
+            self.untimed += 1;
+            i64::try_from(self.untimed - 1).unwrap_or(i64::MAX).saturating_mul(1000)
+        };
         self.time_range = Some(self.time_range.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
         let head = [tick.pc, tick.tos, u64::from(tick.state) << 1 | u64::from(tick.external)];
         let keys = &self.keys;
@@ -94,7 +100,7 @@ impl Decoder {
             found => {
                 let stale = found.is_some();
                 let (stack, leaf) = self.stack_of(tick, frames);
-                let row = self.row_of(stack, leaf, VmState::from_tag(i64::from(tick.state)));
+                let row = self.row_of(stack, leaf, self.vm_state(tick.state));
                 if stale {
                     if let Some(c) = self.cache.find_mut(tick.hash, |c| {
                         c.hash == tick.hash && {
@@ -149,10 +155,18 @@ impl Decoder {
         scratch.clear();
         let leaf = if tick.external { tick.tos } else { tick.pc };
         let mut handler = None;
-        match self.resolve(leaf) {
-            Resolved::Found(frame, Code::BytecodeHandler) => handler = Some(frame),
-            Resolved::Found(frame, _) => scratch.push(frame),
-            Resolved::Miss => scratch.push(self.unaccounted()),
+        if leaf == 0 && !tick.external {
+            // No pc at all: time in the VM outside any code (V8 logs these, mostly in state
+            // OTHER), not code that nothing covers. Named by the state, as `(program)` is in a
+            // .cpuprofile.
+            let frame = self.no_pc_frame(self.vm_state(tick.state));
+            scratch.push(frame);
+        } else {
+            match self.resolve(leaf) {
+                Resolved::Found(frame, Code::BytecodeHandler) => handler = Some(frame),
+                Resolved::Found(frame, _) => scratch.push(frame),
+                Resolved::Miss => scratch.push(self.unaccounted()),
+            }
         }
         if !tick.external && tick.tos != 0 {
             if let Resolved::Found(frame, Code::Js) = self.resolve(tick.tos) {
@@ -206,6 +220,39 @@ impl Decoder {
         self.known.insert_unique(hash, known, |k| k.hash);
         self.scratch = scratch;
         (stack, leaf)
+    }
+
+    /// The VM state of a tick's numeric tag, in the numbering of the log's V8.
+    pub(super) fn vm_state(&self, tag: u8) -> VmState {
+        if self.old_states || (self.quoted && self.version.is_none()) {
+            match tag {
+                0 => VmState::Js,
+                1 => VmState::Gc,
+                2 => VmState::Compiler,
+                3 => VmState::Other,
+                4 => VmState::External,
+                5 => VmState::Idle,
+                _ => VmState::Unknown,
+            }
+        } else {
+            VmState::from_tag(i64::from(tag))
+        }
+    }
+
+    /// The pseudo-frame of ticks without a pc in `state`: `(OTHER)`, `(GC)`, … (V8's names).
+    pub(super) fn no_pc_frame(&mut self, state: VmState) -> FrameId {
+        if let Some(frame) = self.no_pc.get(&state) {
+            return *frame;
+        }
+        let kind = match state {
+            VmState::Gc => FuncKind::Gc,
+            VmState::Idle => FuncKind::Idle,
+            _ => FuncKind::Program,
+        };
+        let func = self.plain_func(&format!("({})", state.as_str()), kind);
+        let frame = self.builder.frame(Frame { func, line: None, column: None });
+        self.no_pc.insert(state, frame);
+        frame
     }
 
     pub(super) fn unaccounted(&mut self) -> FrameId {

@@ -299,3 +299,143 @@ fn a_gzip_stream_cut_short_gives_what_came_before() {
     assert!(ticks > 0 && ticks < 2000, "{ticks}");
     assert!(p.meta.warnings.iter().any(|w| w.contains("the input is damaged after")), "{:?}", p.meta.warnings);
 }
+
+/// Hand-made from node 8's log format (V8 6.0): strings quoted, a zero-size macOS library,
+/// ticks without a pc in state 3 (OTHER in V8 6.0's numbering) and a pc in no code.
+#[test]
+fn node8_quoted_log() {
+    let log = "v8-version,6,0,287,53,0\n\
+        shared-library,\"/usr/local/bin/node\",0x100000,0x200000,0\n\
+        shared-library,\"/usr/lib/empty, with comma.dylib\",0x300000,0x300000,0\n\
+        profiler,\"begin\",250\n\
+        code-creation,LazyCompile,5,14007,0x1000,166,\" :1:1\",0x45,\n\
+        code-creation,LazyCompile,5,14007,0x2000,100,\"d /Users/a b/simple.js:20:11\",0x46,*\n\
+        code-creation,Stub,2,4000,0x3000,50,\"CEntryStub\"\n\
+        tick,0x2010,10,0,0x0,0,0x1010\n\
+        tick,0x2020,11,0,0x0,0,0x1010\n\
+        tick,0x0,12,0,0x0,3\n\
+        tick,0x0,13,0,0x0,1\n\
+        tick,0x150000,14,0,0x0,4,0x2010,0x1010\n\
+        tick,0x9000,15,0,0x0,0\n";
+    let p = parse_text(log);
+    assert_eq!(
+        stacks(&p),
+        vec![
+            (vec!["(GC)".into()], 1),
+            (vec!["(OTHER)".into()], 1),
+            (vec!["(unaccounted)".into()], 1),
+            (vec!["d".into(), String::new()], 2),
+            (vec!["node".into(), "d".into(), String::new()], 1),
+        ]
+    );
+    let d = p.funcs.as_slice().iter().find(|f| p.strings.get(f.name) == "d").unwrap();
+    assert_eq!((p.strings.get(d.file), d.line, d.column), ("/Users/a b/simple.js", Some(20), Some(11)));
+    let kinds: Vec<(&str, FuncKind)> = p
+        .funcs
+        .as_slice()
+        .iter()
+        .map(|f| (p.strings.get(f.name), f.kind))
+        .filter(|(n, _)| n.starts_with('('))
+        .collect();
+    assert!(kinds.contains(&("(OTHER)", FuncKind::Program)) && kinds.contains(&("(GC)", FuncKind::Gc)), "{kinds:?}");
+    // 4 is EXTERNAL in V8 6.0, COMPILER in V8 11.
+    assert!(p.samples.vm_states().unwrap().contains(&VmState::External));
+    assert_eq!(p.meta.interval_ns, Some(250_000));
+    // Only the missing symbols of the library the log names are worth a warning.
+    assert!(
+        p.meta.warnings.iter().all(|w| w.starts_with("no symbols for /usr/local/bin/node")),
+        "{:?}",
+        p.meta.warnings
+    );
+    assert!(p.libraries.as_slice().iter().all(|l| p.strings.get(l.path) == "/usr/local/bin/node"));
+}
+
+/// The pre-2013 forms, as V8's own tick processor test log writes them: code-creation without
+/// a time, ticks with the stack pointer in place of the time and a bare `0` as tos.
+#[test]
+fn pre_2013_log() {
+    let log = "shared-library,\"shell\",0x08048000,0x081ee000\n\
+        profiler,\"begin\",1\n\
+        code-creation,Script,0,0xf541cd80,736,\"exp.js\"\n\
+        code-creation,LazyCompile,0,0xf541d120,145,\"exp native math.js:41\"\n\
+        function-creation,0xf441d280,0xf541d120\n\
+        code-creation,LoadIC,0,0xf541d280,117,\"j\"\n\
+        tick,0x80f82d1,0xffdfe880,0,0,0,0xf541ce5c\n\
+        tick,0xf541d2be,0xffdff1e4,0,0,0\n\
+        tick,0xf7edec90,0xffdff0ec,0,0,0,0xf541d1a1,0xf541ceea\n\
+        profiler,\"end\"\n";
+    let p = parse_text(log);
+    assert_eq!(
+        stacks(&p),
+        vec![
+            (vec!["(unaccounted)".into(), "exp native math.js:41".into(), "exp.js".into()], 1),
+            (vec!["LoadIC: j".into()], 1),
+            (vec!["shell".into(), "exp.js".into()], 1),
+        ]
+    );
+    // The interval was in milliseconds then; the ticks are placed 1 ms apart.
+    assert_eq!(p.meta.interval_ns, Some(1_000_000));
+    assert_eq!(p.meta.duration_ns, Some(3_000_000));
+    assert_eq!(p.meta.warnings.len(), 1, "{:?}", p.meta.warnings);
+    assert!(p.meta.warnings[0].contains("3 tick(s) have no time"), "{:?}", p.meta.warnings);
+}
+
+/// Hand-made from the layout of `node --prof-process --preprocess` (V8's `JsonProfile`):
+/// `s` is leaf-first `code index, offset` pairs, `-1, address` for no code.
+#[test]
+fn preprocess_json() {
+    let json = r#"{
+      "code": [
+        {"name": "/usr/bin/node", "type": "SHARED_LIB"},
+        {"name": "T start", "type": "CPP"},
+        {"name": "Wide", "timestamp": 1, "type": "CODE", "kind": "BytecodeHandler"},
+        {"name": "work /a.js:3:10", "type": "JS", "kind": "Opt", "func": 0, "tm": 5},
+        {"name": " /a.js:1:1", "type": "JS", "kind": "Unopt", "func": 1, "tm": 4,
+         "source": {"script": 1, "start": 0, "end": 9, "positions": "", "inlined": "", "fns": []}},
+        {"name": "An IC handler", "timestamp": 2, "type": "CODE", "kind": "Handler"}
+      ],
+      "functions": [{"name": "work /a.js:3:10", "codes": [3]}, {"name": " /a.js:1:1", "codes": [4]}],
+      "ticks": [
+        {"tm": 1000, "vm": 0, "s": [3, 16, 4, 8]},
+        {"tm": 2000, "vm": 0, "s": [2, 4, 3, 16, 4, 8]},
+        {"tm": 3000, "vm": 6, "s": [1, 99, -1, 4096, 4, 8]},
+        {"tm": 4000, "vm": 5, "s": [-1, 0]},
+        {"tm": 5000, "vm": 1, "s": [-1, 77, 4, 8]},
+        {"tm": 6000, "vm": 0, "s": [5, 1]},
+        {"tm": 6500, "vm": 0, "s": [0, 1]}
+      ],
+      "scripts": []
+    }"#;
+    let origin = Origin("x.json".into());
+    let forced = ParseOptions { format: Some(SourceFormat::PreprocessJson), ..ParseOptions::default() };
+    let p = crate::parse(json.as_bytes(), &origin, &forced).unwrap();
+    assert_eq!(p.meta.format, SourceFormat::PreprocessJson);
+    assert_eq!(
+        stacks(&p),
+        vec![
+            (vec!["(OTHER)".into()], 1),
+            (vec!["(unaccounted)".into(), String::new()], 1),
+            (vec!["Handler: An IC handler".into()], 1),
+            (vec!["node".into()], 1),
+            (vec!["start".into(), String::new()], 1),
+            // The bytecode handler is passed over: its tick is the function's.
+            (vec!["work".into(), String::new()], 1),
+            (vec!["work".into(), String::new()], 1),
+        ]
+    );
+    assert_eq!(p.meta.duration_ns, Some(5_500_000 + 1_000_000));
+    assert!(p.meta.warnings.iter().any(|w| w.contains("1 caller frame(s) were in no code")), "{:?}", p.meta.warnings);
+    assert_eq!(crate::sniff(json.as_bytes()), Some(SourceFormat::PreprocessJson));
+
+    for (bad, expected) in [
+        (r#"{"code": [], "ticks": [{"tm": 1, "vm": 0, "s": [0, 1]}]}"#, "code index 0 is not in `code`"),
+        (r#"{"code": [], "ticks": [{"tm": 1, "vm": 0, "s": [0]}]}"#, "not code/offset pairs"),
+        (r#"{"code": [{"type": "JS"}], "ticks": []}"#, "missing field `name`"),
+        (r#"{"ticks": [], "code": []}"#, "`ticks` comes before `code`"),
+        (r#"{"code": []}"#, "missing `ticks`"),
+    ] {
+        let e = crate::parse(bad.as_bytes(), &origin, &forced).unwrap_err();
+        assert!(e.to_string().contains(expected), "{bad}: {e}");
+        assert!(e.to_string().starts_with("x.json"), "{e}");
+    }
+}

@@ -85,6 +85,42 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
     Ok(svg)
 }
 
+/// The SVG of a profile with nothing to draw (no samples, or none left after the filters): the
+/// title, the subtitle and a line saying so, in a valid SVG of inferno's width. (inferno itself
+/// writes an error image and fails on empty input.)
+pub fn render_empty_flamegraph(options: &FlameOptions) -> Vec<u8> {
+    let width = options.width.unwrap_or(1200);
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"{width}\" height=\"90\" \
+         viewBox=\"0 0 {width} 90\" xmlns=\"http://www.w3.org/2000/svg\">\n<title>{title}</title>\n\
+         <rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#eeeeee\"/>\n\
+         <text x=\"50%\" y=\"24\" text-anchor=\"middle\" font-family=\"Verdana\" font-size=\"17\">{title}</text>\n\
+         <text x=\"50%\" y=\"48\" text-anchor=\"middle\" font-family=\"Verdana\" font-size=\"12\" fill=\"#a0a0a0\">{subtitle}</text>\n\
+         <text x=\"50%\" y=\"72\" text-anchor=\"middle\" font-family=\"Verdana\" font-size=\"12\">no samples to draw</text>\n</svg>\n",
+        title = xml_text(&options.title),
+        subtitle = xml_text(&options.subtitle),
+    );
+    svg.into_bytes()
+}
+
+/// `text` as XML character data: [`xml_safe`], then `&`, `<`, `>` and quotes as entities.
+fn xml_text(text: &str) -> String {
+    let safe = xml_safe(text);
+    let mut out = String::with_capacity(safe.len());
+    for c in safe.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A differential flame graph: inferno's, widths from `new` and colour from the change in
 /// self weight (red grew, blue shrank). Weights are multiplied by `base_scale` /
 /// `new_scale` first (1 / runs per side, say). On top of inferno:

@@ -2,19 +2,26 @@
 //!
 //! Sample types `samples/count` and `cpu/nanoseconds` — `wall/nanoseconds` when the profile
 //! has `(idle)` time, as V8 profiles of idle processes do — with the period and duration set.
-//! One function per model function (name, file, start line), one location per frame (its line:
-//! the sampled line when the format has one, else the function's start line), one sample per
-//! stack. The same profile always gives the same bytes.
+//! One function per model function (name, file, start line), one location per frame (its line
+//! and column: the sampled ones when the format has them, else the function's start), one
+//! sample per stack. The same profile always gives the same bytes.
 
 use std::collections::HashMap;
 
 use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueKind, ValueUnit};
-use pprof::protos::{Function, Line, Location, Message, Profile as Proto, Sample, ValueType};
+use pprof::protos::{Function, Message, Profile as Proto, Sample, ValueType};
+#[cfg(test)]
+use pprof::protos::{Line, Location};
 
 /// Encodes `profile` as pprof; gzipped unless `gzip` is false.
 pub fn render_pprof(profile: &Profile, gzip: bool) -> Vec<u8> {
-    let proto = to_proto(profile);
-    let bytes = proto.encode_to_vec();
+    let (proto, locations) = to_proto(profile);
+    let mut bytes = proto.encode_to_vec();
+    // The locations follow the other fields: a repeated field's elements may come anywhere in a
+    // message, and decoders (prost, Go's profile package, protobufjs) append them in order.
+    for location in &locations {
+        location.encode(&mut bytes);
+    }
     if gzip {
         crate::gzip(&bytes)
     } else {
@@ -47,7 +54,8 @@ impl Strings {
     }
 }
 
-fn to_proto(profile: &Profile) -> Proto {
+/// The profile without its locations, and the locations (see [`LocationOut`]).
+fn to_proto(profile: &Profile) -> (Proto, Vec<LocationOut>) {
     let mut strings = Strings::new();
     let count_column = profile.value_index(ValueUnit::Count);
     let time_column = profile.value_index(ValueUnit::Nanoseconds);
@@ -93,17 +101,23 @@ fn to_proto(profile: &Profile) -> Proto {
             }
         })
         .collect();
-    let location = profile
+    let location: Vec<LocationOut> = profile
         .frames
         .as_slice()
         .iter()
         .enumerate()
         .map(|(i, frame)| {
-            let line = frame.line.or(profile.funcs[frame.func].line).map_or(0, i64::from);
-            Location {
+            // The frame's line and column, else the function's (they go together).
+            let func = &profile.funcs[frame.func];
+            let (line, column) = match frame.line {
+                Some(line) => (line, frame.column),
+                None => (func.line.unwrap_or(0), func.line.and(func.column)),
+            };
+            LocationOut {
                 id: i as u64 + 1,
-                line: vec![Line { function_id: frame.func.index() as u64 + 1, line }],
-                ..Location::default()
+                function_id: frame.func.index() as u64 + 1,
+                line: i64::from(line),
+                column: column.map_or(0, i64::from),
             }
         })
         .collect();
@@ -118,16 +132,84 @@ fn to_proto(profile: &Profile) -> Proto {
         sample.push(Sample { location_id, value, label: Vec::new() });
     }
     let period = profile.meta.interval_ns.unwrap_or(0);
-    Proto {
+    let proto = Proto {
         default_sample_type: if times.is_some() { time_type.ty } else { 0 },
         sample_type,
         sample,
-        location,
         function,
         duration_nanos: profile.meta.duration_ns.unwrap_or(0),
         period_type: Some(if times.is_some() { time_type } else { count_type }),
         period: if times.is_some() { period } else { 1 },
         string_table: strings.table,
         ..Proto::default()
+    };
+    (proto, location)
+}
+
+/// A `Location` with one `Line`, encoded here rather than with the `pprof` crate's generated
+/// types: they predate `Line.column` (field 3, added to profile.proto in 2023), which keeps
+/// functions of a minified file that share a name, file and line apart. Readers that predate it
+/// skip the field, as protobuf readers skip any unknown field.
+struct LocationOut {
+    id: u64,
+    function_id: u64,
+    line: i64,
+    column: i64,
+}
+
+impl LocationOut {
+    /// Appends the location as field 4 of `Profile`, in the layout prost gives it.
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut line = Vec::with_capacity(24);
+        field_varint(&mut line, 1, self.function_id);
+        field_varint(&mut line, 2, self.line as u64);
+        field_varint(&mut line, 3, self.column as u64);
+        let mut location = Vec::with_capacity(32);
+        field_varint(&mut location, 1, self.id);
+        field_bytes(&mut location, 4, &line);
+        field_bytes(out, 4, &location);
+    }
+}
+
+/// A varint field, left out when 0 (proto3's default).
+fn field_varint(out: &mut Vec<u8>, field: u64, value: u64) {
+    if value != 0 {
+        varint(out, field << 3);
+        varint(out, value);
+    }
+}
+
+/// A length-delimited field.
+fn field_bytes(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
+    varint(out, field << 3 | 2);
+    varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+fn varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand-encoded location decodes with prost's generated types as the same location
+    /// (the column aside, which they do not know), and the bytes are protobuf's by hand.
+    #[test]
+    fn locations_decode_with_the_generated_types() {
+        let out = LocationOut { id: 300, function_id: 2, line: 1, column: 1547 };
+        let mut bytes = Vec::new();
+        out.encode(&mut bytes);
+        // field 4 (0x22), 12 bytes: id 300 (08 ac 02), line (22, 7 bytes): function 2 (08 02),
+        // line 1 (10 01), column 1547 (18 8b 0c).
+        assert_eq!(bytes, [0x22, 12, 0x08, 0xac, 0x02, 0x22, 7, 0x08, 2, 0x10, 1, 0x18, 0x8b, 0x0c]);
+        let proto = Proto::decode(bytes.as_slice()).unwrap();
+        let want = Location { id: 300, line: vec![Line { function_id: 2, line: 1 }], ..Location::default() };
+        assert_eq!(proto.location, vec![want]);
     }
 }

@@ -1,0 +1,667 @@
+//! Linux `perf script` text: what `perf record -g node --perf-basic-prof app.js; perf script`
+//! writes, one event line per sample and its stack below it, innermost frame first:
+//!
+//! ```text
+//! node 22755   392.639308:    1001001 cpu-clock:ppp:
+//!         7f92a8005c1d JS:*fib /tmp/w.js:1:13+0x9d (/tmp/perf-22755.map)
+//!               871ec4 node::Start+0x154 (/usr/bin/node)
+//!     ffffffff8158e7b1 filemap_map_pages+0x1d1 ([kernel.kallsyms])
+//! ```
+//!
+//! - The stacks are folded by inferno's own `collapse::perf` (the reference implementation of
+//!   `stackcollapse-perf`), with its defaults: symbol offsets and argument lists dropped, no
+//!   addresses, the process name (`comm`) as the root frame, and only the samples of the first
+//!   event type (`cpu-clock`, `cycles`, …), as it does; one warning counts those of other types.
+//!   Each sample counts once: the period perf may print before the event name is not a
+//!   weight here (it is in cycles for `cycles`), so the profile holds sample counts.
+//! - Frames are told apart by inferno's annotations: kernel frames are `FuncKind::Native`;
+//!   frames from a perf map (`/tmp/perf-PID.map`, `jitted-*.so`) are V8's code names as
+//!   `--perf-basic-prof` writes them (`JS:*name file:line:column` in node 20, `LazyCompile:` and
+//!   `Function:` before V8 10.x): JavaScript functions with their file, line and column, and
+//!   their tier (`~` interpreted, `^` Sparkplug, `+` Maglev, `*` TurboFan) when
+//!   [`ParseOptions::split_tiers`] is set (else the tiers of a function are one function);
+//!   `Builtin:`, `BytecodeHandler:` and `Stub:` are builtins, `RegExp:` regular expressions.
+//!   `Builtins_X` (V8's builtins embedded in the node binary, named by its symbol table) is
+//!   builtin `X`. Other named frames are native code (`FuncKind::Native`); a frame perf could not name is
+//!   `[unknown]`, or `[LIBRARY]` (the file perf found it in), a `FuncKind::SharedLib` frame.
+//! - `#` comment lines (the `--header` block) are skipped; lines perf script writes for other
+//!   record types are skipped by inferno as it skips them.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, Read};
+
+use cpuprof_model::{
+    Frame, FrameId, Func, FuncKind, Library, Profile, ProfileBuilder, SourceFormat, StrId, Tier, ValueType,
+};
+use inferno::collapse::perf::{Folder, Options};
+use inferno::collapse::Collapse;
+
+use crate::error::{Origin, ParseError, ParseErrorKind, Span};
+use crate::folded::Stacks;
+use crate::ParseOptions;
+
+/// Whether `text` (the start of an input) is `perf script` output: after `#` comments and
+/// blank lines, an event line and then a stack line (or an event line holding its one frame).
+pub(crate) fn sniff(text: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(text).replace('\t', " ");
+    let mut lines = text.lines().map(str::trim_end).filter(|l| !l.trim_start().starts_with('#'));
+    let Some(first) = lines.find(|l| !l.trim().is_empty()) else { return false };
+    let Some(event) = event_line(first) else { return false };
+    if event.event.is_none() {
+        return false;
+    }
+    if event.single {
+        return true;
+    }
+    match lines.next() {
+        Some(next) => next.starts_with(' ') && stack_line(next),
+        None => false,
+    }
+}
+
+/// `  7f92a8005c1d JS:*fib /tmp/w.js:1:13+0x9d (/tmp/perf-22755.map)`: an address, a name,
+/// and the module in parentheses.
+fn stack_line(line: &str) -> bool {
+    let line = line.trim();
+    let Some((pc, rest)) = line.split_once(' ') else { return false };
+    pc.bytes().all(|b| b.is_ascii_hexdigit()) && rest.ends_with(')') && rest.contains('(')
+}
+
+/// The parts of an event line, as inferno's `perf` folder reads them: the command name, then
+/// the first all-digit word (the pid or `pid/tid`), then `…: [PERIOD] EVENT:`.
+struct EventLine<'a> {
+    /// The event name (`cpu-clock:ppp` is `cpu-clock`), if the line has one.
+    event: Option<&'a str>,
+    /// Byte range of the period before the event name, if there is one.
+    period: Option<(usize, usize)>,
+    /// The line holds the sample's one frame after the event name (no stack lines follow).
+    single: bool,
+}
+
+fn event_line(line: &str) -> Option<EventLine<'_>> {
+    // The first word is the command (which may hold digits and spaces), so a number counts
+    // only after a space; `pid/tid` is one number.
+    let mut all_digits = false;
+    let mut last_was_space = false;
+    let mut end = None;
+    for (i, c) in line.char_indices() {
+        if c == ' ' {
+            if all_digits && !last_was_space {
+                end = Some(i + 1);
+                break;
+            }
+            all_digits = true;
+        } else if !(c.is_ascii_digit() || c == '/') {
+            all_digits = false;
+        }
+        last_was_space = c == ' ';
+    }
+    let end = end?;
+    let rest = &line[end..];
+    // `TIME: PERIOD EVENT:` (the text between the first two colons after the pid).
+    let Some(first) = rest.find(':') else { return Some(EventLine { event: None, period: None, single: false }) };
+    let segment_start = end + first + 1;
+    let segment = &line[segment_start..];
+    let after = segment.find(':').map(|i| &segment[i + 1..]);
+    let segment = &segment[..segment.find(':').unwrap_or(segment.len())];
+    // `cycles:u:  ffffffff9aa3c8de [unknown] ([unknown])`: past the event's modifiers, a frame.
+    let single = after.is_some_and(|after| {
+        let start = after.find([':', ' ']).map_or(0, |i| i + 1);
+        !after[start..].trim().is_empty()
+    });
+    let (before, event) = match segment.rfind(' ') {
+        Some(i) => (&segment[..i], &segment[i + 1..]),
+        None => ("", segment),
+    };
+    let period_start = before.rfind(' ').map_or(0, |i| i + 1);
+    let period = &before[period_start..];
+    let is_period = !period.is_empty() && period.parse::<u64>().is_ok();
+    let period = is_period.then(|| (segment_start + period_start, segment_start + period_start + period.len()));
+    Some(EventLine { event: Some(event), period, single })
+}
+
+/// Feeds inferno the input line by line with the periods blanked out (so that each sample
+/// counts once), counting the samples of each event type and the lines that are not events.
+///
+/// Each line is read raw (at most `limit` bytes, as folded lines are), made ASCII
+/// ([`to_ascii`]) when it is not, and only then read as an event line: the period is blanked
+/// in the very buffer it was found in, whatever bytes the command name holds.
+struct Events<R> {
+    inner: R,
+    /// Bytes a line may hold (its newline included), as [`Limits::value`](crate::Limits).
+    limit: usize,
+    /// The current line (transformed), served from `pos`.
+    line: Vec<u8>,
+    pos: usize,
+    /// 1-based number of the current line.
+    number: u64,
+    /// The number of a line longer than `limit` (reading stopped there).
+    too_long: Option<u64>,
+    /// Inside an event's stack (until a blank line), as inferno tracks it.
+    in_event: bool,
+    /// Samples per event name (as inferno sees it: ASCII, see [`to_ascii`]).
+    samples: BTreeMap<String, u64>,
+    /// Event lines that are none (inferno skips them and their stacks).
+    weird: u64,
+    /// The first event line's event name and line number.
+    first: Option<(String, u64)>,
+}
+
+impl<R: BufRead> Events<R> {
+    fn new(inner: R, limit: usize) -> Self {
+        Events {
+            inner,
+            limit,
+            line: Vec::new(),
+            pos: 0,
+            number: 0,
+            too_long: None,
+            in_event: false,
+            samples: BTreeMap::new(),
+            weird: 0,
+            first: None,
+        }
+    }
+
+    /// Reads the next line into `line`, made ASCII for inferno ([`to_ascii`]); false at the end.
+    fn next_line(&mut self) -> io::Result<bool> {
+        self.line.clear();
+        self.pos = 0;
+        if self.too_long.is_some() {
+            return Err(io::Error::other("a line is too large"));
+        }
+        // One byte past the limit tells a line that is too long from one that is just long enough.
+        if self.inner.by_ref().take(self.limit as u64 + 1).read_until(b'\n', &mut self.line)? == 0 {
+            return Ok(false);
+        }
+        self.number += 1;
+        if self.line.len() > self.limit {
+            self.line = Vec::new();
+            self.too_long = Some(self.number);
+            return Err(io::Error::other("a line is too large"));
+        }
+        if !self.line.is_ascii() || self.line.contains(&ESCAPE) || self.line.contains(&ESCAPE_END) {
+            self.line = to_ascii(&self.line);
+        }
+        if self.line.starts_with(b"#") {
+            return Ok(true);
+        }
+        // Some writers (Android's simpleperf, perf with some `-F` fields) separate fields with
+        // tabs, which inferno does not read as separators; a space is one byte too.
+        for b in &mut self.line {
+            if *b == b'\t' {
+                *b = b' ';
+            }
+        }
+        // ASCII now: one byte is one character, and the text is the buffer inferno reads.
+        let text = std::str::from_utf8(&self.line).unwrap_or_default().trim_end();
+        if text.is_empty() {
+            self.in_event = false;
+            return Ok(true);
+        }
+        if self.in_event {
+            return Ok(true);
+        }
+        self.in_event = true;
+        let Some(event) = event_line(text) else {
+            self.weird += 1;
+            // Inferno reads the next line as an event line again.
+            self.in_event = false;
+            return Ok(true);
+        };
+        // An event line holding its one frame has no stack lines after it.
+        self.in_event = !event.single;
+        let name = event.event.unwrap_or_default().to_owned();
+        let period = event.period;
+        self.first.get_or_insert_with(|| (name.clone(), self.number));
+        *self.samples.entry(name).or_default() += 1;
+        if let Some((start, end)) = period {
+            for b in self.line.get_mut(start..end).unwrap_or_default() {
+                *b = b' ';
+            }
+        }
+        Ok(true)
+    }
+
+    /// Reads up to the first event line, which names the event type to keep, and leaves that
+    /// line (or the first line that should have been one) to be served. The `#` and blank lines
+    /// before it are not kept: inferno skips them.
+    fn first_event(&mut self) -> io::Result<Option<String>> {
+        while self.first.is_none() && self.weird == 0 {
+            if !self.next_line()? {
+                break;
+            }
+        }
+        self.pos = 0;
+        Ok(self.first.as_ref().map(|(name, _)| name.clone()))
+    }
+}
+
+impl<R: BufRead> io::Read for Events<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Events<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.pos == self.line.len() {
+            if !self.next_line()? {
+                break;
+            }
+        }
+        Ok(self.line.get(self.pos..).unwrap_or_default())
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.pos = (self.pos + amount).min(self.line.len());
+    }
+}
+
+/// Starts a character that [`to_ascii`] wrote as its hexadecimal code point.
+const ESCAPE: u8 = 0x01;
+/// Ends it.
+const ESCAPE_END: u8 = 0x02;
+
+/// `line` with every character that is not ASCII (and the escape bytes themselves) written as
+/// `\x01HEX\x02`. inferno 0.12 slices names at byte offsets counted from their end (its Rust
+/// demangling fix-up), which panics inside a multi-byte character: a JavaScript function or
+/// path with an `ä` near its end. Bytes that are not UTF-8 become U+FFFD.
+fn to_ascii(line: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(line);
+    let mut out = Vec::with_capacity(line.len() + 16);
+    for c in text.chars() {
+        if c.is_ascii() && c != char::from(ESCAPE) && c != char::from(ESCAPE_END) {
+            out.push(c as u8);
+        } else {
+            out.push(ESCAPE);
+            out.extend_from_slice(format!("{:x}", u32::from(c)).as_bytes());
+            out.push(ESCAPE_END);
+        }
+    }
+    out
+}
+
+/// Undoes [`to_ascii`] in inferno's output.
+fn from_ascii(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(char::from(ESCAPE)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(char::from(ESCAPE)) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let end = after.find(char::from(ESCAPE_END)).unwrap_or(after.len());
+        let c = u32::from_str_radix(&after[..end], 16).ok().and_then(char::from_u32);
+        out.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+        rest = after.get(end + 1..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Parses `perf script` text from `reader`.
+pub(crate) fn parse(
+    reader: impl BufRead + Send,
+    origin: &Origin,
+    options: &ParseOptions,
+) -> Result<Profile, ParseError> {
+    let limits = options.limits();
+    let split_tiers = options.split_tiers;
+    let mut events = Events::new(reader, limits.value);
+    let too_long = |line: u64| {
+        ParseErrorKind::too_large_bytes("a line", limits.value as u64).at(origin, Span::LineCol { line, column: 1 })
+    };
+    let io_error = |e: io::Error, line: u64| ParseErrorKind::Io(e).at(origin, Span::LineCol { line, column: 1 });
+    let first = match events.first_event() {
+        Ok(first) => first,
+        Err(_) if events.too_long.is_some() => return Err(too_long(events.number)),
+        Err(e) => return Err(io_error(e, events.number.max(1))),
+    };
+    let Some(event) = first else {
+        if events.weird > 0 {
+            let at = Span::LineCol { line: events.number, column: 1 };
+            let what = "expected a perf script event line (`COMMAND PID TIME: [PERIOD] EVENT:`)";
+            return Err(ParseErrorKind::Malformed(what).at(origin, at));
+        }
+        return Err(ParseErrorKind::Invalid("no samples: the perf script output holds no event line".into())
+            .at(origin, Span::None));
+    };
+    let mut inferno = Options::default();
+    inferno.annotate_jit = true;
+    inferno.annotate_kernel = true;
+    inferno.nthreads = 1;
+    // Set here, inferno takes the event type as given instead of asserting it found one.
+    inferno.event_filter = Some(event.clone());
+    let mut folded = Vec::new();
+    // inferno is not ours to audit: should it panic on some input all the same, that is an
+    // error about the input, not the end of the program.
+    let collapsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Folder::from(inferno).collapse(&mut events, &mut folded)
+    }));
+    if let Some(line) = events.too_long {
+        return Err(too_long(line));
+    }
+    let Ok(result) = collapsed else {
+        let at = Span::LineCol { line: events.number, column: 1 };
+        let what = "inferno's perf script folder failed on this line";
+        return Err(ParseErrorKind::Malformed(what).at(origin, at));
+    };
+    result.map_err(|e| io_error(e, events.number))?;
+
+    let mut b = ProfileBuilder::new(SourceFormat::PerfScript, vec![ValueType::SAMPLES]);
+    let mut stacks = Stacks::new(limits);
+    let mut label = String::new();
+    for line in folded.split(|b| *b == b'\n') {
+        let line = String::from_utf8_lossy(line);
+        let line = from_ascii(&line);
+        let Some((stack, count)) = line.rsplit_once(' ') else { continue };
+        let Ok(count) = count.parse::<i64>() else { continue };
+        let mut frames = stack.split(';');
+        // The process name: marked so that it never shares a frame with a function's name.
+        label.clear();
+        label.push('\0');
+        label.push_str(frames.next().unwrap_or_default());
+        let labels = std::iter::once(label.as_str()).chain(frames);
+        // inferno sums each stack: only the limits on stacks and frames can fail here.
+        let added = stacks.add(&mut b, labels, count, |b, label| add_frame(b, label, split_tiers));
+        added.map_err(|(_, kind)| kind.at(origin, Span::None))?;
+    }
+    // The event names as inferno saw them, ASCII: told in the input's own characters.
+    let others: Vec<String> = events
+        .samples
+        .iter()
+        .filter(|(name, _)| **name != event)
+        .map(|(name, n)| format!("{n} `{}`", from_ascii(name)))
+        .collect();
+    if !others.is_empty() {
+        let event = from_ascii(&event);
+        b.warn(format!(
+            "read only the samples of the first event type, `{event}`, as inferno does: skipped {} samples",
+            others.join(", ")
+        ));
+    }
+    if events.weird > 0 {
+        b.warn(format!(
+            "skipped {} lines where an event line was expected (`COMMAND PID TIME: [PERIOD] EVENT:`), with their stacks",
+            events.weird
+        ));
+    }
+    stacks.finish(b).map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+}
+
+/// The frame of one folded label (the process name is marked with a leading NUL). V8's tiers
+/// are kept apart only with `split_tiers`, as tick logs do.
+fn add_frame(b: &mut ProfileBuilder, label: &str, split_tiers: bool) -> FrameId {
+    let (name, file, line, column, kind, tier) = frame_parts(label);
+    let tier = tier.filter(|_| split_tiers);
+    let library = (kind == FuncKind::SharedLib).then(|| {
+        let path = b.intern(name.trim_start_matches('[').trim_end_matches(']'));
+        b.library(Library { path, range: None })
+    });
+    let name = if name.is_empty() { StrId::EMPTY } else { b.intern(name) };
+    let file = if file.is_empty() { StrId::EMPTY } else { b.intern(file) };
+    let func = b.func(Func { name, file, line, column, kind, tier, library });
+    b.frame(Frame { func, line: None, column: None })
+}
+
+type Parts<'a> = (&'a str, &'a str, Option<u32>, Option<u32>, FuncKind, Option<Tier>);
+
+/// Name, file, line, column, kind and tier of a label.
+fn frame_parts(label: &str) -> Parts<'_> {
+    let plain = |name, kind| (name, "", None, None, kind, None);
+    if let Some(comm) = label.strip_prefix('\0') {
+        return plain(comm, FuncKind::Other);
+    }
+    if let Some(name) = label.strip_suffix("_[k]") {
+        return plain(name, FuncKind::Native);
+    }
+    if let Some(name) = label.strip_suffix("_[j]") {
+        return v8_code(name);
+    }
+    // Java's inlined frames (inferno marks them when one perf frame holds `a->b`).
+    let label = label.strip_suffix("_[i]").unwrap_or(label);
+    if label == "[unknown]" {
+        return plain(label, FuncKind::Unknown);
+    }
+    if label.starts_with('[') && label.ends_with(']') && !label.contains(' ') {
+        return plain(label, FuncKind::SharedLib);
+    }
+    // V8's builtins embedded in the node binary, named by its symbol table (`Builtins_CEntry…`).
+    if let Some(name) = label.strip_prefix("Builtins_").filter(|name| !name.is_empty()) {
+        return plain(name, FuncKind::Builtin);
+    }
+    plain(label, FuncKind::Native)
+}
+
+/// A name from V8's perf map (`--perf-basic-prof`): `KIND:[TIER]NAME[ FILE:LINE[:COLUMN]]`.
+fn v8_code(code: &str) -> Parts<'_> {
+    let plain = |name, kind| (name, "", None, None, kind, None);
+    let Some((kind, rest)) = code.split_once(':') else { return plain(code, FuncKind::Native) };
+    match kind {
+        // node 20's `JS:`, and older V8's names for the same.
+        "JS" | "LazyCompile" | "Function" | "Script" | "Eval" | "InterpretedFunction" => {
+            let tier = rest.bytes().next().and_then(Tier::from_marker);
+            let rest = if tier.is_some() { &rest[1..] } else { rest };
+            if let Some((name, file, line, column)) = crate::folded::split_location(rest) {
+                return (name, file, line, column, FuncKind::Js, tier);
+            }
+            let (name, location) = rest.rsplit_once(' ').unwrap_or((rest, ""));
+            let (file, line, column) = crate::folded::strip_position(location);
+            (name, file, line, column, FuncKind::Js, tier)
+        }
+        "Builtin" | "BytecodeHandler" | "Stub" | "Handler" | "BuiltinContinuation" => {
+            plain(if kind == "Builtin" { rest } else { code }, FuncKind::Builtin)
+        }
+        "RegExp" => plain(code, FuncKind::Regexp),
+        _ => plain(code, FuncKind::Native),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Profile, ParseError> {
+        parse(text.as_bytes(), &Origin("t.perf".into()), &ParseOptions::default())
+    }
+
+    #[test]
+    fn event_lines_as_inferno_reads_them() {
+        let cases: &[(&str, Option<&str>, Option<&str>)] = &[
+            ("node 22755   392.639308:    1001001 cpu-clock:ppp: ", Some("cpu-clock"), Some("1001001")),
+            ("java  3244 cpu-clock: ", Some(""), None),
+            ("perf   977/977   [000] 7628263.042515: cycles: ", Some("cycles"), None),
+            ("V8 WorkerThread 24636/25607 [000] 94564.109216: 12 cycles:u: ", Some("cycles"), Some("12")),
+            ("Gecko 25122 [007] 115539.936601:  1000000 task-clock:u:", Some("task-clock"), Some("1000000")),
+            (
+                "false 64414 20110.539270:      34467 cycles:u:  ffffffff9aa3c8de [unknown] ([unknown])",
+                Some("cycles"),
+                Some("34467"),
+            ),
+        ];
+        for (line, event, period) in cases {
+            let parsed = event_line(line);
+            assert_eq!(parsed.as_ref().and_then(|e| e.event), *event, "{line}");
+            assert_eq!(parsed.and_then(|e| e.period).map(|(s, e)| &line[s..e]), *period, "{line}");
+        }
+        assert!(event_line("nodigits here:").is_none());
+    }
+
+    #[test]
+    fn v8_names_become_functions_with_tiers() {
+        let cases: &[(&str, Parts<'_>)] = &[
+            ("JS:*fib /tmp/w.js:1:13", ("fib", "/tmp/w.js", Some(1), Some(13), FuncKind::Js, Some(Tier::TurboFan))),
+            (
+                "JS:~ node:internal/main/run_main_module:1:1",
+                ("", "node:internal/main/run_main_module", Some(1), Some(1), FuncKind::Js, Some(Tier::Interpreted)),
+            ),
+            (
+                "LazyCompile:~work /a b/x.js:4",
+                ("work", "/a b/x.js", Some(4), None, FuncKind::Js, Some(Tier::Interpreted)),
+            ),
+            ("Builtin:ArrayMap", ("ArrayMap", "", None, None, FuncKind::Builtin, None)),
+            ("BytecodeHandler:Ldar", ("BytecodeHandler:Ldar", "", None, None, FuncKind::Builtin, None)),
+            ("RegExp:^a+$", ("RegExp:^a+$", "", None, None, FuncKind::Regexp, None)),
+        ];
+        for (code, expected) in cases {
+            assert_eq!(v8_code(code), *expected, "{code}");
+        }
+    }
+
+    #[test]
+    fn stacks_fold_through_inferno_one_count_per_sample() {
+        let text = "# ========\n# cmdline : perf record -g\n#\n\
+            node 7 1.000001:    1001001 cpu-clock:ppp: \n\
+            \t    7f92a8005c1d JS:*fib /tmp/w.js:1:13+0x9d (/tmp/perf-7.map)\n\
+            \t    7f92a8005c5e JS:^work /tmp/w.js:2:14+0xde (/tmp/perf-7.map)\n\
+            \t          871ec4 node::Start+0x154 (/usr/bin/node)\n\n\
+            node 7 1.000002:    1001001 cpu-clock:ppp: \n\
+            \tffffffff8158e7b1 filemap_map_pages+0x1d1 ([kernel.kallsyms])\n\
+            \t          871ec4 node::Start(int, char**)+0x154 (/usr/bin/node)\n\n\
+            node 7 1.000003:    1001001 cpu-clock:ppp: \n\
+            \t    7f92a8005c1d JS:*fib /tmp/w.js:1:13+0x9d (/tmp/perf-7.map)\n\
+            \t    7f92a8005c5e JS:^work /tmp/w.js:2:14+0xde (/tmp/perf-7.map)\n\
+            \t          871ec4 node::Start+0x154 (/usr/bin/node)\n\n\
+            node 7 1.000004:          3 page-faults: \n\
+            \t            3886 [unknown] (/usr/lib/libgcc_s.so.1)\n\n\
+            node 7 1.000005:    1001001 cpu-clock:ppp: \n\
+            \t            3886 [unknown] (/usr/lib/libgcc_s.so.1)\n\
+            \t         1a0ac0 [unknown] ([unknown])\n";
+        let p = parse_str(text).unwrap();
+        assert_eq!(p.meta.format, SourceFormat::PerfScript);
+        let mut stacks: Vec<(String, i64)> = (0..p.samples.len())
+            .map(|i| {
+                let mut frames: Vec<String> = p
+                    .stacks
+                    .walk(p.samples.stacks()[i])
+                    .map(|frame| {
+                        let f = p.funcs[p.frames[frame].func];
+                        format!("{}:{}", p.strings.get(f.name), f.kind.as_str())
+                    })
+                    .collect();
+                frames.reverse();
+                (frames.join(";"), p.samples.values(0)[i])
+            })
+            .collect();
+        stacks.sort();
+        assert_eq!(
+            stacks,
+            vec![
+                ("node:other;[unknown]:unknown;[libgcc_s.so.1]:shared-lib".to_owned(), 1),
+                ("node:other;node::Start:native;filemap_map_pages:native".to_owned(), 1),
+                ("node:other;node::Start:native;work:js;fib:js".to_owned(), 2),
+            ]
+        );
+        let warnings: Vec<&str> = p.meta.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(
+            warnings,
+            vec!["read only the samples of the first event type, `cpu-clock`, as inferno does: skipped 1 `page-faults` samples"]
+        );
+    }
+
+    #[test]
+    fn names_that_are_not_ascii_survive_inferno() {
+        // An `ä` 10 bytes from the end of a name made inferno 0.12 panic.
+        let text = "node 7 1.5: cpu-clock: \n\t 7f00 JS:*grüße /tmp/ä/x.js:12:3+0x9d (/tmp/perf-7.map)\n\
+                    \t 7f01 \u{1}weird\u{2}\u{fffd} (/usr/bin/node)\n\t 7f02 main_1234567890ab\u{e4} (/usr/bin/node)\n\t 7f03 JS:*ä1234567890abcdef+0x9d (/tmp/perf-7.map)\n";
+        let p = parse_str(text).unwrap();
+        let names: Vec<(&str, &str)> =
+            p.funcs.as_slice().iter().map(|f| (p.strings.get(f.name), p.strings.get(f.file))).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("node", ""),
+                ("ä1234567890abcdef", ""),
+                ("main_1234567890ab\u{e4}", ""),
+                ("\u{1}weird\u{2}\u{fffd}", ""),
+                ("grüße", "/tmp/ä/x.js")
+            ]
+        );
+        assert_eq!(from_ascii("a\u{1}e4\u{2}b\u{1}zz\u{2}\u{1}41"), "aäb\u{fffd}A");
+    }
+
+    fn comm_bytes(comm: &[u8]) -> Vec<u8> {
+        let mut text = Vec::new();
+        for _ in 0..3 {
+            text.extend_from_slice(comm);
+            text.extend_from_slice(
+                b" 4242 1.000001:    1001001 cpu-clock:ppp: \n\t    7f92a8005c1d fib (/usr/bin/node)\n\n",
+            );
+        }
+        text
+    }
+
+    #[test]
+    fn process_names_that_are_not_utf8_keep_their_samples() {
+        // The kernel cuts `comm` at 15 bytes, often inside a character; `\xff` is no UTF-8 at all.
+        let cut = "abcdefghijklmn\u{1f600}".as_bytes()[..15].to_vec();
+        for comm in [cut, b"nod\xff".to_vec(), "n\u{e4}de".as_bytes().to_vec()] {
+            let p = parse(&comm_bytes(&comm)[..], &Origin("t.perf".into()), &ParseOptions::default()).unwrap();
+            assert_eq!(p.samples.len(), 1, "{comm:?}");
+            assert_eq!(p.samples.values(0).iter().sum::<i64>(), 3, "{comm:?}");
+            let names: Vec<&str> = p.funcs.as_slice().iter().map(|f| p.strings.get(f.name)).collect();
+            let expected = String::from_utf8_lossy(&comm).into_owned();
+            assert_eq!(names, vec![expected.as_str(), "fib"], "{comm:?}");
+            assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
+        }
+    }
+
+    fn with_value_limit(value: usize) -> ParseOptions {
+        let mut limits = ParseOptions::default().limits();
+        limits.value = value;
+        ParseOptions { test_limits: Some(limits), ..ParseOptions::default() }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_too_large() {
+        let origin = Origin("t.perf".into());
+        let line = format!("node 7 1.5: cpu-clock: \n\t 7f00 {} (/usr/bin/node)\n", "f".repeat(200));
+        let error = parse(line.as_bytes(), &origin, &with_value_limit(100)).unwrap_err();
+        assert!(matches!(error.kind, ParseErrorKind::TooLarge { .. }), "{error}");
+        assert!(error.to_string().starts_with("t.perf:2:1: "), "{error}");
+        // The same as a folded line over the limit.
+        let folded =
+            crate::folded::parse(format!("{} 1\n", "f".repeat(200)).as_bytes(), &origin, &with_value_limit(100));
+        assert_eq!(error.to_string(), folded.unwrap_err().to_string().replace("t.perf:1:1", "t.perf:2:1"));
+        // Before the first event line too, in the header, and in a character that is not ASCII.
+        let header = format!("# {}\n{line}", "#".repeat(200));
+        let error = parse(header.as_bytes(), &origin, &with_value_limit(100)).unwrap_err();
+        assert!(error.to_string().starts_with("t.perf:1:1: "), "{error}");
+        let euro = format!("node 7 1.5: cpu-clock: \n\t 7f00 {} (/usr/bin/node)\n", "\u{20ac}".repeat(40));
+        let error = parse(euro.as_bytes(), &origin, &with_value_limit(100)).unwrap_err();
+        assert!(matches!(error.kind, ParseErrorKind::TooLarge { .. }), "{error}");
+        // A line of just the limit (224 bytes, its newline included) is read.
+        parse(line.as_bytes(), &origin, &with_value_limit(224)).unwrap();
+    }
+
+    #[test]
+    fn comment_lines_before_the_first_event_are_not_kept() {
+        let mut text = "# a comment line of the header, repeated\n\n".repeat(10_000).into_bytes();
+        text.extend_from_slice(&comm_bytes(b"node"));
+        let mut events = Events::new(&text[..], 1000);
+        assert_eq!(events.first_event().unwrap().as_deref(), Some("cpu-clock"));
+        assert_eq!(events.line, b"node 4242 1.000001:            cpu-clock:ppp: \n");
+        assert!(events.line.capacity() < 1000, "{}", events.line.capacity());
+        let p = parse(&text[..], &Origin("t.perf".into()), &ParseOptions::default()).unwrap();
+        assert_eq!(p.samples.values(0).iter().sum::<i64>(), 3);
+    }
+
+    #[test]
+    fn what_is_not_perf_script_is_refused() {
+        let error = parse_str("# only a header\n\n").unwrap_err().to_string();
+        assert_eq!(error, "t.perf: no samples: the perf script output holds no event line");
+        let error = parse_str("#\nhello world\n\tstack (x)\n").unwrap_err().to_string();
+        assert_eq!(error, "t.perf:2:1: expected a perf script event line (`COMMAND PID TIME: [PERIOD] EVENT:`)");
+        assert!(sniff(b"# ========\n#\nnode 7 1.5: 10 cpu-clock: \n\t  7f00 main (/usr/bin/node)\n"));
+        assert!(sniff(b"java  3244 cpu-clock: \n\t    7f1e214c24d9 SpinPause (/x/libjvm.so)\n"));
+        assert!(!sniff(b"a;b;c 42\n"));
+        assert!(!sniff(b"# austin: 3.3.0\nP1;T1;f 12\n"));
+        assert!(!sniff(b"node 7 1.5: 10 cpu-clock: \n"));
+    }
+}

@@ -1,0 +1,62 @@
+//! Linux `perf script` text as input: the recorded `fixtures/perf/fib.perf-script.txt`
+//! (`bash fixtures/record.sh perf-fib`: perf record -g of node 20 --perf-basic-prof) is
+//! recognised, its JIT frames are JavaScript functions with file, line, column (and tier with
+//! --split-tiers), and what is not perf script is refused in one line.
+
+mod common;
+
+use common::cpuprof;
+use serde_json::Value;
+
+const FIB: &str = "fixtures/perf/fib.perf-script.txt";
+
+fn top(args: &[&str]) -> Value {
+    let out =
+        cpuprof().args(["top", FIB, "--all", "--format", "json", "--weight", "samples"]).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "no warnings: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn recorded_node_profile_reads_with_javascript_functions() {
+    let report = top(&[]);
+    assert_eq!(report["format"], "perf-script");
+    // `grep -c '^node ' fixtures/perf/fib.perf-script.txt`: one sample per event.
+    assert_eq!(report["samples"], 165);
+    let rows = report["rows"].as_array().unwrap();
+    let fib: Vec<&Value> = rows.iter().filter(|r| r["name"] == "fib").collect();
+    assert_eq!(fib.len(), 1, "the tiers of fib are one function: {fib:?}");
+    assert_eq!(fib[0]["kind"], "js");
+    assert!(fib[0]["file"].as_str().unwrap().ends_with("fixtures/perf/fib.js"), "{}", fib[0]);
+    assert_eq!((fib[0]["line"].as_u64(), fib[0]["column"].as_u64()), (Some(5), Some(13)));
+    // `grep -c 'JS:[~^+*]fib ' …` counts the frame lines; the oracle test checks the numbers.
+    assert!(fib[0]["self_samples"].as_i64().unwrap() > 0);
+    let kinds: std::collections::BTreeSet<&str> = rows.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    // Builtins_CEntry… (node's embedded builtins), RegExp: (perf map), the process name.
+    for kind in ["js", "native", "builtin", "regexp", "other"] {
+        assert!(kinds.contains(kind), "{kind} not among {kinds:?}");
+    }
+    let node = rows.iter().find(|r| r["name"] == "node").unwrap();
+    assert_eq!(node["total_samples"], 165, "the process name is the root of every stack");
+}
+
+#[test]
+fn split_tiers_keeps_v8_tiers_apart() {
+    let report = top(&["--split-tiers"]);
+    let names: Vec<&str> = report["rows"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert!(names.iter().any(|n| n.ends_with("fib") && *n != "fib"), "{names:?}");
+    assert!(!names.contains(&"fib"), "{names:?}");
+}
+
+#[test]
+fn what_is_not_perf_script_is_refused_in_one_line() {
+    let out =
+        cpuprof().args(["top", "fixtures/folded/simple.folded", "--input-format", "perf-script"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cpuprof: error: fixtures/folded/simple.folded:1:1: expected a perf script event line \
+         (`COMMAND PID TIME: [PERIOD] EVENT:`)\n"
+    );
+}
