@@ -71,3 +71,56 @@ fn collapse_equals_the_oracle_on_every_fixture() {
     }
     assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// Whether a folded label is one a `--hide` regex takes out.
+type IsHidden = fn(&str) -> bool;
+
+/// `--hide` against the oracle's folding with the hidden frames struck out by hand: each stack
+/// loses the frames whose label matches, equal stacks add up, and a stack with nothing left is
+/// `(hidden)`; no sample is lost.
+#[test]
+fn hide_takes_frames_out_of_stacks_and_keeps_their_samples() {
+    // (regex for cpuprof, whether a label is hidden by it: its file or its name)
+    let rules: [(&str, IsHidden); 3] = [
+        ("^node:", |label| label.rsplit_once(' ').is_some_and(|(_, file)| file.starts_with("node:"))),
+        ("^roundMoney$", |label| label == "roundMoney" || label.starts_with("roundMoney ")),
+        ("^main$|^handleRequest$", |label| {
+            let name = label.split_once(' ').map_or(label, |(name, _)| name);
+            name == "main" || name == "handleRequest"
+        }),
+    ];
+    let fixtures = ["fixtures/cpuprofile/money.cpuprofile", "fixtures/cpuprofile/money-i100.cpuprofile"];
+    let jobs: Vec<(String, &[&str])> = fixtures.iter().map(|f| ((*f).to_owned(), &[][..])).collect();
+    let folds = oracle_folds(&jobs);
+    for (fixture, fold) in fixtures.iter().zip(&folds) {
+        for (regex, hidden) in rules {
+            let mut expected = std::collections::BTreeMap::<String, u64>::new();
+            for line in fold.lines() {
+                let (stack, count) = line.rsplit_once(' ').unwrap();
+                let kept: Vec<&str> = stack.split(';').filter(|label| !hidden(label)).collect();
+                let stack = if kept.is_empty() { "(hidden)".to_owned() } else { kept.join(";") };
+                *expected.entry(stack).or_default() += count.parse::<u64>().unwrap();
+            }
+            let out = cpuprof().args(["collapse", fixture, "--hide", regex]).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let mut ours = std::collections::BTreeMap::<String, u64>::new();
+            for line in String::from_utf8(out.stdout).unwrap().lines() {
+                let (stack, count) = line.rsplit_once(' ').unwrap();
+                *ours.entry(stack.to_owned()).or_default() += count.parse::<u64>().unwrap();
+            }
+            assert!(expected.len() < fold.lines().count(), "{fixture} {regex}: the rule hides nothing");
+            assert_eq!(ours, expected, "{fixture} --hide {regex}");
+        }
+    }
+    // `top --help`'s example: --ignore '^node:' leaves nothing (every stack passes through node's
+    // loader); --hide keeps the handler's samples, with the same total as without it.
+    let total_of = |args: &[&str]| -> Option<u64> {
+        let out = cpuprof().args(["top", fixtures[0], "--all", "--format", "json"]).args(args).output().unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = report["rows"].as_array().unwrap();
+        rows.iter().find(|r| r["name"] == "handleRequest").map(|r| r["total"].as_u64().unwrap())
+    };
+    assert_eq!(total_of(&["--focus", "handleRequest", "--ignore", "^node:"]), None);
+    let whole = total_of(&[]).unwrap();
+    assert_eq!(total_of(&["--focus", "handleRequest", "--hide", "^node:"]), Some(whole));
+}

@@ -23,18 +23,8 @@ pub(crate) struct StackMask {
 
 impl StackFilter {
     pub(crate) fn mask(&self, profile: &Profile) -> StackMask {
-        let funcs = profile.funcs.as_slice();
-        let matches = |re: &Option<Regex>| -> Option<Vec<bool>> {
-            let re = re.as_ref()?;
-            Some(
-                funcs
-                    .iter()
-                    .map(|f| re.is_match(&f.display_name(&profile.strings)) || re.is_match(profile.func_file(f)))
-                    .collect(),
-            )
-        };
-        let focus_funcs = matches(&self.focus);
-        let ignore_funcs = matches(&self.ignore);
+        let focus_funcs = self.focus.as_ref().map(|re| func_matches(profile, re));
+        let ignore_funcs = self.ignore.as_ref().map(|re| func_matches(profile, re));
         let n = profile.stacks.len();
         let mut counted = Vec::with_capacity(n);
         let mut kept = Vec::with_capacity(n);
@@ -54,4 +44,14 @@ impl StackFilter {
         }
         StackMask { counted, kept }
     }
+}
+
+/// Per function (by position): whether its name (as reports show it) or its file matches `re`.
+pub(crate) fn func_matches(profile: &Profile, re: &Regex) -> Vec<bool> {
+    profile
+        .funcs
+        .as_slice()
+        .iter()
+        .map(|f| re.is_match(&f.display_name(&profile.strings)) || re.is_match(profile.func_file(f)))
+        .collect()
 }

@@ -350,7 +350,7 @@ EXAMPLES:
   cpuprof top app.cpuprofile
   cpuprof top app.cpuprofile -n 50 --sort total
   cpuprof top app.cpuprofile --by package --include-idle
-  cpuprof top app.cpuprofile --focus 'handleRequest' --ignore '^node:'
+  cpuprof top app.cpuprofile --focus 'handleRequest' --hide '^node:'
   cpuprof top app.cpuprofile.gz --format markdown -o top.md
   cpuprof top isolate-0x5a1e2c0-4242-v8.log --split-tiers
   cpuprof top isolate-0x5a1e2c0-4242-v8.log --symbols /mnt/prod-root
@@ -432,6 +432,11 @@ pub(crate) struct FilterArgs {
     /// Drop samples with a function in their stack whose name or file matches REGEX
     #[arg(long, value_name = "REGEX")]
     pub(crate) ignore: Option<String>,
+
+    /// Take the frames of functions whose name or file matches REGEX out of every stack, keeping
+    /// their samples on their callers (pprof's -hide; applied before --focus and --ignore)
+    #[arg(long, value_name = "REGEX")]
+    pub(crate) hide: Option<String>,
 }
 
 /// A time window, for profiles whose samples have times (.cpuprofile, tick logs).

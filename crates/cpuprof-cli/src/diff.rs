@@ -105,8 +105,15 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         .map(|i| if i < base.len() { base_reader.as_ref() } else { new_reader.as_ref() }.unwrap_or(&shared))
         .collect();
     let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            inputs.iter().zip(readers).map(|(path, reader)| scope.spawn(move || reader.load(path, false))).collect();
+        let handles: Vec<_> = inputs
+            .iter()
+            .zip(readers)
+            .map(|(path, reader)| {
+                scope.spawn(move || {
+                    reader.load(path, false).and_then(|p| crate::input::hide_frames(p, &args.filter, path))
+                })
+            })
+            .collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a parser thread failed"))))

@@ -80,6 +80,7 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> 
     }
     let windowed = from.is_some() || to.is_some();
     let profile = Reader::new(&args.reading)?.load(&args.input, windowed)?;
+    let profile = crate::input::hide_frames(profile, &args.filter, &args.input)?;
     let window = if windowed {
         let Some(times) = profile.samples.times_ns() else {
             bail!("{}: its samples have no times, so --from/--to cannot apply", source_name(&args.input));

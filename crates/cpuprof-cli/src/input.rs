@@ -152,6 +152,13 @@ pub(crate) fn regex(flag: &str, pattern: Option<&str>) -> Result<Option<Regex>> 
     pattern.map(|p| Regex::new(p).map_err(|e| UsageError(format!("invalid {flag} regex: {e}")).into())).transpose()
 }
 
+/// `profile` with the frames `--hide` names taken out of its stacks (as it is without the flag).
+pub(crate) fn hide_frames(profile: Profile, args: &FilterArgs, input: &Path) -> Result<Profile> {
+    let Some(hide) = regex("--hide", args.hide.as_deref())? else { return Ok(profile) };
+    cpuprof_analysis::hide_frames(&profile, &hide)
+        .map_err(|e| anyhow::anyhow!("{}: cannot hide frames: {e}", source_name(input)))
+}
+
 pub(crate) fn stack_filter(args: &FilterArgs) -> Result<StackFilter> {
     Ok(StackFilter {
         include_idle: args.include_idle,

@@ -37,6 +37,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
     let options = top_options(args)?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
     let profile = Reader::new(&args.reading)?.load(&args.input, false)?;
+    let profile = crate::input::hide_frames(profile, &args.filter, &args.input)?;
     let report = top(&profile, &options);
     let source = source_name(&args.input);
     // Empty profiles: a warning and a valid, empty report (README, "Empty profiles").

@@ -1,0 +1,110 @@
+//! Hiding frames: matching functions are taken out of every stack and their samples stay, on
+//! the caller that called them (pprof's `-hide`). Filters drop whole samples; this keeps them,
+//! so `--focus handleRequest --hide '^node:'` still finds `handleRequest` under node's internals.
+
+use cpuprof_model::{FrameId, Func, FuncId, FuncKind, ModelError, Profile, ProfileBuilder, StackId};
+use regex::Regex;
+
+use crate::filter::func_matches;
+
+/// The name of the frame that samples whose every frame was hidden are left on.
+pub const ALL_HIDDEN: &str = "(hidden)";
+
+/// `profile` without the frames of functions whose name or file matches `hide`. A stack loses
+/// those frames (equal stacks become one); a sample whose whole stack is hidden is kept on a
+/// frame of its own, `(hidden)`, so totals do not change. Times, VM states, line hits of the
+/// frames that stay, warnings and timing are kept.
+pub fn hide_frames(profile: &Profile, hide: &Regex) -> Result<Profile, ModelError> {
+    let hidden = func_matches(profile, hide);
+    let strings = &profile.strings;
+    let mut b = ProfileBuilder::new(profile.meta.format, profile.value_types.clone());
+    let mut funcs: Vec<Option<FuncId>> = vec![None; profile.funcs.len()];
+    let mut frames: Vec<Option<FrameId>> = vec![None; profile.frames.len()];
+    // Each old stack's new one: `None` when it and all its callers are hidden.
+    let mut stacks: Vec<Option<StackId>> = Vec::with_capacity(profile.stacks.len());
+    // Whether the old stack shows a frame (one that is not V8's `(root)`), and whether its new
+    // one still does: samples that lose all they showed go to `(hidden)`.
+    let mut showed: Vec<bool> = Vec::with_capacity(profile.stacks.len());
+    let mut shows: Vec<bool> = Vec::with_capacity(profile.stacks.len());
+    for (parent_id, frame_id) in profile.stacks.parents().iter().zip(profile.stacks.frames()) {
+        let parent = parent_id.and_then(|p| stacks[p.index()]);
+        let frame = profile.frames[*frame_id];
+        let visible = profile.funcs[frame.func].kind != FuncKind::Root;
+        let inherited = |column: &Vec<bool>| parent_id.is_some_and(|p| column[p.index()]);
+        showed.push(visible || inherited(&showed));
+        if hidden[frame.func.index()] {
+            shows.push(inherited(&shows));
+            stacks.push(parent);
+            continue;
+        }
+        shows.push(visible || inherited(&shows));
+        let new_frame = if let Some(new) = frames[frame_id.index()] {
+            new
+        } else {
+            let func = if let Some(new) = funcs[frame.func.index()] {
+                new
+            } else {
+                let func = profile.funcs[frame.func];
+                let library = func.library.map(|l| b.copy_library(profile, l));
+                let name = b.intern(strings.get(func.name));
+                let file = b.intern(strings.get(func.file));
+                let new = b.func(Func { name, file, library, ..func });
+                funcs[frame.func.index()] = Some(new);
+                new
+            };
+            let new = b.frame(cpuprof_model::Frame { func, ..frame });
+            frames[frame_id.index()] = Some(new);
+            new
+        };
+        stacks.push(Some(b.stack(parent, new_frame)));
+    }
+
+    let mut all_hidden: Option<FrameId> = None;
+    let times = profile.samples.times_ns();
+    let states = profile.samples.vm_states();
+    let mut values = Vec::with_capacity(profile.value_types.len());
+    for (row, old) in profile.samples.stacks().iter().enumerate() {
+        let stack = match stacks[old.index()] {
+            Some(stack) if shows[old.index()] || !showed[old.index()] => stack,
+            // Nothing it showed is left: under `(root)` (if any), a frame that says so.
+            parent => {
+                let frame = *all_hidden.get_or_insert_with(|| {
+                    let name = b.intern(ALL_HIDDEN);
+                    let func = b.func(Func {
+                        name,
+                        file: cpuprof_model::StrId::EMPTY,
+                        line: None,
+                        column: None,
+                        kind: FuncKind::Other,
+                        tier: None,
+                        library: None,
+                    });
+                    b.frame(cpuprof_model::Frame { func, line: None, column: None })
+                });
+                b.stack(parent, frame)
+            }
+        };
+        values.clear();
+        values.extend((0..profile.value_types.len()).map(|k| profile.samples.values(k)[row]));
+        let time = times.map(|t| t[row]);
+        match states {
+            Some(states) => b.sample_in_state(stack, time, &values, states[row]),
+            None => b.sample(stack, time, &values),
+        }
+    }
+    // Line hits belong to a stack's own frame: they stay only where that frame does.
+    for (old, new) in profile.stacks.ids().zip(&stacks) {
+        let Some(new) = new else { continue };
+        if hidden[profile.func_of(old).index()] {
+            continue;
+        }
+        for (line, ticks) in profile.line_hits.of(old) {
+            b.line_hit(*new, line, ticks);
+        }
+    }
+    for warning in &profile.meta.warnings {
+        b.warn(warning.clone());
+    }
+    b.timing(profile.meta.start_ns, profile.meta.duration_ns, profile.meta.interval_ns);
+    b.finish()
+}
