@@ -152,6 +152,19 @@ fn split_number(text: &str) -> Option<(&str, u32)> {
     Some((&text[..colon], digits.parse().ok()?))
 }
 
+/// The pseudo-function of ticks without a pc in `state` (V8 outside any code), named by the
+/// state as V8 names it, `(OTHER)`, `(GC)`, …, as `(program)` is in a `.cpuprofile`: its name
+/// and kind. Shared by the tick-log and `--preprocess` JSON readers.
+pub(super) fn no_pc_func(state: cpuprof_model::VmState) -> (String, cpuprof_model::FuncKind) {
+    use cpuprof_model::{FuncKind, VmState};
+    let kind = match state {
+        VmState::Gc => FuncKind::Gc,
+        VmState::Idle => FuncKind::Idle,
+        _ => FuncKind::Program,
+    };
+    (format!("({})", state.as_str()), kind)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -308,12 +308,8 @@ impl Reader {
         if let Some(frame) = self.no_pc.get(&state) {
             return *frame;
         }
-        let kind = match state {
-            VmState::Gc => FuncKind::Gc,
-            VmState::Idle => FuncKind::Idle,
-            _ => FuncKind::Program,
-        };
-        let func = plain_func(&mut self.builder, &format!("({})", state.as_str()), kind);
+        let (name, kind) = super::names::no_pc_func(state);
+        let func = plain_func(&mut self.builder, &name, kind);
         let frame = self.frame(func);
         self.no_pc.insert(state, frame);
         frame

@@ -244,12 +244,8 @@ impl Decoder {
         if let Some(frame) = self.no_pc.get(&state) {
             return *frame;
         }
-        let kind = match state {
-            VmState::Gc => FuncKind::Gc,
-            VmState::Idle => FuncKind::Idle,
-            _ => FuncKind::Program,
-        };
-        let func = self.plain_func(&format!("({})", state.as_str()), kind);
+        let (name, kind) = super::names::no_pc_func(state);
+        let func = self.plain_func(&name, kind);
         let frame = self.builder.frame(Frame { func, line: None, column: None });
         self.no_pc.insert(state, frame);
         frame
