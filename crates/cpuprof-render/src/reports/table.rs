@@ -6,8 +6,8 @@ use cpuprof_analysis::{CallGraph, CallNode, CallTree, GroupBy, Verdict};
 
 use super::outline::{self, Line};
 use super::words::{
-    delta_text, diff_location, diff_summary, header, node_name, pct_of, pcts, profile_header, ratio_text,
-    short_location, top_amount, top_location, unit_amount, verdict_text,
+    delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts, profile_header,
+    ratio_text, short_location, top_amount, top_location, unit_amount, verdict_text,
 };
 use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{truncate, visible};
@@ -98,6 +98,25 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     }
     out.push_str(&table.to_string());
     out.push('\n');
+    if !doc.explanations.is_empty() {
+        out.push_str("\nwhere the changes came from:\n");
+    }
+    for e in doc.explanations {
+        let row = &doc.report.rows[e.row];
+        let location = diff_location(row);
+        out.push_str(&format!(
+            "{}{}{} ({})\n",
+            visible(&row.name),
+            if location.is_empty() { "" } else { "  " },
+            visible(&location),
+            delta_text(doc, row)
+        ));
+        for line in explanation_lines(doc, e, visible) {
+            out.push_str("  ");
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
     out
 }
 
