@@ -223,18 +223,25 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
         out.push_str(title);
         out.push('\n');
         out.push_str(&format!("{:>10} {:>6}  function\n", "total", "share"));
+        // The function's own time, as a callee row in its place by weight.
+        let mut own = own.filter(|w| *w != 0 || tree.roots.is_empty());
+        let own_line = |out: &mut String, own: &mut Option<i64>| {
+            if let Some(w) = own.take() {
+                tree_line(out, &format!("{:>10} {:>6}", amount(w), share(w)), "", "(self)", "");
+            }
+        };
         for line in outline::lines(tree, false, false) {
             if let Line::Nodes { chain, guides } = line {
                 let node = &tree.nodes[chain[0]];
+                if guides.depth() == 0 && own.is_some_and(|w| w > node.total.weight) {
+                    own_line(&mut out, &mut own);
+                }
                 let numbers = format!("{:>10} {:>6}", amount(node.total.weight), share(node.total.weight));
                 let label = chain_label(graph, tree, &chain, upward);
                 tree_line(&mut out, &numbers, &guides.prefix(), &label, &location_of(graph, node));
             }
         }
-        if let Some(own) = own.filter(|w| *w != 0 || tree.roots.is_empty()) {
-            let numbers = format!("{:>10} {:>6}", amount(own), share(own));
-            tree_line(&mut out, &numbers, "", "(self)", "");
-        }
+        own_line(&mut out, &mut own);
     }
     out
 }
