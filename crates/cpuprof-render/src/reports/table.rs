@@ -2,7 +2,7 @@
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
-use cpuprof_analysis::{CallGraph, CallNode, CallTree, GroupBy, Verdict};
+use cpuprof_analysis::{CallGraph, CallNode, CallTree, GroupBy, Verdict, Weight};
 
 use super::outline::{self, Line};
 use super::words::{
@@ -166,7 +166,17 @@ pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
     }
     let amount = |v: i64| unit_amount(graph.unit(), v);
     let pct = |v: i64| format!("{:.1}%", pct_of(v, graph.total()));
-    out.push_str(&format!("{:>10} {:>6} {:>10} {:>6}  function\n", "total", "total%", "self", "self%"));
+    // Sample counts beside times (with --weight samples the amounts are the counts).
+    let with_samples = graph.unit() != Weight::Samples;
+    let samples = |v: i64| if with_samples { format!(" {v:>8}") } else { String::new() };
+    out.push_str(&format!(
+        "{:>10} {:>6} {:>10} {:>6}{}  function\n",
+        "total",
+        "total%",
+        "self",
+        "self%",
+        if with_samples { format!(" {:>8}", "samples") } else { String::new() }
+    ));
     let upward = doc.view == TreeView::BottomUp;
     for line in outline::lines(doc.tree, doc.fold_chains, !upward) {
         match line {
@@ -176,18 +186,20 @@ pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
                 // first of a chain of callers.
                 let subject = &doc.tree.nodes[if upward { chain[0] } else { chain[chain.len() - 1] }];
                 let numbers = format!(
-                    "{:>10} {:>6} {:>10} {:>6}",
+                    "{:>10} {:>6} {:>10} {:>6}{}",
                     amount(node.total.weight),
                     pct(node.total.weight),
                     amount(node.self_amount.weight),
-                    pct(node.self_amount.weight)
+                    pct(node.self_amount.weight),
+                    samples(node.total.samples)
                 );
                 let label = chain_label(graph, doc.tree, &chain, upward);
                 tree_line(&mut out, &numbers, &guides.prefix(), &label, &location_of(graph, subject));
             }
             Line::More { pruned, guides } => {
                 let label = format!("… {} more ({})", pruned.nodes, amount(pruned.total.weight));
-                tree_line(&mut out, &" ".repeat(35), &guides.prefix(), &label, "");
+                let blank = " ".repeat(35 + if with_samples { 9 } else { 0 });
+                tree_line(&mut out, &blank, &guides.prefix(), &label, "");
             }
         }
     }
