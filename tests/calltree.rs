@@ -184,7 +184,7 @@ fn tree_option_sets(focus: Option<&str>) -> Vec<Vec<String>> {
 
 /// What the comparisons ask about, from one oracle run: the functions whose callers/callees they
 /// ask for (the oracle's 5 hottest by total whose `name@file:line` pattern names one function,
-/// and its 3 hottest by self), every ambiguous pattern met on the way (cpuprof must refuse those
+/// its 3 hottest by self, and 3 with an `@` in their file), every ambiguous pattern met on the way (cpuprof must refuse those
 /// with exit 2), a `--focus` regex matching exactly the name of the hottest named function by
 /// self, and top.js's rows.
 struct Picked {
@@ -216,6 +216,18 @@ fn pick_functions(fixture: &str) -> Picked {
             unique.push(f.clone());
         }
     }
+    // And up to 3 whose file holds an `@` (scoped packages, pnpm's `name@version` folders): the
+    // `@` of name@file:line must not be confused with them.
+    let at_in_file = lists[0]
+        .as_array()
+        .expect("hottest")
+        .iter()
+        .filter(|f| f["row"]["file"].as_str().is_some_and(|file| file.contains('@')))
+        .filter(|f| f["pattern_matches"] == 1 && !unique.iter().any(|u| u["key"] == f["key"]))
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>();
+    unique.extend(at_in_file);
     let top = lists[2].clone();
     let focus = list(&top, "rows")
         .iter()
