@@ -605,10 +605,11 @@ B 0/160 (0/1)
 
 /// Bottom-up, from each function's outermost occurrence. F: in s0..s5 (630), self in s0, s2,
 /// s4, s5 (530); its outermost occurrence is under A in all but s4 (under B). DevTools would
-/// put s0's and s2's self (inner occurrences) on F←B←F←A and F←F←A with no total there.
+/// put s0's and s2's self (inner occurrences) on F←B←F←A and F←F←A (SPEC.md §9 step 4).
 /// B: s0, s1, s3 under F←A (110, self s3 80), s4 top-level (160: no child).
 /// C: only s1, read upwards C←F←B←F←A. Roots by self: F 530, (program) 105, B 80, C 20, A 0.
-const HAND_BOTTOM_UP: &str = "\
+/// At --min-percent 0 every function is a root.
+const HAND_BOTTOM_UP_0: &str = "\
 F 530/630 (4/6)
   A 370/470 (3/5)
   B 160/160 (1/1)
@@ -624,13 +625,34 @@ C 20/20 (1/1)
 A 0/470 (0/5)
 ";
 
-/// Callers of B: top-level in s4 → `(root)` 160; under F 110 (F←A). 160 + 110 = 270.
+/// At the default --min-percent 1 (7.35 µs) roots are cut by their self (the contract's
+/// "bottom-up first level"): A (self 0, total 470) goes to `pruned`, summed by self (0, 0 samples).
+const HAND_BOTTOM_UP: &str = "\
+F 530/630 (4/6)
+  A 370/470 (3/5)
+  B 160/160 (1/1)
+(program) 105/105 (1/1)
+B 80/270 (1/4)
+  F 80/110 (1/3)
+    A 80/110 (1/3)
+C 20/20 (1/1)
+  F 20/20 (1/1)
+    B 20/20 (1/1)
+      F 20/20 (1/1)
+        A 20/20 (1/1)
+pruned 1 0/0
+";
+
+/// Callers of B: top-level in s4 → `(root)` 160; under F 110 (F←A). 160 + 110 = 270. Every level
+/// has its `(root)` entry: A (s0, s1, s3) is top-level, so A's callers are `(root)` 110. With
+/// --depth 3 every entry has its list, empty at the third level (`-`).
 const HAND_CALLERS_B: &str = "\
 (root) 160 (1) 59.2593
   -
 F 110 (3) 40.7407
   A 110 (3) 40.7407
-    -
+    (root) 110 (3) 40.7407
+      -
 ";
 
 /// Callees of F from its innermost occurrence: s1 → C (20), s3 → B (80); s0, s2, s4, s5 end in F
@@ -643,11 +665,13 @@ C 20 (1) 3.1746
 ";
 
 /// Callees of A (depth 3): everything below it passes through F (470); under F: B (s0, s1, s3:
-/// 110), F (s2: 40); under A→F→B: F (s0, s1: 30).
+/// 110), F (s2: 40); under A→F→B: F (s0, s1: 30). That F's list is empty only because --depth 3
+/// stops there (C, s1's leaf, is below it).
 const HAND_CALLEES_A: &str = "\
 F 470 (5) 100.0000
   B 110 (3) 23.4043
     F 30 (2) 6.3830
+      -
   F 40 (1) 8.5106
     -
 ";
@@ -677,6 +701,7 @@ fn hand_made_cases() -> Vec<(Vec<&'static str>, Reader, &'static str)> {
         (vec!["tree", "--min-percent", "5"], outline, HAND_TOP_DOWN_5),
         (vec!["tree", "--max-depth", "2"], outline, HAND_TOP_DOWN_DEPTH_2),
         (vec!["tree", "--bottom-up"], outline, HAND_BOTTOM_UP),
+        (vec!["tree", "--bottom-up", "--min-percent", "0"], outline, HAND_BOTTOM_UP_0),
         (vec!["callers", "B", "--depth", "3"], callers_outline, HAND_CALLERS_B),
         (vec!["callees", "F", "--depth", "2"], callees_outline, HAND_CALLEES_F),
         (vec!["callees", "A", "--depth", "3"], callees_outline, HAND_CALLEES_A),
