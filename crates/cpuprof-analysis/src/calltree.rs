@@ -233,9 +233,10 @@ impl<'p> CallGraph<'p> {
         let all: Vec<usize> = (0..self.functions.len()).collect();
         let mut found: Vec<usize> = all.iter().copied().filter(|f| self.functions[*f].name == pattern).collect();
         if found.is_empty() {
-            if let Some(at) = parse_at(pattern) {
-                found = all.iter().copied().filter(|f| at.matches(&self.functions[*f])).collect();
-            }
+            // Names and urls may hold `@` themselves (`@scope/pkg`, pnpm's `pkg@1.2.3`): every
+            // split of the pattern at an `@` is tried.
+            let ats: Vec<At<'_>> = pattern.match_indices('@').filter_map(|(i, _)| parse_at(pattern, i)).collect();
+            found = all.iter().copied().filter(|f| ats.iter().any(|at| at.matches(&self.functions[*f]))).collect();
         }
         if found.is_empty() {
             let re = Regex::new(pattern).map_err(FindError::Regex)?;
@@ -551,8 +552,9 @@ impl At<'_> {
     }
 }
 
-fn parse_at(pattern: &str) -> Option<At<'_>> {
-    let (name, location) = pattern.rsplit_once('@')?;
+/// `pattern` read as `name@location` split at byte `at` (an `@`).
+fn parse_at(pattern: &str, at: usize) -> Option<At<'_>> {
+    let (name, location) = (&pattern[..at], &pattern[at + 1..]);
     let number = |text: &str| text.parse::<u32>().ok();
     let (file, line, column) = match location.rsplit_once(':') {
         Some((rest, last)) if number(last).is_some() => match rest.rsplit_once(':') {

@@ -326,14 +326,19 @@ fn value<T: Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
+/// Deeper levels of a call tree's JSON are indented as this one.
+const MAX_INDENT_LEVEL: usize = 32;
+
 /// Pretty JSON, written by hand so that trees thousands of levels deep need no recursion.
 struct Writer {
     out: String,
 }
 
 impl Writer {
+    /// Two spaces a level, up to [`MAX_INDENT_LEVEL`]: a tree thousands of levels deep would
+    /// otherwise be mostly spaces (its size growing with the square of its depth).
     fn indent(&mut self, level: usize) {
-        for _ in 0..level {
+        for _ in 0..level.min(MAX_INDENT_LEVEL) {
             self.out.push_str("  ");
         }
     }
@@ -391,23 +396,25 @@ impl Writer {
     }
 
     /// The array of `nodes` (opened by the caller after `"key": `), each node an object of
-    /// `fields` and its children under `children_key` (none when `None`), depth-first.
+    /// `fields` and its children under `children.0` (none when `None`) down to the level
+    /// `children.1` (the first is 1; nodes there have no key: nothing was looked for below),
+    /// depth-first.
     fn nodes(
         &mut self,
         tree: &CallTree,
         nodes: &[usize],
         level: usize,
-        children_key: Option<&str>,
+        children: (Option<&str>, usize),
         with_pruned: bool,
         mut fields: impl FnMut(&mut Self, usize, &CallNode),
     ) {
         enum Step {
-            Open(usize, usize, bool),
+            Open(usize, usize, bool, usize),
             Close(usize, usize, bool),
         }
-        let push_all = |todo: &mut Vec<Step>, nodes: &[usize], level: usize| {
+        let push_all = |todo: &mut Vec<Step>, nodes: &[usize], level: usize, depth: usize| {
             for (i, n) in nodes.iter().enumerate().rev() {
-                todo.push(Step::Open(*n, level, i == 0));
+                todo.push(Step::Open(*n, level, i == 0, depth));
             }
         };
         self.out.push('[');
@@ -416,7 +423,7 @@ impl Writer {
             return;
         }
         let mut todo = Vec::new();
-        push_all(&mut todo, nodes, level + 1);
+        push_all(&mut todo, nodes, level + 1, 1);
         let close_array = |w: &mut Self, level: usize| {
             w.out.push('\n');
             w.indent(level);
@@ -424,7 +431,7 @@ impl Writer {
         };
         while let Some(step) = todo.pop() {
             match step {
-                Step::Open(n, level, first) => {
+                Step::Open(n, level, first, depth) => {
                     if !first {
                         self.out.push(',');
                     }
@@ -433,7 +440,7 @@ impl Writer {
                     self.out.push('{');
                     let node = &tree.nodes[n];
                     fields(self, level + 1, node);
-                    let Some(key) = children_key else {
+                    let Some(key) = children.0.filter(|_| depth < children.1) else {
                         todo.push(Step::Close(n, level, false));
                         continue;
                     };
@@ -443,7 +450,7 @@ impl Writer {
                         todo.push(Step::Close(n, level, false));
                     } else {
                         todo.push(Step::Close(n, level, true));
-                        push_all(&mut todo, &node.children, level + 2);
+                        push_all(&mut todo, &node.children, level + 2, depth + 1);
                     }
                 }
                 Step::Close(n, level, open_children) => {
@@ -481,7 +488,7 @@ pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
     w.field(1, false, "view", &value(view));
     w.pruned(1, doc.tree.pruned);
     w.field(1, false, "roots", "");
-    w.nodes(doc.tree, &doc.tree.roots, 1, Some("children"), true, |w, level, node| {
+    w.nodes(doc.tree, &doc.tree.roots, 1, (Some("children"), usize::MAX), true, |w, level, node| {
         w.identity(level, graph, node.function);
         w.numbers(level, node.self_amount, node.total, graph.total());
     });
@@ -503,8 +510,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     for (key, tree) in lists {
         let Some(tree) = tree else { continue };
         w.field(1, false, key, "");
-        let nested = (doc.depth > 1).then_some(key);
-        w.nodes(tree, &tree.roots, 1, nested, false, |w, level, node| {
+        w.nodes(tree, &tree.roots, 1, (Some(key), doc.depth), false, |w, level, node| {
             w.identity(level, graph, node.function);
             w.field(level, false, "total", &node.total.weight.to_string());
             w.field(level, false, "total_samples", &node.total.samples.to_string());
