@@ -74,7 +74,7 @@ pub struct Amount {
 }
 
 impl Amount {
-    fn add(&mut self, weight: i64, samples: i64) {
+    pub(crate) fn add(&mut self, weight: i64, samples: i64) {
         self.weight = self.weight.saturating_add(weight);
         self.samples = self.samples.saturating_add(samples);
     }
@@ -121,7 +121,7 @@ pub struct TopReport {
 
 /// What one key stands for, before the numbers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Key {
+pub(crate) struct Key {
     /// The plain name (`""` for anonymous functions).
     name: String,
     tier: Option<Tier>,
@@ -133,13 +133,13 @@ struct Key {
 
 /// Keys minted in first-seen order.
 #[derive(Default)]
-struct Keys {
+pub(crate) struct Keys {
     index: FxHashMap<Key, u32>,
-    keys: Vec<Key>,
+    pub(crate) keys: Vec<Key>,
 }
 
 impl Keys {
-    fn id(&mut self, key: Key) -> u32 {
+    pub(crate) fn id(&mut self, key: Key) -> u32 {
         if let Some(id) = self.index.get(&key) {
             return *id;
         }
@@ -150,7 +150,7 @@ impl Keys {
     }
 }
 
-const NO_KEY: u32 = u32::MAX;
+pub(crate) const NO_KEY: u32 = u32::MAX;
 
 /// Self and total weight per function, file, package or line.
 pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
@@ -160,56 +160,71 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
         stack_weights(profile, options.weight, &options.filter, None);
 
     let mut keys = Keys::default();
-    let rows = if options.by == GroupBy::Line {
+    let numbers = if options.by == GroupBy::Line {
         by_line(profile, &self_w, &self_c, &mut keys)
     } else {
-        let func_keys = func_keys(profile, options.by, &mut keys);
-        let stack_keys: Vec<u32> =
-            profile.stacks.frames().iter().map(|frame| func_keys[profile.frames[*frame].func.index()]).collect();
+        let stack_keys = stack_keys(profile, options.by, &mut keys);
         with_totals(profile, &stack_keys, &self_w, &self_c, keys.keys.len())
     };
-
     let mut rows: Vec<TopRow> = keys
         .keys
         .into_iter()
-        .zip(rows)
+        .zip(numbers)
         .filter(|(_, r)| r.iter().any(|v| *v != 0))
-        .map(|(key, [self_weight, self_samples, total_weight, total_samples])| TopRow {
-            // Rows are keyed by the raw name; anonymous functions are shown as DevTools does,
-            // and a tier by its marker before the name, as V8 writes it.
-            name: match (key.tier, key.name.is_empty()) {
-                (None, true) => "(anonymous)".to_owned(),
-                (None, false) => key.name,
-                (Some(tier), true) => format!("{}(anonymous)", tier.marker()),
-                (Some(tier), false) => format!("{}{}", tier.marker(), key.name),
-            },
-            tier: key.tier,
-            file: key.file,
-            line: key.line,
-            column: key.column,
-            kind: key.kind,
-            self_weight,
-            self_samples,
-            total_weight,
-            total_samples,
-        })
+        .map(|(key, numbers)| key.into_row(numbers))
         .collect();
     rows.sort_by(|a, b| {
         let (ka, kb) = match options.sort {
             Metric::SelfTime => (a.self_weight, b.self_weight),
             Metric::Total => (a.total_weight, b.total_weight),
         };
-        kb.cmp(&ka)
-            .then_with(|| a.name.cmp(&b.name))
-            .then_with(|| a.file.cmp(&b.file))
-            .then_with(|| a.line.cmp(&b.line))
-            .then_with(|| a.column.cmp(&b.column))
-            .then_with(|| a.kind.as_str().cmp(b.kind.as_str()))
+        kb.cmp(&ka).then_with(|| identity_order(a, b))
     });
     TopReport { unit: effective(profile, options.weight), total, samples, rows, summary }
 }
 
-fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>) -> Summary {
+/// The order of rows of equal weight: name, file, line, column, kind.
+pub(crate) fn identity_order(a: &TopRow, b: &TopRow) -> std::cmp::Ordering {
+    a.name
+        .cmp(&b.name)
+        .then_with(|| a.file.cmp(&b.file))
+        .then_with(|| a.line.cmp(&b.line))
+        .then_with(|| a.column.cmp(&b.column))
+        .then_with(|| a.kind.as_str().cmp(b.kind.as_str()))
+}
+
+impl Key {
+    /// The row of this key with `[self, self samples, total, total samples]`.
+    pub(crate) fn into_row(self, [self_weight, self_samples, total_weight, total_samples]: [i64; 4]) -> TopRow {
+        TopRow {
+            // Rows are keyed by the raw name; anonymous functions are shown as DevTools does,
+            // and a tier by its marker before the name, as V8 writes it.
+            name: match (self.tier, self.name.is_empty()) {
+                (None, true) => "(anonymous)".to_owned(),
+                (None, false) => self.name,
+                (Some(tier), true) => format!("{}(anonymous)", tier.marker()),
+                (Some(tier), false) => format!("{}{}", tier.marker(), self.name),
+            },
+            tier: self.tier,
+            file: self.file,
+            line: self.line,
+            column: self.column,
+            kind: self.kind,
+            self_weight,
+            self_samples,
+            total_weight,
+            total_samples,
+        }
+    }
+}
+
+/// The key of every stack's function (`NO_KEY` for V8's `(root)`), the keys minted into `keys`.
+pub(crate) fn stack_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
+    let func_keys = func_keys(profile, by, keys);
+    profile.stacks.frames().iter().map(|frame| func_keys[profile.frames[*frame].func.index()]).collect()
+}
+
+pub(crate) fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>) -> Summary {
     let mut summary = Summary::default();
     let states = profile.samples.vm_states();
     for (i, stack) in profile.samples.stacks().iter().enumerate() {
@@ -283,7 +298,7 @@ fn function_key(profile: &Profile, func: &cpuprof_model::Func, line: Option<u32>
 
 /// `[self, self samples, total, total samples]` per key, counting a key once per stack
 /// however often it recurs in it.
-fn with_totals(
+pub(crate) fn with_totals(
     profile: &Profile,
     stack_keys: &[u32],
     self_w: &[i64],

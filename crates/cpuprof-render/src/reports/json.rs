@@ -1,10 +1,10 @@
-//! JSON (the documented contracts): `top` and `diff`.
+//! JSON (the documented contracts): `top`, `diff`, `tree`, `callers`/`callees`/`explain`.
 
-use cpuprof_analysis::{Amount, GroupBy, Metric, Normalize, Summary};
+use cpuprof_analysis::{Amount, CallGraph, CallNode, CallTree, GroupBy, Metric, Normalize, Pruned, Summary};
 use serde::Serialize;
 
-use super::words::{pct_of, unit_name};
-use super::{DiffDocument, TopDocument};
+use super::words::{node_name, pct_of, unit_name};
+use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 
 /// The JSON contract of `cpuprof top` (documented in the README). Fields may be added,
 /// never removed or renamed.
@@ -241,4 +241,197 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     let mut out = serde_json::to_string_pretty(&json).unwrap_or_default();
     out.push('\n');
     out
+}
+
+/// A JSON value as serde_json writes it (strings escaped, floats as it prints them).
+fn value<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// Pretty JSON, written by hand so that trees thousands of levels deep need no recursion.
+struct Writer {
+    out: String,
+}
+
+impl Writer {
+    fn indent(&mut self, level: usize) {
+        for _ in 0..level {
+            self.out.push_str("  ");
+        }
+    }
+
+    /// `"key": value` on a line of its own at `level`, after a comma unless `first`.
+    fn field(&mut self, level: usize, first: bool, key: &str, raw: &str) {
+        if !first {
+            self.out.push(',');
+        }
+        self.out.push('\n');
+        self.indent(level);
+        self.out.push_str(&value(key));
+        self.out.push_str(": ");
+        self.out.push_str(raw);
+    }
+
+    /// The head fields of every call-tree document, opening its object.
+    fn head(&mut self, source: &str, meta: &cpuprof_model::Meta, graph: &CallGraph<'_>) {
+        self.out.push('{');
+        self.field(1, true, "source", &value(source));
+        self.field(1, false, "format", &value(meta.format.as_str()));
+        self.field(1, false, "unit", &value(unit_name(graph.unit())));
+        self.field(1, false, "total", &graph.total().to_string());
+        self.field(1, false, "samples", &graph.samples().to_string());
+    }
+
+    /// `name, file, line, column, kind` of a node's function.
+    fn identity(&mut self, level: usize, graph: &CallGraph<'_>, function: Option<usize>) {
+        let row = function.map(|f| &graph.functions()[f]);
+        self.field(level, true, "name", &value(node_name(graph, function)));
+        self.field(level, false, "file", &value(&row.and_then(|r| r.file.as_deref())));
+        self.field(level, false, "line", &value(&row.and_then(|r| r.line)));
+        self.field(level, false, "column", &value(&row.and_then(|r| r.column)));
+        self.field(level, false, "kind", &value(row.map_or("root", |r| r.kind.as_str())));
+    }
+
+    /// The numbers of a `top` row: self and total, samples and percentages of `total`.
+    fn numbers(&mut self, level: usize, self_amount: Amount, total: Amount, whole: i64) {
+        self.field(level, false, "self", &self_amount.weight.to_string());
+        self.field(level, false, "self_samples", &self_amount.samples.to_string());
+        self.field(level, false, "self_pct", &value(&pct_of(self_amount.weight, whole)));
+        self.field(level, false, "total", &total.weight.to_string());
+        self.field(level, false, "total_samples", &total.samples.to_string());
+        self.field(level, false, "total_pct", &value(&pct_of(total.weight, whole)));
+    }
+
+    fn pruned(&mut self, level: usize, pruned: Option<Pruned>) {
+        if let Some(p) = pruned {
+            let text = format!(
+                "{{\"nodes\": {}, \"total\": {}, \"total_samples\": {}}}",
+                p.nodes, p.total.weight, p.total.samples
+            );
+            self.field(level, false, "pruned", &text);
+        }
+    }
+
+    /// The array of `nodes` (opened by the caller after `"key": `), each node an object of
+    /// `fields` and its children under `children_key` (none when `None`), depth-first.
+    fn nodes(
+        &mut self,
+        tree: &CallTree,
+        nodes: &[usize],
+        level: usize,
+        children_key: Option<&str>,
+        with_pruned: bool,
+        mut fields: impl FnMut(&mut Self, usize, &CallNode),
+    ) {
+        enum Step {
+            Open(usize, usize, bool),
+            Close(usize, usize, bool),
+        }
+        let push_all = |todo: &mut Vec<Step>, nodes: &[usize], level: usize| {
+            for (i, n) in nodes.iter().enumerate().rev() {
+                todo.push(Step::Open(*n, level, i == 0));
+            }
+        };
+        self.out.push('[');
+        if nodes.is_empty() {
+            self.out.push(']');
+            return;
+        }
+        let mut todo = Vec::new();
+        push_all(&mut todo, nodes, level + 1);
+        let close_array = |w: &mut Self, level: usize| {
+            w.out.push('\n');
+            w.indent(level);
+            w.out.push(']');
+        };
+        while let Some(step) = todo.pop() {
+            match step {
+                Step::Open(n, level, first) => {
+                    if !first {
+                        self.out.push(',');
+                    }
+                    self.out.push('\n');
+                    self.indent(level);
+                    self.out.push('{');
+                    let node = &tree.nodes[n];
+                    fields(self, level + 1, node);
+                    let Some(key) = children_key else {
+                        todo.push(Step::Close(n, level, false));
+                        continue;
+                    };
+                    self.field(level + 1, false, key, "[");
+                    if node.children.is_empty() {
+                        self.out.push(']');
+                        todo.push(Step::Close(n, level, false));
+                    } else {
+                        todo.push(Step::Close(n, level, true));
+                        push_all(&mut todo, &node.children, level + 2);
+                    }
+                }
+                Step::Close(n, level, open_children) => {
+                    if open_children {
+                        close_array(self, level + 1);
+                    }
+                    if with_pruned {
+                        self.pruned(level + 1, tree.nodes[n].pruned);
+                    }
+                    self.out.push('\n');
+                    self.indent(level);
+                    self.out.push('}');
+                }
+            }
+        }
+        close_array(self, level);
+    }
+
+    fn finish(mut self) -> String {
+        self.out.push_str("\n}\n");
+        self.out
+    }
+}
+
+/// The JSON contract of `cpuprof tree` (documented in the README). Fields may be added,
+/// never removed or renamed.
+pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
+    let graph = doc.graph;
+    let mut w = Writer { out: String::new() };
+    w.head(doc.source, doc.meta, graph);
+    let view = match doc.view {
+        TreeView::TopDown => "top-down",
+        TreeView::BottomUp => "bottom-up",
+    };
+    w.field(1, false, "view", &value(view));
+    w.pruned(1, doc.tree.pruned);
+    w.field(1, false, "roots", "");
+    w.nodes(doc.tree, &doc.tree.roots, 1, Some("children"), true, |w, level, node| {
+        w.identity(level, graph, node.function);
+        w.numbers(level, node.self_amount, node.total, graph.total());
+    });
+    w.finish()
+}
+
+/// The JSON contract of `cpuprof callers`, `callees` and `explain` (documented in the README).
+pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
+    let graph = doc.graph;
+    let row = &graph.functions()[doc.function];
+    let mut w = Writer { out: String::new() };
+    w.head(doc.source, doc.meta, graph);
+    w.field(1, false, "function", "{");
+    w.identity(2, graph, Some(doc.function));
+    let amount = |weight, samples| Amount { weight, samples };
+    w.numbers(2, amount(row.self_weight, row.self_samples), amount(row.total_weight, row.total_samples), graph.total());
+    w.out.push_str("\n  }");
+    let lists = [("callers", doc.callers), ("callees", doc.callees)];
+    for (key, tree) in lists {
+        let Some(tree) = tree else { continue };
+        w.field(1, false, key, "");
+        let nested = (doc.depth > 1).then_some(key);
+        w.nodes(tree, &tree.roots, 1, nested, false, |w, level, node| {
+            w.identity(level, graph, node.function);
+            w.field(level, false, "total", &node.total.weight.to_string());
+            w.field(level, false, "total_samples", &node.total.samples.to_string());
+            w.field(level, false, "pct", &value(&pct_of(node.total.weight, row.total_weight)));
+        });
+    }
+    w.finish()
 }

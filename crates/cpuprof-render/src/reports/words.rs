@@ -11,10 +11,7 @@ use crate::time::format_ns;
 
 /// A top amount: a time, or a number of samples.
 pub(crate) fn top_amount(doc: &TopDocument<'_>, value: i64) -> String {
-    match doc.report.unit {
-        Weight::Samples => value.to_string(),
-        _ => format_ns(value),
-    }
+    unit_amount(doc.report.unit, value)
 }
 
 /// `file:line:column` as far as known.
@@ -32,10 +29,13 @@ pub(crate) fn top_location(row: &TopRow) -> String {
 /// `app.cpuprofile · cpuprofile · 1.02 s · 952 samples · mean interval 1.07 ms · idle 3.1% · GC 1.2% · program 0.8%`;
 /// for tick logs a second line says where the ticks went, as `node --prof-process` does.
 pub(crate) fn header(doc: &TopDocument<'_>) -> String {
-    let meta = doc.meta;
-    let s = &doc.report.summary;
+    profile_header(doc.source, doc.meta, &doc.report.summary, doc.report.unit)
+}
+
+/// The summary line of any report on one profile (see [`header`]).
+pub(crate) fn profile_header(source: &str, meta: &cpuprof_model::Meta, s: &Summary, unit: Weight) -> String {
     let ticklog = meta.format == SourceFormat::TickLog;
-    let mut parts = vec![visible(doc.source), meta.format.as_str().to_owned()];
+    let mut parts = vec![visible(source), meta.format.as_str().to_owned()];
     if let Some(d) = meta.duration_ns {
         parts.push(format_ns(d));
     }
@@ -50,7 +50,7 @@ pub(crate) fn header(doc: &TopDocument<'_>) -> String {
         parts.push(format!("program {:.1}%", share(s.program)));
     }
     let mut line = parts.join(" · ");
-    if doc.report.unit == Weight::Samples {
+    if unit == Weight::Samples {
         line.push_str(" · weight: samples");
     }
     if ticklog {
@@ -215,4 +215,29 @@ pub(crate) fn diff_summary(doc: &DiffDocument<'_>) -> String {
         r.new.runs,
         amount(r.new.busy_per_run, r.unit),
     )
+}
+
+/// An amount in `unit`: a time, or a number of samples.
+pub(crate) fn unit_amount(unit: Weight, value: i64) -> String {
+    match unit {
+        Weight::Samples => value.to_string(),
+        _ => format_ns(value),
+    }
+}
+
+/// `file:line` of a call-tree node's function, short (the file's last component), or `""`.
+pub(crate) fn short_location(row: &TopRow) -> String {
+    let Some(file) = row.file.as_deref().filter(|f| !f.is_empty()) else { return String::new() };
+    let file = display_file(file);
+    let short = file.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or(file);
+    match row.line {
+        Some(line) => format!("{short}:{line}"),
+        None => short.to_owned(),
+    }
+}
+
+/// What a call-tree node shows as its name: the function's, or `(root)` for the top of the
+/// stack in a callers list.
+pub(crate) fn node_name<'g>(graph: &'g cpuprof_analysis::CallGraph<'_>, function: Option<usize>) -> &'g str {
+    function.map_or("(root)", |f| graph.functions()[f].name.as_str())
 }
