@@ -397,8 +397,13 @@ fn compare(go: &Path, input: &str, dir: &Path) -> usize {
             "{input}: go tool pprof -peek {regex:?} shows other nodes"
         );
         for (l, row) in &chosen {
-            let up = callers_or_callees("callers", input, row, w);
-            let down = callers_or_callees("callees", input, row, w);
+            // `callers` and `callees` in samples; `explain` (both lists in one report) in time.
+            let (up, down) = if w.weight == "samples" {
+                (callers_or_callees("callers", input, row, w), callers_or_callees("callees", input, row, w))
+            } else {
+                let both = callers_or_callees("explain", input, row, w);
+                (both.clone(), both)
+            };
             for (source, nodes) in [("-tree", &tree), ("-peek", &peek)] {
                 let node = nodes.get(l).unwrap_or_else(|| panic!("{input}: {l:?} not in go tool pprof {source}"));
                 problems.extend(differences(input, source, w, row, node, &up, &down));
@@ -409,29 +414,14 @@ fn compare(go: &Path, input: &str, dir: &Path) -> usize {
     chosen.len()
 }
 
-#[test]
-#[allow(clippy::print_stderr)] // the skip message
-fn callers_and_callees_equal_go_tool_pprof_peek_and_tree() {
+/// Compares the hottest functions of each of `inputs` (at least 5 each).
+#[allow(clippy::print_stderr)] // the skip message and the counts
+fn compare_all(inputs: &[&str]) {
     let Some(go) = go() else {
         eprintln!("SKIPPED: no `go` (install the Debian package golang-go, or set GO)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let inputs = [
-        "fixtures/cpuprofile/money.cpuprofile",
-        "fixtures/cpuprofile/slugify.cpuprofile",
-        // Three functions named `handle` in three files: three pprof labels.
-        "fixtures/cpuprofile/same-name.cpuprofile",
-        "fixtures/cpuprofile/packages.cpuprofile",
-        "fixtures/cpuprofile/auth-sync.cpuprofile",
-        "fixtures/cpuprofile/workers.t1.cpuprofile",
-        // isEven/isOdd/fib are recursive (left out); their callers are not.
-        "fixtures/cpuprofile/deep-recursion.cpuprofile",
-        "fixtures/cpuprofile/inspector-profile.cpuprofile",
-        "fixtures/ticklog/regex-backtrack.log",
-        // No `(root)` frame: the top-level functions' `(root)` entries have no pprof edge.
-        "fixtures/pprof/hand.folded",
-    ];
     let mut compared = Vec::new();
     for input in inputs {
         let n = compare(&go, input, dir.path());
@@ -439,6 +429,40 @@ fn callers_and_callees_equal_go_tool_pprof_peek_and_tree() {
         compared.push(format!("{input}: {n}"));
     }
     eprintln!("functions compared: {}", compared.join(", "));
+}
+
+// Three tests, so that the test harness runs them side by side.
+
+#[test]
+fn callers_and_callees_equal_go_tool_pprof_on_app_profiles() {
+    compare_all(&[
+        "fixtures/cpuprofile/money.cpuprofile",
+        // Three functions named `handle` in three files: three pprof labels.
+        "fixtures/cpuprofile/same-name.cpuprofile",
+        "fixtures/cpuprofile/packages.cpuprofile",
+        // No bootstrap frames: `main` is top-level, its caller `(root)`.
+        "fixtures/cpuprofile/inspector-profile.cpuprofile",
+    ]);
+}
+
+#[test]
+fn callers_and_callees_equal_go_tool_pprof_on_library_heavy_profiles() {
+    compare_all(&[
+        "fixtures/cpuprofile/slugify.cpuprofile",
+        "fixtures/cpuprofile/auth-sync.cpuprofile",
+        "fixtures/cpuprofile/workers.t1.cpuprofile",
+        // isEven/isOdd/fib are recursive (left out); their callers are not.
+        "fixtures/cpuprofile/deep-recursion.cpuprofile",
+    ]);
+}
+
+#[test]
+fn callers_and_callees_equal_go_tool_pprof_on_other_formats() {
+    compare_all(&[
+        // No `(root)` frame in either: the top-level functions' `(root)` entries have no pprof edge.
+        "fixtures/ticklog/regex-backtrack.log",
+        "fixtures/pprof/hand.folded",
+    ]);
 }
 
 /// The parser, on text go tool pprof printed for fixtures/pprof/hand.folded, and the counts of
