@@ -942,7 +942,7 @@ fn check_pruned(p: &mut Problems, full: &Value, cut: &Value, percent: f64, max_d
 fn check_callers_callees(
     p: &mut Problems,
     input: &str,
-    weight: &str,
+    opts: &[&str],
     row: &Value,
     bottom: &Value,
     stacks: &[(Vec<String>, i64)],
@@ -950,10 +950,7 @@ fn check_callers_callees(
     let name = row["name"].as_str().unwrap();
     let f = key(row);
     let args = |cmd: &'static str| -> Vec<String> {
-        [cmd, name, input, "--depth", "3", "--format", "json", "--weight", weight]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect()
+        [cmd, name, input, "--depth", "3", "--format", "json"].iter().chain(opts).map(|s| (*s).to_owned()).collect()
     };
     let run = |cmd| {
         let a = args(cmd);
@@ -961,7 +958,7 @@ fn check_callers_callees(
     };
     for (cmd, field) in [("callers", "callers"), ("callees", "callees")] {
         let report = run(cmd);
-        let what = format!("{input} --weight {weight}: {cmd} {name:?} --depth 3");
+        let what = format!("{input} {}: {cmd} {name:?} --depth 3", opts.join(" "));
         let function = &report["function"];
         for k in ["name", "file", "line", "column", "kind", "self", "self_samples", "total", "total_samples"] {
             p.check(function[k] == row[k], || {
@@ -1105,10 +1102,14 @@ fn check_generated(seed: u64, shape: Shape) {
         ),
     };
     for &weight in weights {
-        let what = format!("seed {seed} {shape:?} --weight {weight}");
-        let w = ["--weight", weight, "--format", "json"];
+        let what =
+            format!("seed {seed} {shape:?} --weight {weight}{}", if weight == "time" { " --include-idle" } else { "" });
+        // In time, (idle) is kept too.
+        let opts: &[&str] =
+            if weight == "time" { &["--weight", "time", "--include-idle"] } else { &["--weight", weight] };
+        let w = [opts, &["--format", "json"]].concat();
         let top = run_json(&[&["top", "--all", input][..], &w].concat());
-        let stacks = folded(&run_text(&["collapse", input, "--weight", weight]));
+        let stacks = folded(&run_text(&[&["collapse", input][..], opts].concat()));
         let full = run_json(&[&["tree", input, "--min-percent", "0"][..], &w].concat());
         check_top_down(&mut p, &full, &top, &format!("{what}: tree --min-percent 0"), false);
         compare_trie(
@@ -1159,7 +1160,7 @@ fn check_generated(seed: u64, shape: Shape) {
             &format!("{what}: tree --collapse-recursion (vs folded)"),
         );
         // `collapse --collapse-recursion` = the folded stacks collapsed here.
-        let theirs = folded(&run_text(&["collapse", input, "--weight", weight, "--collapse-recursion"]));
+        let theirs = folded(&run_text(&[&["collapse", input, "--collapse-recursion"][..], opts].concat()));
         let sum = |v: &mut Vec<(Vec<String>, i64)>| -> BTreeMap<Vec<String>, i64> {
             let mut m = BTreeMap::new();
             for (s, w) in v.drain(..) {
@@ -1187,7 +1188,7 @@ fn check_generated(seed: u64, shape: Shape) {
         let mut done = BTreeSet::new();
         for row in picks {
             if done.insert(key(row)) {
-                check_callers_callees(&mut p, input, weight, row, &bottom, &stacks);
+                check_callers_callees(&mut p, input, opts, row, &bottom, &stacks);
             }
         }
     }
@@ -1325,4 +1326,29 @@ fn the_checks_catch_broken_trees() {
         // A tree with recursion passed off as collapsed.
         assert!(!problems(&|p| check_collapsed(p, &full, &full, &top, "mutated")).is_empty());
     });
+}
+
+/// More seeds of every shape, for a longer hunt: `cargo test --test calltree_invariants --
+/// --ignored` (CALLTREE_SEEDS=FIRST-LAST picks them; default 10-14).
+#[test]
+#[ignore = "a longer hunt over more generated profiles"]
+fn more_seeds() {
+    let seeds = std::env::var("CALLTREE_SEEDS").unwrap_or_else(|_| "10-14".to_owned());
+    let (first, last) = seeds.split_once('-').expect("CALLTREE_SEEDS=FIRST-LAST");
+    let (first, last): (u64, u64) = (first.parse().unwrap(), last.parse().unwrap());
+    let mut failed = Vec::new();
+    for seed in first..=last {
+        for shape in [Shape::Wide, Shape::Tangled, Shape::Deep] {
+            let run = std::thread::Builder::new()
+                .stack_size(512 << 20)
+                .spawn(move || check_generated(seed, shape))
+                .unwrap()
+                .join();
+            if let Err(e) = run {
+                let message = e.downcast_ref::<String>().cloned().unwrap_or_default();
+                failed.push(format!("seed {seed} {shape:?}:\n{message}"));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
