@@ -23,6 +23,7 @@ mod calltree;
 pub mod defaults;
 mod diff;
 mod duration;
+mod explain;
 mod filter;
 mod fold;
 mod frame_tree;
@@ -40,6 +41,7 @@ pub use diff::{
     SideTotals, Verdict,
 };
 pub use duration::parse_duration_ns;
+pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_ENTRIES};
 pub use filter::StackFilter;
 pub use fold::{fold, FoldOptions, Folded};
 pub use frame_tree::{FrameClass, FrameTree};

@@ -28,12 +28,15 @@ pub struct TopOptions {
     pub sort: Metric,
     /// Which samples count. Default: all but `(idle)`.
     pub filter: StackFilter,
+    /// With [`GroupBy::Line`], keep the lines of different functions apart (same name, file
+    /// and line, another start line), each with its [`TopRow::function_line`].
+    pub(crate) lines_per_function: bool,
 }
 
 impl TopOptions {
     /// Options with every field given.
     pub fn new(by: GroupBy, weight: Weight, sort: Metric, filter: StackFilter) -> Self {
-        Self { by, weight, sort, filter }
+        Self { by, weight, sort, filter, lines_per_function: false }
     }
 }
 
@@ -48,6 +51,9 @@ pub struct TopRow {
     pub line: Option<u32>,
     /// 1-based column where the function starts.
     pub column: Option<u32>,
+    /// For rows of lines kept apart per function (as `diff --by line` keeps them), the 1-based
+    /// line where the row's function starts (`line` is the executing line); `None` otherwise.
+    pub function_line: Option<u32>,
     /// What kind of code the row is.
     pub kind: FuncKind,
     /// The V8 tier of the row's function when the profile keeps tiers apart; `name` then
@@ -128,6 +134,8 @@ pub(crate) struct Key {
     file: Option<String>,
     line: Option<u32>,
     column: Option<u32>,
+    /// The function's start line, for rows of lines.
+    function_line: Option<u32>,
     kind: FuncKind,
 }
 
@@ -161,7 +169,7 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
 
     let mut keys = Keys::default();
     let numbers = if options.by == GroupBy::Line {
-        by_line(profile, &self_w, &self_c, &mut keys)
+        by_line(profile, &self_w, &self_c, &mut keys, options.lines_per_function)
     } else {
         let stack_keys = stack_keys(profile, options.by, &mut keys);
         with_totals(profile, &stack_keys, &self_w, &self_c, keys.keys.len())
@@ -209,6 +217,7 @@ impl Key {
             file: self.file,
             line: self.line,
             column: self.column,
+            function_line: self.function_line,
             kind: self.kind,
             self_weight,
             self_samples,
@@ -275,7 +284,7 @@ fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
                         k => k,
                     };
                     let name = group_label(profile, func, by == GroupBy::Package);
-                    Key { name, tier: None, file: None, line: None, column: None, kind }
+                    Key { name, tier: None, file: None, line: None, column: None, function_line: None, kind }
                 }
             };
             keys.id(key)
@@ -292,6 +301,7 @@ fn function_key(profile: &Profile, func: &cpuprof_model::Func, line: Option<u32>
         file: (!file.is_empty()).then(|| file.to_owned()),
         line,
         column: func.column,
+        function_line: None,
         kind: func.kind,
     }
 }
@@ -356,7 +366,7 @@ pub(crate) fn with_totals(
 /// Grouping by line: each stack's self weight split over its line hits by the cumulative-floor
 /// rule (exact integers, the parts add up to the whole). A `.cpuprofile` has no call-site
 /// lines, so total equals self.
-fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -> Vec<[i64; 4]> {
+fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys, per_function: bool) -> Vec<[i64; 4]> {
     let mut out: Vec<[i64; 4]> = Vec::new();
     let mut add = |key: Key, w: i64, c: i64, keys: &mut Keys| {
         let id = keys.id(key) as usize;
@@ -383,6 +393,7 @@ fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -
         if ticks_total == 0 {
             let mut key = function_key(profile, func, func.line);
             key.column = None;
+            key.function_line = func.line.filter(|_| per_function);
             add(key, self_w[s], self_c[s], keys);
             continue;
         }
@@ -395,6 +406,7 @@ fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -
             let c = share(self_c[s], cum) - share(self_c[s], before);
             let mut key = function_key(profile, func, Some(line));
             key.column = None;
+            key.function_line = func.line.filter(|_| per_function);
             add(key, w, c, keys);
         }
     }

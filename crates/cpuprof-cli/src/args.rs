@@ -148,6 +148,12 @@ NOISE:
   the gate. Folded stacks are read as sample counts; read as times (--folded-weight time) they
   cannot be tested, and --fail-on is refused.
 
+EXPLAIN:
+  --explain [N]: for the N first changed functions, the callers whose part of the function's
+  total changed most and the callees whose totals under it changed most (per run on each side,
+  with a p-value), and time that moved between a function's self time and a callee that
+  vanished on one side: V8 inlined it (its time now counts as the caller's own).
+
 EXIT STATUS:
   0 no regression crossed a --fail-on threshold · 1 bad input · 2 usage, or a side without
   samples · 3 a significant regression crossed a --fail-on threshold (the last line on stderr
@@ -158,6 +164,8 @@ EXAMPLES:
   cpuprof diff before.cpuprofile after.cpuprofile
   cpuprof diff --base a1.cpuprofile a2.cpuprofile a3.cpuprofile --new b1.cpuprofile b2.cpuprofile b3.cpuprofile
   cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o comment.md
+  cpuprof diff --base a1.cpuprofile a2.cpuprofile --new b1.cpuprofile b2.cpuprofile --explain
+  cpuprof diff before.cpuprofile after.cpuprofile --by line --focus priceOrder
   cpuprof diff before.cpuprofile after.cpuprofile --fail-on self:+2pp --fail-on total:+20%
   cpuprof diff base/app.cpuprofile pr/app.cpuprofile --base-root /ci/base --new-root /ci/pr
   cpuprof diff prod-mon.cpuprofile prod-tue.cpuprofile --normalize share
@@ -185,6 +193,11 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_enum, default_value_t = MetricArg::SelfTime)]
     pub(crate) sort: MetricArg,
 
+    /// What a row stands for: a function, or a line of one (V8's line ticks: where inside a
+    /// function the time moved; lines match at the same number)
+    #[arg(long, value_enum, default_value_t = DiffBy::Function)]
+    pub(crate) by: DiffBy,
+
     #[command(flatten)]
     pub(crate) rows: RowsArgs,
 
@@ -192,6 +205,12 @@ pub(crate) struct DiffArgs {
     /// with --normalize share, or samples per run (5) for profiles without times
     #[arg(long, value_name = "DELTA")]
     pub(crate) min_delta: Option<String>,
+
+    /// For the N first changed functions (default 5), say where the change came from: the callers
+    /// and callees whose part changed most, and time that moved between a function and its callee
+    /// (V8 inlining)
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "5", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) explain: Option<u64>,
 
     /// Also write a differential flame graph (red grew, blue shrank; shaped like NEW) to SVG
     #[arg(long, value_name = "SVG")]
@@ -227,6 +246,14 @@ pub(crate) struct DiffArgs {
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DiffBy {
+    /// Function: name and file (same-named functions of a file paired by nearest line)
+    Function,
+    /// Source line within a function (.cpuprofile positionTicks; total equals self)
+    Line,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -1,9 +1,12 @@
 //! JSON (the documented contracts): `top`, `diff`, `tree`, `callers`/`callees`/`explain`.
 
-use cpuprof_analysis::{Amount, CallGraph, CallNode, CallTree, GroupBy, Metric, Normalize, Pruned, Summary};
+use cpuprof_analysis::{
+    Amount, CallGraph, CallNode, CallTree, Contribution, Explanation, GroupBy, Inlining, Metric, Normalize, Pruned,
+    Summary,
+};
 use serde::Serialize;
 
-use super::words::{node_name, pct_of, unit_name};
+use super::words::{moved_text, node_name, pct_of, unit_name};
 use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 
 /// The JSON contract of `cpuprof top` (documented in the README). Fields may be added,
@@ -181,6 +184,79 @@ struct DiffRowJson<'a> {
     new_self_samples: i64,
     base_total_samples: i64,
     new_total_samples: i64,
+    /// With `--explain`, for the rows explained: where the change came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explain: Option<ExplainJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ExplainJson<'a> {
+    callers: Vec<ContributionJson<'a>>,
+    callees: Vec<ContributionJson<'a>>,
+    moved: Vec<MovedJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ContributionJson<'a> {
+    name: &'a str,
+    file: Option<&'a str>,
+    base: f64,
+    new: f64,
+    delta: f64,
+    base_samples: i64,
+    new_samples: i64,
+    p_value: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct MovedJson<'a> {
+    from: &'a str,
+    from_file: Option<&'a str>,
+    into: &'a str,
+    into_file: Option<&'a str>,
+    /// Per run, in the report's unit.
+    weight: f64,
+    /// `inlined-in-new` or `no-longer-inlined-in-new`.
+    inlining: &'a str,
+    likely_inlined: bool,
+    text: String,
+}
+
+fn contribution_json(c: &Contribution) -> ContributionJson<'_> {
+    ContributionJson {
+        name: &c.name,
+        file: c.file.as_deref(),
+        base: c.base,
+        new: c.new,
+        delta: c.delta(),
+        base_samples: c.base_samples,
+        new_samples: c.new_samples,
+        p_value: c.p_value,
+    }
+}
+
+fn explain_json(e: &Explanation) -> ExplainJson<'_> {
+    ExplainJson {
+        callers: e.callers.iter().map(contribution_json).collect(),
+        callees: e.callees.iter().map(contribution_json).collect(),
+        moved: e
+            .moved
+            .iter()
+            .map(|m| MovedJson {
+                from: &m.from,
+                from_file: m.from_file.as_deref(),
+                into: &m.into,
+                into_file: m.into_file.as_deref(),
+                weight: m.weight,
+                inlining: match m.inlining {
+                    Inlining::InNew => "inlined-in-new",
+                    Inlining::UndoneInNew => "no-longer-inlined-in-new",
+                },
+                likely_inlined: true,
+                text: crate::text::visible(&moved_text(m)),
+            })
+            .collect(),
+    }
 }
 
 pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
@@ -209,7 +285,8 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         rows: doc
             .rows
             .iter()
-            .map(|row| DiffRowJson {
+            .enumerate()
+            .map(|(i, row)| DiffRowJson {
                 name: &row.name,
                 file: row.file.as_deref(),
                 line: row.line,
@@ -235,6 +312,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
                 new_self_samples: row.new.self_samples,
                 base_total_samples: row.base.total_samples,
                 new_total_samples: row.new.total_samples,
+                explain: doc.explanation(i).map(explain_json),
             })
             .collect(),
     };

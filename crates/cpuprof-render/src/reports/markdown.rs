@@ -6,8 +6,8 @@ use cpuprof_analysis::{CallGraph, CallTree};
 
 use super::outline::{self, Line};
 use super::words::{
-    delta_text, diff_location, diff_summary, header, node_name, pct_of, pcts, profile_header, short_location,
-    top_amount, top_location, unit_amount, verdict_text,
+    delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts, profile_header,
+    short_location, top_amount, top_location, unit_amount, verdict_text,
 };
 use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
@@ -84,6 +84,16 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
             delta_text(doc, row),
             verdict_text(row),
         );
+    }
+    if !doc.explanations.is_empty() {
+        out.push_str("\n**Where the changes came from**\n\n");
+    }
+    for e in doc.explanations {
+        let row = &doc.report.rows[e.row];
+        let _ = writeln!(out, "- **{}** {} ({})", escape(&row.name), escape(&diff_location(row)), delta_text(doc, row));
+        for line in explanation_lines(doc, e, escape) {
+            let _ = writeln!(out, "  - {line}");
+        }
     }
     out
 }

@@ -9,7 +9,7 @@ mod outline;
 mod table;
 mod words;
 
-use cpuprof_analysis::{CallGraph, CallTree, DiffReport, DiffRow, GroupBy, TopReport, Weight};
+use cpuprof_analysis::{CallGraph, CallTree, DiffReport, DiffRow, Explanation, GroupBy, TopReport, Weight};
 use cpuprof_model::Meta;
 
 pub use words::regression_text;
@@ -103,6 +103,16 @@ pub struct DiffDocument<'a> {
     pub rows: &'a [DiffRow],
     /// Colour the table's changes (red hotter, green cooler): only for a terminal.
     pub color: bool,
+    /// Where the changes of some rows came from (`diff --explain`); rows by index into the
+    /// report's rows.
+    pub explanations: &'a [Explanation],
+}
+
+impl DiffDocument<'_> {
+    /// The explanation of the report's row `row`, if there is one.
+    pub(crate) fn explanation(&self, row: usize) -> Option<&Explanation> {
+        self.explanations.iter().find(|e| e.row == row)
+    }
 }
 
 /// Which call tree a [`TreeDocument`] holds.

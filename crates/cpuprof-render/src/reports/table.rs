@@ -6,8 +6,8 @@ use cpuprof_analysis::{CallGraph, CallNode, CallTree, GroupBy, Verdict};
 
 use super::outline::{self, Line};
 use super::words::{
-    delta_text, diff_location, diff_summary, header, node_name, pct_of, pcts, profile_header, ratio_text,
-    short_location, top_amount, top_location, unit_amount, verdict_text,
+    delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts, profile_header,
+    ratio_text, short_location, top_amount, top_location, unit_amount, verdict_text,
 };
 use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{truncate, visible};
@@ -98,6 +98,25 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     }
     out.push_str(&table.to_string());
     out.push('\n');
+    if !doc.explanations.is_empty() {
+        out.push_str("\nwhere the changes came from:\n");
+    }
+    for e in doc.explanations {
+        let row = &doc.report.rows[e.row];
+        let location = diff_location(row);
+        out.push_str(&format!(
+            "{}{}{} ({})\n",
+            visible(&row.name),
+            if location.is_empty() { "" } else { "  " },
+            visible(&location),
+            delta_text(doc, row)
+        ));
+        for line in explanation_lines(doc, e, visible) {
+            out.push_str("  ");
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -204,18 +223,25 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
         out.push_str(title);
         out.push('\n');
         out.push_str(&format!("{:>10} {:>6}  function\n", "total", "share"));
+        // The function's own time, as a callee row in its place by weight.
+        let mut own = own.filter(|w| *w != 0 || tree.roots.is_empty());
+        let own_line = |out: &mut String, own: &mut Option<i64>| {
+            if let Some(w) = own.take() {
+                tree_line(out, &format!("{:>10} {:>6}", amount(w), share(w)), "", "(self)", "");
+            }
+        };
         for line in outline::lines(tree, false, false) {
             if let Line::Nodes { chain, guides } = line {
                 let node = &tree.nodes[chain[0]];
+                if guides.depth() == 0 && own.is_some_and(|w| w > node.total.weight) {
+                    own_line(&mut out, &mut own);
+                }
                 let numbers = format!("{:>10} {:>6}", amount(node.total.weight), share(node.total.weight));
                 let label = chain_label(graph, tree, &chain, upward);
                 tree_line(&mut out, &numbers, &guides.prefix(), &label, &location_of(graph, node));
             }
         }
-        if let Some(own) = own.filter(|w| *w != 0 || tree.roots.is_empty()) {
-            let numbers = format!("{:>10} {:>6}", amount(own), share(own));
-            tree_line(&mut out, &numbers, "", "(self)", "");
-        }
+        own_line(&mut out, &mut own);
     }
     out
 }

@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{Amount, DiffRow, Metric, Normalize, Summary, TopRow, Verdict, Weight};
+use cpuprof_analysis::{
+    Amount, Contribution, DiffRow, Explanation, Inlining, Metric, Moved, Normalize, Summary, TopRow, Verdict, Weight,
+};
 use cpuprof_model::SourceFormat;
 
 use super::{DiffDocument, TopDocument};
@@ -240,4 +242,46 @@ pub(crate) fn short_location(row: &TopRow) -> String {
 /// stack in a callers list.
 pub(crate) fn node_name<'g>(graph: &'g cpuprof_analysis::CallGraph<'_>, function: Option<usize>) -> &'g str {
     function.map_or("(root)", |f| graph.functions()[f].name.as_str())
+}
+
+/// `time moved from priceOrder into processBatch (priceOrder likely inlined in NEW)`; names
+/// as given (each format escapes the sentence its own way).
+pub(crate) fn moved_text(m: &Moved) -> String {
+    match m.inlining {
+        Inlining::InNew => format!("time moved from {} into {} ({} likely inlined in NEW)", m.from, m.into, m.from),
+        Inlining::UndoneInNew => {
+            format!("time moved from {} into {} ({} likely no longer inlined in NEW)", m.from, m.into, m.into)
+        }
+    }
+}
+
+/// `main +40.0 ms/run (120 ms → 160 ms, p 1.2e-05)`; the name as given.
+pub(crate) fn contribution_text(c: &Contribution, unit: Weight) -> String {
+    let p = c.p_value.map(|p| format!(", p {p:.1e}")).unwrap_or_default();
+    format!("{} {}/run ({} → {}{p})", c.name, signed_amount(c.delta(), unit), amount(c.base, unit), amount(c.new, unit))
+}
+
+/// The lines explaining one row: what moved, then callers and callees (names escaped by
+/// `escape`).
+pub(crate) fn explanation_lines(doc: &DiffDocument<'_>, e: &Explanation, escape: fn(&str) -> String) -> Vec<String> {
+    let unit = doc.report.unit;
+    let mut lines: Vec<String> = e
+        .moved
+        .iter()
+        .map(|m| {
+            let named = Moved { from: escape(&m.from), into: escape(&m.into), ..m.clone() };
+            format!("{}: {} per run", moved_text(&named), amount(m.weight, unit))
+        })
+        .collect();
+    for (what, list) in [("callers", &e.callers), ("callees", &e.callees)] {
+        if list.is_empty() {
+            continue;
+        }
+        let parts: Vec<String> = list
+            .iter()
+            .map(|c| contribution_text(&Contribution { name: escape(&c.name), ..c.clone() }, unit))
+            .collect();
+        lines.push(format!("{what}: {}", parts.join("; ")));
+    }
+    lines
 }
