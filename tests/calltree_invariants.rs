@@ -15,7 +15,8 @@
 //!   totals + the function's self = its total; the function is never one of its own entries;
 //!   deeper levels are the bottom-up tree's deeper nodes and never exceed their parent;
 //! - `--min-percent`/`--max-depth`: the shown tree is the full tree cut where the contract says,
-//!   and `pruned` holds exactly what was cut (shown children + pruned + self = total);
+//!   and `pruned` holds exactly what was cut (shown children + pruned + self = total; a bottom-up
+//!   tree's first level is cut by self and its `pruned` sums self);
 //! - `--collapse-recursion`: no function twice on any path; per root (and per function) the totals
 //!   are those of the uncollapsed tree.
 //!
@@ -701,12 +702,8 @@ fn compare_trie_at(
 }
 
 /// Callers of `f` as a trie: the bottom-up root's subtree, plus a `(root)` entry wherever the
-/// upward path from f's outermost occurrence reaches the top within `depth` levels. (The contract
-/// names the `(root)` entry of the first level, "so the callers' totals sum EXACTLY to F's
-/// total"; main's `callers` also ends the deeper levels' paths that reach the top in a `(root)`
-/// entry, which keeps every level's sum exact; the contract's "deeper levels: the bottom-up
-/// tree's deeper nodes" does not say. Followed here as main does it; to be written into the
-/// contract.)
+/// upward path from f's outermost occurrence reaches the top within `depth` levels ("at every
+/// level the part that reached the top of the stack is again an entry named `(root)`").
 fn callers_of(stacks: &[(Vec<String>, i64)], f: &str, depth: usize) -> Trie {
     let mut t = Trie::default();
     for (s, w) in stacks {
@@ -868,7 +865,6 @@ fn check_bottom_up(p: &mut Problems, tree: &Value, top: &Value, what: &str) {
 /// A pruned tree (--min-percent `percent`, --max-depth `max_depth`) against the full one.
 fn check_pruned(p: &mut Problems, full: &Value, cut: &Value, percent: f64, max_depth: Option<usize>, what: &str) {
     let denominator = int(full, "total");
-    let shown = |n: &Value| (int(n, "total") as f64) * 100.0 >= percent * denominator as f64;
     // (full children, cut children, cut's pruned, depth of the children, where)
     #[allow(clippy::type_complexity)]
     let mut work: Vec<(&[Value], &[Value], &Value, usize, String)> =
@@ -876,6 +872,11 @@ fn check_pruned(p: &mut Problems, full: &Value, cut: &Value, percent: f64, max_d
     let top_down = full["view"] == "top-down";
     while let Some((all, kept, pruned, depth, here)) = work.pop() {
         let beyond = max_depth.is_some_and(|m| depth > m);
+        // A bottom-up tree's first level (functions) is cut by self, and its `pruned` sums their
+        // self, as their totals overlap (the contract's "Bottom-up first level").
+        let by_self = depth == 1 && !top_down;
+        let (total_key, samples_key) = if by_self { ("self", "self_samples") } else { ("total", "total_samples") };
+        let shown = |n: &Value| (int(n, total_key) as f64) * 100.0 >= percent * denominator as f64;
         let want: Vec<&Value> = all.iter().filter(|n| !beyond && shown(n)).collect();
         let cut_off: Vec<&Value> = all.iter().filter(|n| beyond || !shown(n)).collect();
         let same = want.len() == kept.len() && want.iter().zip(kept).all(|(a, b)| key(a) == key(b));
@@ -887,8 +888,8 @@ fn check_pruned(p: &mut Problems, full: &Value, cut: &Value, percent: f64, max_d
         }
         let (nodes, total, samples) = (
             cut_off.len() as i64,
-            cut_off.iter().map(|n| int(n, "total")).sum::<i64>(),
-            cut_off.iter().map(|n| int(n, "total_samples")).sum::<i64>(),
+            cut_off.iter().map(|n| int(n, total_key)).sum::<i64>(),
+            cut_off.iter().map(|n| int(n, samples_key)).sum::<i64>(),
         );
         if cut_off.is_empty() {
             p.check(pruned.is_null(), || format!("{here}: pruned {pruned} with nothing cut"));
