@@ -1192,6 +1192,26 @@ fn check_generated(seed: u64, shape: Shape) {
                 check_callers_callees(&mut p, input, opts, row, &bottom, &stacks);
             }
         }
+        // --focus drops whole samples after the denominator is taken: the tree is the prefix tree
+        // of `collapse --focus`'s stacks, its `total` still `top`'s. (Not on the deep chain, whose
+        // top-down JSON is too large to read twice.)
+        if let (Some(row), false) = (js.first(), matches!(shape, Shape::Deep)) {
+            let focus = format!("^{}$", row["name"].as_str().unwrap());
+            let tree = run_json(&[&["tree", input, "--min-percent", "0", "--focus", &focus][..], &w].concat());
+            let kept = folded(&run_text(&[&["collapse", input, "--focus", &focus][..], opts].concat()));
+            let here = format!("{what}: tree --min-percent 0 --focus {focus}");
+            compare_trie(&mut p, children(&tree, "roots"), "children", &top_down(&kept), true, &here);
+            p.check(tree["total"] == top["total"], || {
+                format!("{here}: total {}, top's {}", tree["total"], top["total"])
+            });
+            let (sum, want) = (
+                children(&tree, "roots").iter().map(|r| int(r, "total")).sum::<i64>(),
+                kept.iter().map(|k| k.1).sum::<i64>(),
+            );
+            p.check(sum == want && sum < int(&top, "total"), || {
+                format!("{here}: roots sum to {sum}, kept stacks {want}")
+            });
+        }
     }
     assert!(p.0.is_empty(), "{} problem(s) (the first 40):\n{}", p.0.len(), p.0.join("\n"));
 }
