@@ -496,3 +496,37 @@ fn go_tool_pprof_peek_of_a_folded_file_is_read_as_counted_by_hand() {
     let recursive = go_recursive(&go, &pb);
     assert_eq!(recursive.into_iter().collect::<Vec<_>>(), ["fib"]);
 }
+
+/// The comparison reports what differs: a made-up pprof node and cpuprof reports that agree,
+/// then one number off at a time. (The `(root)` entry of a top-level function without a
+/// `(root)` frame in the pprof file is pprof's cum minus its caller edges.)
+#[test]
+fn differences_are_reported() {
+    let map = |pairs: &[(&str, i64)]| pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect::<BTreeMap<_, _>>();
+    let entry = |name: &str, kind: &str, total: i64| serde_json::json!({"name": name, "file": null, "line": null, "column": null, "kind": kind, "total": total});
+    let row = serde_json::json!({"name": "parse", "file": null});
+    let function = serde_json::json!({"self": 10, "total": 50});
+    // parse: 40 samples through main, 10 with parse at the top of the stack (no pprof edge).
+    let peek =
+        Peek { flat: 10, cum: 50, callers: map(&[("main", 40)]), callees: map(&[("tokenize", 30), ("lex", 10)]) };
+    let up =
+        serde_json::json!({"function": function, "callers": [entry("main", "js", 40), entry("(root)", "root", 10)]});
+    let down =
+        serde_json::json!({"function": function, "callees": [entry("tokenize", "js", 30), entry("lex", "js", 10)]});
+    assert_eq!(differences("x", "-tree", SAMPLES, &row, &peek, &up, &down), Vec::<String>::new());
+    let mut wrong = up.clone();
+    wrong["callers"][1]["total"] = 9.into();
+    assert_eq!(differences("x", "-tree", SAMPLES, &row, &peek, &wrong, &down).len(), 1);
+    let mut wrong = up.clone();
+    wrong["callers"].as_array_mut().unwrap().pop();
+    assert_eq!(differences("x", "-tree", SAMPLES, &row, &peek, &wrong, &down).len(), 1);
+    let mut wrong = down.clone();
+    wrong["callees"][0]["name"] = "tokenise".into();
+    assert_eq!(differences("x", "-tree", SAMPLES, &row, &peek, &up, &wrong).len(), 1);
+    let mut wrong = down.clone();
+    wrong["function"]["self"] = 11.into();
+    assert_eq!(differences("x", "-tree", SAMPLES, &row, &peek, &up, &wrong).len(), 1);
+    // pprof's own edges not adding up (a recursive function slipped through) is reported too.
+    let recursive = Peek { callers: map(&[("main", 40), ("parse2", 20)]), ..peek };
+    assert!(!differences("x", "-tree", SAMPLES, &row, &recursive, &up, &down).is_empty());
+}
