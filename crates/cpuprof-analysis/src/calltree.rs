@@ -11,7 +11,7 @@
 
 use std::cmp::Ordering;
 
-use cpuprof_model::{Profile, StackId};
+use cpuprof_model::{Children, Profile, StackId};
 use regex::Regex;
 use rustc_hash::FxHashMap;
 
@@ -137,6 +137,8 @@ pub struct CallGraph<'p> {
     own: Vec<Amount>,
     /// Each stack's samples with those of the stacks it called.
     subtree: Vec<Amount>,
+    /// The stack tree's children index, built once.
+    children: Children<StackId>,
 }
 
 /// One origin of a node: the stack `cursor` has reached, from the stack `origin` the
@@ -193,6 +195,7 @@ impl<'p> CallGraph<'p> {
             stack_key,
             own,
             subtree,
+            children: profile.stacks.children(),
         }
     }
 
@@ -262,7 +265,7 @@ impl<'p> CallGraph<'p> {
     /// is the samples whose stack ends there, its total those passing through it.
     pub fn top_down(&self, cut: &Cut) -> CallTree {
         let mut seeds = Vec::new();
-        for root in self.profile.stacks.children().roots() {
+        for root in self.children.roots() {
             self.keyed_down(*root, None, &mut seeds);
         }
         let down = Grow::Down { amount: &self.subtree, stop: None };
@@ -340,7 +343,7 @@ impl<'p> CallGraph<'p> {
         let mut outermost = vec![false; n];
         let mut own = vec![Amount::default(); n];
         let mut first: FxHashMap<u32, u32> = FxHashMap::default();
-        let children = self.profile.stacks.children();
+        let children = &self.children;
         let mut todo: Vec<(StackId, bool)> = children.roots().iter().map(|s| (*s, false)).collect();
         while let Some((s, leaving)) = todo.pop() {
             let si = s.index();
@@ -372,7 +375,7 @@ impl<'p> CallGraph<'p> {
     /// `(root)`, skipping `stop`'s stacks.
     fn keyed_down(&self, s: StackId, stop: Option<u32>, out: &mut Vec<Entry>) {
         let mut todo = vec![s];
-        let children = self.profile.stacks.children();
+        let children = &self.children;
         while let Some(s) = todo.pop() {
             let key = self.stack_key[s.index()];
             if Some(key) == stop {
@@ -392,7 +395,7 @@ impl<'p> CallGraph<'p> {
         let mut next = Vec::with_capacity(entries.len());
         let mut left_top = Amount::default();
         let parents = self.profile.stacks.parents();
-        let children = self.profile.stacks.children();
+        let children = &self.children;
         for entry in entries {
             match grow {
                 Grow::Up { total, .. } => {

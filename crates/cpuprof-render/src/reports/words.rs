@@ -270,7 +270,15 @@ pub(crate) fn explanation_lines(doc: &DiffDocument<'_>, e: &Explanation, escape:
         .iter()
         .map(|m| {
             let named = Moved { from: escape(&m.from), into: escape(&m.into), ..m.clone() };
-            format!("{}: {} per run", moved_text(&named), amount(m.weight, unit))
+            let mut line = format!("{}: {} per run", moved_text(&named), amount(m.weight, unit));
+            // On the function the time moved into: what is left of its change is its own.
+            let row = &doc.report.rows[e.row];
+            if m.into == row.name && m.into_file == row.file && m.inlining == Inlining::InNew {
+                let rest = row.self_delta() - m.weight;
+                let _ =
+                    write!(line, "; the rest, {} per run, is {}'s own", signed_amount(rest, unit), escape(&row.name));
+            }
+            line
         })
         .collect();
     for (what, list) in [("callers", &e.callers), ("callees", &e.callees)] {
