@@ -645,14 +645,14 @@ pruned 1 0/0
 
 /// Callers of B: top-level in s4 → `(root)` 160; under F 110 (F←A). 160 + 110 = 270. Every level
 /// has its `(root)` entry: A (s0, s1, s3) is top-level, so A's callers are `(root)` 110. With
-/// --depth 3 every entry has its list, empty at the third level (`-`).
+/// --depth 3 the entries of levels 1 and 2 have their lists (a `(root)` entry an empty one, `-`);
+/// the third level's have none.
 const HAND_CALLERS_B: &str = "\
 (root) 160 (1) 59.2593
   -
 F 110 (3) 40.7407
   A 110 (3) 40.7407
     (root) 110 (3) 40.7407
-      -
 ";
 
 /// Callees of F from its innermost occurrence: s1 → C (20), s3 → B (80); s0, s2, s4, s5 end in F
@@ -665,13 +665,12 @@ C 20 (1) 3.1746
 ";
 
 /// Callees of A (depth 3): everything below it passes through F (470); under F: B (s0, s1, s3:
-/// 110), F (s2: 40); under A→F→B: F (s0, s1: 30). That F's list is empty only because --depth 3
-/// stops there (C, s1's leaf, is below it).
+/// 110), F (s2: 40); under A→F→B: F (s0, s1: 30), on the third level, so without a list (C, s1's
+/// leaf, is below it); A→F→F has an empty one: nothing below it.
 const HAND_CALLEES_A: &str = "\
 F 470 (5) 100.0000
   B 110 (3) 23.4043
     F 30 (2) 6.3830
-      -
   F 40 (1) 8.5106
     -
 ";

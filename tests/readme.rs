@@ -1,7 +1,7 @@
 //! Every example in README.md that shows a command (`$ cpuprof …`) and what it prints is what
 //! the binary prints: each is run from the repository root (through `sh`, so globs expand) and
 //! its stdout (after its stderr, where the block starts with a `cpuprof:` message) compared
-//! with the block.
+//! with the block. `CPUPROF_BLESS=1` rewrites the blocks that differ (review the diff).
 
 mod common;
 
@@ -63,6 +63,10 @@ fn every_readme_example_is_what_the_binary_prints() {
         let stdout = String::from_utf8_lossy(&output.stdout);
         let printed =
             if expected.starts_with("cpuprof: ") { String::from_utf8_lossy(&output.stderr) + stdout } else { stdout };
+        if output.status.success() && printed != *expected && std::env::var_os("CPUPROF_BLESS").is_some() {
+            bless(command, expected, &printed);
+            continue;
+        }
         if !output.status.success() || printed != *expected {
             failures.push(format!(
                 "`cpuprof {command}` (exit {:?}) printed:\n{printed}\nthe README shows:\n{expected}",
@@ -71,4 +75,14 @@ fn every_readme_example_is_what_the_binary_prints() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Rewrites the example of `command` in README.md with what the binary printed (`CPUPROF_BLESS=1`,
+/// after a deliberate change to the output: review the diff before committing).
+fn bless(command: &str, old: &str, new: &str) {
+    let path = root().join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let block = format!("$ cpuprof {command}\n{old}");
+    assert!(readme.contains(&block), "example `{command}` not found again");
+    std::fs::write(&path, readme.replacen(&block, &format!("$ cpuprof {command}\n{new}"), 1)).unwrap();
 }

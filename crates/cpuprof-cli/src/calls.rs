@@ -96,7 +96,13 @@ fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindErro
             }
         }
         let amount = |v: i64| if graph.unit() == Weight::Samples { format!("{v} samples") } else { format_ns(v) };
-        format!("{} (self {}, total {})", visible(&at), amount(row.self_weight), amount(row.total_weight))
+        format!(
+            "{} ({}, self {}, total {})",
+            visible(&at),
+            row.kind.as_str(),
+            amount(row.self_weight),
+            amount(row.total_weight)
+        )
     };
     let pattern = visible(pattern);
     match error {
