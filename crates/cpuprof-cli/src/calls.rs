@@ -44,6 +44,7 @@ pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
         tree: &tree,
         view,
         fold_chains: !args.no_fold_chains,
+        width: terminal_width(args.output.output.as_deref()),
     };
     output.write(render_tree(&doc, args.output.format.into()).as_bytes())
 }
@@ -75,6 +76,7 @@ pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
         callers: up.as_ref(),
         callees: down.as_ref(),
         depth,
+        width: terminal_width(args.output.output.as_deref()),
     };
     output.write(render_calls(&doc, args.output.format.into()).as_bytes())
 }
@@ -131,4 +133,13 @@ fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindErro
         }
         _ => anyhow::anyhow!("{pattern}: no function in {source} matches (by name, name@file:line or regex)"),
     }
+}
+
+/// The terminal's width when the report goes to one (stdout, a terminal); else `None`, so that
+/// files and pipes get the same lines wherever they are written.
+fn terminal_width(output: Option<&std::path::Path>) -> Option<usize> {
+    if !output.is_none_or(crate::io::is_dash) || !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return None;
+    }
+    terminal_size::terminal_size().map(|(terminal_size::Width(w), _)| usize::from(w))
 }

@@ -139,6 +139,8 @@ pub struct TreeDocument<'a> {
     pub view: TreeView,
     /// Fold chains of only children into one line (`a → b → c`) in the table and Markdown.
     pub fold_chains: bool,
+    /// The width the table's lines are cut to (a terminal's); `None`: a fixed width.
+    pub width: Option<usize>,
 }
 
 /// One function's callers and callees (either or both) with what is needed to present them.
@@ -158,6 +160,8 @@ pub struct CallsDocument<'a> {
     pub callees: Option<&'a CallTree>,
     /// Levels asked for (nested lists in JSON when more than 1).
     pub depth: usize,
+    /// The width the table's lines are cut to (a terminal's); `None`: a fixed width.
+    pub width: Option<usize>,
 }
 
 /// Renders `doc` in `format`.

@@ -120,19 +120,26 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     out
 }
 
-/// Width of a call-tree line's function part (guides, names, location) before it is cut.
+/// Width of a call-tree line's function part (guides, names, location) before it is cut, when
+/// no terminal width is known.
 const TREE_LABEL_WIDTH: usize = 110;
 
-/// The numbers columns of a call-tree line, then its guides, function and location.
-fn tree_line(out: &mut String, numbers: &str, guides: &str, label: &str, location: &str) {
+/// The narrowest function part a terminal's width cuts lines to.
+const TREE_LABEL_MIN_WIDTH: usize = 24;
+
+/// The numbers columns of a call-tree line, then its guides, function and location, cut to
+/// `width` in all (when given).
+fn tree_line(out: &mut String, width: Option<usize>, numbers: &str, guides: &str, label: &str, location: &str) {
     let mut text = format!("{guides}{label}");
     if !location.is_empty() {
         text.push_str("  ");
         text.push_str(location);
     }
+    let room =
+        width.map_or(TREE_LABEL_WIDTH, |w| w.saturating_sub(numbers.chars().count() + 2).max(TREE_LABEL_MIN_WIDTH));
     out.push_str(numbers);
     out.push_str("  ");
-    out.push_str(&truncate(&text, TREE_LABEL_WIDTH));
+    out.push_str(&truncate(&text, room));
     out.push('\n');
 }
 
@@ -194,12 +201,12 @@ pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
                     samples(node.total.samples)
                 );
                 let label = chain_label(graph, doc.tree, &chain, upward);
-                tree_line(&mut out, &numbers, &guides.prefix(), &label, &location_of(graph, subject));
+                tree_line(&mut out, doc.width, &numbers, &guides.prefix(), &label, &location_of(graph, subject));
             }
             Line::More { pruned, guides } => {
                 let label = format!("… {} more ({})", pruned.nodes, amount(pruned.total.weight));
                 let blank = " ".repeat(35 + if with_samples { 9 } else { 0 });
-                tree_line(&mut out, &blank, &guides.prefix(), &label, "");
+                tree_line(&mut out, doc.width, &blank, &guides.prefix(), &label, "");
             }
         }
     }
@@ -239,7 +246,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
         let mut own = own.filter(|w| *w != 0 || tree.roots.is_empty());
         let own_line = |out: &mut String, own: &mut Option<i64>| {
             if let Some(w) = own.take() {
-                tree_line(out, &format!("{:>10} {:>6}", amount(w), share(w)), "", "(self)", "");
+                tree_line(out, doc.width, &format!("{:>10} {:>6}", amount(w), share(w)), "", "(self)", "");
             }
         };
         for line in outline::lines(tree, false, false) {
@@ -250,7 +257,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
                 }
                 let numbers = format!("{:>10} {:>6}", amount(node.total.weight), share(node.total.weight));
                 let label = chain_label(graph, tree, &chain, upward);
-                tree_line(&mut out, &numbers, &guides.prefix(), &label, &location_of(graph, node));
+                tree_line(&mut out, doc.width, &numbers, &guides.prefix(), &label, &location_of(graph, node));
             }
         }
         own_line(&mut out, &mut own);
