@@ -11,6 +11,9 @@
 #               on the 500 MB .cpuprofile, and again on a 9.5 MB one: profile-inspect's time grows with
 #               samples x stack depth x functions (~1.4 ms CPU per sample here), so it cannot finish the big file
 #               (it is stopped after --peer-timeout seconds and its row gives lower bounds)
+#   tree        `cpuprof tree` (top-down, --bottom-up), `callers`/`callees`/`explain` of the hottest function, beside
+#               `cpuprof top` on the same 500 MB .cpuprofile (the call trees should cost about what top costs), and
+#               `go tool pprof -top`/`-tree`/`-peek` on the same profile converted to pprof (conversion not timed)
 #   ticklog     `cpuprof top` vs `node --prof-process` on the 50M tick log; `cpuprof top` on the 1G log (MB/s)
 #   flamegraph  `cpuprof flamegraph` from the .cpuprofile and from its folded stacks vs `inferno-flamegraph` on the
 #               same folded file (the folded file is `cpuprof collapse` of the .cpuprofile, as in bench-flamegraph.sh)
@@ -54,7 +57,7 @@ usage() {
   exit 2
 }
 
-all_groups=(top ticklog flamegraph diff criterion)
+all_groups=(top tree ticklog flamegraph diff criterion)
 quick=${BENCH_QUICK:-0}
 [[ $quick == 0 || $quick == 1 ]] || { echo "bench: BENCH_QUICK must be 0 or 1 (got $quick)" >&2; exit 2; }
 if ((quick)); then
@@ -187,7 +190,7 @@ fi
 profile_b=$bench_dir/cpuprofile-${profile_mb}MB-seed43.cpuprofile
 folded=${profile_a%.cpuprofile}.folded
 ticklog_dir=$bench_dir/cpuprof-bench
-if wants top || wants flamegraph || wants diff || wants criterion; then ensure_cpuprofile "$profile_a" "$profile_mb" 42; fi
+if wants top || wants tree || wants flamegraph || wants diff || wants criterion; then ensure_cpuprofile "$profile_a" "$profile_mb" 42; fi
 if wants diff; then ensure_cpuprofile "$profile_b" "$profile_mb" 43; fi
 profile_peer=$bench_dir/cpuprofile-${peer_mb}MB-seed42.cpuprofile
 if wants top; then ensure_cpuprofile "$profile_peer" "$peer_mb" 42; fi
@@ -273,6 +276,37 @@ if wants top; then
     cpu "$profile_peer" --top 20 --include-internals --format text
   section "(a′) the same on a $(mb "$profile_peer") MB .cpuprofile ($(samples_of "$profile_peer") samples), small enough for profile-inspect"
   report_table top-small
+fi
+
+# -----------------------------------------------------------------------------------------------------------------
+# (a2) call trees: tree, callers, callees, beside top; go tool pprof's views of the same profile as pprof
+
+if wants tree; then
+  note "group tree"
+  hottest=$("$cpuprof" top "$profile_a" -n 1 --format json | node -e \
+    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).rows[0].name))')
+  pattern="^${hottest}\$"
+  measure tree tree-top 1 fast "cpuprof top" "$profile_a" "$cpuprof" top "$profile_a" -n 20 -o /dev/null
+  measure tree tree-td 0 fast "cpuprof tree" "$profile_a" "$cpuprof" tree "$profile_a" -o /dev/null
+  measure tree tree-bu 0 fast "cpuprof tree --bottom-up" "$profile_a" "$cpuprof" tree "$profile_a" --bottom-up -o /dev/null
+  measure tree tree-callers 0 fast "cpuprof callers $hottest" "$profile_a" "$cpuprof" callers "$pattern" "$profile_a" -o /dev/null
+  measure tree tree-callees 0 fast "cpuprof callees $hottest" "$profile_a" "$cpuprof" callees "$pattern" "$profile_a" -o /dev/null
+  measure tree tree-explain 0 fast "cpuprof explain $hottest --depth 3" "$profile_a" \
+    "$cpuprof" explain "$pattern" "$profile_a" --depth 3 -o /dev/null
+  if command -v go >/dev/null; then
+    pprof_file=$work/tree.pb.gz
+    "$cpuprof" convert "$profile_a" -o "$pprof_file"
+    for view in top tree; do
+      measure tree "tree-go-$view" 0 fast "go tool pprof -$view (on the converted pprof)" "$pprof_file" \
+        go tool pprof "-$view" -nodecount=20 "$pprof_file"
+    done
+    measure tree tree-go-peek 0 fast "go tool pprof -peek $hottest (on the converted pprof)" "$pprof_file" \
+      go tool pprof -peek "$pattern" "$pprof_file"
+  else
+    skip tree tree-go-top "go tool pprof" "$profile_a" "go is not installed (Debian: golang-go)"
+  fi
+  section "(a2) call trees of a $(mb "$profile_a") MB .cpuprofile, beside top (go tool pprof: a $(mb "$work/tree.pb.gz" 2>/dev/null || echo '?') MB pprof of it)"
+  report_table tree
 fi
 
 # -----------------------------------------------------------------------------------------------------------------

@@ -63,6 +63,10 @@ pub struct DiffOptions {
     pub base_root: Option<String>,
     /// The new side's checkout root. Default is `None`.
     pub new_root: Option<String>,
+    /// What a row stands for: [`GroupBy::Function`] (the default) or [`GroupBy::Line`] (a
+    /// function's executing line, from V8's line ticks: where inside it the time moved; lines
+    /// match only at the same number). Files and packages are compared as functions.
+    pub by: GroupBy,
 }
 
 impl Default for DiffOptions {
@@ -74,7 +78,16 @@ impl Default for DiffOptions {
 impl DiffOptions {
     /// Options with every field given but `min_delta` and the roots.
     pub fn new(normalize: Normalize, metric: Metric, alpha: f64, filter: StackFilter) -> Self {
-        Self { normalize, metric, alpha, filter, min_delta: 0.0, base_root: None, new_root: None }
+        Self {
+            normalize,
+            metric,
+            alpha,
+            filter,
+            min_delta: 0.0,
+            base_root: None,
+            new_root: None,
+            by: GroupBy::Function,
+        }
     }
 }
 
@@ -248,6 +261,8 @@ struct RunNumbers {
 /// A function on one side: its runs' numbers.
 struct SideFunction {
     line: Option<u32>,
+    /// For rows of lines, the start line of their function.
+    function_line: Option<u32>,
     column: Option<u32>,
     kind: FuncKind,
     runs: Vec<RunNumbers>,
@@ -380,7 +395,7 @@ fn path_endings(path: &str) -> impl Iterator<Item = &str> {
     starts.map(move |i| &path[i..]).filter(|e| !e.is_empty())
 }
 
-fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str>) -> Side {
+fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str>, by_line: bool) -> Side {
     let mut side = Side {
         functions: FxHashMap::default(),
         busy_per_run: Vec::new(),
@@ -388,7 +403,9 @@ fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str
         kept_samples: Vec::new(),
     };
     for (r, profile) in runs.iter().enumerate() {
-        let options = TopOptions::new(GroupBy::Function, unit, Metric::SelfTime, filter.clone());
+        let by = if by_line { GroupBy::Line } else { GroupBy::Function };
+        let mut options = TopOptions::new(by, unit, Metric::SelfTime, filter.clone());
+        options.lines_per_function = by_line;
         let report = top(profile, &options);
         side.busy_per_run.push(report.total);
         side.busy_samples.push(report.samples);
@@ -399,11 +416,15 @@ fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str
             let name = row.tier.and_then(|t| row.name.strip_prefix(t.marker())).unwrap_or(&row.name);
             let key = (name.to_owned(), row.file.as_deref().map(|f| below_root(match_file(f), root)));
             let functions = side.functions.entry(key).or_default();
-            let at = if let Some(at) = functions.iter().position(|f| f.line == row.line && f.column == row.column) {
+            let at = if let Some(at) = functions
+                .iter()
+                .position(|f| f.line == row.line && f.column == row.column && f.function_line == row.function_line)
+            {
                 at
             } else {
                 functions.push(SideFunction {
                     line: row.line,
+                    function_line: row.function_line,
                     column: row.column,
                     kind: row.kind,
                     runs: vec![RunNumbers::default(); runs.len()],
@@ -443,8 +464,9 @@ const UNMATCHED_WARNING_SHARE: f64 = 50.0;
 /// Compares `base` runs with `new` runs.
 pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffReport {
     let unit = compared_unit(base, new);
-    let mut b = side(base, &options.filter, unit, options.base_root.as_deref());
-    let n = side(new, &options.filter, unit, options.new_root.as_deref());
+    let by_line = options.by == GroupBy::Line;
+    let mut b = side(base, &options.filter, unit, options.base_root.as_deref(), by_line);
+    let n = side(new, &options.filter, unit, options.new_root.as_deref(), by_line);
     let moved_files = rekey_moved_files(&mut b, &n);
     let totals = |s: &Side| SideTotals {
         runs: s.busy_per_run.len(),
@@ -463,7 +485,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
         let empty = Vec::new();
         let olds = b.functions.get(key).unwrap_or(&empty);
         let news = n.functions.get(key).unwrap_or(&empty);
-        for (old, new_fn) in pair_by_line(olds, news) {
+        for (old, new_fn) in pair_by_line(olds, news, by_line) {
             let line = new_fn.or(old).and_then(|f| f.line);
             let kind = new_fn.or(old).map_or(FuncKind::Other, |f| f.kind);
             let numbers =
@@ -599,16 +621,24 @@ fn rekey_moved_files(b: &mut Side, n: &Side) -> Vec<(String, String)> {
 }
 
 /// Pairs same-named functions of one file across the sides by nearest start line (closest
-/// pairs first); the rest are unpaired.
+/// pairs first); the rest are unpaired. With `lines` (rows of lines), a line pairs only with
+/// the line at the same offset into its function, the functions paired by nearest start line:
+/// a function that moved keeps its lines.
 fn pair_by_line<'a>(
     olds: &'a [SideFunction],
     news: &'a [SideFunction],
+    lines: bool,
 ) -> Vec<(Option<&'a SideFunction>, Option<&'a SideFunction>)> {
     let mut candidates: Vec<(u64, usize, usize)> = Vec::new();
+    let offset = |f: &SideFunction| f.line.zip(f.function_line).map(|(l, s)| i64::from(l) - i64::from(s));
     for (i, o) in olds.iter().enumerate() {
         for (j, n) in news.iter().enumerate() {
+            if lines && offset(o) != offset(n) {
+                continue;
+            }
+            let (a, b) = if lines { (o.function_line, n.function_line) } else { (o.line, n.line) };
             // By line, then by column (minified code has many functions on one line).
-            let distance = match (o.line, n.line) {
+            let distance = match (a, b) {
                 (Some(a), Some(b)) => {
                     u64::from(a.abs_diff(b)) << 32 | u64::from(o.column.unwrap_or(0).abs_diff(n.column.unwrap_or(0)))
                 }
@@ -681,21 +711,46 @@ fn p_value(
             .collect()
     };
     let (c1, c2) = (per_run(old, b.busy_per_run.len()), per_run(new, n.busy_per_run.len()));
+    let exposure = |s: &Side| Exposure {
+        runs: s.busy_per_run.len(),
+        busy: s.busy_per_run.iter().fold(0i64, |a, v| a.saturating_add(*v)),
+        samples: s.busy_samples.iter().fold(0i64, |a, v| a.saturating_add(*v)),
+    };
+    counts_p(&c1, &c2, exposure(b), exposure(n), options.normalize)
+}
+
+/// What a side's samples were taken over: its runs, their busy weight and busy samples.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Exposure {
+    pub(crate) runs: usize,
+    /// Summed over the runs.
+    pub(crate) busy: i64,
+    /// Summed over the runs.
+    pub(crate) samples: i64,
+}
+
+impl Exposure {
+    pub(crate) fn of(totals: &SideTotals) -> Self {
+        Self { runs: totals.runs, busy: (totals.busy_per_run * totals.runs as f64) as i64, samples: totals.samples }
+    }
+}
+
+/// The p-value of "no change" between per-run sample counts `c1` (base) and `c2` (new), and
+/// the smallest p-value the test could give for their sum.
+pub(crate) fn counts_p(c1: &[u64], c2: &[u64], b: Exposure, n: Exposure, normalize: Normalize) -> (f64, f64) {
     let (x1, x2): (u64, u64) = (c1.iter().sum(), c2.iter().sum());
     // The base side's expected part of the function's samples if nothing changed.
-    let weight = |s: &Side| -> f64 {
-        let samples: i64 = s.busy_samples.iter().sum();
-        match options.normalize {
+    let weight = |s: Exposure| -> f64 {
+        match normalize {
             // Exposure: runs / mean sampling interval (samples per ns of per-run time).
             Normalize::Time => {
-                let ns: i64 = s.busy_per_run.iter().sum();
-                if ns == 0 {
+                if s.busy == 0 {
                     0.0
                 } else {
-                    s.busy_per_run.len() as f64 * samples as f64 / ns as f64
+                    s.runs as f64 * s.samples as f64 / s.busy as f64
                 }
             }
-            Normalize::Share => samples as f64,
+            Normalize::Share => s.samples as f64,
         }
     };
     let (w1, w2) = (weight(b), weight(n));
@@ -706,7 +761,7 @@ fn p_value(
         return (binomial_p(x1, x2, p0), min_p);
     }
     // The spread between runs, from every side that has more than one.
-    let dispersion = overdispersion(&c1, &c2);
+    let dispersion = overdispersion(c1, c2);
     let df = (c1.len() + c2.len()).saturating_sub(2).max(1) as f64;
     let quasi = |x: u64| quasi_binomial_p(x, trials, p0, dispersion, df);
     (quasi(x1), quasi(0).min(quasi(trials)))

@@ -16,10 +16,8 @@ pub const ALL_HIDDEN: &str = "(hidden)";
 /// frames that stay, warnings and timing are kept.
 pub fn hide_frames(profile: &Profile, hide: &Regex) -> Result<Profile, ModelError> {
     let hidden = func_matches(profile, hide);
-    let strings = &profile.strings;
     let mut b = ProfileBuilder::new(profile.meta.format, profile.value_types.clone());
-    let mut funcs: Vec<Option<FuncId>> = vec![None; profile.funcs.len()];
-    let mut frames: Vec<Option<FrameId>> = vec![None; profile.frames.len()];
+    let mut copier = FrameCopier::new(profile);
     // Each old stack's new one: `None` when it and all its callers are hidden.
     let mut stacks: Vec<Option<StackId>> = Vec::with_capacity(profile.stacks.len());
     // Whether the old stack shows a frame (one that is not V8's `(root)`), and whether its new
@@ -38,60 +36,31 @@ pub fn hide_frames(profile: &Profile, hide: &Regex) -> Result<Profile, ModelErro
             continue;
         }
         shows.push(visible || inherited(&shows));
-        let new_frame = if let Some(new) = frames[frame_id.index()] {
-            new
-        } else {
-            let func = if let Some(new) = funcs[frame.func.index()] {
-                new
-            } else {
-                let func = profile.funcs[frame.func];
-                let library = func.library.map(|l| b.copy_library(profile, l));
-                let name = b.intern(strings.get(func.name));
-                let file = b.intern(strings.get(func.file));
-                let new = b.func(Func { name, file, library, ..func });
-                funcs[frame.func.index()] = Some(new);
-                new
-            };
-            let new = b.frame(cpuprof_model::Frame { func, ..frame });
-            frames[frame_id.index()] = Some(new);
-            new
-        };
+        let new_frame = copier.frame(&mut b, *frame_id);
         stacks.push(Some(b.stack(parent, new_frame)));
     }
 
     let mut all_hidden: Option<FrameId> = None;
-    let times = profile.samples.times_ns();
-    let states = profile.samples.vm_states();
-    let mut values = Vec::with_capacity(profile.value_types.len());
-    for (row, old) in profile.samples.stacks().iter().enumerate() {
-        let stack = match stacks[old.index()] {
-            Some(stack) if shows[old.index()] || !showed[old.index()] => stack,
-            // Nothing it showed is left: under `(root)` (if any), a frame that says so.
-            parent => {
-                let frame = *all_hidden.get_or_insert_with(|| {
-                    let name = b.intern(ALL_HIDDEN);
-                    let func = b.func(Func {
-                        name,
-                        file: cpuprof_model::StrId::EMPTY,
-                        line: None,
-                        column: None,
-                        kind: FuncKind::Other,
-                        tier: None,
-                        library: None,
-                    });
-                    b.frame(cpuprof_model::Frame { func, line: None, column: None })
+    copy_samples(profile, &mut b, |b, old| match stacks[old.index()] {
+        Some(stack) if shows[old.index()] || !showed[old.index()] => stack,
+        // Nothing it showed is left: under `(root)` (if any), a frame that says so.
+        parent => {
+            let frame = *all_hidden.get_or_insert_with(|| {
+                let name = b.intern(ALL_HIDDEN);
+                let func = b.func(Func {
+                    name,
+                    file: cpuprof_model::StrId::EMPTY,
+                    line: None,
+                    column: None,
+                    kind: FuncKind::Other,
+                    tier: None,
+                    library: None,
                 });
-                b.stack(parent, frame)
-            }
-        };
-        values.clear();
-        values.extend((0..profile.value_types.len()).map(|k| profile.samples.values(k)[row]));
-        let time = times.map(|t| t[row]);
-        match states {
-            Some(states) => b.sample_in_state(stack, time, &values, states[row]),
-            None => b.sample(stack, time, &values),
+                b.frame(cpuprof_model::Frame { func, line: None, column: None })
+            });
+            b.stack(parent, frame)
         }
-    }
+    });
     // Line hits belong to a stack's own frame: they stay only where that frame does.
     for (old, new) in profile.stacks.ids().zip(&stacks) {
         let Some(new) = new else { continue };
@@ -102,6 +71,68 @@ pub fn hide_frames(profile: &Profile, hide: &Regex) -> Result<Profile, ModelErro
             b.line_hit(*new, line, ticks);
         }
     }
+    finish(profile, b)
+}
+
+/// Copies functions and frames of one profile into a builder, each once.
+pub(crate) struct FrameCopier<'p> {
+    profile: &'p Profile,
+    funcs: Vec<Option<FuncId>>,
+    frames: Vec<Option<FrameId>>,
+}
+
+impl<'p> FrameCopier<'p> {
+    pub(crate) fn new(profile: &'p Profile) -> Self {
+        Self { profile, funcs: vec![None; profile.funcs.len()], frames: vec![None; profile.frames.len()] }
+    }
+
+    /// The id in `b` of `profile`'s frame `id`, with its function (and library) copied.
+    pub(crate) fn frame(&mut self, b: &mut ProfileBuilder, id: FrameId) -> FrameId {
+        if let Some(new) = self.frames[id.index()] {
+            return new;
+        }
+        let frame = self.profile.frames[id];
+        let func = if let Some(new) = self.funcs[frame.func.index()] {
+            new
+        } else {
+            let func = self.profile.funcs[frame.func];
+            let library = func.library.map(|l| b.copy_library(self.profile, l));
+            let name = b.intern(self.profile.strings.get(func.name));
+            let file = b.intern(self.profile.strings.get(func.file));
+            let new = b.func(Func { name, file, library, ..func });
+            self.funcs[frame.func.index()] = Some(new);
+            new
+        };
+        let new = b.frame(cpuprof_model::Frame { func, ..frame });
+        self.frames[id.index()] = Some(new);
+        new
+    }
+}
+
+/// Adds every sample of `profile` to `b` (values, time, VM state), on the stack `stack_of`
+/// gives for its old stack.
+pub(crate) fn copy_samples(
+    profile: &Profile,
+    b: &mut ProfileBuilder,
+    mut stack_of: impl FnMut(&mut ProfileBuilder, StackId) -> StackId,
+) {
+    let times = profile.samples.times_ns();
+    let states = profile.samples.vm_states();
+    let mut values = Vec::with_capacity(profile.value_types.len());
+    for (row, old) in profile.samples.stacks().iter().enumerate() {
+        let stack = stack_of(b, *old);
+        values.clear();
+        values.extend((0..profile.value_types.len()).map(|k| profile.samples.values(k)[row]));
+        let time = times.map(|t| t[row]);
+        match states {
+            Some(states) => b.sample_in_state(stack, time, &values, states[row]),
+            None => b.sample(stack, time, &values),
+        }
+    }
+}
+
+/// The builder's profile, with `profile`'s warnings and timing.
+pub(crate) fn finish(profile: &Profile, mut b: ProfileBuilder) -> Result<Profile, ModelError> {
     for warning in &profile.meta.warnings {
         b.warn(warning.clone());
     }

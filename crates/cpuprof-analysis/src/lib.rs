@@ -19,29 +19,35 @@
 //! ```
 #![deny(missing_docs)]
 
+mod calltree;
 pub mod defaults;
 mod diff;
 mod duration;
+mod explain;
 mod filter;
 mod fold;
 mod frame_tree;
 mod gate;
 mod hide;
 mod keys;
+mod recursion;
 mod stats;
 mod top;
 mod weights;
 
+pub use calltree::{CallGraph, CallGraphOptions, CallNode, CallTree, Cut, FindError, Pruned};
 pub use diff::{
     compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Normalize, SideNumbers,
     SideTotals, Verdict,
 };
 pub use duration::parse_duration_ns;
+pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_ENTRIES};
 pub use filter::StackFilter;
 pub use fold::{fold, FoldOptions, Folded};
 pub use frame_tree::{FrameClass, FrameTree};
 pub use gate::{Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};
+pub use recursion::collapse_recursion;
 pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow};
 pub use weights::Weight;

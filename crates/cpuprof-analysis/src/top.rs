@@ -28,12 +28,15 @@ pub struct TopOptions {
     pub sort: Metric,
     /// Which samples count. Default: all but `(idle)`.
     pub filter: StackFilter,
+    /// With [`GroupBy::Line`], keep the lines of different functions apart (same name, file
+    /// and line, another start line), each with its [`TopRow::function_line`].
+    pub(crate) lines_per_function: bool,
 }
 
 impl TopOptions {
     /// Options with every field given.
     pub fn new(by: GroupBy, weight: Weight, sort: Metric, filter: StackFilter) -> Self {
-        Self { by, weight, sort, filter }
+        Self { by, weight, sort, filter, lines_per_function: false }
     }
 }
 
@@ -48,6 +51,9 @@ pub struct TopRow {
     pub line: Option<u32>,
     /// 1-based column where the function starts.
     pub column: Option<u32>,
+    /// For rows of lines kept apart per function (as `diff --by line` keeps them), the 1-based
+    /// line where the row's function starts (`line` is the executing line); `None` otherwise.
+    pub function_line: Option<u32>,
     /// What kind of code the row is.
     pub kind: FuncKind,
     /// The V8 tier of the row's function when the profile keeps tiers apart; `name` then
@@ -74,7 +80,7 @@ pub struct Amount {
 }
 
 impl Amount {
-    fn add(&mut self, weight: i64, samples: i64) {
+    pub(crate) fn add(&mut self, weight: i64, samples: i64) {
         self.weight = self.weight.saturating_add(weight);
         self.samples = self.samples.saturating_add(samples);
     }
@@ -121,25 +127,27 @@ pub struct TopReport {
 
 /// What one key stands for, before the numbers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Key {
+pub(crate) struct Key {
     /// The plain name (`""` for anonymous functions).
     name: String,
     tier: Option<Tier>,
     file: Option<String>,
     line: Option<u32>,
     column: Option<u32>,
+    /// The function's start line, for rows of lines.
+    function_line: Option<u32>,
     kind: FuncKind,
 }
 
 /// Keys minted in first-seen order.
 #[derive(Default)]
-struct Keys {
+pub(crate) struct Keys {
     index: FxHashMap<Key, u32>,
-    keys: Vec<Key>,
+    pub(crate) keys: Vec<Key>,
 }
 
 impl Keys {
-    fn id(&mut self, key: Key) -> u32 {
+    pub(crate) fn id(&mut self, key: Key) -> u32 {
         if let Some(id) = self.index.get(&key) {
             return *id;
         }
@@ -150,7 +158,7 @@ impl Keys {
     }
 }
 
-const NO_KEY: u32 = u32::MAX;
+pub(crate) const NO_KEY: u32 = u32::MAX;
 
 /// Self and total weight per function, file, package or line.
 pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
@@ -160,56 +168,72 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
         stack_weights(profile, options.weight, &options.filter, None);
 
     let mut keys = Keys::default();
-    let rows = if options.by == GroupBy::Line {
-        by_line(profile, &self_w, &self_c, &mut keys)
+    let numbers = if options.by == GroupBy::Line {
+        by_line(profile, &self_w, &self_c, &mut keys, options.lines_per_function)
     } else {
-        let func_keys = func_keys(profile, options.by, &mut keys);
-        let stack_keys: Vec<u32> =
-            profile.stacks.frames().iter().map(|frame| func_keys[profile.frames[*frame].func.index()]).collect();
+        let stack_keys = stack_keys(profile, options.by, &mut keys);
         with_totals(profile, &stack_keys, &self_w, &self_c, keys.keys.len())
     };
-
     let mut rows: Vec<TopRow> = keys
         .keys
         .into_iter()
-        .zip(rows)
+        .zip(numbers)
         .filter(|(_, r)| r.iter().any(|v| *v != 0))
-        .map(|(key, [self_weight, self_samples, total_weight, total_samples])| TopRow {
-            // Rows are keyed by the raw name; anonymous functions are shown as DevTools does,
-            // and a tier by its marker before the name, as V8 writes it.
-            name: match (key.tier, key.name.is_empty()) {
-                (None, true) => "(anonymous)".to_owned(),
-                (None, false) => key.name,
-                (Some(tier), true) => format!("{}(anonymous)", tier.marker()),
-                (Some(tier), false) => format!("{}{}", tier.marker(), key.name),
-            },
-            tier: key.tier,
-            file: key.file,
-            line: key.line,
-            column: key.column,
-            kind: key.kind,
-            self_weight,
-            self_samples,
-            total_weight,
-            total_samples,
-        })
+        .map(|(key, numbers)| key.into_row(numbers))
         .collect();
     rows.sort_by(|a, b| {
         let (ka, kb) = match options.sort {
             Metric::SelfTime => (a.self_weight, b.self_weight),
             Metric::Total => (a.total_weight, b.total_weight),
         };
-        kb.cmp(&ka)
-            .then_with(|| a.name.cmp(&b.name))
-            .then_with(|| a.file.cmp(&b.file))
-            .then_with(|| a.line.cmp(&b.line))
-            .then_with(|| a.column.cmp(&b.column))
-            .then_with(|| a.kind.as_str().cmp(b.kind.as_str()))
+        kb.cmp(&ka).then_with(|| identity_order(a, b))
     });
     TopReport { unit: effective(profile, options.weight), total, samples, rows, summary }
 }
 
-fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>) -> Summary {
+/// The order of rows of equal weight: name, file, line, column, kind.
+pub(crate) fn identity_order(a: &TopRow, b: &TopRow) -> std::cmp::Ordering {
+    a.name
+        .cmp(&b.name)
+        .then_with(|| a.file.cmp(&b.file))
+        .then_with(|| a.line.cmp(&b.line))
+        .then_with(|| a.column.cmp(&b.column))
+        .then_with(|| a.kind.as_str().cmp(b.kind.as_str()))
+}
+
+impl Key {
+    /// The row of this key with `[self, self samples, total, total samples]`.
+    pub(crate) fn into_row(self, [self_weight, self_samples, total_weight, total_samples]: [i64; 4]) -> TopRow {
+        TopRow {
+            // Rows are keyed by the raw name; anonymous functions are shown as DevTools does,
+            // and a tier by its marker before the name, as V8 writes it.
+            name: match (self.tier, self.name.is_empty()) {
+                (None, true) => "(anonymous)".to_owned(),
+                (None, false) => self.name,
+                (Some(tier), true) => format!("{}(anonymous)", tier.marker()),
+                (Some(tier), false) => format!("{}{}", tier.marker(), self.name),
+            },
+            tier: self.tier,
+            file: self.file,
+            line: self.line,
+            column: self.column,
+            function_line: self.function_line,
+            kind: self.kind,
+            self_weight,
+            self_samples,
+            total_weight,
+            total_samples,
+        }
+    }
+}
+
+/// The key of every stack's function (`NO_KEY` for V8's `(root)`), the keys minted into `keys`.
+pub(crate) fn stack_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
+    let func_keys = func_keys(profile, by, keys);
+    profile.stacks.frames().iter().map(|frame| func_keys[profile.frames[*frame].func.index()]).collect()
+}
+
+pub(crate) fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>) -> Summary {
     let mut summary = Summary::default();
     let states = profile.samples.vm_states();
     for (i, stack) in profile.samples.stacks().iter().enumerate() {
@@ -260,7 +284,7 @@ fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
                         k => k,
                     };
                     let name = group_label(profile, func, by == GroupBy::Package);
-                    Key { name, tier: None, file: None, line: None, column: None, kind }
+                    Key { name, tier: None, file: None, line: None, column: None, function_line: None, kind }
                 }
             };
             keys.id(key)
@@ -277,13 +301,14 @@ fn function_key(profile: &Profile, func: &cpuprof_model::Func, line: Option<u32>
         file: (!file.is_empty()).then(|| file.to_owned()),
         line,
         column: func.column,
+        function_line: None,
         kind: func.kind,
     }
 }
 
 /// `[self, self samples, total, total samples]` per key, counting a key once per stack
 /// however often it recurs in it.
-fn with_totals(
+pub(crate) fn with_totals(
     profile: &Profile,
     stack_keys: &[u32],
     self_w: &[i64],
@@ -341,7 +366,7 @@ fn with_totals(
 /// Grouping by line: each stack's self weight split over its line hits by the cumulative-floor
 /// rule (exact integers, the parts add up to the whole). A `.cpuprofile` has no call-site
 /// lines, so total equals self.
-fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -> Vec<[i64; 4]> {
+fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys, per_function: bool) -> Vec<[i64; 4]> {
     let mut out: Vec<[i64; 4]> = Vec::new();
     let mut add = |key: Key, w: i64, c: i64, keys: &mut Keys| {
         let id = keys.id(key) as usize;
@@ -368,6 +393,7 @@ fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -
         if ticks_total == 0 {
             let mut key = function_key(profile, func, func.line);
             key.column = None;
+            key.function_line = func.line.filter(|_| per_function);
             add(key, self_w[s], self_c[s], keys);
             continue;
         }
@@ -380,6 +406,7 @@ fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys) -
             let c = share(self_c[s], cum) - share(self_c[s], before);
             let mut key = function_key(profile, func, Some(line));
             key.column = None;
+            key.function_line = func.line.filter(|_| per_function);
             add(key, w, c, keys);
         }
     }

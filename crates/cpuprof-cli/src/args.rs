@@ -29,6 +29,18 @@ pub(crate) enum Command {
     /// An interactive SVG flame graph (search, zoom), readable offline
     #[command(after_help = FLAMEGRAPH_HELP)]
     Flamegraph(FlamegraphArgs),
+    /// The call tree: top-down (callers above callees) or bottom-up (hot functions, their callers under them)
+    #[command(after_help = TREE_HELP)]
+    Tree(TreeArgs),
+    /// Who calls a function: the part of its total that comes through each caller
+    #[command(after_help = CALLERS_HELP)]
+    Callers(CallsArgs),
+    /// What a function calls: each callee's total under it, and its own time
+    #[command(after_help = CALLEES_HELP)]
+    Callees(CallsArgs),
+    /// A function's callers and callees together (speedscope's sandwich)
+    #[command(after_help = EXPLAIN_HELP)]
+    Explain(CallsArgs),
     /// Which functions got hotter between BASE and NEW, with sampling noise taken into account
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
@@ -136,6 +148,12 @@ NOISE:
   the gate. Folded stacks are read as sample counts; read as times (--folded-weight time) they
   cannot be tested, and --fail-on is refused.
 
+EXPLAIN:
+  --explain [N]: for the N first changed functions, the callers whose part of the function's
+  total changed most and the callees whose totals under it changed most (per run on each side,
+  with a p-value), and time that moved between a function's self time and a callee that
+  vanished on one side: V8 inlined it (its time now counts as the caller's own).
+
 EXIT STATUS:
   0 no regression crossed a --fail-on threshold · 1 bad input · 2 usage, or a side without
   samples · 3 a significant regression crossed a --fail-on threshold (the last line on stderr
@@ -146,6 +164,8 @@ EXAMPLES:
   cpuprof diff before.cpuprofile after.cpuprofile
   cpuprof diff --base a1.cpuprofile a2.cpuprofile a3.cpuprofile --new b1.cpuprofile b2.cpuprofile b3.cpuprofile
   cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o comment.md
+  cpuprof diff --base a1.cpuprofile a2.cpuprofile --new b1.cpuprofile b2.cpuprofile --explain
+  cpuprof diff before.cpuprofile after.cpuprofile --by line --focus priceOrder
   cpuprof diff before.cpuprofile after.cpuprofile --fail-on self:+2pp --fail-on total:+20%
   cpuprof diff base/app.cpuprofile pr/app.cpuprofile --base-root /ci/base --new-root /ci/pr
   cpuprof diff prod-mon.cpuprofile prod-tue.cpuprofile --normalize share
@@ -173,6 +193,11 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_enum, default_value_t = MetricArg::SelfTime)]
     pub(crate) sort: MetricArg,
 
+    /// What a row stands for: a function, or a line of one (V8's line ticks: where inside a
+    /// function the time moved; lines match at the same number)
+    #[arg(long, value_enum, default_value_t = DiffBy::Function)]
+    pub(crate) by: DiffBy,
+
     #[command(flatten)]
     pub(crate) rows: RowsArgs,
 
@@ -180,6 +205,12 @@ pub(crate) struct DiffArgs {
     /// with --normalize share, or samples per run (5) for profiles without times
     #[arg(long, value_name = "DELTA")]
     pub(crate) min_delta: Option<String>,
+
+    /// For the N first changed functions (default 5), say where the change came from: the callers
+    /// and callees whose part changed most, and time that moved between a function and its callee
+    /// (V8 inlining)
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "5", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) explain: Option<u64>,
 
     /// Also write a differential flame graph (red grew, blue shrank; shaped like NEW) to SVG
     #[arg(long, value_name = "SVG")]
@@ -215,6 +246,14 @@ pub(crate) struct DiffArgs {
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DiffBy {
+    /// Function: name and file (same-named functions of a file paired by nearest line)
+    Function,
+    /// Source line within a function (.cpuprofile positionTicks; total equals self)
+    Line,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -272,6 +311,10 @@ pub(crate) struct FoldArgs {
 
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
+
+    /// Fold recursion, direct and indirect, into the function's first frame (a;f;b;f;c → a;f;c)
+    #[arg(long)]
+    pub(crate) collapse_recursion: bool,
 
     #[command(flatten)]
     pub(crate) window: WindowArgs,
@@ -387,6 +430,145 @@ pub(crate) struct TopArgs {
 
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
+
+    #[command(flatten)]
+    pub(crate) reading: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+const TREE_HELP: &str = "\
+NUMBERS:
+  Functions are keyed as `top` keys them (name, file, line, column) and weighed as `top` weighs
+  them (percentages of the same total). Top-down: a node's self is the time its stack ends
+  there, its total the time through it. Bottom-up: each function's self and total are its
+  `top` numbers; under it, the paths its time came through, read up from its outermost frame
+  in each stack (recursion counted once). Nodes under --min-percent of the total are summed
+  into `… N more`; chains of only children are one line `a → b → c` (not in JSON).
+
+EXAMPLES:
+  cpuprof tree app.cpuprofile
+  cpuprof tree app.cpuprofile --bottom-up --min-percent 2
+  cpuprof tree app.cpuprofile --focus handleRequest --max-depth 6
+  cpuprof tree app.cpuprofile --collapse-recursion --format json -o tree.json
+  cpuprof tree isolate-0x5a1e2c0-4242-v8.log --from 2s --to 5s";
+
+/// The PATTERN section of `callers`, `callees` and `explain` (a macro: `concat!` takes literals).
+macro_rules! pattern_help {
+    () => {
+        "\
+PATTERN:
+  A function's name as `top` shows it (`handleRequest`, `(anonymous)`); or name@file:line
+  (`render@views/page.js:40`, the file a suffix of its path or url, :line optional); or a
+  regular expression searched in names and files. When several functions match, they are
+  listed (exit 2): name one with name@file:line."
+    };
+}
+
+const CALLERS_HELP: &str = concat!(
+    pattern_help!(),
+    "\n\nNUMBERS:
+  For each caller, the part of the function's total that came through it, read from the
+  function's outermost frame in each stack (recursion counted once): the parts add up to its
+  total; `(root)` is the part where nothing called it. --depth N goes N callers up.
+
+EXAMPLES:
+  cpuprof callers priceOrder app.cpuprofile
+  cpuprof callers 'render@views/page.js:40' app.cpuprofile --depth 3
+  cpuprof callers '^JSON\\.' app.cpuprofile --format json"
+);
+
+const CALLEES_HELP: &str = concat!(
+    pattern_help!(),
+    "\n\nNUMBERS:
+  Each callee's total under the function, read from its innermost frame in each stack: the
+  callees' totals and the function's own time (self) add up to its total. --depth N goes N
+  calls down.
+
+EXAMPLES:
+  cpuprof callees handleRequest app.cpuprofile
+  cpuprof callees handleRequest app.cpuprofile --depth 4
+  cpuprof callees processBatch app.cpuprofile --format markdown -o callees.md"
+);
+
+const EXPLAIN_HELP: &str = concat!(
+    pattern_help!(),
+    "\n\nEXAMPLES:
+  cpuprof explain priceOrder app.cpuprofile
+  cpuprof explain handleRequest app.cpuprofile --depth 2 --format json"
+);
+
+#[derive(Debug, Args)]
+pub(crate) struct TreeArgs {
+    /// Profile to read (.cpuprofile, tick log, Chrome trace, pprof, folded stacks, perf script…; gzip is fine; see --input-format), or - for stdin
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// The inverted tree: functions by self time, the paths that call them under each
+    #[arg(long)]
+    pub(crate) bottom_up: bool,
+
+    /// Leave out nodes under this percentage of the total (summed into `… N more`)
+    #[arg(long, value_name = "PERCENT", default_value_t = cpuprof_analysis::defaults::TREE_MIN_PERCENT, value_parser = percent)]
+    pub(crate) min_percent: f64,
+
+    /// Show at most N levels
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_depth: Option<u64>,
+
+    /// One line per node, even for chains of only children (tables and Markdown)
+    #[arg(long)]
+    pub(crate) no_fold_chains: bool,
+
+    /// Fold recursion, direct and indirect, into the function's first frame (a;f;b;f;c → a;f;c)
+    #[arg(long)]
+    pub(crate) collapse_recursion: bool,
+
+    /// What a sample weighs
+    #[arg(long, value_enum, default_value_t = WeightArg::Time)]
+    pub(crate) weight: WeightArg,
+
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+
+    #[command(flatten)]
+    pub(crate) window: WindowArgs,
+
+    #[command(flatten)]
+    pub(crate) reading: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CallsArgs {
+    /// The function: its name, name@file:line, or a regular expression
+    #[arg(value_name = "PATTERN")]
+    pub(crate) pattern: String,
+
+    /// Profile to read (as for `top`), or - for stdin
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// Levels of callers (or callees) to show
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) depth: u64,
+
+    /// Fold recursion, direct and indirect, into the function's first frame (a;f;b;f;c → a;f;c)
+    #[arg(long)]
+    pub(crate) collapse_recursion: bool,
+
+    /// What a sample weighs
+    #[arg(long, value_enum, default_value_t = WeightArg::Time)]
+    pub(crate) weight: WeightArg,
+
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+
+    #[command(flatten)]
+    pub(crate) window: WindowArgs,
 
     #[command(flatten)]
     pub(crate) reading: InputArgs,

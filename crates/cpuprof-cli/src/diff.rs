@@ -4,13 +4,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use cpuprof_analysis::{
-    compared_unit, diff, fold, matched_file_names, DiffOptions, DiffReport, FoldOptions, Folded, Gate, GateError,
-    GroupBy, Metric, Normalize, Rule, Weight,
+    compared_unit, diff, explain, fold, matched_file_names, DiffOptions, DiffReport, FoldOptions, Folded, Gate,
+    GateError, GroupBy, Metric, Normalize, Rule, Weight,
 };
 use cpuprof_model::Profile;
 use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
 
-use crate::args::{DiffArgs, NormalizeArg};
+use crate::args::{DiffArgs, DiffBy, NormalizeArg};
 use crate::input::{source_name, stack_filter, Reader};
 use crate::io::Output;
 use crate::usage::UsageError;
@@ -84,6 +84,12 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let mut options =
         DiffOptions::new(normalize, metric, cpuprof_analysis::defaults::ALPHA, stack_filter(&args.filter)?);
     options.base_root.clone_from(&args.base_root);
+    if args.by == DiffBy::Line {
+        if args.explain.is_some() {
+            return Err(UsageError("--explain explains functions: leave out --by line".to_owned()).into());
+        }
+        options.by = GroupBy::Line;
+    }
     options.new_root.clone_from(&args.new_root);
 
     // Every input is parsed on its own thread.
@@ -209,8 +215,18 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let color = args.output.output.as_deref().is_none_or(crate::io::is_dash)
         && std::io::IsTerminal::is_terminal(&std::io::stdout())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let doc =
-        DiffDocument { base_sources: &base_sources, new_sources: &new_sources, report: &report, rows: shown, color };
+    let explanations = args
+        .explain
+        .map(|n| explain(&base_refs, &new_refs, &report, &options, usize::try_from(n).unwrap_or(usize::MAX)))
+        .unwrap_or_default();
+    let doc = DiffDocument {
+        base_sources: &base_sources,
+        new_sources: &new_sources,
+        report: &report,
+        rows: shown,
+        color,
+        explanations: &explanations,
+    };
     output.write(render_diff(&doc, args.output.format.into()).as_bytes())?;
     if let Some(svg_output) = svg_output {
         let svg = differential(&base_refs, &new_refs, &options, &report)?;

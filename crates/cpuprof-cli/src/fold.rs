@@ -1,15 +1,14 @@
 //! `cpuprof collapse` and `cpuprof flamegraph`: fold the profile, then write text or SVG.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use cpuprof_analysis::{fold, FoldOptions, Folded, GroupBy, Weight};
 use cpuprof_model::{Profile, SourceFormat};
 use cpuprof_render::time::format_ns;
 use cpuprof_render::{render_collapsed, render_empty_flamegraph, render_flamegraph, FlameOptions};
 
 use crate::args::{CollapseArgs, FlamegraphArgs, FoldArgs, FoldBy, WeightArg};
-use crate::input::{source_name, stack_filter, Reader};
+use crate::input::{load, source_name, stack_filter, Loaded};
 use crate::io::Output;
-use crate::usage::UsageError;
 
 pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
@@ -71,25 +70,8 @@ struct Folding {
 /// `default_weight` applies when `--weight` is not given (tick logs always default to ticks).
 fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> Result<Folding> {
     let filter = stack_filter(&args.filter)?;
-    let from = args.window.from.as_deref().map(|t| duration("--from", t)).transpose()?;
-    let to = args.window.to.as_deref().map(|t| duration("--to", t)).transpose()?;
-    if let (Some(from), Some(to)) = (from, to) {
-        if from >= to {
-            return Err(UsageError("--from must be before --to".to_owned()).into());
-        }
-    }
-    let windowed = from.is_some() || to.is_some();
-    let profile = Reader::new(&args.reading)?.load(&args.input, windowed)?;
-    let profile = crate::input::hide_frames(profile, &args.filter, &args.input)?;
-    let window = if windowed {
-        let Some(times) = profile.samples.times_ns() else {
-            bail!("{}: its samples have no times, so --from/--to cannot apply", source_name(&args.input));
-        };
-        let start = profile.meta.start_ns.or_else(|| times.iter().min().copied()).unwrap_or(0);
-        Some((start.saturating_add(from.unwrap_or(0)), to.map_or(i64::MAX, |t| start.saturating_add(t))))
-    } else {
-        None
-    };
+    let Loaded { profile, window, span } =
+        load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?;
     let ticklog = profile.meta.format == SourceFormat::TickLog;
     let weight = match args.weight {
         Some(WeightArg::Samples) => Weight::Samples,
@@ -117,14 +99,16 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> 
     if let Some(re) = &filter.ignore {
         shaped_by.push(format!("ignore /{re}/"));
     }
-    if windowed {
+    if args.collapse_recursion {
+        shaped_by.push("recursion collapsed".to_owned());
+    }
+    if let Some((from, to)) = span {
         let end = to.map_or_else(|| "end".to_owned(), format_ns);
-        shaped_by.push(format!("window {} – {end}", format_ns(from.unwrap_or(0))));
+        shaped_by.push(format!("window {} – {end}", format_ns(from)));
     }
     let mut options = FoldOptions::new(by, weight, filter, window);
     options.prune_below = prune_below;
     let folded = fold(&profile, &options);
-    let span = windowed.then_some((from.unwrap_or(0), to));
     Ok(Folding { profile, folded, shaped_by, window: span })
 }
 
@@ -152,11 +136,4 @@ fn default_title(args: &FoldArgs, profile: &Profile, folded: &Folded, window: Op
     let noun = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
     parts.push(format!("{} {noun}", folded.drawn_samples));
     parts.join(" · ")
-}
-
-/// A time into the recording, ns.
-fn duration(flag: &str, text: &str) -> Result<i64> {
-    crate::units::nanoseconds(text, true).ok_or_else(|| {
-        UsageError(format!("{flag} {text}: expected a time into the recording such as 1.5s, 250ms or 800us")).into()
-    })
 }

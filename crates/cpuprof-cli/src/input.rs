@@ -11,7 +11,7 @@ use std::path::Path;
 use cpuprof_model::{Profile, SourceFormat};
 use cpuprof_sourcemap::SourceMaps;
 
-use crate::args::{FilterArgs, InputArgs, WeightArg};
+use crate::args::{FilterArgs, InputArgs, WeightArg, WindowArgs};
 use crate::io::read_profile;
 use crate::usage::UsageError;
 
@@ -164,5 +164,56 @@ pub(crate) fn stack_filter(args: &FilterArgs) -> Result<StackFilter> {
         include_idle: args.include_idle,
         focus: regex("--focus", args.focus.as_deref())?,
         ignore: regex("--ignore", args.ignore.as_deref())?,
+    })
+}
+
+/// A profile read for an analysis, with the frame transforms applied.
+pub(crate) struct Loaded {
+    pub(crate) profile: Profile,
+    /// The samples to count, `[from, to)` in ns on the profile's clock, when a window was given.
+    pub(crate) window: Option<(i64, i64)>,
+    /// `--from` and `--to` into the recording, ns, when given.
+    pub(crate) span: Option<(i64, Option<i64>)>,
+}
+
+/// Reads `input` for an analysis: `--hide`, then `--collapse-recursion` when `collapse`, and
+/// the time window.
+pub(crate) fn load(
+    input: &Path,
+    reading: &InputArgs,
+    filter: &FilterArgs,
+    window: &WindowArgs,
+    collapse: bool,
+) -> Result<Loaded> {
+    let from = window.from.as_deref().map(|t| duration("--from", t)).transpose()?;
+    let to = window.to.as_deref().map(|t| duration("--to", t)).transpose()?;
+    if let (Some(from), Some(to)) = (from, to) {
+        if from >= to {
+            return Err(UsageError("--from must be before --to".to_owned()).into());
+        }
+    }
+    let windowed = from.is_some() || to.is_some();
+    let profile = Reader::new(reading)?.load(input, windowed)?;
+    let mut profile = hide_frames(profile, filter, input)?;
+    if collapse {
+        profile = cpuprof_analysis::collapse_recursion(&profile)
+            .map_err(|e| anyhow::anyhow!("{}: cannot collapse recursion: {e}", source_name(input)))?;
+    }
+    let window = if windowed {
+        let Some(times) = profile.samples.times_ns() else {
+            anyhow::bail!("{}: its samples have no times, so --from/--to cannot apply", source_name(input));
+        };
+        let start = profile.meta.start_ns.or_else(|| times.iter().min().copied()).unwrap_or(0);
+        Some((start.saturating_add(from.unwrap_or(0)), to.map_or(i64::MAX, |t| start.saturating_add(t))))
+    } else {
+        None
+    };
+    Ok(Loaded { profile, window, span: windowed.then_some((from.unwrap_or(0), to)) })
+}
+
+/// A time into the recording, ns.
+fn duration(flag: &str, text: &str) -> Result<i64> {
+    crate::units::nanoseconds(text, true).ok_or_else(|| {
+        UsageError(format!("{flag} {text}: expected a time into the recording such as 1.5s, 250ms or 800us")).into()
     })
 }

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stderr)]
 
 mod args;
+mod calls;
 mod convert;
 mod diff;
 mod fold;

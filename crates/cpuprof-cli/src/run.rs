@@ -11,6 +11,10 @@ use crate::io::Output;
 pub(crate) fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Top(args) => run_top(&args),
+        Command::Tree(args) => crate::calls::run_tree(&args),
+        Command::Callers(args) => crate::calls::run_calls(&args, crate::calls::Lists::Callers),
+        Command::Callees(args) => crate::calls::run_calls(&args, crate::calls::Lists::Callees),
+        Command::Explain(args) => crate::calls::run_calls(&args, crate::calls::Lists::Both),
         Command::Collapse(args) => crate::fold::run_collapse(&args),
         Command::Flamegraph(args) => crate::fold::run_flamegraph(&args),
         Command::Diff(args) => crate::diff::run_diff(&args),

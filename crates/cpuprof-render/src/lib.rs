@@ -21,7 +21,10 @@ pub mod time;
 mod writers;
 
 pub use error::RenderError;
-pub use reports::{regression_text, render_diff, render_top, DiffDocument, Format, TopDocument};
+pub use reports::{
+    regression_text, render_calls, render_diff, render_top, render_tree, CallsDocument, DiffDocument, Format,
+    TopDocument, TreeDocument, TreeView,
+};
 pub use writers::cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
 pub use writers::flamegraph::render_empty_flamegraph;
 pub use writers::flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};

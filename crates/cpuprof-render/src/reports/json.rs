@@ -1,10 +1,13 @@
-//! JSON (the documented contracts): `top` and `diff`.
+//! JSON (the documented contracts): `top`, `diff`, `tree`, `callers`/`callees`/`explain`.
 
-use cpuprof_analysis::{Amount, GroupBy, Metric, Normalize, Summary};
+use cpuprof_analysis::{
+    Amount, CallGraph, CallNode, CallTree, Contribution, Explanation, GroupBy, Inlining, Metric, Normalize, Pruned,
+    Summary,
+};
 use serde::Serialize;
 
-use super::words::{pct_of, unit_name};
-use super::{DiffDocument, TopDocument};
+use super::words::{moved_text, node_name, pct_of, unit_name};
+use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 
 /// The JSON contract of `cpuprof top` (documented in the README). Fields may be added,
 /// never removed or renamed.
@@ -181,6 +184,79 @@ struct DiffRowJson<'a> {
     new_self_samples: i64,
     base_total_samples: i64,
     new_total_samples: i64,
+    /// With `--explain`, for the rows explained: where the change came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explain: Option<ExplainJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ExplainJson<'a> {
+    callers: Vec<ContributionJson<'a>>,
+    callees: Vec<ContributionJson<'a>>,
+    moved: Vec<MovedJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ContributionJson<'a> {
+    name: &'a str,
+    file: Option<&'a str>,
+    base: f64,
+    new: f64,
+    delta: f64,
+    base_samples: i64,
+    new_samples: i64,
+    p_value: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct MovedJson<'a> {
+    from: &'a str,
+    from_file: Option<&'a str>,
+    into: &'a str,
+    into_file: Option<&'a str>,
+    /// Per run, in the report's unit.
+    weight: f64,
+    /// `inlined-in-new` or `no-longer-inlined-in-new`.
+    inlining: &'a str,
+    likely_inlined: bool,
+    text: String,
+}
+
+fn contribution_json(c: &Contribution) -> ContributionJson<'_> {
+    ContributionJson {
+        name: &c.name,
+        file: c.file.as_deref(),
+        base: c.base,
+        new: c.new,
+        delta: c.delta(),
+        base_samples: c.base_samples,
+        new_samples: c.new_samples,
+        p_value: c.p_value,
+    }
+}
+
+fn explain_json(e: &Explanation) -> ExplainJson<'_> {
+    ExplainJson {
+        callers: e.callers.iter().map(contribution_json).collect(),
+        callees: e.callees.iter().map(contribution_json).collect(),
+        moved: e
+            .moved
+            .iter()
+            .map(|m| MovedJson {
+                from: &m.from,
+                from_file: m.from_file.as_deref(),
+                into: &m.into,
+                into_file: m.into_file.as_deref(),
+                weight: m.weight,
+                inlining: match m.inlining {
+                    Inlining::InNew => "inlined-in-new",
+                    Inlining::UndoneInNew => "no-longer-inlined-in-new",
+                },
+                likely_inlined: true,
+                text: crate::text::visible(&moved_text(m)),
+            })
+            .collect(),
+    }
 }
 
 pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
@@ -209,7 +285,8 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         rows: doc
             .rows
             .iter()
-            .map(|row| DiffRowJson {
+            .enumerate()
+            .map(|(i, row)| DiffRowJson {
                 name: &row.name,
                 file: row.file.as_deref(),
                 line: row.line,
@@ -235,10 +312,210 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
                 new_self_samples: row.new.self_samples,
                 base_total_samples: row.base.total_samples,
                 new_total_samples: row.new.total_samples,
+                explain: doc.explanation(i).map(explain_json),
             })
             .collect(),
     };
     let mut out = serde_json::to_string_pretty(&json).unwrap_or_default();
     out.push('\n');
     out
+}
+
+/// A JSON value as serde_json writes it (strings escaped, floats as it prints them).
+fn value<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// Deeper levels of a call tree's JSON are indented as this one.
+const MAX_INDENT_LEVEL: usize = 32;
+
+/// Pretty JSON, written by hand so that trees thousands of levels deep need no recursion.
+struct Writer {
+    out: String,
+}
+
+impl Writer {
+    /// Two spaces a level, up to [`MAX_INDENT_LEVEL`]: a tree thousands of levels deep would
+    /// otherwise be mostly spaces (its size growing with the square of its depth).
+    fn indent(&mut self, level: usize) {
+        for _ in 0..level.min(MAX_INDENT_LEVEL) {
+            self.out.push_str("  ");
+        }
+    }
+
+    /// `"key": value` on a line of its own at `level`, after a comma unless `first`.
+    fn field(&mut self, level: usize, first: bool, key: &str, raw: &str) {
+        if !first {
+            self.out.push(',');
+        }
+        self.out.push('\n');
+        self.indent(level);
+        self.out.push_str(&value(key));
+        self.out.push_str(": ");
+        self.out.push_str(raw);
+    }
+
+    /// The head fields of every call-tree document, opening its object.
+    fn head(&mut self, source: &str, meta: &cpuprof_model::Meta, graph: &CallGraph<'_>) {
+        self.out.push('{');
+        self.field(1, true, "source", &value(source));
+        self.field(1, false, "format", &value(meta.format.as_str()));
+        self.field(1, false, "unit", &value(unit_name(graph.unit())));
+        self.field(1, false, "total", &graph.total().to_string());
+        self.field(1, false, "samples", &graph.samples().to_string());
+    }
+
+    /// `name, file, line, column, kind` of a node's function.
+    fn identity(&mut self, level: usize, graph: &CallGraph<'_>, function: Option<usize>) {
+        let row = function.map(|f| &graph.functions()[f]);
+        self.field(level, true, "name", &value(node_name(graph, function)));
+        self.field(level, false, "file", &value(&row.and_then(|r| r.file.as_deref())));
+        self.field(level, false, "line", &value(&row.and_then(|r| r.line)));
+        self.field(level, false, "column", &value(&row.and_then(|r| r.column)));
+        self.field(level, false, "kind", &value(row.map_or("root", |r| r.kind.as_str())));
+    }
+
+    /// The numbers of a `top` row: self and total, samples and percentages of `total`.
+    fn numbers(&mut self, level: usize, self_amount: Amount, total: Amount, whole: i64) {
+        self.field(level, false, "self", &self_amount.weight.to_string());
+        self.field(level, false, "self_samples", &self_amount.samples.to_string());
+        self.field(level, false, "self_pct", &value(&pct_of(self_amount.weight, whole)));
+        self.field(level, false, "total", &total.weight.to_string());
+        self.field(level, false, "total_samples", &total.samples.to_string());
+        self.field(level, false, "total_pct", &value(&pct_of(total.weight, whole)));
+    }
+
+    fn pruned(&mut self, level: usize, pruned: Option<Pruned>) {
+        if let Some(p) = pruned {
+            let text = format!(
+                "{{\"nodes\": {}, \"total\": {}, \"total_samples\": {}}}",
+                p.nodes, p.total.weight, p.total.samples
+            );
+            self.field(level, false, "pruned", &text);
+        }
+    }
+
+    /// The array of `nodes` (opened by the caller after `"key": `), each node an object of
+    /// `fields` and its children under `children.0` (none when `None`) down to the level
+    /// `children.1` (the first is 1; nodes there have no key: nothing was looked for below),
+    /// depth-first.
+    fn nodes(
+        &mut self,
+        tree: &CallTree,
+        nodes: &[usize],
+        level: usize,
+        children: (Option<&str>, usize),
+        with_pruned: bool,
+        mut fields: impl FnMut(&mut Self, usize, &CallNode),
+    ) {
+        enum Step {
+            Open(usize, usize, bool, usize),
+            Close(usize, usize, bool),
+        }
+        let push_all = |todo: &mut Vec<Step>, nodes: &[usize], level: usize, depth: usize| {
+            for (i, n) in nodes.iter().enumerate().rev() {
+                todo.push(Step::Open(*n, level, i == 0, depth));
+            }
+        };
+        self.out.push('[');
+        if nodes.is_empty() {
+            self.out.push(']');
+            return;
+        }
+        let mut todo = Vec::new();
+        push_all(&mut todo, nodes, level + 1, 1);
+        let close_array = |w: &mut Self, level: usize| {
+            w.out.push('\n');
+            w.indent(level);
+            w.out.push(']');
+        };
+        while let Some(step) = todo.pop() {
+            match step {
+                Step::Open(n, level, first, depth) => {
+                    if !first {
+                        self.out.push(',');
+                    }
+                    self.out.push('\n');
+                    self.indent(level);
+                    self.out.push('{');
+                    let node = &tree.nodes[n];
+                    fields(self, level + 1, node);
+                    let Some(key) = children.0.filter(|_| depth < children.1) else {
+                        todo.push(Step::Close(n, level, false));
+                        continue;
+                    };
+                    self.field(level + 1, false, key, "[");
+                    if node.children.is_empty() {
+                        self.out.push(']');
+                        todo.push(Step::Close(n, level, false));
+                    } else {
+                        todo.push(Step::Close(n, level, true));
+                        push_all(&mut todo, &node.children, level + 2, depth + 1);
+                    }
+                }
+                Step::Close(n, level, open_children) => {
+                    if open_children {
+                        close_array(self, level + 1);
+                    }
+                    if with_pruned {
+                        self.pruned(level + 1, tree.nodes[n].pruned);
+                    }
+                    self.out.push('\n');
+                    self.indent(level);
+                    self.out.push('}');
+                }
+            }
+        }
+        close_array(self, level);
+    }
+
+    fn finish(mut self) -> String {
+        self.out.push_str("\n}\n");
+        self.out
+    }
+}
+
+/// The JSON contract of `cpuprof tree` (documented in the README). Fields may be added,
+/// never removed or renamed.
+pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
+    let graph = doc.graph;
+    let mut w = Writer { out: String::new() };
+    w.head(doc.source, doc.meta, graph);
+    let view = match doc.view {
+        TreeView::TopDown => "top-down",
+        TreeView::BottomUp => "bottom-up",
+    };
+    w.field(1, false, "view", &value(view));
+    w.pruned(1, doc.tree.pruned);
+    w.field(1, false, "roots", "");
+    w.nodes(doc.tree, &doc.tree.roots, 1, (Some("children"), usize::MAX), true, |w, level, node| {
+        w.identity(level, graph, node.function);
+        w.numbers(level, node.self_amount, node.total, graph.total());
+    });
+    w.finish()
+}
+
+/// The JSON contract of `cpuprof callers`, `callees` and `explain` (documented in the README).
+pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
+    let graph = doc.graph;
+    let row = &graph.functions()[doc.function];
+    let mut w = Writer { out: String::new() };
+    w.head(doc.source, doc.meta, graph);
+    w.field(1, false, "function", "{");
+    w.identity(2, graph, Some(doc.function));
+    let amount = |weight, samples| Amount { weight, samples };
+    w.numbers(2, amount(row.self_weight, row.self_samples), amount(row.total_weight, row.total_samples), graph.total());
+    w.out.push_str("\n  }");
+    let lists = [("callers", doc.callers), ("callees", doc.callees)];
+    for (key, tree) in lists {
+        let Some(tree) = tree else { continue };
+        w.field(1, false, key, "");
+        w.nodes(tree, &tree.roots, 1, (Some(key), doc.depth), false, |w, level, node| {
+            w.identity(level, graph, node.function);
+            w.field(level, false, "total", &node.total.weight.to_string());
+            w.field(level, false, "total_samples", &node.total.samples.to_string());
+            w.field(level, false, "pct", &value(&pct_of(node.total.weight, row.total_weight)));
+        });
+    }
+    w.finish()
 }

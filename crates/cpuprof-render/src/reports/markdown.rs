@@ -1,9 +1,15 @@
-//! Markdown tables (a pull-request comment): `top` and `diff`.
+//! Markdown (a pull-request comment): tables for `top` and `diff`, nested lists for call trees.
 
 use std::fmt::Write as _;
 
-use super::words::{delta_text, diff_location, diff_summary, header, pcts, top_amount, top_location, verdict_text};
-use super::{DiffDocument, TopDocument};
+use cpuprof_analysis::{CallGraph, CallTree};
+
+use super::outline::{self, Line};
+use super::words::{
+    delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts, profile_header,
+    short_location, top_amount, top_location, unit_amount, verdict_text,
+};
+use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
 
 /// Text safe inside a GFM table cell: ASCII punctuation backslash-escaped (so `|`, `*`,
@@ -78,6 +84,103 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
             delta_text(doc, row),
             verdict_text(row),
         );
+    }
+    if !doc.explanations.is_empty() {
+        out.push_str("\n**Where the changes came from**\n\n");
+    }
+    for e in doc.explanations {
+        let row = &doc.report.rows[e.row];
+        let _ = writeln!(out, "- **{}** {} ({})", escape(&row.name), escape(&diff_location(row)), delta_text(doc, row));
+        for line in explanation_lines(doc, e, escape) {
+            let _ = writeln!(out, "  - {line}");
+        }
+    }
+    out
+}
+
+/// A call tree as a nested list: `- **12.3%** 1.20 s (self 0.1%) name · file:line`.
+/// `upward`: a tree of callers (chains read `c ← b ← a`, named by their first function).
+fn tree_list(out: &mut String, graph: &CallGraph<'_>, tree: &CallTree, fold_chains: bool, upward: bool, whole: i64) {
+    let amount = |v: i64| unit_amount(graph.unit(), v);
+    for line in outline::lines(tree, fold_chains, !upward) {
+        match line {
+            Line::Nodes { chain, guides } => {
+                let node = &tree.nodes[chain[chain.len() - 1]];
+                let subject = &tree.nodes[if upward { chain[0] } else { chain[chain.len() - 1] }];
+                let names: Vec<String> =
+                    chain.iter().map(|n| escape(&truncate(node_name(graph, tree.nodes[*n].function), 120))).collect();
+                let location =
+                    subject.function.map(|f| short_location(&graph.functions()[f])).filter(|l| !l.is_empty());
+                let _ = writeln!(
+                    out,
+                    "{}- **{:.1}%** {} (self {:.1}%) {}{}",
+                    "  ".repeat(guides.depth()),
+                    pct_of(node.total.weight, whole),
+                    amount(node.total.weight),
+                    pct_of(node.self_amount.weight, whole),
+                    names.join(if upward { " ← " } else { " → " }),
+                    location.map(|l| format!(" · {}", escape(&l))).unwrap_or_default(),
+                );
+            }
+            Line::More { pruned, guides } => {
+                let _ = writeln!(
+                    out,
+                    "{}- … {} more ({})",
+                    "  ".repeat(guides.depth()),
+                    pruned.nodes,
+                    amount(pruned.total.weight)
+                );
+            }
+        }
+    }
+}
+
+pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
+    let graph = doc.graph;
+    let mut out = String::new();
+    for line in profile_header(doc.source, doc.meta, graph.summary(), graph.unit()).lines() {
+        let _ = writeln!(out, "**{}**\n", escape(line));
+    }
+    out.push_str(match doc.view {
+        TreeView::TopDown => "Top-down: callers above the functions they call (total%, total, self%).\n\n",
+        TreeView::BottomUp => "Bottom-up: functions by self time, under each the callers its time came through.\n\n",
+    });
+    if doc.tree.roots.is_empty() {
+        out.push_str("No samples to report.\n");
+        return out;
+    }
+    tree_list(&mut out, graph, doc.tree, doc.fold_chains, doc.view == TreeView::BottomUp, graph.total());
+    out
+}
+
+pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
+    let graph = doc.graph;
+    let row = &graph.functions()[doc.function];
+    let mut out = String::new();
+    for line in profile_header(doc.source, doc.meta, graph.summary(), graph.unit()).lines() {
+        let _ = writeln!(out, "**{}**\n", escape(line));
+    }
+    let amount = |v: i64| unit_amount(graph.unit(), v);
+    let _ = writeln!(
+        out,
+        "**{}** {} · self {} ({:.1}%) · total {} ({:.1}%)\n",
+        escape(&truncate(&row.name, 120)),
+        escape(&top_location(row)),
+        amount(row.self_weight),
+        pct_of(row.self_weight, graph.total()),
+        amount(row.total_weight),
+        pct_of(row.total_weight, graph.total()),
+    );
+    // Percentages here are shares of the function's total.
+    let sections = [("Callers", doc.callers, None, true), ("Callees", doc.callees, Some(row.self_weight), false)];
+    for (title, tree, own, upward) in sections {
+        let Some(tree) = tree else { continue };
+        let _ = writeln!(out, "{title} (share of its total):\n");
+        tree_list(&mut out, graph, tree, false, upward, row.total_weight);
+        if let Some(own) = own.filter(|w| *w != 0) {
+            let _ = writeln!(out, "- **{:.1}%** {} (self)", pct_of(own, row.total_weight), amount(own));
+        }
+        out.push('\n');
     }
     out
 }

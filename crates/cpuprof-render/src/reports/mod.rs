@@ -5,10 +5,11 @@
 mod csv;
 mod json;
 mod markdown;
+mod outline;
 mod table;
 mod words;
 
-use cpuprof_analysis::{DiffReport, DiffRow, GroupBy, TopReport, Weight};
+use cpuprof_analysis::{CallGraph, CallTree, DiffReport, DiffRow, Explanation, GroupBy, TopReport, Weight};
 use cpuprof_model::Meta;
 
 pub use words::regression_text;
@@ -102,4 +103,79 @@ pub struct DiffDocument<'a> {
     pub rows: &'a [DiffRow],
     /// Colour the table's changes (red hotter, green cooler): only for a terminal.
     pub color: bool,
+    /// Where the changes of some rows came from (`diff --explain`); rows by index into the
+    /// report's rows.
+    pub explanations: &'a [Explanation],
+}
+
+impl DiffDocument<'_> {
+    /// The explanation of the report's row `row`, if there is one.
+    pub(crate) fn explanation(&self, row: usize) -> Option<&Explanation> {
+        self.explanations.iter().find(|e| e.row == row)
+    }
+}
+
+/// Which call tree a [`TreeDocument`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeView {
+    /// Callers above callees, from the outermost caller.
+    TopDown,
+    /// Functions by self time, their callers under them.
+    BottomUp,
+}
+
+/// A call tree with what is needed to present it.
+#[derive(Clone, Copy)]
+pub struct TreeDocument<'a> {
+    /// The input as the user named it.
+    pub source: &'a str,
+    /// Facts about the recording.
+    pub meta: &'a Meta,
+    /// The samples the tree was grown from (functions, totals).
+    pub graph: &'a CallGraph<'a>,
+    /// The tree.
+    pub tree: &'a CallTree,
+    /// Which tree it is.
+    pub view: TreeView,
+    /// Fold chains of only children into one line (`a → b → c`) in the table and Markdown.
+    pub fold_chains: bool,
+}
+
+/// One function's callers and callees (either or both) with what is needed to present them.
+#[derive(Clone, Copy)]
+pub struct CallsDocument<'a> {
+    /// The input as the user named it.
+    pub source: &'a str,
+    /// Facts about the recording.
+    pub meta: &'a Meta,
+    /// The samples the lists were grown from (functions, totals).
+    pub graph: &'a CallGraph<'a>,
+    /// The function: an index into the graph's functions.
+    pub function: usize,
+    /// Its callers, when asked for.
+    pub callers: Option<&'a CallTree>,
+    /// Its callees, when asked for.
+    pub callees: Option<&'a CallTree>,
+    /// Levels asked for (nested lists in JSON when more than 1).
+    pub depth: usize,
+}
+
+/// Renders `doc` in `format`.
+pub fn render_tree(doc: &TreeDocument<'_>, format: Format) -> String {
+    match format {
+        Format::Table => table::tree(doc),
+        Format::Json => json::tree(doc),
+        Format::Csv => csv::tree(doc),
+        Format::Markdown => markdown::tree(doc),
+    }
+}
+
+/// Renders `doc` in `format`.
+pub fn render_calls(doc: &CallsDocument<'_>, format: Format) -> String {
+    match format {
+        Format::Table => table::calls(doc),
+        Format::Json => json::calls(doc),
+        Format::Csv => csv::calls(doc),
+        Format::Markdown => markdown::calls(doc),
+    }
 }

@@ -1,13 +1,15 @@
-//! Aligned text tables with a summary line: `top` and `diff`.
+//! Aligned text tables with a summary line: `top` and `diff`; call trees as indented lines.
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
-use cpuprof_analysis::{GroupBy, Verdict};
+use cpuprof_analysis::{CallGraph, CallNode, CallTree, GroupBy, Verdict, Weight};
 
+use super::outline::{self, Line};
 use super::words::{
-    delta_text, diff_location, diff_summary, header, pcts, ratio_text, top_amount, top_location, verdict_text,
+    delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts, profile_header,
+    ratio_text, short_location, top_amount, top_location, unit_amount, verdict_text,
 };
-use super::{DiffDocument, TopDocument};
+use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{truncate, visible};
 
 const NAME_WIDTH: usize = 60;
@@ -96,5 +98,162 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     }
     out.push_str(&table.to_string());
     out.push('\n');
+    if !doc.explanations.is_empty() {
+        out.push_str("\nwhere the changes came from:\n");
+    }
+    for e in doc.explanations {
+        let row = &doc.report.rows[e.row];
+        let location = diff_location(row);
+        out.push_str(&format!(
+            "{}{}{} ({})\n",
+            visible(&row.name),
+            if location.is_empty() { "" } else { "  " },
+            visible(&location),
+            delta_text(doc, row)
+        ));
+        for line in explanation_lines(doc, e, visible) {
+            out.push_str("  ");
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Width of a call-tree line's function part (guides, names, location) before it is cut.
+const TREE_LABEL_WIDTH: usize = 110;
+
+/// The numbers columns of a call-tree line, then its guides, function and location.
+fn tree_line(out: &mut String, numbers: &str, guides: &str, label: &str, location: &str) {
+    let mut text = format!("{guides}{label}");
+    if !location.is_empty() {
+        text.push_str("  ");
+        text.push_str(location);
+    }
+    out.push_str(numbers);
+    out.push_str("  ");
+    out.push_str(&truncate(&text, TREE_LABEL_WIDTH));
+    out.push('\n');
+}
+
+/// The names of a chain of nodes, `a → b → c` (callees) or `c ← b ← a` (callers), escaped for
+/// a terminal.
+fn chain_label(graph: &CallGraph<'_>, tree: &CallTree, chain: &[usize], upward: bool) -> String {
+    let names: Vec<String> = chain.iter().map(|n| visible(node_name(graph, tree.nodes[*n].function))).collect();
+    names.join(if upward { " ← " } else { " → " })
+}
+
+fn location_of(graph: &CallGraph<'_>, node: &CallNode) -> String {
+    node.function.map(|f| visible(&short_location(&graph.functions()[f]))).unwrap_or_default()
+}
+
+/// The summary line, what the tree is, then one line per node with guides.
+pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
+    let graph = doc.graph;
+    let mut out = profile_header(doc.source, doc.meta, graph.summary(), graph.unit());
+    out.push('\n');
+    out.push_str(match doc.view {
+        TreeView::TopDown => "top-down: callers above the functions they call\n",
+        TreeView::BottomUp => "bottom-up: functions by self time, under each the callers its time came through\n",
+    });
+    if doc.tree.roots.is_empty() {
+        out.push_str(if graph.samples() == 0 {
+            "no samples: the profile recorded nothing to report\n"
+        } else {
+            "no rows: every sample was filtered out\n"
+        });
+        return out;
+    }
+    let amount = |v: i64| unit_amount(graph.unit(), v);
+    let pct = |v: i64| format!("{:.1}%", pct_of(v, graph.total()));
+    // Sample counts beside times (with --weight samples the amounts are the counts).
+    let with_samples = graph.unit() != Weight::Samples;
+    let samples = |v: i64| if with_samples { format!(" {v:>8}") } else { String::new() };
+    out.push_str(&format!(
+        "{:>10} {:>6} {:>10} {:>6}{}  function\n",
+        "total",
+        "total%",
+        "self",
+        "self%",
+        if with_samples { format!(" {:>8}", "samples") } else { String::new() }
+    ));
+    let upward = doc.view == TreeView::BottomUp;
+    for line in outline::lines(doc.tree, doc.fold_chains, !upward) {
+        match line {
+            Line::Nodes { chain, guides } => {
+                let node = &doc.tree.nodes[chain[chain.len() - 1]];
+                // The function a line is about: the callee at the end of a chain of calls, the
+                // first of a chain of callers.
+                let subject = &doc.tree.nodes[if upward { chain[0] } else { chain[chain.len() - 1] }];
+                let numbers = format!(
+                    "{:>10} {:>6} {:>10} {:>6}{}",
+                    amount(node.total.weight),
+                    pct(node.total.weight),
+                    amount(node.self_amount.weight),
+                    pct(node.self_amount.weight),
+                    samples(node.total.samples)
+                );
+                let label = chain_label(graph, doc.tree, &chain, upward);
+                tree_line(&mut out, &numbers, &guides.prefix(), &label, &location_of(graph, subject));
+            }
+            Line::More { pruned, guides } => {
+                let label = format!("… {} more ({})", pruned.nodes, amount(pruned.total.weight));
+                let blank = " ".repeat(35 + if with_samples { 9 } else { 0 });
+                tree_line(&mut out, &blank, &guides.prefix(), &label, "");
+            }
+        }
+    }
+    out
+}
+
+/// The function's line, then its callers and callees, each a share of its total.
+pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
+    let graph = doc.graph;
+    let row = &graph.functions()[doc.function];
+    let amount = |v: i64| unit_amount(graph.unit(), v);
+    let mut out = profile_header(doc.source, doc.meta, graph.summary(), graph.unit());
+    out.push('\n');
+    let location = visible(&top_location(row));
+    out.push_str(&format!(
+        "{}{}{} · self {} ({:.1}%) · total {} ({:.1}%)\n",
+        visible(&row.name),
+        if location.is_empty() { "" } else { "  " },
+        location,
+        amount(row.self_weight),
+        pct_of(row.self_weight, graph.total()),
+        amount(row.total_weight),
+        pct_of(row.total_weight, graph.total()),
+    ));
+    let share = |v: i64| format!("{:.1}%", pct_of(v, row.total_weight));
+    let sections = [
+        ("callers: the part of its total that came through each", doc.callers, None, true),
+        ("callees: their totals under it, and its own time", doc.callees, Some(row.self_weight), false),
+    ];
+    for (title, tree, own, upward) in sections {
+        let Some(tree) = tree else { continue };
+        out.push('\n');
+        out.push_str(title);
+        out.push('\n');
+        out.push_str(&format!("{:>10} {:>6}  function\n", "total", "share"));
+        // The function's own time, as a callee row in its place by weight.
+        let mut own = own.filter(|w| *w != 0 || tree.roots.is_empty());
+        let own_line = |out: &mut String, own: &mut Option<i64>| {
+            if let Some(w) = own.take() {
+                tree_line(out, &format!("{:>10} {:>6}", amount(w), share(w)), "", "(self)", "");
+            }
+        };
+        for line in outline::lines(tree, false, false) {
+            if let Line::Nodes { chain, guides } = line {
+                let node = &tree.nodes[chain[0]];
+                if guides.depth() == 0 && own.is_some_and(|w| w > node.total.weight) {
+                    own_line(&mut out, &mut own);
+                }
+                let numbers = format!("{:>10} {:>6}", amount(node.total.weight), share(node.total.weight));
+                let label = chain_label(graph, tree, &chain, upward);
+                tree_line(&mut out, &numbers, &guides.prefix(), &label, &location_of(graph, node));
+            }
+        }
+        own_line(&mut out, &mut own);
+    }
     out
 }

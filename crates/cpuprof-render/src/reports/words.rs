@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{Amount, DiffRow, Metric, Normalize, Summary, TopRow, Verdict, Weight};
+use cpuprof_analysis::{
+    Amount, Contribution, DiffRow, Explanation, Inlining, Metric, Moved, Normalize, Summary, TopRow, Verdict, Weight,
+};
 use cpuprof_model::SourceFormat;
 
 use super::{DiffDocument, TopDocument};
@@ -11,10 +13,7 @@ use crate::time::format_ns;
 
 /// A top amount: a time, or a number of samples.
 pub(crate) fn top_amount(doc: &TopDocument<'_>, value: i64) -> String {
-    match doc.report.unit {
-        Weight::Samples => value.to_string(),
-        _ => format_ns(value),
-    }
+    unit_amount(doc.report.unit, value)
 }
 
 /// `file:line:column` as far as known.
@@ -32,10 +31,13 @@ pub(crate) fn top_location(row: &TopRow) -> String {
 /// `app.cpuprofile · cpuprofile · 1.02 s · 952 samples · mean interval 1.07 ms · idle 3.1% · GC 1.2% · program 0.8%`;
 /// for tick logs a second line says where the ticks went, as `node --prof-process` does.
 pub(crate) fn header(doc: &TopDocument<'_>) -> String {
-    let meta = doc.meta;
-    let s = &doc.report.summary;
+    profile_header(doc.source, doc.meta, &doc.report.summary, doc.report.unit)
+}
+
+/// The summary line of any report on one profile (see [`header`]).
+pub(crate) fn profile_header(source: &str, meta: &cpuprof_model::Meta, s: &Summary, unit: Weight) -> String {
     let ticklog = meta.format == SourceFormat::TickLog;
-    let mut parts = vec![visible(doc.source), meta.format.as_str().to_owned()];
+    let mut parts = vec![visible(source), meta.format.as_str().to_owned()];
     if let Some(d) = meta.duration_ns {
         parts.push(format_ns(d));
     }
@@ -50,7 +52,7 @@ pub(crate) fn header(doc: &TopDocument<'_>) -> String {
         parts.push(format!("program {:.1}%", share(s.program)));
     }
     let mut line = parts.join(" · ");
-    if doc.report.unit == Weight::Samples {
+    if unit == Weight::Samples {
         line.push_str(" · weight: samples");
     }
     if ticklog {
@@ -215,4 +217,79 @@ pub(crate) fn diff_summary(doc: &DiffDocument<'_>) -> String {
         r.new.runs,
         amount(r.new.busy_per_run, r.unit),
     )
+}
+
+/// An amount in `unit`: a time, or a number of samples.
+pub(crate) fn unit_amount(unit: Weight, value: i64) -> String {
+    match unit {
+        Weight::Samples => value.to_string(),
+        _ => format_ns(value),
+    }
+}
+
+/// `file:line` of a call-tree node's function, short (the file's last component), or `""`.
+pub(crate) fn short_location(row: &TopRow) -> String {
+    let Some(file) = row.file.as_deref().filter(|f| !f.is_empty()) else { return String::new() };
+    let file = display_file(file);
+    let short = file.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or(file);
+    match row.line {
+        Some(line) => format!("{short}:{line}"),
+        None => short.to_owned(),
+    }
+}
+
+/// What a call-tree node shows as its name: the function's, or `(root)` for the top of the
+/// stack in a callers list.
+pub(crate) fn node_name<'g>(graph: &'g cpuprof_analysis::CallGraph<'_>, function: Option<usize>) -> &'g str {
+    function.map_or("(root)", |f| graph.functions()[f].name.as_str())
+}
+
+/// `time moved from priceOrder into processBatch (priceOrder likely inlined in NEW)`; names
+/// as given (each format escapes the sentence its own way).
+pub(crate) fn moved_text(m: &Moved) -> String {
+    match m.inlining {
+        Inlining::InNew => format!("time moved from {} into {} ({} likely inlined in NEW)", m.from, m.into, m.from),
+        Inlining::UndoneInNew => {
+            format!("time moved from {} into {} ({} likely no longer inlined in NEW)", m.from, m.into, m.into)
+        }
+    }
+}
+
+/// `main +40.0 ms/run (120 ms → 160 ms, p 1.2e-05)`; the name as given.
+pub(crate) fn contribution_text(c: &Contribution, unit: Weight) -> String {
+    let p = c.p_value.map(|p| format!(", p {p:.1e}")).unwrap_or_default();
+    format!("{} {}/run ({} → {}{p})", c.name, signed_amount(c.delta(), unit), amount(c.base, unit), amount(c.new, unit))
+}
+
+/// The lines explaining one row: what moved, then callers and callees (names escaped by
+/// `escape`).
+pub(crate) fn explanation_lines(doc: &DiffDocument<'_>, e: &Explanation, escape: fn(&str) -> String) -> Vec<String> {
+    let unit = doc.report.unit;
+    let mut lines: Vec<String> = e
+        .moved
+        .iter()
+        .map(|m| {
+            let named = Moved { from: escape(&m.from), into: escape(&m.into), ..m.clone() };
+            let mut line = format!("{}: {} per run", moved_text(&named), amount(m.weight, unit));
+            // On the function the time moved into: what is left of its change is its own.
+            let row = &doc.report.rows[e.row];
+            if m.into == row.name && m.into_file == row.file && m.inlining == Inlining::InNew {
+                let rest = row.self_delta() - m.weight;
+                let _ =
+                    write!(line, "; the rest, {} per run, is {}'s own", signed_amount(rest, unit), escape(&row.name));
+            }
+            line
+        })
+        .collect();
+    for (what, list) in [("callers", &e.callers), ("callees", &e.callees)] {
+        if list.is_empty() {
+            continue;
+        }
+        let parts: Vec<String> = list
+            .iter()
+            .map(|c| contribution_text(&Contribution { name: escape(&c.name), ..c.clone() }, unit))
+            .collect();
+        lines.push(format!("{what}: {}", parts.join("; ")));
+    }
+    lines
 }

@@ -1,0 +1,294 @@
+//! Where a change came from: for the functions a [`DiffReport`] ranks first, the callers
+//! whose contribution changed most and the callees whose totals changed most, per run on each
+//! side, with a test where the counts allow one; and time that moved between a function and
+//! its caller, the way V8 inlining moves it (the callee's frames vanish and the caller's self
+//! time grows by about as much).
+
+use cpuprof_model::Profile;
+use rustc_hash::FxHashMap;
+
+use crate::calltree::{CallGraph, CallGraphOptions, CallTree};
+use crate::diff::{counts_p, matched_file_names, DiffOptions, DiffReport, DiffRow, Exposure, Verdict};
+use crate::top::TopRow;
+use crate::weights::Weight;
+
+/// How many callers and callees an explanation keeps (those whose part changed most).
+pub const EXPLAIN_ENTRIES: usize = 5;
+
+/// A caller's part of a function's total, or a callee's total under it, on both sides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contribution {
+    /// The caller or callee (`(root)`: the function was called by nothing).
+    pub name: String,
+    /// Its file, as the report names files.
+    pub file: Option<String>,
+    /// Per run on the base side, in the report's unit.
+    pub base: f64,
+    /// Per run on the new side.
+    pub new: f64,
+    /// Samples, all base runs.
+    pub base_samples: i64,
+    /// Samples, all new runs.
+    pub new_samples: i64,
+    /// Two-sided p-value of the change (`None` when the weights cannot be tested).
+    pub p_value: Option<f64>,
+}
+
+impl Contribution {
+    /// The change per run.
+    pub fn delta(&self) -> f64 {
+        self.new - self.base
+    }
+}
+
+/// Which way inlining changed between the sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inlining {
+    /// The callee was (likely) inlined into its caller in NEW: its time moved into the
+    /// caller's self time.
+    InNew,
+    /// The callee was (likely) inlined in BASE and is not in NEW: the caller's self time moved
+    /// out into it.
+    UndoneInNew,
+}
+
+/// Time that moved between a function's own time and one of its callees.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moved {
+    /// Where the time was in BASE.
+    pub from: String,
+    /// Its file.
+    pub from_file: Option<String>,
+    /// Where it is in NEW.
+    pub into: String,
+    /// Its file.
+    pub into_file: Option<String>,
+    /// How much moved, per run, in the report's unit.
+    pub weight: f64,
+    /// What moved it.
+    pub inlining: Inlining,
+}
+
+/// The explanation of one row of the report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation {
+    /// The row explained: an index into [`DiffReport::rows`].
+    pub row: usize,
+    /// Callers whose part of the function's total changed most (largest change first).
+    pub callers: Vec<Contribution>,
+    /// Callees whose totals under the function changed most.
+    pub callees: Vec<Contribution>,
+    /// Time that moved between the function and a callee or caller (inlining).
+    pub moved: Vec<Moved>,
+}
+
+/// A self-time change counts as a callee's time moved when it is this close to what the
+/// callee lost (or gained): between half and twice as much.
+const MOVED_RATIO: (f64, f64) = (0.5, 2.0);
+
+/// A callee "vanished" when it kept at most this share of its time under the caller.
+const VANISHED_SHARE: f64 = 0.5;
+
+/// Explains the first `count` changed rows of `report` (significant first, as ranked), from
+/// the profiles it compared with `options`.
+pub fn explain(
+    base: &[&Profile],
+    new: &[&Profile],
+    report: &DiffReport,
+    options: &DiffOptions,
+    count: usize,
+) -> Vec<Explanation> {
+    // The significant changes, as ranked; where nothing could be tested, the changes.
+    let changed = |r: &DiffRow| if report.tested { r.significant } else { r.verdict != Verdict::Unchanged };
+    let chosen: Vec<usize> = (0..report.rows.len()).filter(|i| changed(&report.rows[*i])).take(count).collect();
+    let sides = [
+        Side::new(base, report, options, options.base_root.as_deref()),
+        Side::new(new, report, options, options.new_root.as_deref()),
+    ];
+    let exposures = (Exposure::of(&report.base), Exposure::of(&report.new));
+    let mut explanations: Vec<Explanation> = chosen
+        .iter()
+        .map(|&row| {
+            let r = &report.rows[row];
+            let parts = |lists: fn(&CallGraph<'_>, usize) -> CallTree| {
+                let per_side = sides.each_ref().map(|side| side.parts(r, lists));
+                compare(per_side, report, options, exposures)
+            };
+            Explanation {
+                row,
+                callers: parts(|g, f| g.callers(f, 1)),
+                callees: parts(|g, f| g.callees(f, 1)),
+                moved: Vec::new(),
+            }
+        })
+        .collect();
+    for e in &mut explanations {
+        let row = &report.rows[e.row];
+        let self_delta = row.self_delta();
+        // The row's own time grew (or shrank) by about what a callee lost (or gained).
+        for c in &e.callees {
+            if let Some((weight, inlining)) = moved(self_delta, c, report.tested, options.alpha) {
+                let (from, from_file, into, into_file) = match inlining {
+                    Inlining::InNew => (&c.name, &c.file, &row.name, &row.file),
+                    Inlining::UndoneInNew => (&row.name, &row.file, &c.name, &c.file),
+                };
+                e.moved.push(Moved {
+                    from: from.clone(),
+                    from_file: from_file.clone(),
+                    into: into.clone(),
+                    into_file: into_file.clone(),
+                    weight,
+                    inlining,
+                });
+            }
+        }
+        // The row is the callee: a caller's own time changed by about what came through it.
+        for c in &e.callers {
+            let Some(caller) = find_row(report, &c.name, c.file.as_deref()) else { continue };
+            let as_callee = Contribution { name: row.name.clone(), file: row.file.clone(), ..c.clone() };
+            if let Some((weight, inlining)) = moved(caller.self_delta(), &as_callee, report.tested, options.alpha) {
+                let (from, from_file, into, into_file) = match inlining {
+                    Inlining::InNew => (&row.name, &row.file, &caller.name, &caller.file),
+                    Inlining::UndoneInNew => (&caller.name, &caller.file, &row.name, &row.file),
+                };
+                e.moved.push(Moved {
+                    from: from.clone(),
+                    from_file: from_file.clone(),
+                    into: into.clone(),
+                    into_file: into_file.clone(),
+                    weight,
+                    inlining,
+                });
+            }
+        }
+        e.moved.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+        e.moved.dedup_by(|a, b| a.from == b.from && a.into == b.into);
+    }
+    explanations
+}
+
+/// Whether `self_delta` (a caller's self-time change per run) is `callee`'s time moving into
+/// or out of it: the callee (nearly) vanished on one side, the change is about its size, and
+/// the callee's change is significant where it can be tested. Returns the weight that moved.
+fn moved(self_delta: f64, callee: &Contribution, tested: bool, alpha: f64) -> Option<(f64, Inlining)> {
+    let significant = !tested || callee.p_value.is_some_and(|p| p < alpha);
+    let about = |gain: f64, loss: f64| loss > 0.0 && gain / loss >= MOVED_RATIO.0 && gain / loss <= MOVED_RATIO.1;
+    let lost = callee.base - callee.new;
+    if self_delta > 0.0 && callee.new <= VANISHED_SHARE * callee.base && about(self_delta, lost) && significant {
+        return Some((self_delta.min(lost), Inlining::InNew));
+    }
+    let gained = callee.new - callee.base;
+    if self_delta < 0.0 && callee.base <= VANISHED_SHARE * callee.new && about(-self_delta, gained) && significant {
+        return Some(((-self_delta).min(gained), Inlining::UndoneInNew));
+    }
+    None
+}
+
+fn find_row<'r>(report: &'r DiffReport, name: &str, file: Option<&str>) -> Option<&'r DiffRow> {
+    report.rows.iter().find(|r| r.name == name && r.file.as_deref() == file)
+}
+
+/// Per (name, file): weight per run on each side and samples per run.
+type Parts = FxHashMap<(String, Option<String>), Part>;
+
+#[derive(Clone, Debug, Default)]
+struct Part {
+    weight: i64,
+    samples: Vec<u64>,
+}
+
+/// One side's runs, each as a call graph, with the names diff matches files by.
+struct Side<'p> {
+    runs: Vec<(CallGraph<'p>, FxHashMap<String, String>)>,
+}
+
+impl<'p> Side<'p> {
+    fn new(profiles: &[&'p Profile], report: &DiffReport, options: &DiffOptions, root: Option<&str>) -> Self {
+        let weight = if report.unit == Weight::Samples { Weight::Samples } else { Weight::Time };
+        let runs = profiles
+            .iter()
+            .map(|p| {
+                let graph = CallGraph::new(p, &CallGraphOptions::new(weight, options.filter.clone(), None));
+                (graph, matched_file_names(p, root, &report.moved_files))
+            })
+            .collect();
+        Self { runs }
+    }
+
+    /// The parts of `row`'s function in every run (`lists`: its callers or callees, one level),
+    /// keyed as the report keys functions.
+    fn parts(&self, row: &DiffRow, lists: fn(&CallGraph<'_>, usize) -> CallTree) -> Parts {
+        let mut parts = Parts::default();
+        let n = self.runs.len();
+        for (r, (graph, files)) in self.runs.iter().enumerate() {
+            let key_of = |f: &TopRow| {
+                let name = f.tier.and_then(|t| f.name.strip_prefix(t.marker())).unwrap_or(&f.name).to_owned();
+                let file = f.file.as_deref().map(|file| files.get(file).cloned().unwrap_or_else(|| file.to_owned()));
+                (name, file)
+            };
+            // The row's function in this run: same name and file, the nearest start line.
+            let candidates: Vec<usize> = (0..graph.functions().len())
+                .filter(|f| graph.functions()[*f].total_samples != 0)
+                .filter(|f| key_of(&graph.functions()[*f]) == (row.name.clone(), row.file.clone()))
+                .collect();
+            let distance = |f: &usize| match (graph.functions()[*f].line, row.line) {
+                (Some(a), Some(b)) => a.abs_diff(b),
+                _ => 0,
+            };
+            let Some(nearest) = candidates.iter().map(distance).min() else { continue };
+            for f in candidates.iter().filter(|f| distance(f) == nearest) {
+                let tree = lists(graph, *f);
+                for node in tree.roots.iter().map(|n| &tree.nodes[*n]) {
+                    let key = match node.function {
+                        Some(g) => key_of(&graph.functions()[g]),
+                        None => ("(root)".to_owned(), None),
+                    };
+                    let part = parts.entry(key).or_insert_with(|| Part { weight: 0, samples: vec![0; n] });
+                    part.weight = part.weight.saturating_add(node.total.weight);
+                    part.samples[r] += u64::try_from(node.total.samples).unwrap_or(0);
+                }
+            }
+        }
+        parts
+    }
+}
+
+/// The parts of both sides, compared, largest change first, at most [`EXPLAIN_ENTRIES`].
+fn compare(
+    [base, new]: [Parts; 2],
+    report: &DiffReport,
+    options: &DiffOptions,
+    (base_exposure, new_exposure): (Exposure, Exposure),
+) -> Vec<Contribution> {
+    let mut keys: Vec<&(String, Option<String>)> = base.keys().chain(new.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let per_run = |weight: i64, runs: usize| if runs == 0 { 0.0 } else { weight as f64 / runs as f64 };
+    let empty = Part::default();
+    let mut out: Vec<Contribution> = keys
+        .into_iter()
+        .map(|key| {
+            let (b, n) = (base.get(key).unwrap_or(&empty), new.get(key).unwrap_or(&empty));
+            let zeros = |runs: usize| vec![0u64; runs];
+            let b_samples = if b.samples.is_empty() { zeros(base_exposure.runs) } else { b.samples.clone() };
+            let n_samples = if n.samples.is_empty() { zeros(new_exposure.runs) } else { n.samples.clone() };
+            let p_value = report
+                .tested
+                .then(|| counts_p(&b_samples, &n_samples, base_exposure, new_exposure, options.normalize).0);
+            Contribution {
+                name: key.0.clone(),
+                file: key.1.clone(),
+                base: per_run(b.weight, report.base.runs),
+                new: per_run(n.weight, report.new.runs),
+                base_samples: b_samples.iter().map(|v| *v as i64).sum(),
+                new_samples: n_samples.iter().map(|v| *v as i64).sum(),
+                p_value,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.delta().abs().total_cmp(&a.delta().abs()).then_with(|| a.name.cmp(&b.name)).then_with(|| a.file.cmp(&b.file))
+    });
+    out.truncate(EXPLAIN_ENTRIES);
+    out
+}

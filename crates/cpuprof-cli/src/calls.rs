@@ -1,0 +1,128 @@
+//! `cpuprof tree`, `callers`, `callees` and `explain`: the call-tree views.
+
+use anyhow::Result;
+use cpuprof_analysis::{CallGraph, CallGraphOptions, Cut, FindError, Weight};
+use cpuprof_render::text::visible;
+use cpuprof_render::time::format_ns;
+use cpuprof_render::{render_calls, render_tree, CallsDocument, TreeDocument, TreeView};
+
+use crate::args::{CallsArgs, TreeArgs, WeightArg};
+use crate::input::{load, source_name, stack_filter, Loaded};
+use crate::io::Output;
+use crate::usage::UsageError;
+
+fn weight(arg: WeightArg) -> Weight {
+    match arg {
+        WeightArg::Time => Weight::Time,
+        WeightArg::Samples => Weight::Samples,
+    }
+}
+
+pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
+    let filter = stack_filter(&args.filter)?;
+    let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
+    let Loaded { profile, window, .. } =
+        load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?;
+    let graph = CallGraph::new(&profile, &CallGraphOptions::new(weight(args.weight), filter, window));
+    let cut = Cut {
+        min_percent: args.min_percent,
+        max_depth: args.max_depth.map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
+    };
+    let (tree, view) = if args.bottom_up {
+        (graph.bottom_up(&cut), TreeView::BottomUp)
+    } else {
+        (graph.top_down(&cut), TreeView::TopDown)
+    };
+    let source = source_name(&args.input);
+    if tree.roots.is_empty() && tree.pruned.is_none() {
+        crate::warn_empty(&source, &profile);
+    }
+    let doc = TreeDocument {
+        source: &source,
+        meta: &profile.meta,
+        graph: &graph,
+        tree: &tree,
+        view,
+        fold_chains: !args.no_fold_chains,
+    };
+    output.write(render_tree(&doc, args.output.format.into()).as_bytes())
+}
+
+/// Which lists a calls command shows.
+#[derive(Clone, Copy)]
+pub(crate) enum Lists {
+    Callers,
+    Callees,
+    Both,
+}
+
+pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
+    let filter = stack_filter(&args.filter)?;
+    let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
+    let Loaded { profile, window, .. } =
+        load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?;
+    let graph = CallGraph::new(&profile, &CallGraphOptions::new(weight(args.weight), filter, window));
+    let source = source_name(&args.input);
+    let function = graph.find(&args.pattern).map_err(|e| not_found(&graph, &args.pattern, &source, e))?;
+    let depth = usize::try_from(args.depth).unwrap_or(usize::MAX);
+    let up = matches!(lists, Lists::Callers | Lists::Both).then(|| graph.callers(function, depth));
+    let down = matches!(lists, Lists::Callees | Lists::Both).then(|| graph.callees(function, depth));
+    let doc = CallsDocument {
+        source: &source,
+        meta: &profile.meta,
+        graph: &graph,
+        function,
+        callers: up.as_ref(),
+        callees: down.as_ref(),
+        depth,
+    };
+    output.write(render_calls(&doc, args.output.format.into()).as_bytes())
+}
+
+/// How many candidates an ambiguous pattern's message lists.
+const CANDIDATES_SHOWN: usize = 20;
+
+/// The error for a pattern that names no single function: an ambiguous one or a bad regex is
+/// a usage error (exit 2) listing the candidates; none at all is a failure (exit 1).
+fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindError) -> anyhow::Error {
+    let describe = |f: &usize| {
+        let row = &graph.functions()[*f];
+        let mut at = row.name.clone();
+        if let Some(file) = row.file.as_deref().filter(|f| !f.is_empty()) {
+            at.push('@');
+            at.push_str(file);
+            if let Some(line) = row.line {
+                at.push_str(&format!(":{line}"));
+            }
+        }
+        let amount = |v: i64| if graph.unit() == Weight::Samples { format!("{v} samples") } else { format_ns(v) };
+        format!("{} (self {}, total {})", visible(&at), amount(row.self_weight), amount(row.total_weight))
+    };
+    let pattern = visible(pattern);
+    match error {
+        FindError::Ambiguous(found) => {
+            let mut list: Vec<String> = found.iter().take(CANDIDATES_SHOWN).map(describe).collect();
+            if found.len() > CANDIDATES_SHOWN {
+                list.push(format!("and {} more", found.len() - CANDIDATES_SHOWN));
+            }
+            UsageError(format!(
+                "{pattern}: {} functions match in {source}; name one with name@file:line: {}",
+                found.len(),
+                list.join("; ")
+            ))
+            .into()
+        }
+        FindError::Regex(e) => {
+            UsageError(format!("{pattern}: no function has that name, and it is not a valid regular expression: {e}"))
+                .into()
+        }
+        FindError::NoSamples(found) => {
+            let list: Vec<String> = found.iter().take(CANDIDATES_SHOWN).map(describe).collect();
+            anyhow::anyhow!(
+                "{pattern}: the functions that match have no samples left after the filters: {}",
+                list.join("; ")
+            )
+        }
+        _ => anyhow::anyhow!("{pattern}: no function in {source} matches (by name, name@file:line or regex)"),
+    }
+}

@@ -1,0 +1,74 @@
+//! Every example in README.md that shows a command (`$ cpuprof …`) and what it prints is what
+//! the binary prints: each is run from the repository root (through `sh`, so globs expand) and
+//! its stdout (after its stderr, where the block starts with a `cpuprof:` message) compared
+//! with the block.
+
+mod common;
+
+use std::process::Command;
+
+use common::root;
+
+/// `(command, expected stdout)` of every `$ cpuprof` example: the lines after the command, up
+/// to the end of its fenced block.
+fn examples() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut out = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        let Some(command) = line.strip_prefix("$ cpuprof ") else { continue };
+        let mut expected = String::new();
+        for line in lines.by_ref() {
+            if line.starts_with("```") {
+                break;
+            }
+            expected.push_str(line);
+            expected.push('\n');
+        }
+        out.push((command.to_owned(), expected));
+    }
+    out
+}
+
+/// True when /usr/bin/node is the binary that recorded the tick-log fixtures (C++ names are
+/// read from its symbols).
+fn same_node() -> bool {
+    let recorded = std::fs::read_to_string(root().join("fixtures/ticklog/node.build-id")).unwrap();
+    let out = Command::new("readelf").args(["-n", "/usr/bin/node"]).output();
+    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    text.lines().any(|l| l.trim().strip_prefix("Build ID: ") == Some(recorded.trim()))
+}
+
+#[test]
+#[allow(clippy::print_stderr)] // the skip message
+fn every_readme_example_is_what_the_binary_prints() {
+    let examples = examples();
+    assert!(examples.len() >= 6, "the README's examples were not found: {examples:?}");
+    let binary = assert_cmd::cargo::cargo_bin("cpuprof");
+    let mut failures = Vec::new();
+    for (command, expected) in &examples {
+        if command.contains(".log") && !same_node() {
+            eprintln!("SKIPPED: `cpuprof {command}` names C++ from the symbols of the node that recorded it");
+            continue;
+        }
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(format!("\"$0\" {command}"))
+            .arg(&binary)
+            .current_dir(root())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        // Examples that show warnings show stderr first, as a terminal does for these.
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let printed =
+            if expected.starts_with("cpuprof: ") { String::from_utf8_lossy(&output.stderr) + stdout } else { stdout };
+        if !output.status.success() || printed != *expected {
+            failures.push(format!(
+                "`cpuprof {command}` (exit {:?}) printed:\n{printed}\nthe README shows:\n{expected}",
+                output.status.code()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
