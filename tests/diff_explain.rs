@@ -136,80 +136,153 @@ fn plain_diff_shows_the_symptom_blaming_the_caller() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// `diff --explain` itself. Not on main yet: these tests are ignored until it lands.
-// PROVISIONAL JSON SHAPE (adjust to the lead's contract when it exists; every assertion that
-// depends on it is marked `PROVISIONAL`): each of the top N changed rows gets
-//   "explain": {"callers": [...], "callees": [...],
-//               "moved": [{"from": "priceOrder", "into": "processBatch", "weight": NS,
-//                          "likely_inlined": true}]}
-// and the table prints the sentence
-//   time moved from priceOrder into processBatch (priceOrder likely inlined in NEW)
+// `diff --explain` itself, as /work/notes/i19-contract.md defines it ("`cpuprof diff … --explain
+// [N]`", landed on main at d5624b4): each explained row (the first N significant rows, N = 5 by
+// default) gets `"explain": {"callers": [C], "callees": [C], "moved": [M]}`, C = {name, file, base,
+// new, delta, base_samples, new_samples, p_value} (base/new per run), M = {from, from_file, into,
+// into_file, weight, inlining, likely_inlined, text}; the table and Markdown add a section "where
+// the changes came from" with M's sentence.
 // ---------------------------------------------------------------------------------------------
 
-/// PROVISIONAL: the sentence the table prints for the inlining case.
+/// The sentence for this fixture's inlining.
 const SENTENCE: &str = "time moved from priceOrder into processBatch (priceOrder likely inlined in NEW)";
 
-/// PROVISIONAL: the `moved` entries of a diff row's `explain`.
+/// The `moved` entries of a diff row's `explain`.
 fn moved(row: &Value) -> Vec<Value> {
     row["explain"]["moved"].as_array().cloned().unwrap_or_default()
 }
 
+/// The oracle's folded stacks of `file` (`node fixtures/oracle/top.js FILE --fold`): each stack as
+/// its frames' function names (root first; the app's functions only by name when their url is
+/// the app's, others as "name url") and its weight in ns.
+fn oracle_fold(file: &str) -> Vec<(Vec<String>, f64)> {
+    let out = std::process::Command::new("node")
+        .args(["fixtures/oracle/top.js", file, "--fold"])
+        .current_dir(common::root())
+        .output()
+        .expect("node must be installed to run the oracle");
+    assert!(out.status.success(), "oracle --fold failed on {file}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|line| {
+            let (stack, weight) = line.rsplit_once(' ').expect("folded line: STACK WEIGHT");
+            let frames = stack
+                .split(';')
+                .map(|f| match f.split_once(' ') {
+                    Some((name, loc)) if loc.rsplit_once(':').is_some_and(|(url, _)| url.ends_with(APP)) => {
+                        name.to_owned()
+                    }
+                    _ => f.to_owned(),
+                })
+                .collect();
+            (frames, weight.parse().expect("weight"))
+        })
+        .collect()
+}
+
+/// Per run mean of the weight of the stacks in which `callee` is called directly by `caller`
+/// (the callee's total under that caller; recursion does not occur in this program).
+fn under(files: &[&str], caller: &str, callee: &str) -> f64 {
+    let sum: f64 = files
+        .iter()
+        .flat_map(|f| oracle_fold(f))
+        .filter(|(frames, _)| frames.windows(2).any(|w| w[0] == caller && w[1] == callee))
+        .map(|(_, w)| w)
+        .sum();
+    sum / files.len() as f64
+}
+
+fn close(ours: f64, theirs: f64) -> bool {
+    (ours - theirs).abs() <= 1e-6 * theirs.abs().max(1.0)
+}
+
+fn explained(report: &Value) -> Vec<&str> {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("explain").is_some())
+        .map(|r| r["name"].as_str().unwrap())
+        .collect()
+}
+
 #[test]
-#[ignore = "needs `cpuprof diff --explain` (issue 19 §3), not on main yet; JSON shape provisional"]
 fn explain_names_the_moved_time_not_the_caller() {
-    let lost = oracle_means(&oracle_reports(&BASE), "priceOrder").self_ns
-        - oracle_means(&oracle_reports(&NEW), "priceOrder").self_ns;
+    // Independent numbers: priceOrder's time under processBatch per run, each side.
+    let (price_base, price_new) =
+        (under(&BASE, "processBatch", "priceOrder"), under(&NEW, "processBatch", "priceOrder"));
+    let batch_total = (
+        oracle_means(&oracle_reports(&BASE), "processBatch").total_ns,
+        oracle_means(&oracle_reports(&NEW), "processBatch").total_ns,
+    );
     let report = diff_json(&BASE, &NEW, &["--explain"]);
     let batch = diff_row(&report, "processBatch");
-    // PROVISIONAL: explain's shape.
     let explain = &batch["explain"];
-    assert!(explain["callers"].is_array(), "{explain}");
-    assert!(explain["callees"].is_array(), "{explain}");
-    assert!(
-        explain["callees"].as_array().unwrap().iter().any(|c| c["name"] == "priceOrder"),
-        "priceOrder is processBatch's callee in BASE: {explain}"
-    );
-    let moved = moved(batch);
-    let m = moved
-        .iter()
-        .find(|m| m["from"] == "priceOrder")
-        .unwrap_or_else(|| panic!("processBatch's explain names no time moved from priceOrder: {explain}"));
+
+    // The move is named, in the right direction, with the callee's loss as its weight.
+    let moves = moved(batch);
+    assert_eq!(moves.len(), 1, "one move into processBatch: {explain}");
+    let m = &moves[0];
+    assert_eq!(m["from"], "priceOrder", "{m}");
     assert_eq!(m["into"], "processBatch", "{m}");
+    for key in ["from_file", "into_file"] {
+        assert!(m[key].as_str().is_some_and(|f| f.ends_with(APP)), "{key}: {m}");
+    }
+    assert_eq!(m["inlining"], "inlined-in-new", "{m}");
     assert_eq!(m["likely_inlined"], true, "{m}");
-    // The moved weight is about what priceOrder lost per run (oracle: ~189 ms).
+    assert_eq!(m["text"], SENTENCE, "{m}");
     let weight = m["weight"].as_f64().expect("weight");
-    assert!((0.7 * lost..=1.3 * lost).contains(&weight), "moved {weight} ns vs oracle's priceOrder loss {lost} ns");
-    // The explanation does not blame another caller/callee: nothing else moved into processBatch.
-    assert_eq!(moved.len(), 1, "{explain}");
+    assert!(close(weight, price_base - price_new), "moved {weight} ns vs oracle's loss {} ns", price_base - price_new);
+
+    // The callee that lost the time, with the oracle's per-run numbers on both sides.
+    let callees = explain["callees"].as_array().expect("callees");
+    let c =
+        callees.iter().find(|c| c["name"] == "priceOrder").unwrap_or_else(|| panic!("no callee priceOrder: {explain}"));
+    assert!(close(c["base"].as_f64().unwrap(), price_base), "callee base {} vs oracle {price_base}", c["base"]);
+    assert!(close(c["new"].as_f64().unwrap(), price_new), "callee new {} vs oracle {price_new}", c["new"]);
+    // The caller (main) brings processBatch's whole total, which changed little: it is not blamed.
+    let callers = explain["callers"].as_array().expect("callers");
+    let main = callers.iter().find(|c| c["name"] == "main").unwrap_or_else(|| panic!("no caller main: {explain}"));
+    assert!(
+        close(main["base"].as_f64().unwrap(), batch_total.0),
+        "caller base {} vs oracle {}",
+        main["base"],
+        batch_total.0
+    );
+    assert!(
+        close(main["new"].as_f64().unwrap(), batch_total.1),
+        "caller new {} vs oracle {}",
+        main["new"],
+        batch_total.1
+    );
+
+    // priceOrder's own row tells the same move (not "priceOrder got faster" alone).
+    let price_moves = moved(diff_row(&report, "priceOrder"));
+    assert!(price_moves.iter().any(|m| m["from"] == "priceOrder" && m["into"] == "processBatch"), "{price_moves:?}");
 
     // The table says it in words.
     let out = diff(&BASE, &NEW, &["--explain"]);
     let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("where the changes came from"), "{table}");
     assert!(table.contains(SENTENCE), "table without the sentence:\n{table}");
 }
 
 #[test]
-#[ignore = "needs `cpuprof diff --explain` (issue 19 §3), not on main yet; JSON shape provisional"]
-fn explain_only_explains_the_top_n_rows() {
-    // PROVISIONAL: `--explain N` explains the N first changed rows; here the first is processBatch.
-    let report = diff_json(&BASE, &NEW, &["--explain", "1"]);
-    let explained: Vec<&str> = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r.get("explain").is_some_and(|e| !e.is_null()))
-        .map(|r| r["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(explained, ["processBatch"]);
+fn explain_n_explains_the_first_n_significant_rows() {
+    // Two significant rows here (processBatch hotter, priceOrder cooler), in that rank order.
+    assert_eq!(explained(&diff_json(&BASE, &NEW, &["--explain"])), ["processBatch", "priceOrder"]);
+    assert_eq!(explained(&diff_json(&BASE, &NEW, &["--explain", "1"])), ["processBatch"]);
+    // Without --explain, no row has the key.
+    assert!(explained(&diff_json(&BASE, &NEW, &[])).is_empty());
 }
 
 #[test]
-#[ignore = "needs `cpuprof diff --explain` (issue 19 §3), not on main yet; JSON shape provisional"]
 fn explain_claims_no_inlining_where_there_is_none() {
-    // Controls: the same side against itself and the `fixtures/diff` pair (sibling functions
-    // under `main` made faster or slower, nothing inlined) explain no moved time; this pair
-    // reversed moves time the other way (from processBatch into priceOrder: priceOrder is
-    // inlined in BASE there), so it must not claim the forward direction.
+    // Controls: each side against itself and the `fixtures/diff` pair (sibling functions under
+    // `main` made faster or slower, nothing inlined) explain no moved time; this pair reversed
+    // moves time the other way (from processBatch into priceOrder: priceOrder is inlined in BASE
+    // there), so it must not claim the forward direction.
     let diff_base =
         ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile", "fixtures/diff/base.3.cpuprofile"];
     let diff_new =
@@ -218,16 +291,17 @@ fn explain_claims_no_inlining_where_there_is_none() {
         [(&BASE, &BASE, false), (&NEW, &NEW, false), (&diff_base, &diff_new, false), (&NEW, &BASE, true)]
     {
         let report = diff_json(base, new, &["--explain"]);
+        let mut moves = 0;
         for r in report["rows"].as_array().unwrap() {
             for m in moved(r) {
-                // PROVISIONAL: field names.
+                moves += 1;
                 assert!(reversed, "{base:?} -> {new:?}: {} claims moved time {m}", r["name"]);
-                assert!(
-                    !(m["from"] == "priceOrder" && m["into"] == "processBatch"),
-                    "reversed pair: time moved from processBatch into priceOrder, not back: {m}"
-                );
+                assert_eq!(m["from"], "processBatch", "reversed pair: {m}");
+                assert_eq!(m["into"], "priceOrder", "reversed pair: {m}");
+                assert_eq!(m["inlining"], "no-longer-inlined-in-new", "reversed pair: {m}");
             }
         }
+        assert_eq!(moves > 0, reversed, "{base:?} -> {new:?}");
         let table = String::from_utf8_lossy(&diff(base, new, &["--explain"]).stdout).into_owned();
         assert!(!table.contains(SENTENCE), "{base:?} -> {new:?}:\n{table}");
     }
