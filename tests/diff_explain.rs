@@ -181,13 +181,13 @@ fn oracle_fold(file: &str) -> Vec<(Vec<String>, f64)> {
         .collect()
 }
 
-/// Per run mean of the weight of the stacks in which `callee` is called directly by `caller`
-/// (the callee's total under that caller; recursion does not occur in this program).
-fn under(files: &[&str], caller: &str, callee: &str) -> f64 {
+/// Per run mean of the weight of the stacks in which `child` is called directly by `parent`
+/// (the child's total under that parent; recursion does not occur in this program).
+fn under(files: &[&str], parent: &str, child: &str) -> f64 {
     let sum: f64 = files
         .iter()
         .flat_map(|f| oracle_fold(f))
-        .filter(|(frames, _)| frames.windows(2).any(|w| w[0] == caller && w[1] == callee))
+        .filter(|(frames, _)| frames.windows(2).any(|w| w[0] == parent && w[1] == child))
         .map(|(_, w)| w)
         .sum();
     sum / files.len() as f64
@@ -242,8 +242,8 @@ fn explain_names_the_moved_time_not_the_caller() {
     assert!(close(c["base"].as_f64().unwrap(), price_base), "callee base {} vs oracle {price_base}", c["base"]);
     assert!(close(c["new"].as_f64().unwrap(), price_new), "callee new {} vs oracle {price_new}", c["new"]);
     // The caller (main) brings processBatch's whole total, which changed little: it is not blamed.
-    let callers = explain["callers"].as_array().expect("callers");
-    let main = callers.iter().find(|c| c["name"] == "main").unwrap_or_else(|| panic!("no caller main: {explain}"));
+    let up = explain["callers"].as_array().expect("callers");
+    let main = up.iter().find(|c| c["name"] == "main").unwrap_or_else(|| panic!("no caller main: {explain}"));
     assert!(
         close(main["base"].as_f64().unwrap(), batch_total.0),
         "caller base {} vs oracle {}",
