@@ -16,13 +16,15 @@ fn examples() -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {
-        let Some(command) = line.strip_prefix("$ cpuprof ") else { continue };
+        // Blocks inside a list item are indented: their lines lose that indentation.
+        let indent = line.len() - line.trim_start().len();
+        let Some(command) = line.trim_start().strip_prefix("$ cpuprof ") else { continue };
         let mut expected = String::new();
         for line in lines.by_ref() {
-            if line.starts_with("```") {
+            if line.trim_start().starts_with("```") {
                 break;
             }
-            expected.push_str(line);
+            expected.push_str(line.get(indent..).unwrap_or(""));
             expected.push('\n');
         }
         out.push((command.to_owned(), expected));
@@ -82,7 +84,12 @@ fn every_readme_example_is_what_the_binary_prints() {
 fn bless(command: &str, old: &str, new: &str) {
     let path = root().join("README.md");
     let readme = std::fs::read_to_string(&path).unwrap();
-    let block = format!("$ cpuprof {command}\n{old}");
-    assert!(readme.contains(&block), "example `{command}` not found again");
-    std::fs::write(&path, readme.replacen(&block, &format!("$ cpuprof {command}\n{new}"), 1)).unwrap();
+    let at = readme.find(&format!("$ cpuprof {command}\n")).expect("the example is still there");
+    let indent: String = readme[..at].chars().rev().take_while(|c| *c == ' ').collect();
+    let indented = |text: &str| -> String { text.lines().map(|l| format!("{indent}{l}\n")).collect() };
+    let block = format!("$ cpuprof {command}\n{}", indented(old));
+    assert!(readme[at..].starts_with(&block), "example `{command}` not found again");
+    let blessed = format!("$ cpuprof {command}\n{}", indented(new));
+    let rewritten = format!("{}{}{}", &readme[..at], blessed, &readme[at + block.len()..]);
+    std::fs::write(&path, rewritten).unwrap();
 }
