@@ -86,7 +86,14 @@ fn bless(command: &str, old: &str, new: &str) {
     let readme = std::fs::read_to_string(&path).unwrap();
     let at = readme.find(&format!("$ cpuprof {command}\n")).expect("the example is still there");
     let indent: String = readme[..at].chars().rev().take_while(|c| *c == ' ').collect();
-    let indented = |text: &str| -> String { text.lines().map(|l| format!("{indent}{l}\n")).collect() };
+    let indented = |text: &str| -> String {
+        text.lines().fold(String::new(), |mut out, line| {
+            out.push_str(&indent);
+            out.push_str(line);
+            out.push('\n');
+            out
+        })
+    };
     let block = format!("$ cpuprof {command}\n{}", indented(old));
     assert!(readme[at..].starts_with(&block), "example `{command}` not found again");
     let blessed = format!("$ cpuprof {command}\n{}", indented(new));
