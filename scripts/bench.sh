@@ -283,16 +283,17 @@ fi
 
 if wants tree; then
   note "group tree"
-  hottest=$("$cpuprof" top "$profile_a" -n 1 --format json | node -e \
-    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).rows[0].name))')
+  # The hottest function by self, named unambiguously (the generator reuses names across files).
+  read -r hottest at < <("$cpuprof" top "$profile_a" -n 1 --format json | node -e \
+    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s).rows[0];console.log(r.name, `${r.name}@${r.file}:${r.line}`)})')
   pattern="^${hottest}\$"
   measure tree tree-top 1 fast "cpuprof top" "$profile_a" "$cpuprof" top "$profile_a" -n 20 -o /dev/null
   measure tree tree-td 0 fast "cpuprof tree" "$profile_a" "$cpuprof" tree "$profile_a" -o /dev/null
   measure tree tree-bu 0 fast "cpuprof tree --bottom-up" "$profile_a" "$cpuprof" tree "$profile_a" --bottom-up -o /dev/null
-  measure tree tree-callers 0 fast "cpuprof callers $hottest" "$profile_a" "$cpuprof" callers "$pattern" "$profile_a" -o /dev/null
-  measure tree tree-callees 0 fast "cpuprof callees $hottest" "$profile_a" "$cpuprof" callees "$pattern" "$profile_a" -o /dev/null
+  measure tree tree-callers 0 fast "cpuprof callers $hottest" "$profile_a" "$cpuprof" callers "$at" "$profile_a" -o /dev/null
+  measure tree tree-callees 0 fast "cpuprof callees $hottest" "$profile_a" "$cpuprof" callees "$at" "$profile_a" -o /dev/null
   measure tree tree-explain 0 fast "cpuprof explain $hottest --depth 3" "$profile_a" \
-    "$cpuprof" explain "$pattern" "$profile_a" --depth 3 -o /dev/null
+    "$cpuprof" explain "$at" "$profile_a" --depth 3 -o /dev/null
   if command -v go >/dev/null; then
     pprof_file=$work/tree.pb.gz
     "$cpuprof" convert "$profile_a" -o "$pprof_file"
