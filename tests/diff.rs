@@ -494,3 +494,77 @@ fn recordings_from_two_checkout_folders_pair_every_function() {
     assert_eq!(row(&report, "handle")["name"], "handle");
     assert_eq!(report["rows"].as_array().unwrap().iter().filter(|r| r["name"] == "handle").count(), 3);
 }
+
+/// One run by the oracle: self weight per (name, executing line), and each function's start line.
+type RunLines = (std::collections::HashMap<(String, u64), i64>, std::collections::HashMap<String, u64>);
+
+/// Self weight per (name, line) of one profile by the oracle (`fixtures/oracle/top.js --by
+/// line`), and each function's start line (`--by function`).
+fn oracle_lines(file: &str) -> RunLines {
+    let run = |by: &str| -> Value {
+        let out = std::process::Command::new("node")
+            .args(["fixtures/oracle/top.js", file, "--by", by])
+            .current_dir(common::root())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let key = |r: &Value| (r["name"].as_str().unwrap_or("").to_owned(), r["line"].as_u64().unwrap_or(0));
+    let lines = run("line")["rows"].as_array().unwrap().iter().map(|r| (key(r), r["self"].as_i64().unwrap())).collect();
+    let starts = run("function")["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["file"].as_str().is_some_and(|f| f.ends_with("/fixtures/diff/app.js")))
+        .map(key)
+        .collect();
+    (lines, starts)
+}
+
+#[test]
+fn by_line_compares_each_line_at_its_offset_into_its_function() {
+    // The functions moved between the versions (see fixtures/diff/README.md): a line is the
+    // same line when it sits at the same offset into the same function. Expected per-run means
+    // come from the oracle's per-line self times of each run.
+    let (report, _) = diff_json(&BASE, &NEW, &["--by", "line"]);
+    let sides: Vec<Vec<_>> = [&BASE, &NEW].iter().map(|side| side.iter().map(|f| oracle_lines(f)).collect()).collect();
+    let mean_at =
+        |runs: &[(std::collections::HashMap<(String, u64), i64>, std::collections::HashMap<String, u64>)],
+         name: &str,
+         offset: i64| {
+            let total: i64 = runs
+                .iter()
+                .map(|(lines, starts)| {
+                    starts.get(name).map_or(0, |start| {
+                        let line = u64::try_from(i64::try_from(*start).unwrap() + offset).unwrap();
+                        lines.get(&(name.to_owned(), line)).copied().unwrap_or(0)
+                    })
+                })
+                .sum();
+            total as f64 / runs.len() as f64
+        };
+    let mut compared = 0;
+    for row in report["rows"].as_array().unwrap() {
+        let name = row["name"].as_str().unwrap();
+        if !row["file"].as_str().is_some_and(|f| f.ends_with("/fixtures/diff/app.js")) {
+            continue;
+        }
+        // The row's line is the new side's (the base side's for gone lines).
+        let side = if row["verdict"] == "gone" { &sides[0] } else { &sides[1] };
+        let start = side[0].1.get(name).or_else(|| side[1].1.get(name)).copied().expect("the function's start");
+        let offset = i64::try_from(row["line"].as_u64().unwrap()).unwrap() - i64::try_from(start).unwrap();
+        for (key, runs) in [("base_self", &sides[0]), ("new_self", &sides[1])] {
+            let want = mean_at(runs, name, offset);
+            let got = row[key].as_f64().unwrap();
+            assert!((got - want).abs() <= 1e-6 * want.abs().max(1.0), "{name} +{offset} {key}: {got} vs oracle {want}");
+        }
+        compared += 1;
+    }
+    assert!(compared >= 10, "only {compared} lines of app.js compared");
+    // doubledWork's loop lines are hotter, each about 2× (its N doubled); removedWork's are gone.
+    let rows = report["rows"].as_array().unwrap();
+    let hotter_doubled = rows.iter().filter(|r| r["name"] == "doubledWork" && r["verdict"] == "hotter").count();
+    assert!(hotter_doubled >= 2, "doubledWork's lines: {hotter_doubled} hotter");
+    assert!(rows.iter().filter(|r| r["name"] == "removedWork").all(|r| r["verdict"] == "gone"));
+}
