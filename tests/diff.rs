@@ -529,21 +529,18 @@ fn by_line_compares_each_line_at_its_offset_into_its_function() {
     // come from the oracle's per-line self times of each run.
     let (report, _) = diff_json(&BASE, &NEW, &["--by", "line"]);
     let sides: Vec<Vec<_>> = [&BASE, &NEW].iter().map(|side| side.iter().map(|f| oracle_lines(f)).collect()).collect();
-    let mean_at =
-        |runs: &[(std::collections::HashMap<(String, u64), i64>, std::collections::HashMap<String, u64>)],
-         name: &str,
-         offset: i64| {
-            let total: i64 = runs
-                .iter()
-                .map(|(lines, starts)| {
-                    starts.get(name).map_or(0, |start| {
-                        let line = u64::try_from(i64::try_from(*start).unwrap() + offset).unwrap();
-                        lines.get(&(name.to_owned(), line)).copied().unwrap_or(0)
-                    })
+    let mean_at = |runs: &[RunLines], name: &str, offset: i64| {
+        let total: i64 = runs
+            .iter()
+            .map(|(lines, starts)| {
+                starts.get(name).map_or(0, |start| {
+                    let line = u64::try_from(i64::try_from(*start).unwrap() + offset).unwrap();
+                    lines.get(&(name.to_owned(), line)).copied().unwrap_or(0)
                 })
-                .sum();
-            total as f64 / runs.len() as f64
-        };
+            })
+            .sum();
+        total as f64 / runs.len() as f64
+    };
     let mut compared = 0;
     for row in report["rows"].as_array().unwrap() {
         let name = row["name"].as_str().unwrap();
