@@ -41,15 +41,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::cpuprof;
+use common::{clean, cpuprof, go};
 use serde_json::Value;
-
-/// `go`, if it is installed (`GO` names another one).
-fn go() -> Option<PathBuf> {
-    let go = PathBuf::from(std::env::var_os("GO").unwrap_or_else(|| "go".into()));
-    let works = Command::new(&go).arg("version").output().is_ok_and(|o| o.status.success());
-    works.then_some(go)
-}
 
 /// One of pprof's sample types and the matching cpuprof weight.
 #[derive(Clone, Copy, Debug)]
@@ -206,31 +199,6 @@ fn parse_peek(text: &str) -> BTreeMap<String, Peek> {
         assert!(previous.is_none(), "node {name:?} twice");
     }
     nodes
-}
-
-/// A path cleaned as Go's `filepath.Clean` cleans it (on Unix), which pprof does to file names.
-fn clean(path: &str) -> String {
-    if path.is_empty() {
-        return String::new();
-    }
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." if parts.last().is_some_and(|p| *p != "..") => {
-                parts.pop();
-            }
-            ".." if rooted => {}
-            _ => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_owned(),
-        (false, false) => joined,
-    }
 }
 
 /// pprof's label of a cpuprof row or entry: `name file` (file cleaned), or `name` without a file.

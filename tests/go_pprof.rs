@@ -16,15 +16,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::cpuprof;
+use common::{clean, cpuprof, go};
 use serde_json::Value;
-
-/// `go`, if it is installed (`GO` names another one).
-fn go() -> Option<PathBuf> {
-    let go = PathBuf::from(std::env::var_os("GO").unwrap_or_else(|| "go".into()));
-    let works = Command::new(&go).arg("version").output().is_ok_and(|o| o.status.success());
-    works.then_some(go)
-}
 
 /// `go tool pprof -top` of `file` for `sample_index`: label → (flat, cum); times in ns, bytes in B.
 fn go_top(go: &Path, file: &Path, sample_index: &str) -> BTreeMap<String, (i64, i64)> {
@@ -81,31 +74,6 @@ fn go_sample_types(go: &Path, file: &Path) -> Vec<(String, String)> {
         .filter_map(|t| t.trim_end_matches("[dflt]").split_once('/'))
         .map(|(t, u)| (t.to_owned(), u.to_owned()))
         .collect()
-}
-
-/// A path cleaned as Go's `filepath.Clean` cleans it (on Unix), which pprof does to file names.
-fn clean(path: &str) -> String {
-    if path.is_empty() {
-        return String::new();
-    }
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." if parts.last().is_some_and(|p| *p != "..") => {
-                parts.pop();
-            }
-            ".." if rooted => {}
-            _ => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_owned(),
-        (false, false) => joined,
-    }
 }
 
 /// `cpuprof top --all --include-idle --format json` of `input` with `args`.

@@ -91,3 +91,36 @@ pub(crate) fn report_differences(ours: &Value, theirs: &Value, also: &[&str]) ->
     }
     out
 }
+
+/// `go`, if it is installed (`GO` names another one): `go tool pprof` is the pprof client the
+/// tests check what `convert` writes with.
+pub(crate) fn go() -> Option<PathBuf> {
+    let go = PathBuf::from(std::env::var_os("GO").unwrap_or_else(|| "go".into()));
+    let works = Command::new(&go).arg("version").output().is_ok_and(|o| o.status.success());
+    works.then_some(go)
+}
+
+/// A path cleaned as Go's `filepath.Clean` cleans it (on Unix), which pprof does to file names.
+pub(crate) fn clean(path: &str) -> String {
+    if path.is_empty() {
+        return String::new();
+    }
+    let rooted = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if rooted => {}
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_owned(),
+        (false, false) => joined,
+    }
+}

@@ -69,6 +69,30 @@ pub struct Moved {
     pub inlining: Inlining,
 }
 
+impl Moved {
+    /// Time that moved between `outer`'s own time and `inner`, a function it calls (each a name
+    /// and file): into `outer` when `inner` was inlined in NEW, out into `inner` when that was undone.
+    fn between(
+        outer: (&String, &Option<String>),
+        inner: (&String, &Option<String>),
+        weight: f64,
+        inlining: Inlining,
+    ) -> Self {
+        let (from, into) = match inlining {
+            Inlining::InNew => (inner, outer),
+            Inlining::UndoneInNew => (outer, inner),
+        };
+        Self {
+            from: from.0.clone(),
+            from_file: from.1.clone(),
+            into: into.0.clone(),
+            into_file: into.1.clone(),
+            weight,
+            inlining,
+        }
+    }
+}
+
 /// The explanation of one row of the report.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Explanation {
@@ -128,18 +152,7 @@ pub fn explain(
         // The row's own time grew (or shrank) by about what a callee lost (or gained).
         for c in &e.callees {
             if let Some((weight, inlining)) = moved(self_delta, c, report.tested, options.alpha) {
-                let (from, from_file, into, into_file) = match inlining {
-                    Inlining::InNew => (&c.name, &c.file, &row.name, &row.file),
-                    Inlining::UndoneInNew => (&row.name, &row.file, &c.name, &c.file),
-                };
-                e.moved.push(Moved {
-                    from: from.clone(),
-                    from_file: from_file.clone(),
-                    into: into.clone(),
-                    into_file: into_file.clone(),
-                    weight,
-                    inlining,
-                });
+                e.moved.push(Moved::between((&row.name, &row.file), (&c.name, &c.file), weight, inlining));
             }
         }
         // The row is the callee: a caller's own time changed by about what came through it.
@@ -147,18 +160,7 @@ pub fn explain(
             let Some(caller) = find_row(report, &c.name, c.file.as_deref()) else { continue };
             let as_callee = Contribution { name: row.name.clone(), file: row.file.clone(), ..c.clone() };
             if let Some((weight, inlining)) = moved(caller.self_delta(), &as_callee, report.tested, options.alpha) {
-                let (from, from_file, into, into_file) = match inlining {
-                    Inlining::InNew => (&row.name, &row.file, &caller.name, &caller.file),
-                    Inlining::UndoneInNew => (&caller.name, &caller.file, &row.name, &row.file),
-                };
-                e.moved.push(Moved {
-                    from: from.clone(),
-                    from_file: from_file.clone(),
-                    into: into.clone(),
-                    into_file: into_file.clone(),
-                    weight,
-                    inlining,
-                });
+                e.moved.push(Moved::between((&caller.name, &caller.file), (&row.name, &row.file), weight, inlining));
             }
         }
         e.moved.sort_by(|a, b| b.weight.total_cmp(&a.weight));

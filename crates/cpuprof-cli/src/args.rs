@@ -499,28 +499,10 @@ const EXPLAIN_HELP: &str = concat!(
   cpuprof explain handleRequest app.cpuprofile --depth 2 --format json"
 );
 
+/// What the call-tree views (`tree`, `callers`, `callees`, `explain`) share: the samples, their
+/// weight and the output.
 #[derive(Debug, Args)]
-pub(crate) struct TreeArgs {
-    /// Profile to read (.cpuprofile, tick log, Chrome trace, pprof, folded stacks, perf script…; gzip is fine; see --input-format), or - for stdin
-    #[arg(value_name = "FILE")]
-    pub(crate) input: PathBuf,
-
-    /// The inverted tree: functions by self time, the paths that call them under each
-    #[arg(long)]
-    pub(crate) bottom_up: bool,
-
-    /// Leave out nodes under this percentage of the total (summed into `… N more`)
-    #[arg(long, value_name = "PERCENT", default_value_t = cpuprof_analysis::defaults::TREE_MIN_PERCENT, value_parser = percent)]
-    pub(crate) min_percent: f64,
-
-    /// Show at most N levels
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) max_depth: Option<u64>,
-
-    /// One line per node, even for chains of only children (tables and Markdown)
-    #[arg(long)]
-    pub(crate) no_fold_chains: bool,
-
+pub(crate) struct ViewArgs {
     /// Fold recursion, direct and indirect, into the function's first frame (a;f;b;f;c → a;f;c)
     #[arg(long)]
     pub(crate) collapse_recursion: bool,
@@ -543,6 +525,32 @@ pub(crate) struct TreeArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct TreeArgs {
+    /// Profile to read (.cpuprofile, tick log, Chrome trace, pprof, folded stacks, perf script…; gzip is fine; see --input-format), or - for stdin
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// The inverted tree: functions by self time, the paths that call them under each
+    #[arg(long)]
+    pub(crate) bottom_up: bool,
+
+    /// Leave out nodes under this percentage of the total (summed into `… N more`)
+    #[arg(long, value_name = "PERCENT", default_value_t = cpuprof_analysis::defaults::TREE_MIN_PERCENT, value_parser = percent)]
+    pub(crate) min_percent: f64,
+
+    /// Show at most N levels
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_depth: Option<u64>,
+
+    /// One line per node, even for chains of only children (tables and Markdown)
+    #[arg(long)]
+    pub(crate) no_fold_chains: bool,
+
+    #[command(flatten)]
+    pub(crate) view: ViewArgs,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct CallsArgs {
     /// The function: its name, name@file:line, or a regular expression
     #[arg(value_name = "PATTERN")]
@@ -556,25 +564,8 @@ pub(crate) struct CallsArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) depth: u64,
 
-    /// Fold recursion, direct and indirect, into the function's first frame (a;f;b;f;c → a;f;c)
-    #[arg(long)]
-    pub(crate) collapse_recursion: bool,
-
-    /// What a sample weighs
-    #[arg(long, value_enum, default_value_t = WeightArg::Time)]
-    pub(crate) weight: WeightArg,
-
     #[command(flatten)]
-    pub(crate) filter: FilterArgs,
-
-    #[command(flatten)]
-    pub(crate) window: WindowArgs,
-
-    #[command(flatten)]
-    pub(crate) reading: InputArgs,
-
-    #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    pub(crate) view: ViewArgs,
 }
 
 /// How many rows a report shows.

@@ -6,24 +6,31 @@ use cpuprof_render::text::visible;
 use cpuprof_render::time::format_ns;
 use cpuprof_render::{render_calls, render_tree, CallsDocument, TreeDocument, TreeView};
 
-use crate::args::{CallsArgs, TreeArgs, WeightArg};
+use std::path::Path;
+
+use cpuprof_model::Profile;
+
+use crate::args::{CallsArgs, TreeArgs, ViewArgs, WeightArg};
 use crate::input::{load, source_name, stack_filter, Loaded};
 use crate::io::Output;
 use crate::usage::UsageError;
 
-fn weight(arg: WeightArg) -> Weight {
-    match arg {
+/// The profile `view` asks for, read from `input`, and where the report goes.
+fn load_view(input: &Path, view: &ViewArgs) -> Result<(Profile, CallGraphOptions, Output)> {
+    let filter = stack_filter(&view.filter)?;
+    let output = Output::new(view.output.output.as_deref(), &[input])?;
+    let Loaded { profile, window, .. } =
+        load(input, &view.reading, &view.filter, &view.window, view.collapse_recursion)?;
+    let weight = match view.weight {
         WeightArg::Time => Weight::Time,
         WeightArg::Samples => Weight::Samples,
-    }
+    };
+    Ok((profile, CallGraphOptions::new(weight, filter, window), output))
 }
 
 pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
-    let filter = stack_filter(&args.filter)?;
-    let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let Loaded { profile, window, .. } =
-        load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?;
-    let graph = CallGraph::new(&profile, &CallGraphOptions::new(weight(args.weight), filter, window));
+    let (profile, options, output) = load_view(&args.input, &args.view)?;
+    let graph = CallGraph::new(&profile, &options);
     let cut = Cut {
         min_percent: args.min_percent,
         max_depth: args.max_depth.map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
@@ -44,9 +51,9 @@ pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
         tree: &tree,
         view,
         fold_chains: !args.no_fold_chains,
-        width: terminal_width(args.output.output.as_deref()),
+        width: terminal_width(args.view.output.output.as_deref()),
     };
-    output.write(render_tree(&doc, args.output.format.into()).as_bytes())
+    output.write(render_tree(&doc, args.view.output.format.into()).as_bytes())
 }
 
 /// Which lists a calls command shows.
@@ -58,11 +65,8 @@ pub(crate) enum Lists {
 }
 
 pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
-    let filter = stack_filter(&args.filter)?;
-    let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let Loaded { profile, window, .. } =
-        load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?;
-    let graph = CallGraph::new(&profile, &CallGraphOptions::new(weight(args.weight), filter, window));
+    let (profile, options, output) = load_view(&args.input, &args.view)?;
+    let graph = CallGraph::new(&profile, &options);
     let source = source_name(&args.input);
     let function = graph.find(&args.pattern).map_err(|e| not_found(&graph, &args.pattern, &source, e))?;
     let depth = usize::try_from(args.depth).unwrap_or(usize::MAX);
@@ -76,9 +80,9 @@ pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
         callers: up.as_ref(),
         callees: down.as_ref(),
         depth,
-        width: terminal_width(args.output.output.as_deref()),
+        width: terminal_width(args.view.output.output.as_deref()),
     };
-    output.write(render_calls(&doc, args.output.format.into()).as_bytes())
+    output.write(render_calls(&doc, args.view.output.format.into()).as_bytes())
 }
 
 /// How many candidates an ambiguous pattern's message lists.
