@@ -107,6 +107,8 @@ pub enum FindError {
     Ambiguous(Vec<usize>),
     /// The pattern is neither a name nor a valid regular expression.
     Regex(regex::Error),
+    /// The pattern is empty.
+    Empty,
 }
 
 impl std::fmt::Display for FindError {
@@ -116,6 +118,7 @@ impl std::fmt::Display for FindError {
             Self::NoSamples(_) => write!(f, "the functions that match have no samples"),
             Self::Ambiguous(found) => write!(f, "{} functions match", found.len()),
             Self::Regex(e) => write!(f, "not a valid regular expression: {e}"),
+            Self::Empty => write!(f, "an empty pattern names no function"),
         }
     }
 }
@@ -228,8 +231,29 @@ impl<'p> CallGraph<'p> {
 
     /// The one function with samples that `pattern` names: its exact name (as reports show
     /// it), else `name@file:line` (`file` a suffix of the script's url or path, `:line` and
-    /// `:line:column` optional), else a regular expression searched in names and files.
+    /// `:line:column` optional), else a regular expression searched in names and files. A
+    /// suffix `#N` picks the N-th of several matches, in the order [`FindError::Ambiguous`]
+    /// lists them (heaviest first): the way to name functions no file tells apart.
     pub fn find(&self, pattern: &str) -> Result<usize, FindError> {
+        if pattern.is_empty() {
+            return Err(FindError::Empty);
+        }
+        match self.candidates(pattern) {
+            Ok(found) => Ok(found),
+            Err(error) => {
+                // `name#N`: the N-th candidate of `name` (when `name#N` itself names nothing).
+                let pick = pattern.rsplit_once('#').and_then(|(base, n)| Some((base, n.parse::<usize>().ok()?)));
+                let Some((base, n)) = pick.filter(|(base, n)| !base.is_empty() && *n >= 1) else { return Err(error) };
+                match self.candidates(base) {
+                    Ok(one) if n == 1 => Ok(one),
+                    Err(FindError::Ambiguous(found)) if n <= found.len() => Ok(found[n - 1]),
+                    _ => Err(error),
+                }
+            }
+        }
+    }
+
+    fn candidates(&self, pattern: &str) -> Result<usize, FindError> {
         let all: Vec<usize> = (0..self.functions.len()).collect();
         let mut found: Vec<usize> = all.iter().copied().filter(|f| self.functions[*f].name == pattern).collect();
         if found.is_empty() {
@@ -252,8 +276,12 @@ impl<'p> CallGraph<'p> {
         if found.is_empty() {
             return Err(FindError::NoMatch);
         }
-        let (mut sampled, unsampled): (Vec<usize>, Vec<usize>) =
-            found.into_iter().partition(|f| self.functions[*f].total_samples != 0);
+        // A function is there when counted samples have it, by count or by weight (a pprof
+        // sample type can weigh what it does not count).
+        let (mut sampled, unsampled): (Vec<usize>, Vec<usize>) = found.into_iter().partition(|f| {
+            let row = &self.functions[*f];
+            row.total_samples != 0 || row.total_weight != 0
+        });
         sampled.sort_by(|a, b| self.by_total(*a, *b));
         match sampled.len() {
             0 => Err(FindError::NoSamples(unsampled)),
@@ -497,7 +525,17 @@ impl<'p> CallGraph<'p> {
                     continue;
                 }
                 let children = self.moved(entries, grow, top_level);
-                if !children.is_empty() {
+                // A bottom-up tree's functions without self time are not grown: their paths hold
+                // no time of their own (they are their callees' paths again), and a chain n
+                // deep would grow n²/2 nodes. Their callers are counted as cut.
+                if roots_by_self && parent.is_none() && tree.nodes[node].self_amount == Amount::default() {
+                    let mut cut = Pruned::default();
+                    for g in &children {
+                        cut.nodes += 1;
+                        cut.total.add(g.total.weight, g.total.samples);
+                    }
+                    tree.nodes[node].pruned = (cut.nodes != 0).then_some(cut);
+                } else if !children.is_empty() {
                     todo.push((children, Some(node), depth + 1));
                 }
             }

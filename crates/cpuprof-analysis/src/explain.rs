@@ -22,6 +22,11 @@ pub struct Contribution {
     pub name: String,
     /// Its file, as the report names files.
     pub file: Option<String>,
+    /// Its start line (on the new side where it has one there).
+    pub line: Option<u32>,
+    /// Several functions of this name and file call (or are called) on one side: they are
+    /// summed here, and never taken for time that moved.
+    pub merged: bool,
     /// Per run on the base side, in the report's unit.
     pub base: f64,
     /// Per run on the new side.
@@ -173,6 +178,9 @@ pub fn explain(
 /// or out of it: the callee (nearly) vanished on one side, the change is about its size, and
 /// the callee's change is significant where it can be tested. Returns the weight that moved.
 fn moved(self_delta: f64, callee: &Contribution, tested: bool, alpha: f64) -> Option<(f64, Inlining)> {
+    if callee.merged {
+        return None;
+    }
     let significant = !tested || callee.p_value.is_some_and(|p| p < alpha);
     let about = |gain: f64, loss: f64| loss > 0.0 && gain / loss >= MOVED_RATIO.0 && gain / loss <= MOVED_RATIO.1;
     let lost = callee.base - callee.new;
@@ -186,8 +194,11 @@ fn moved(self_delta: f64, callee: &Contribution, tested: bool, alpha: f64) -> Op
     None
 }
 
+/// The report's row of the function `name` in `file`, when only one has that name there.
 fn find_row<'r>(report: &'r DiffReport, name: &str, file: Option<&str>) -> Option<&'r DiffRow> {
-    report.rows.iter().find(|r| r.name == name && r.file.as_deref() == file)
+    let mut rows = report.rows.iter().filter(|r| r.name == name && r.file.as_deref() == file);
+    let row = rows.next()?;
+    rows.next().is_none().then_some(row)
 }
 
 /// Per (name, file): weight per run on each side and samples per run.
@@ -197,6 +208,8 @@ type Parts = FxHashMap<(String, Option<String>), Part>;
 struct Part {
     weight: i64,
     samples: Vec<u64>,
+    /// The start lines of the functions summed here (more than one: same-named functions).
+    lines: Vec<Option<u32>>,
 }
 
 /// One side's runs, each as a call graph, with the names diff matches files by.
@@ -241,11 +254,15 @@ impl<'p> Side<'p> {
             for f in candidates.iter().filter(|f| distance(f) == nearest) {
                 let tree = lists(graph, *f);
                 for node in tree.roots.iter().map(|n| &tree.nodes[*n]) {
-                    let key = match node.function {
-                        Some(g) => key_of(&graph.functions()[g]),
-                        None => ("(root)".to_owned(), None),
+                    let (key, line) = match node.function {
+                        Some(g) => (key_of(&graph.functions()[g]), graph.functions()[g].line),
+                        None => (("(root)".to_owned(), None), None),
                     };
-                    let part = parts.entry(key).or_insert_with(|| Part { weight: 0, samples: vec![0; n] });
+                    let part =
+                        parts.entry(key).or_insert_with(|| Part { weight: 0, samples: vec![0; n], lines: Vec::new() });
+                    if !part.lines.contains(&line) {
+                        part.lines.push(line);
+                    }
                     part.weight = part.weight.saturating_add(node.total.weight);
                     part.samples[r] += u64::try_from(node.total.samples).unwrap_or(0);
                 }
@@ -280,6 +297,8 @@ fn compare(
             Contribution {
                 name: key.0.clone(),
                 file: key.1.clone(),
+                line: n.lines.first().or(b.lines.first()).copied().flatten(),
+                merged: b.lines.len() > 1 || n.lines.len() > 1,
                 base: per_run(b.weight, report.base.runs),
                 new: per_run(n.weight, report.new.runs),
                 base_samples: b_samples.iter().map(|v| *v as i64).sum(),

@@ -113,16 +113,25 @@ fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindErro
     let pattern = visible(pattern);
     match error {
         FindError::Ambiguous(found) => {
-            let mut list: Vec<String> = found.iter().take(CANDIDATES_SHOWN).map(describe).collect();
+            let mut list: Vec<String> = found
+                .iter()
+                .take(CANDIDATES_SHOWN)
+                .enumerate()
+                .map(|(i, f)| format!("#{} {}", i + 1, describe(f)))
+                .collect();
             if found.len() > CANDIDATES_SHOWN {
                 list.push(format!("and {} more", found.len() - CANDIDATES_SHOWN));
             }
             UsageError(format!(
-                "{pattern}: {} functions match in {source}; name one with name@file:line: {}",
+                "{pattern}: {} functions match in {source}; name one with name@file:line, or by its number \
+                 here as {pattern}#N: {}",
                 found.len(),
                 list.join("; ")
             ))
             .into()
+        }
+        FindError::Empty => {
+            UsageError("PATTERN is empty: give a function's name, name@file:line or a regex".to_owned()).into()
         }
         FindError::Regex(e) => {
             UsageError(format!("{pattern}: no function has that name, and it is not a valid regular expression: {e}"))

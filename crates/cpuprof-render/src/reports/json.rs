@@ -200,6 +200,9 @@ struct ExplainJson<'a> {
 struct ContributionJson<'a> {
     name: &'a str,
     file: Option<&'a str>,
+    line: Option<u32>,
+    /// Several same-named functions of the file, summed.
+    merged: bool,
     base: f64,
     new: f64,
     delta: f64,
@@ -226,6 +229,8 @@ fn contribution_json(c: &Contribution) -> ContributionJson<'_> {
     ContributionJson {
         name: &c.name,
         file: c.file.as_deref(),
+        line: c.line,
+        merged: c.merged,
         base: c.base,
         new: c.new,
         delta: c.delta(),

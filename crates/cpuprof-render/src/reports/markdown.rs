@@ -6,8 +6,8 @@ use cpuprof_analysis::{CallGraph, CallTree};
 
 use super::outline::{self, Line};
 use super::words::{
-    delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts, profile_header,
-    short_location, top_amount, top_location, unit_amount, verdict_text,
+    chain_text, delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts,
+    profile_header, short_location, top_amount, top_location, unit_amount, verdict_text,
 };
 use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
@@ -99,9 +99,27 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
 }
 
 /// A call tree as a nested list: `- **12.3%** 1.20 s (self 0.1%) name · file:line`.
-/// `upward`: a tree of callers (chains read `c ← b ← a`, named by their first function).
-fn tree_list(out: &mut String, graph: &CallGraph<'_>, tree: &CallTree, fold_chains: bool, upward: bool, whole: i64) {
+/// `upward`: a tree of callers (chains read `c ← b ← a`, named by their first function);
+/// `with_more`: a line for the nodes a cut left out.
+fn tree_list(
+    out: &mut String,
+    graph: &CallGraph<'_>,
+    tree: &CallTree,
+    chains: (bool, bool),
+    with_more: bool,
+    whole: i64,
+) {
+    let (fold_chains, upward) = chains;
     let amount = |v: i64| unit_amount(graph.unit(), v);
+    // Nested no deeper than the table draws guides; deeper items say their level.
+    let indent = |guides: &outline::Guides| {
+        let mut s = "  ".repeat(guides.depth().min(outline::MAX_GUIDES));
+        s.push_str("- ");
+        if guides.depth() >= outline::MAX_GUIDES {
+            let _ = write!(s, "\\[{}\\] ", guides.depth() + 1);
+        }
+        s
+    };
     for line in outline::lines(tree, fold_chains, !upward) {
         match line {
             Line::Nodes { chain, guides } => {
@@ -113,27 +131,25 @@ fn tree_list(out: &mut String, graph: &CallGraph<'_>, tree: &CallTree, fold_chai
                     subject.function.map(|f| short_location(&graph.functions()[f])).filter(|l| !l.is_empty());
                 let _ = writeln!(
                     out,
-                    "{}- **{:.1}%** {} (self {:.1}%) {}{}",
-                    "  ".repeat(guides.depth()),
+                    "{}**{:.1}%** {} (self {:.1}%) {}{}",
+                    indent(&guides),
                     pct_of(node.total.weight, whole),
                     amount(node.total.weight),
                     pct_of(node.self_amount.weight, whole),
-                    names.join(if upward { " ← " } else { " → " }),
+                    chain_text(&names, if upward { " ← " } else { " → " }, MARKDOWN_CHAIN_CHARS),
                     location.map(|l| format!(" · {}", escape(&l))).unwrap_or_default(),
                 );
             }
-            Line::More { pruned, guides } => {
-                let _ = writeln!(
-                    out,
-                    "{}- … {} more ({})",
-                    "  ".repeat(guides.depth()),
-                    pruned.nodes,
-                    amount(pruned.total.weight)
-                );
+            Line::More { pruned, guides } if with_more => {
+                let _ = writeln!(out, "{}… {} more ({})", indent(&guides), pruned.nodes, amount(pruned.total.weight));
             }
+            Line::More { .. } => {}
         }
     }
 }
+
+/// The longest chain of names an item shows before eliding its middle.
+const MARKDOWN_CHAIN_CHARS: usize = 400;
 
 pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
     let graph = doc.graph;
@@ -149,7 +165,7 @@ pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
         out.push_str("No samples to report.\n");
         return out;
     }
-    tree_list(&mut out, graph, doc.tree, doc.fold_chains, doc.view == TreeView::BottomUp, graph.total());
+    tree_list(&mut out, graph, doc.tree, (doc.fold_chains, doc.view == TreeView::BottomUp), true, graph.total());
     out
 }
 
@@ -176,7 +192,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     for (title, tree, own, upward) in sections {
         let Some(tree) = tree else { continue };
         let _ = writeln!(out, "{title} (share of its total):\n");
-        tree_list(&mut out, graph, tree, false, upward, row.total_weight);
+        tree_list(&mut out, graph, tree, (false, upward), false, row.total_weight);
         if let Some(own) = own.filter(|w| *w != 0) {
             let _ = writeln!(out, "- **{:.1}%** {} (self)", pct_of(own, row.total_weight), amount(own));
         }

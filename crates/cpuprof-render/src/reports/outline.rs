@@ -13,23 +13,43 @@ pub(crate) enum Line {
     More { pruned: Pruned, guides: Guides },
 }
 
-/// Where a line sits: for each level above it, whether that ancestor was the last of its
-/// siblings (no more lines to draw past it), and whether this line is the last of its own.
+/// How many levels of guides a line draws: deeper lines draw the last ones after their depth,
+/// so that a line thousands of levels deep still shows its function (and the layout stays
+/// linear in the tree's size).
+pub(crate) const MAX_GUIDES: usize = 24;
+
+/// Where a line sits: its depth, and for the last [`MAX_GUIDES`] levels above it whether that
+/// ancestor was the last of its siblings (no more lines to draw past it), and whether this line
+/// is the last of its own.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Guides {
-    pub(crate) above_last: Vec<bool>,
+    depth: usize,
+    above_last: Vec<bool>,
     pub(crate) last: bool,
 }
 
 impl Guides {
     pub(crate) fn depth(&self) -> usize {
-        self.above_last.len()
+        self.depth
     }
 
-    /// Box-drawing guides: `│  ├─ ` and so on; nothing for the first level.
+    /// The guides of a child of the line these guides place.
+    fn below(&self, last: bool) -> Guides {
+        let mut above_last = Vec::with_capacity(MAX_GUIDES);
+        let keep = self.above_last.len().min(MAX_GUIDES - 1);
+        above_last.extend_from_slice(&self.above_last[self.above_last.len() - keep..]);
+        above_last.push(self.last);
+        Guides { depth: self.depth + 1, above_last, last }
+    }
+
+    /// Box-drawing guides: `│  ├─ ` and so on; nothing for the first level; past
+    /// [`MAX_GUIDES`] levels, `[depth] ` first and the last levels' guides.
     pub(crate) fn prefix(&self) -> String {
         let Some((_, inner)) = self.above_last.split_first() else { return String::new() };
         let mut s = String::new();
+        if self.depth >= MAX_GUIDES {
+            s.push_str(&format!("[{}] ", self.depth + 1));
+        }
         for last in inner {
             s.push_str(if *last { "   " } else { "│  " });
         }
@@ -45,7 +65,7 @@ pub(crate) fn lines(tree: &CallTree, fold_chains: bool, fold_roots: bool) -> Vec
     let mut out = Vec::new();
     // (children, pruned, ancestors' last-flags)
     let mut todo: Vec<Item> = Vec::new();
-    push_level(&mut todo, &tree.roots, tree.pruned, &[]);
+    push_level(&mut todo, &tree.roots, tree.pruned, None);
     while let Some(item) = todo.pop() {
         match item {
             Item::More(pruned, guides) => out.push(Line::More { pruned, guides }),
@@ -61,9 +81,7 @@ pub(crate) fn lines(tree: &CallTree, fold_chains: bool, fold_roots: bool) -> Vec
                         None => break,
                     }
                 }
-                let mut above = guides.above_last.clone();
-                above.push(guides.last);
-                push_level(&mut todo, &last.children, last.pruned, &above);
+                push_level(&mut todo, &last.children, last.pruned, Some(&guides));
                 out.push(Line::Nodes { chain, guides });
             }
         }
@@ -76,9 +94,10 @@ enum Item {
     More(Pruned, Guides),
 }
 
-/// Pushes a level's items so that they pop in order.
-fn push_level(todo: &mut Vec<Item>, children: &[usize], pruned: Option<Pruned>, above: &[bool]) {
-    let guides = |last: bool| Guides { above_last: above.to_vec(), last };
+/// Pushes a level's items (under the line `parent` places, or at the top) so that they pop in
+/// order.
+fn push_level(todo: &mut Vec<Item>, children: &[usize], pruned: Option<Pruned>, parent: Option<&Guides>) {
+    let guides = |last: bool| parent.map_or(Guides { depth: 0, above_last: Vec::new(), last }, |p| p.below(last));
     if let Some(pruned) = pruned {
         todo.push(Item::More(pruned, guides(true)));
     }

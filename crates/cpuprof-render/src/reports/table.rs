@@ -6,8 +6,8 @@ use cpuprof_analysis::{CallGraph, CallNode, CallTree, GroupBy, Verdict, Weight};
 
 use super::outline::{self, Line};
 use super::words::{
-    delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts, profile_header,
-    ratio_text, short_location, top_amount, top_location, unit_amount, verdict_text,
+    chain_text, delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts,
+    profile_header, ratio_text, short_location, top_amount, top_location, unit_amount, verdict_text,
 };
 use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{truncate, visible};
@@ -127,27 +127,40 @@ const TREE_LABEL_WIDTH: usize = 110;
 /// The narrowest function part a terminal's width cuts lines to.
 const TREE_LABEL_MIN_WIDTH: usize = 24;
 
-/// The numbers columns of a call-tree line, then its guides, function and location, cut to
-/// `width` in all (when given).
-fn tree_line(out: &mut String, width: Option<usize>, numbers: &str, guides: &str, label: &str, location: &str) {
-    let mut text = format!("{guides}{label}");
+/// The numbers columns of a call-tree line, then its guides, its chain of names (joined by
+/// `separator`) and the location, cut to `width` in all (when given): the middle of a long
+/// chain goes first, so the last name and its location stay.
+fn tree_line(
+    out: &mut String,
+    width: Option<usize>,
+    numbers: &str,
+    guides: &str,
+    (names, separator): (&[String], &str),
+    location: &str,
+) {
+    let room =
+        width.map_or(TREE_LABEL_WIDTH, |w| w.saturating_sub(numbers.chars().count() + 2).max(TREE_LABEL_MIN_WIDTH));
+    let budget = room.saturating_sub(guides.chars().count());
+    // The location, when the names keep some room beside it.
+    let location_chars = if location.is_empty() { 0 } else { location.chars().count() + 2 };
+    let (location, budget) =
+        if budget >= location_chars + 16 { (location, budget - location_chars) } else { ("", budget) };
+    let mut text = format!("{guides}{}", chain_text(names, separator, budget));
     if !location.is_empty() {
         text.push_str("  ");
         text.push_str(location);
     }
-    let room =
-        width.map_or(TREE_LABEL_WIDTH, |w| w.saturating_sub(numbers.chars().count() + 2).max(TREE_LABEL_MIN_WIDTH));
     out.push_str(numbers);
     out.push_str("  ");
     out.push_str(&truncate(&text, room));
     out.push('\n');
 }
 
-/// The names of a chain of nodes, `a → b → c` (callees) or `c ← b ← a` (callers), escaped for
-/// a terminal.
-fn chain_label(graph: &CallGraph<'_>, tree: &CallTree, chain: &[usize], upward: bool) -> String {
-    let names: Vec<String> = chain.iter().map(|n| visible(node_name(graph, tree.nodes[*n].function))).collect();
-    names.join(if upward { " ← " } else { " → " })
+/// The names of a chain of nodes, escaped for a terminal, and how they are joined: `a → b → c`
+/// (callees) or `c ← b ← a` (callers).
+fn chain_names(graph: &CallGraph<'_>, tree: &CallTree, chain: &[usize], upward: bool) -> (Vec<String>, &'static str) {
+    let names = chain.iter().map(|n| visible(node_name(graph, tree.nodes[*n].function))).collect();
+    (names, if upward { " ← " } else { " → " })
 }
 
 fn location_of(graph: &CallGraph<'_>, node: &CallNode) -> String {
@@ -200,13 +213,14 @@ pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
                     pct(node.self_amount.weight),
                     samples(node.total.samples)
                 );
-                let label = chain_label(graph, doc.tree, &chain, upward);
-                tree_line(&mut out, doc.width, &numbers, &guides.prefix(), &label, &location_of(graph, subject));
+                let (names, separator) = chain_names(graph, doc.tree, &chain, upward);
+                let location = location_of(graph, subject);
+                tree_line(&mut out, doc.width, &numbers, &guides.prefix(), (&names, separator), &location);
             }
             Line::More { pruned, guides } => {
                 let label = format!("… {} more ({})", pruned.nodes, amount(pruned.total.weight));
                 let blank = " ".repeat(35 + if with_samples { 9 } else { 0 });
-                tree_line(&mut out, doc.width, &blank, &guides.prefix(), &label, "");
+                tree_line(&mut out, doc.width, &blank, &guides.prefix(), (&[label], ""), "");
             }
         }
     }
@@ -246,7 +260,8 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
         let mut own = own.filter(|w| *w != 0 || tree.roots.is_empty());
         let own_line = |out: &mut String, own: &mut Option<i64>| {
             if let Some(w) = own.take() {
-                tree_line(out, doc.width, &format!("{:>10} {:>6}", amount(w), share(w)), "", "(self)", "");
+                let numbers = format!("{:>10} {:>6}", amount(w), share(w));
+                tree_line(out, doc.width, &numbers, "", (&["(self)".to_owned()], ""), "");
             }
         };
         for line in outline::lines(tree, false, false) {
@@ -256,8 +271,9 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
                     own_line(&mut out, &mut own);
                 }
                 let numbers = format!("{:>10} {:>6}", amount(node.total.weight), share(node.total.weight));
-                let label = chain_label(graph, tree, &chain, upward);
-                tree_line(&mut out, doc.width, &numbers, &guides.prefix(), &label, &location_of(graph, node));
+                let (names, separator) = chain_names(graph, tree, &chain, upward);
+                let location = location_of(graph, node);
+                tree_line(&mut out, doc.width, &numbers, &guides.prefix(), (&names, separator), &location);
             }
         }
         own_line(&mut out, &mut own);

@@ -8,7 +8,7 @@ use cpuprof_analysis::{
 use cpuprof_model::SourceFormat;
 
 use super::{DiffDocument, TopDocument};
-use crate::text::{display_file, visible};
+use crate::text::{display_file, truncate, visible};
 use crate::time::format_ns;
 
 /// A top amount: a time, or a number of samples.
@@ -258,7 +258,15 @@ pub(crate) fn moved_text(m: &Moved) -> String {
 /// `main +40.0 ms/run (120 ms → 160 ms, p 1.2e-05)`; the name as given.
 pub(crate) fn contribution_text(c: &Contribution, unit: Weight) -> String {
     let p = c.p_value.map(|p| format!(", p {p:.1e}")).unwrap_or_default();
-    format!("{} {}/run ({} → {}{p})", c.name, signed_amount(c.delta(), unit), amount(c.base, unit), amount(c.new, unit))
+    let line = c.line.map(|l| format!(":{l}")).unwrap_or_default();
+    let merged = if c.merged { " (same-named functions, summed)" } else { "" };
+    format!(
+        "{}{line}{merged} {}/run ({} → {}{p})",
+        c.name,
+        signed_amount(c.delta(), unit),
+        amount(c.base, unit),
+        amount(c.new, unit)
+    )
 }
 
 /// The lines explaining one row: what moved, then callers and callees (names escaped by
@@ -292,4 +300,32 @@ pub(crate) fn explanation_lines(doc: &DiffDocument<'_>, e: &Explanation, escape:
         lines.push(format!("{what}: {}", parts.join("; ")));
     }
     lines
+}
+
+/// The names of a chain joined by `separator`, at most `max` characters: when longer, names
+/// from the middle go (`a → b → … → z`, as many first ones as fit), then the first name is cut;
+/// the last name, whose numbers the line shows, stays whole as far as it fits.
+pub(crate) fn chain_text(names: &[String], separator: &str, max: usize) -> String {
+    let joined = names.join(separator);
+    let Some((last, rest)) = names.split_last() else { return joined };
+    if joined.chars().count() <= max || rest.is_empty() {
+        return truncate(&joined, max);
+    }
+    let tail = format!("{separator}…{separator}{last}");
+    let mut head = String::new();
+    for name in rest {
+        let grown = if head.is_empty() { name.clone() } else { format!("{head}{separator}{name}") };
+        if grown.chars().count() + tail.chars().count() > max {
+            break;
+        }
+        head = grown;
+    }
+    if head.is_empty() {
+        let room = max.saturating_sub(tail.chars().count());
+        if room < 2 {
+            return truncate(&tail, max);
+        }
+        head = truncate(&rest[0], room);
+    }
+    format!("{head}{tail}")
 }
