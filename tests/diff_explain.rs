@@ -306,3 +306,76 @@ fn explain_claims_no_inlining_where_there_is_none() {
         assert!(!table.contains(SENTENCE), "{base:?} -> {new:?}:\n{table}");
     }
 }
+
+/// A `.cpuprofile` of `file:///app.js` with `stacks` (`name@line;…` → samples, 1 ms each) in a
+/// shuffled order that `seed` fixes.
+fn hand_profile(dir: &std::path::Path, name: &str, stacks: &[(&str, u64)], seed: u64) -> String {
+    let mut nodes = vec![serde_json::json!({"id": 1, "callFrame": {"functionName": "(root)", "scriptId": "0",
+        "url": "", "lineNumber": -1, "columnNumber": -1}, "children": []})];
+    let mut ids: std::collections::HashMap<Vec<String>, usize> = std::collections::HashMap::from([(vec![], 1)]);
+    let mut samples = Vec::new();
+    for (stack, count) in stacks {
+        let mut path: Vec<String> = Vec::new();
+        for frame in stack.split(';') {
+            let (function, line) = frame.split_once('@').unwrap();
+            let parent = ids[&path];
+            path.push(frame.to_owned());
+            if !ids.contains_key(&path) {
+                let id = nodes.len() + 1;
+                nodes.push(serde_json::json!({"id": id, "callFrame": {"functionName": function, "scriptId": "1",
+                    "url": "file:///app.js", "lineNumber": line.parse::<u32>().unwrap(), "columnNumber": 0},
+                    "children": []}));
+                nodes[parent - 1]["children"].as_array_mut().unwrap().push(id.into());
+                ids.insert(path.clone(), id);
+            }
+        }
+        samples.extend(std::iter::repeat_n(ids[&path], usize::try_from(*count).unwrap()));
+    }
+    // A fixed shuffle (xorshift), so that no stack's samples sit together.
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for i in (1..samples.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        samples.swap(i, usize::try_from(state % (i as u64 + 1)).unwrap());
+    }
+    let n = samples.len();
+    let profile = serde_json::json!({"nodes": nodes, "startTime": 0, "endTime": n * 1000,
+        "samples": samples, "timeDeltas": vec![1000; n]});
+    let path = dir.join(name);
+    std::fs::write(&path, profile.to_string()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn same_named_functions_of_one_file_are_never_taken_for_a_move() {
+    // `g` (called by the anonymous function at line 11) is deleted in NEW; another anonymous
+    // function of the same file, at line 51, got slower on its own by about as much. Nothing
+    // was inlined: the caller of `g` did not change.
+    let dir = tempfile::tempdir().unwrap();
+    let base =
+        [("main@1", 50), ("main@1;@10", 20), ("main@1;@10;g@30", 100), ("main@1;@50", 100), ("main@1;k@70", 300)];
+    let new = [("main@1", 50), ("main@1;@10", 20), ("main@1;@50", 200), ("main@1;k@70", 300)];
+    let jitter = |stacks: &[(&'static str, u64)], run: u64| -> Vec<(&'static str, u64)> {
+        stacks.iter().enumerate().map(|(i, (s, c))| (*s, c + (run * 3 + i as u64) % 5)).collect()
+    };
+    let files = |side: &str, stacks: &[(&'static str, u64)]| -> Vec<String> {
+        (0..3)
+            .map(|run| hand_profile(dir.path(), &format!("{side}.{run}.cpuprofile"), &jitter(stacks, run), run + 1))
+            .collect()
+    };
+    let (b, n) = (files("base", &base), files("new", &new));
+    let (b, n): (Vec<&str>, Vec<&str>) =
+        (b.iter().map(String::as_str).collect(), n.iter().map(String::as_str).collect());
+    let report = diff_json(&b, &n, &["--explain"]);
+    let explained = explained(&report);
+    assert!(explained.contains(&"g"), "g's removal is explained: {explained:?}");
+    for row in report["rows"].as_array().unwrap() {
+        assert!(moved(row).is_empty(), "{} claims a move: {:?}", row["name"], moved(row));
+    }
+    // The same-named callers are told apart by their lines.
+    let g = report["rows"].as_array().unwrap().iter().find(|r| r["name"] == "g").expect("g's row");
+    let callers = g["explain"]["callers"].as_array().unwrap();
+    assert_eq!(callers.len(), 1, "{callers:?}");
+    assert_eq!((callers[0]["name"].as_str(), callers[0]["line"].as_u64()), (Some("(anonymous)"), Some(11)));
+}

@@ -462,7 +462,7 @@ PATTERN:
   A function's name as `top` shows it (`handleRequest`, `(anonymous)`); or name@file:line
   (`render@views/page.js:40`, the file a suffix of its path or url, :line optional); or a
   regular expression searched in names and files. When several functions match, they are
-  listed (exit 2): name one with name@file:line."
+  listed, numbered (exit 2): name one with name@file:line, or PATTERN#N for the N-th."
     };
 }
 

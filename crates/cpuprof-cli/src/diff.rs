@@ -10,7 +10,7 @@ use cpuprof_analysis::{
 use cpuprof_model::Profile;
 use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
 
-use crate::args::{DiffArgs, DiffBy, NormalizeArg};
+use crate::args::{DiffArgs, DiffBy, NormalizeArg, ReportFormatArg};
 use crate::input::{source_name, stack_filter, Reader};
 use crate::io::Output;
 use crate::usage::UsageError;
@@ -215,6 +215,9 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let color = args.output.output.as_deref().is_none_or(crate::io::is_dash)
         && std::io::IsTerminal::is_terminal(&std::io::stdout())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    if args.explain.is_some() && args.output.format == ReportFormatArg::Csv {
+        crate::warn("--explain is not written to CSV (one row per function); use --format table, markdown or json");
+    }
     let explanations = args
         .explain
         .map(|n| explain(&base_refs, &new_refs, &report, &options, usize::try_from(n).unwrap_or(usize::MAX)))
