@@ -126,8 +126,8 @@ fn every_file_output_is_safe() {
         &["top", "-o"],
         &["collapse", "-o"],
         &["flamegraph", "-o"],
-        &["convert", "--to", "pprof", "-o"],
-        &["merge", "--to", "cpuprofile", "-o"],
+        &["convert", "--output-format", "pprof", "-o"],
+        &["merge", "--output-format", "cpuprofile", "-o"],
         &["diff", "-o"],
         &["diff", "--flamegraph"],
     ];

@@ -298,7 +298,7 @@ fn flamegraphs_folded_stacks_and_conversions_carry_the_original_names() {
     for to in ["pprof", "cpuprofile"] {
         let converted = dir.path().join(format!("app.{to}"));
         cpuprof()
-            .args(["convert", "--to", to, "--source-map-dir", DIST, MINIFIED, "-o"])
+            .args(["convert", "--output-format", to, "--source-map-dir", DIST, MINIFIED, "-o"])
             .arg(&converted)
             .assert()
             .success();

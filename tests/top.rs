@@ -204,3 +204,69 @@ fn a_closed_pipe_ends_quietly() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `startTime` and `endTime` of a recorded `.cpuprofile` (read here, not by cpuprof), µs.
+fn recording(fixture: &str) -> (i64, i64) {
+    let text = std::fs::read_to_string(root().join(fixture)).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    (v["startTime"].as_i64().unwrap(), v["endTime"].as_i64().unwrap())
+}
+
+#[test]
+fn windows_match_the_oracle_and_split_the_profile_exactly() {
+    // `--to T` and `--from T` split a profile with nothing lost or counted twice; each window's
+    // rows equal the oracle's over the samples whose timestamps are in it.
+    let fixtures = files("fixtures/cpuprofile", &[".cpuprofile"]);
+    let mut failures = Vec::new();
+    for fixture in &fixtures {
+        let (start, end) = recording(fixture);
+        let length_ns = (end - start) * 1000;
+        let third = length_ns / 3;
+        let ms = |ns: i64| format!("{}ms", ns as f64 / 1e6);
+        // (cpuprof's window, the oracle's [from, to) in ns after startTime)
+        let windows: Vec<(Vec<String>, Option<i64>, Option<i64>)> = vec![
+            (vec!["--to".into(), ms(third)], None, Some(third)),
+            (vec!["--from".into(), ms(third)], Some(third), None),
+            (vec!["--from".into(), ms(third), "--to".into(), ms(2 * third)], Some(third), Some(2 * third)),
+            (vec!["--from".into(), "-200ms".into()], Some(length_ns - 200_000_000), None),
+            (vec!["--to".into(), "50%".into()], None, Some(length_ns / 2)),
+        ];
+        let mut totals = Vec::new();
+        for (ours_args, from, to) in &windows {
+            let mut oracle_args = vec![fixture.clone(), "--include-idle".to_owned()];
+            if let Some(from) = from {
+                oracle_args.extend(["--from-ns".to_owned(), from.to_string()]);
+            }
+            if let Some(to) = to {
+                oracle_args.extend(["--to-ns".to_owned(), to.to_string()]);
+            }
+            let oracle_refs: Vec<&str> = oracle_args.iter().map(String::as_str).collect();
+            let theirs = oracle(&oracle_refs);
+            let mut args: Vec<&str> = ours_args.iter().map(String::as_str).collect();
+            args.push("--include-idle");
+            let ours = ours(fixture, &args);
+            totals.push((ours["total"].as_i64().unwrap(), ours["samples"].as_i64().unwrap()));
+            // The header describes the window (its length, not the recording's): the numbers and
+            // rows are compared.
+            let numbers = |v: &Value| serde_json::json!({"unit": v["unit"], "total": v["total"], "samples": v["samples"], "rows": v["rows"]});
+            let diffs = report_differences(&numbers(&ours), &numbers(&theirs), &[]);
+            if !diffs.is_empty() {
+                failures.push(format!(
+                    "{fixture} {ours_args:?}: total {} vs {}, samples {} vs {}\n  {}",
+                    ours["total"],
+                    theirs["total"],
+                    ours["samples"],
+                    theirs["samples"],
+                    diffs.join("\n  ")
+                ));
+            }
+        }
+        let whole = ours(fixture, &["--include-idle"]);
+        let sum = (totals[0].0 + totals[1].0, totals[0].1 + totals[1].1);
+        if sum != (whole["total"].as_i64().unwrap(), whole["samples"].as_i64().unwrap()) {
+            failures
+                .push(format!("{fixture}: --to/--from the same time sum to {sum:?}, the whole is {}", whole["total"]));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

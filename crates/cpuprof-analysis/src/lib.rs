@@ -34,6 +34,7 @@ mod recursion;
 mod stats;
 mod top;
 mod weights;
+mod window;
 
 pub use calltree::{CallGraph, CallGraphOptions, CallNode, CallTree, Cut, FindError, Pruned};
 pub use diff::{
@@ -51,3 +52,4 @@ pub use keys::{package_of, GroupBy};
 pub use recursion::collapse_recursion;
 pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow};
 pub use weights::Weight;
+pub use window::{apply_window, Bound, Window, WindowError};

@@ -43,7 +43,7 @@ pub(crate) enum Command {
     Explain(CallsArgs),
     /// Which functions got hotter between BASE and NEW, with sampling noise taken into account
     #[command(after_help = DIFF_HELP)]
-    Diff(DiffArgs),
+    Diff(Box<DiffArgs>),
     /// Rewrite a profile as pprof (go tool pprof, Pyroscope, Parca), .cpuprofile or folded stacks
     #[command(after_help = CONVERT_HELP)]
     Convert(ConvertArgs),
@@ -90,6 +90,9 @@ pub(crate) struct ConvertArgs {
     pub(crate) target: TargetArgs,
 
     #[command(flatten)]
+    pub(crate) window: WindowArgs,
+
+    #[command(flatten)]
     pub(crate) reading: InputArgs,
 }
 
@@ -103,6 +106,9 @@ pub(crate) struct MergeArgs {
     pub(crate) target: TargetArgs,
 
     #[command(flatten)]
+    pub(crate) window: WindowArgs,
+
+    #[command(flatten)]
     pub(crate) reading: InputArgs,
 }
 
@@ -113,7 +119,7 @@ pub(crate) struct TargetArgs {
     pub(crate) output: PathBuf,
 
     /// The format to write (default: from the output's extension)
-    #[arg(long, value_enum, value_name = "FORMAT", alias = "to")]
+    #[arg(long, value_enum, value_name = "FORMAT")]
     pub(crate) output_format: Option<TargetFormat>,
 
     /// Write plain bytes even where the format or name would be gzipped
@@ -240,6 +246,10 @@ pub(crate) struct DiffArgs {
 
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
+
+    /// The same window of every run, each on its own recording
+    #[command(flatten)]
+    pub(crate) window: WindowArgs,
 
     #[command(flatten)]
     pub(crate) reading: InputArgs,
@@ -432,6 +442,9 @@ pub(crate) struct TopArgs {
     pub(crate) filter: FilterArgs,
 
     #[command(flatten)]
+    pub(crate) window: WindowArgs,
+
+    #[command(flatten)]
     pub(crate) reading: InputArgs,
 
     #[command(flatten)]
@@ -615,12 +628,13 @@ pub(crate) struct FilterArgs {
 /// A time window, for profiles whose samples have times (.cpuprofile, tick logs).
 #[derive(Debug, Args)]
 pub(crate) struct WindowArgs {
-    /// Only samples taken at or after TIME into the recording (e.g. 1.5s, 250ms, 800us)
-    #[arg(long, value_name = "TIME")]
+    /// Only samples taken at or after TIME into the recording (1.5s, 250ms, 800us; -2s: before
+    /// its end; 90%: a share of its length)
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub(crate) from: Option<String>,
 
-    /// Only samples taken before TIME into the recording
-    #[arg(long, value_name = "TIME")]
+    /// Only samples taken before TIME into the recording (as --from)
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub(crate) to: Option<String>,
 }
 

@@ -15,21 +15,21 @@ use crate::input::{load, source_name, stack_filter, Loaded};
 use crate::io::Output;
 use crate::usage::UsageError;
 
-/// The profile `view` asks for, read from `input`, and where the report goes.
-fn load_view(input: &Path, view: &ViewArgs) -> Result<(Profile, CallGraphOptions, Output)> {
+/// The profile `view` asks for, read from `input` (and whether it was cut to a time window),
+/// and where the report goes.
+fn load_view(input: &Path, view: &ViewArgs) -> Result<(Profile, bool, CallGraphOptions, Output)> {
     let filter = stack_filter(&view.filter)?;
     let output = Output::new(view.output.output.as_deref(), &[input])?;
-    let Loaded { profile, window, .. } =
-        load(input, &view.reading, &view.filter, &view.window, view.collapse_recursion)?;
+    let Loaded { profile, window } = load(input, &view.reading, &view.filter, &view.window, view.collapse_recursion)?;
     let weight = match view.weight {
         WeightArg::Time => Weight::Time,
         WeightArg::Samples => Weight::Samples,
     };
-    Ok((profile, CallGraphOptions::new(weight, filter, window), output))
+    Ok((profile, window.is_some(), CallGraphOptions::new(weight, filter, None), output))
 }
 
 pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
-    let (profile, options, output) = load_view(&args.input, &args.view)?;
+    let (profile, windowed, options, output) = load_view(&args.input, &args.view)?;
     let graph = CallGraph::new(&profile, &options);
     let cut = Cut {
         min_percent: args.min_percent,
@@ -42,7 +42,7 @@ pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
     };
     let source = source_name(&args.input);
     if tree.roots.is_empty() && tree.pruned.is_none() {
-        crate::warn_empty(&source, &profile);
+        crate::warn_empty(&source, &profile, windowed);
     }
     let doc = TreeDocument {
         source: &source,
@@ -65,7 +65,7 @@ pub(crate) enum Lists {
 }
 
 pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
-    let (profile, options, output) = load_view(&args.input, &args.view)?;
+    let (profile, _, options, output) = load_view(&args.input, &args.view)?;
     let graph = CallGraph::new(&profile, &options);
     let source = source_name(&args.input);
     let function = graph.find(&args.pattern).map_err(|e| not_found(&graph, &args.pattern, &source, e))?;

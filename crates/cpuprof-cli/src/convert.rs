@@ -10,15 +10,18 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::args::{ConvertArgs, MergeArgs, TargetArgs, TargetFormat};
-use crate::input::Reader;
+use crate::input::{cut_to_window, window_bounds, Reader};
 use crate::io::{is_dash, Output};
 use crate::usage::UsageError;
 
 pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     let target = target_format(&args.target)?;
     let output = Output::new(Some(&args.target.output), &[args.input.as_path()])?;
+    let bounds = window_bounds(&args.window)?;
     // A .cpuprofile keeps the sample order, for DevTools' timeline.
-    let profile = Reader::new(&args.reading)?.load(&args.input, target == TargetFormat::Cpuprofile)?;
+    let timeline = target == TargetFormat::Cpuprofile || bounds.is_some();
+    let mut profile = Reader::new(&args.reading)?.load(&args.input, timeline)?;
+    cut_to_window(&mut profile, bounds, &args.input)?;
     // Empty profiles: a warning and a valid profile without samples (README, "Empty profiles").
     if profile.samples.is_empty() {
         crate::warn(&format!("{}: no samples: the output holds none", crate::input::source_name(&args.input)));
@@ -41,10 +44,15 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
         )
     });
     let reader = Reader::new(&args.reading)?;
+    let bounds = window_bounds(&args.window)?;
     let profiles: Vec<Profile> = inputs
         .par_iter()
         .map(|path| {
-            let profile = reader.load(path, false);
+            // Each input's window is taken on its own recording.
+            let profile = reader.load(path, bounds.is_some()).and_then(|mut profile| {
+                cut_to_window(&mut profile, bounds, path)?;
+                Ok(profile)
+            });
             if let Some(bar) = &bar {
                 bar.inc(1);
             }

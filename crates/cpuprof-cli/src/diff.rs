@@ -110,13 +110,18 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let readers: Vec<&Reader> = (0..inputs.len())
         .map(|i| if i < base.len() { base_reader.as_ref() } else { new_reader.as_ref() }.unwrap_or(&shared))
         .collect();
+    let bounds = crate::input::window_bounds(&args.window)?;
     let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
         let handles: Vec<_> = inputs
             .iter()
             .zip(readers)
             .map(|(path, reader)| {
                 scope.spawn(move || {
-                    reader.load(path, false).and_then(|p| crate::input::hide_frames(p, &args.filter, path))
+                    let mut profile = reader
+                        .load(path, bounds.is_some())
+                        .and_then(|p| crate::input::hide_frames(p, &args.filter, path))?;
+                    crate::input::cut_to_window(&mut profile, bounds, path)?;
+                    Ok(profile)
                 })
             })
             .collect();

@@ -14,9 +14,9 @@ pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
     // Folded text carries no unit and every reader of it (cpuprof's included) takes its
     // numbers for sample counts: those are the default here; times only on request.
-    let Folding { profile, folded, .. } = folded(&args.fold, None, Weight::Samples)?;
+    let Folding { profile, folded, windowed, .. } = folded(&args.fold, None, Weight::Samples)?;
     if !folded.tree.has_stacks() {
-        crate::warn_empty(&source_name(&args.fold.input), &profile);
+        crate::warn_empty(&source_name(&args.fold.input), &profile, windowed);
     }
     output.write(render_collapsed(&folded).as_bytes())
 }
@@ -27,14 +27,14 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // half of that are merged into their callers before it sees them. Not when reversed: the
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
     let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
-    let Folding { profile, folded, shaped_by, window } = folded(&args.fold, prune, Weight::Time)?;
+    let Folding { profile, folded, shaped_by, windowed } = folded(&args.fold, prune, Weight::Time)?;
     // An empty profile is not an error (README, "Empty profiles"): a warning, and a valid SVG
     // that says there is nothing to draw.
     let empty = !folded.tree.has_stacks();
     if empty {
-        crate::warn_empty(&source_name(&args.fold.input), &profile);
+        crate::warn_empty(&source_name(&args.fold.input), &profile, windowed);
     }
-    let title = args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded, window));
+    let title = args.title.clone().unwrap_or_else(|| default_title(&args.fold, &profile, &folded));
     let mut shaped_by = shaped_by;
     if args.reverse {
         shaped_by.push("reversed: callers above callees".to_owned());
@@ -63,14 +63,14 @@ struct Folding {
     folded: Folded,
     /// The options that shaped the graph, for a subtitle.
     shaped_by: Vec<String>,
-    /// `--from` and `--to` into the recording, ns, when given.
-    window: Option<(i64, Option<i64>)>,
+    /// Whether its samples were cut to a time window.
+    windowed: bool,
 }
 
 /// `default_weight` applies when `--weight` is not given (tick logs always default to ticks).
 fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> Result<Folding> {
     let filter = stack_filter(&args.filter)?;
-    let Loaded { profile, window, span } =
+    let Loaded { profile, window } =
         load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?;
     let ticklog = profile.meta.format == SourceFormat::TickLog;
     let weight = match args.weight {
@@ -102,14 +102,13 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> 
     if args.collapse_recursion {
         shaped_by.push("recursion collapsed".to_owned());
     }
-    if let Some((from, to)) = span {
-        let end = to.map_or_else(|| "end".to_owned(), format_ns);
-        shaped_by.push(format!("window {} – {end}", format_ns(from)));
+    if let Some(w) = window {
+        shaped_by.push(format!("window {} – {}", format_ns(w.from_ns), format_ns(w.to_ns)));
     }
-    let mut options = FoldOptions::new(by, weight, filter, window);
+    let mut options = FoldOptions::new(by, weight, filter, None);
     options.prune_below = prune_below;
     let folded = fold(&profile, &options);
-    Ok(Folding { profile, folded, shaped_by, window: span })
+    Ok(Folding { profile, folded, shaped_by, windowed: window.is_some() })
 }
 
 fn by_name(by: FoldBy) -> &'static str {
@@ -121,16 +120,12 @@ fn by_name(by: FoldBy) -> &'static str {
 }
 
 /// `app.cpuprofile · 1.02 s · 952 samples`: the span and the samples drawn.
-fn default_title(args: &FoldArgs, profile: &Profile, folded: &Folded, window: Option<(i64, Option<i64>)>) -> String {
+fn default_title(args: &FoldArgs, profile: &Profile, folded: &Folded) -> String {
     let source = source_name(&args.input);
     let name = source.rsplit('/').next().unwrap_or(&source).to_owned();
     let mut parts = vec![name];
-    let duration = match (window, profile.meta.duration_ns) {
-        (Some((from, Some(to))), Some(d)) => Some(to.min(d) - from.min(d)),
-        (Some((from, None)), Some(d)) => Some(d - from.min(d)),
-        (_, d) => d,
-    };
-    if let Some(d) = duration {
+    // A window's profile is as long as the window.
+    if let Some(d) = profile.meta.duration_ns {
         parts.push(format_ns(d));
     }
     let noun = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };

@@ -2,7 +2,7 @@
 //! hints added to library errors and warnings, and the stack filter.
 
 use anyhow::Result;
-use cpuprof_analysis::StackFilter;
+use cpuprof_analysis::{apply_window, Bound, StackFilter, Window, WindowError};
 use cpuprof_parse::{FoldedWeight, ParseError, ParseOptions, Setting};
 use regex::Regex;
 
@@ -167,17 +167,15 @@ pub(crate) fn stack_filter(args: &FilterArgs) -> Result<StackFilter> {
     })
 }
 
-/// A profile read for an analysis, with the frame transforms applied.
+/// A profile read for an analysis, with the frame transforms and the time window applied.
 pub(crate) struct Loaded {
     pub(crate) profile: Profile,
-    /// The samples to count, `[from, to)` in ns on the profile's clock, when a window was given.
-    pub(crate) window: Option<(i64, i64)>,
-    /// `--from` and `--to` into the recording, ns, when given.
-    pub(crate) span: Option<(i64, Option<i64>)>,
+    /// The window its samples were cut to, when one was given.
+    pub(crate) window: Option<Window>,
 }
 
 /// Reads `input` for an analysis: `--hide`, then `--collapse-recursion` when `collapse`, and
-/// the time window.
+/// the time window (only the samples taken in it are kept).
 pub(crate) fn load(
     input: &Path,
     reading: &InputArgs,
@@ -185,35 +183,48 @@ pub(crate) fn load(
     window: &WindowArgs,
     collapse: bool,
 ) -> Result<Loaded> {
-    let from = window.from.as_deref().map(|t| duration("--from", t)).transpose()?;
-    let to = window.to.as_deref().map(|t| duration("--to", t)).transpose()?;
-    if let (Some(from), Some(to)) = (from, to) {
-        if from >= to {
-            return Err(UsageError("--from must be before --to".to_owned()).into());
-        }
-    }
-    let windowed = from.is_some() || to.is_some();
-    let profile = Reader::new(reading)?.load(input, windowed)?;
+    let bounds = window_bounds(window)?;
+    let profile = Reader::new(reading)?.load(input, bounds.is_some())?;
     let mut profile = hide_frames(profile, filter, input)?;
     if collapse {
         profile = cpuprof_analysis::collapse_recursion(&profile)
             .map_err(|e| anyhow::anyhow!("{}: cannot collapse recursion: {e}", source_name(input)))?;
     }
-    let window = if windowed {
-        let Some(times) = profile.samples.times_ns() else {
-            anyhow::bail!("{}: its samples have no times, so --from/--to cannot apply", source_name(input));
-        };
-        let start = profile.meta.start_ns.or_else(|| times.iter().min().copied()).unwrap_or(0);
-        Some((start.saturating_add(from.unwrap_or(0)), to.map_or(i64::MAX, |t| start.saturating_add(t))))
-    } else {
-        None
-    };
-    Ok(Loaded { profile, window, span: windowed.then_some((from.unwrap_or(0), to)) })
+    let window = cut_to_window(&mut profile, bounds, input)?;
+    Ok(Loaded { profile, window })
 }
 
-/// A time into the recording, ns.
-fn duration(flag: &str, text: &str) -> Result<i64> {
-    crate::units::nanoseconds(text, true).ok_or_else(|| {
-        UsageError(format!("{flag} {text}: expected a time into the recording such as 1.5s, 250ms or 800us")).into()
+/// Keeps only `profile`'s samples in the window `bounds` (when given; read with a timeline).
+pub(crate) fn cut_to_window(profile: &mut Profile, bounds: Option<Bounds>, input: &Path) -> Result<Option<Window>> {
+    let Some((from, to)) = bounds else { return Ok(None) };
+    let format = profile.meta.format;
+    apply_window(profile, from, to).map(Some).map_err(|e| match e {
+        WindowError::NoTimes => anyhow::anyhow!(
+            "{}: {} input has no timeline, so --from/--to cannot apply",
+            source_name(input),
+            format.as_str()
+        ),
+        e => UsageError(format!("--from/--to: {e}")).into(),
     })
+}
+
+/// `--from` and `--to` as given (either may be open).
+pub(crate) type Bounds = (Option<Bound>, Option<Bound>);
+
+/// `--from` and `--to`, read; `None` when neither is given.
+pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<Bounds>> {
+    let bound = |flag: &str, text: &Option<String>| -> Result<Option<Bound>> {
+        text.as_deref()
+            .map(|t| {
+                Bound::parse(t).ok_or_else(|| {
+                    UsageError(format!(
+                        "{flag} {t}: expected a time into the recording (1.5s, 250ms, 800us), from its end (-2s) or a share of it (90%)"
+                    ))
+                    .into()
+                })
+            })
+            .transpose()
+    };
+    let bounds = (bound("--from", &window.from)?, bound("--to", &window.to)?);
+    Ok((bounds.0.is_some() || bounds.1.is_some()).then_some(bounds))
 }

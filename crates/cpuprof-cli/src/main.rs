@@ -55,8 +55,11 @@ pub(crate) fn warn(message: &str) {
 
 /// The warning for an empty result (README, "Empty profiles"): whether the profile had no
 /// samples at all, or the options left none.
-pub(crate) fn warn_empty(source: &str, profile: &cpuprof_model::Profile) {
-    if profile.samples.is_empty() {
+/// `windowed`: the profile was cut to a time window (which may have left nothing).
+pub(crate) fn warn_empty(source: &str, profile: &cpuprof_model::Profile, windowed: bool) {
+    if profile.samples.is_empty() && windowed {
+        warn(&format!("{source}: no samples left after the filters: none in the time window"));
+    } else if profile.samples.is_empty() {
         warn(&format!("{source}: no samples in the profile"));
     } else {
         warn(&format!("{source}: no samples left after the filters"));

@@ -5,7 +5,7 @@ use cpuprof_analysis::{top, GroupBy, TopOptions, Weight};
 use cpuprof_render::{render_top, TopDocument};
 
 use crate::args::{By, Cli, Command, TopArgs, WeightArg};
-use crate::input::{source_name, stack_filter, Reader};
+use crate::input::{load, source_name, stack_filter, Loaded};
 use crate::io::Output;
 
 pub(crate) fn run(cli: Cli) -> Result<()> {
@@ -40,15 +40,20 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
 fn run_top(args: &TopArgs) -> Result<()> {
     let options = top_options(args)?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let profile = Reader::new(&args.reading)?.load(&args.input, false)?;
-    let profile = crate::input::hide_frames(profile, &args.filter, &args.input)?;
+    let Loaded { profile, window } = load(&args.input, &args.reading, &args.filter, &args.window, false)?;
     let report = top(&profile, &options);
     let source = source_name(&args.input);
     // Empty profiles: a warning and a valid, empty report (README, "Empty profiles").
     if report.rows.is_empty() {
-        crate::warn_empty(&source, &profile);
+        crate::warn_empty(&source, &profile, window.is_some());
     }
-    let doc =
-        TopDocument { source: &source, meta: &profile.meta, report: &report, by: options.by, limit: args.rows.limit() };
+    let doc = TopDocument {
+        source: &source,
+        meta: &profile.meta,
+        report: &report,
+        by: options.by,
+        limit: args.rows.limit(),
+        window,
+    };
     output.write(render_top(&doc, args.output.format.into()).as_bytes())
 }

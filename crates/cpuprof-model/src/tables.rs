@@ -405,6 +405,31 @@ impl Samples {
     pub fn values(&self, k: usize) -> &[i64] {
         &self.values[k]
     }
+
+    /// Keeps only the rows taken in `[from_ns, to_ns)` (absolute, as [`Samples::times_ns`]),
+    /// in order; `false`, changing nothing, when the rows have no times.
+    pub fn retain_window(&mut self, from_ns: i64, to_ns: i64) -> bool {
+        fn retain<T>(column: &mut Vec<T>, keep: &[bool]) {
+            let mut i = 0;
+            column.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+        let Some(times) = self.time_ns.as_ref() else { return false };
+        let keep: Vec<bool> = times.iter().map(|t| (from_ns..to_ns).contains(t)).collect();
+        retain(&mut self.stack, &keep);
+        if let Some(times) = self.time_ns.as_mut() {
+            retain(times, &keep);
+        }
+        if let Some(states) = self.vm_state.as_mut() {
+            retain(states, &keep);
+        }
+        for column in &mut self.values {
+            retain(column, &keep);
+        }
+        true
+    }
 }
 
 /// Line-level hit counts of stacks (V8's `positionTicks`): `ticks[i]` samples of `stack[i]`

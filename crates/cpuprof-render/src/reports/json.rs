@@ -21,11 +21,20 @@ struct TopJson<'a> {
     samples: i64,
     duration_ns: Option<i64>,
     interval_ns: Option<i64>,
+    /// With --from/--to: the window, ns after the recording's start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<WindowJson>,
     summary: SummaryJson,
     /// Messages for people (`jq -r '.warnings[]'`), not data: what they quote from the input
     /// is escaped as on stderr, so that no name starts a line of its own.
     warnings: Vec<String>,
     rows: Vec<TopRowJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct WindowJson {
+    from_ns: i64,
+    to_ns: i64,
 }
 
 /// Where all samples went (before filters), by what was on top of the stack, and GC and
@@ -97,6 +106,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         samples: doc.report.samples,
         duration_ns: doc.meta.duration_ns,
         interval_ns: doc.meta.interval_ns,
+        window: doc.window.map(|w| WindowJson { from_ns: w.from_ns, to_ns: w.to_ns }),
         summary: summary(&doc.report.summary),
         warnings: doc.meta.warnings.iter().map(|w| crate::text::visible(&w.message)).collect(),
         rows: doc

@@ -42,6 +42,8 @@ pub struct TopDocument<'a> {
     pub by: GroupBy,
     /// How many rows to show (`None`: all).
     pub limit: Option<usize>,
+    /// The time window the samples were cut to, when one was given.
+    pub window: Option<cpuprof_analysis::Window>,
 }
 
 impl TopDocument<'_> {
