@@ -9,8 +9,9 @@ use cpuprof_folded::escape_frame;
 use cpuprof_model::{Func, FuncKind, Profile};
 use rustc_hash::FxHashMap;
 
+use crate::category::Category;
 use crate::filter::StackFilter;
-use crate::frame_tree::{FrameClass, FrameTree};
+use crate::frame_tree::FrameTree;
 use crate::keys::{group_label, GroupBy};
 use crate::weights::{effective, stack_weights, StackWeights, Weight};
 
@@ -89,7 +90,7 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
             } else {
                 function_label(profile, func, !options.without_lines, options.file_names.as_ref())
             };
-            Some(tree.intern(escape_frame(&label), || class_of(profile, func)))
+            Some(tree.intern(escape_frame(&label), || Category::of_func(profile, func)))
         })
         .collect();
 
@@ -130,29 +131,6 @@ fn function_label(
     match func.line.filter(|_| with_line) {
         Some(line) => format!("{name} {file}:{line}"),
         None => format!("{name} {file}"),
-    }
-}
-
-fn class_of(profile: &Profile, func: &Func) -> FrameClass {
-    match func.kind {
-        FuncKind::Js => {
-            let file = profile.strings.get(func.file);
-            if file.starts_with("node:") {
-                FrameClass::Node
-            } else if file.contains("/node_modules/") {
-                FrameClass::Package
-            } else {
-                FrameClass::App
-            }
-        }
-        FuncKind::Gc => FrameClass::Gc,
-        FuncKind::Program | FuncKind::Idle | FuncKind::Root | FuncKind::Unknown => FrameClass::Vm,
-        FuncKind::Native
-        | FuncKind::Cpp
-        | FuncKind::SharedLib
-        | FuncKind::Builtin
-        | FuncKind::Regexp
-        | FuncKind::Other => FrameClass::Native,
     }
 }
 

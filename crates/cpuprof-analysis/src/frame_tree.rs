@@ -3,22 +3,7 @@
 use cpuprof_model::Children;
 use rustc_hash::FxHashMap;
 
-/// What a frame is, in the terms a Node engineer reads a flame graph in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FrameClass {
-    /// Your code: JavaScript outside `node_modules` and node's internals.
-    App,
-    /// JavaScript in an npm package (`node_modules`).
-    Package,
-    /// node's own JavaScript (`node:` urls).
-    Node,
-    /// Native code: V8 builtins, C++, shared libraries, regular expressions.
-    Native,
-    /// Garbage collection.
-    Gc,
-    /// `(program)`, `(idle)` and what no code covers.
-    Vm,
-}
+use crate::category::Category;
 
 /// Label id of the root, which has no label.
 const NO_LABEL: u32 = u32::MAX;
@@ -34,8 +19,8 @@ const NO_LABEL: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct FrameTree {
     labels: Vec<String>,
-    /// The class of each label (the first function that reads so decides).
-    classes: Vec<FrameClass>,
+    /// The category of each label (the first function that reads so decides).
+    classes: Vec<Category>,
     label_ids: FxHashMap<String, u32>,
     parent: Vec<u32>,
     label: Vec<u32>,
@@ -62,7 +47,7 @@ impl FrameTree {
     pub const ROOT: u32 = 0;
 
     /// The id of `label` (already escaped), interned with `class` if it is new.
-    pub(crate) fn intern(&mut self, label: String, class: impl FnOnce() -> FrameClass) -> u32 {
+    pub(crate) fn intern(&mut self, label: String, class: impl FnOnce() -> Category) -> u32 {
         if let Some(id) = self.label_ids.get(&label) {
             return *id;
         }
@@ -120,9 +105,9 @@ impl FrameTree {
         self.label_id(node).map_or("", |l| &self.labels[l as usize])
     }
 
-    /// What `node`'s frame is, for colouring (the root counts as the VM).
-    pub fn class(&self, node: u32) -> FrameClass {
-        self.label_id(node).map_or(FrameClass::Vm, |l| self.classes[l as usize])
+    /// What `node`'s frame is, for colouring (the root counts as `(program)`).
+    pub fn class(&self, node: u32) -> Category {
+        self.label_id(node).map_or(Category::Program, |l| self.classes[l as usize])
     }
 
     /// The own (self) weight of `node`.
@@ -132,7 +117,7 @@ impl FrameTree {
 
     /// Every distinct label with its class, including labels of functions no drawn stack
     /// reaches.
-    pub fn labels(&self) -> impl Iterator<Item = (&str, FrameClass)> + '_ {
+    pub fn labels(&self) -> impl Iterator<Item = (&str, Category)> + '_ {
         self.labels.iter().map(String::as_str).zip(self.classes.iter().copied())
     }
 

@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 mod calltree;
+mod category;
 pub mod defaults;
 mod diff;
 mod duration;
@@ -37,6 +38,7 @@ mod weights;
 mod window;
 
 pub use calltree::{CallGraph, CallGraphOptions, CallNode, CallTree, Cut, FindError, Pruned};
+pub use category::{Categories, Category};
 pub use diff::{
     compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Normalize, SideNumbers,
     SideTotals, Verdict,
@@ -45,7 +47,7 @@ pub use duration::parse_duration_ns;
 pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_ENTRIES};
 pub use filter::StackFilter;
 pub use fold::{fold, FoldOptions, Folded};
-pub use frame_tree::{FrameClass, FrameTree};
+pub use frame_tree::FrameTree;
 pub use gate::{Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};

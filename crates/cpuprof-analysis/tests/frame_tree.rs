@@ -2,7 +2,7 @@
 //! interned once, walked without strings being split. Expected values are worked by hand
 //! from the input below.
 
-use cpuprof_analysis::{fold, FoldOptions, Folded, FrameClass, FrameTree, GroupBy, StackFilter, Weight};
+use cpuprof_analysis::{fold, Category, FoldOptions, Folded, FrameTree, GroupBy, StackFilter, Weight};
 use cpuprof_parse::{parse, Origin, ParseOptions};
 
 /// `work` is called from two places; one name holds a `;` (written as U+FF1B).
@@ -40,11 +40,11 @@ fn one_node_per_distinct_path_one_label_per_function() {
     // The root, main, main;work, main;work;leaf, other, other;work, semi.
     assert_eq!(tree.len(), 7);
     assert!(tree.has_stacks());
-    let mut labels: Vec<(&str, FrameClass)> = tree.labels().collect();
+    let mut labels: Vec<(&str, Category)> = tree.labels().collect();
     labels.sort_unstable();
     let semi = "semi\u{ff1b}colon /c.js:3";
     let expected = ["leaf /a.js:9", "main /a.js:1", "other /b.js:2", semi, "work /a.js:5"];
-    assert_eq!(labels, expected.map(|l| (l, FrameClass::App)));
+    assert_eq!(labels, expected.map(|l| (l, Category::App)));
     assert_eq!((f.total, f.samples, f.drawn_samples), (12, 12, 12));
 }
 

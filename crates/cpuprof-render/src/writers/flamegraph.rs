@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{Folded, FrameClass, FrameTree, Weight};
+use cpuprof_analysis::{Category, Folded, FrameTree, Weight};
 use cpuprof_folded as folded_text;
 use cpuprof_model::text::{escaped, is_unsafe_to_show};
 use inferno::flamegraph::color::{Color, PaletteMap};
@@ -61,7 +61,7 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
         palette.insert(xml_safe(label), color_of(class, label));
     }
     // inferno's own bottom frame ("all", the whole profile) has the empty name.
-    palette.insert("", color_of(FrameClass::Vm, "all"));
+    palette.insert("", color_of(Category::Program, "all"));
     let mut opts = inferno_options(options);
     opts.reverse_stack_order = options.reverse;
     opts.palette_map = Some(&mut palette);
@@ -269,17 +269,17 @@ fn xml_safe(text: &str) -> String {
 /// A colour per class, varied within the class by a stable hash of the label so that
 /// neighbouring frames stay apart: warm for your code, blue for packages, green for node's
 /// internals, yellow for native code, red for GC, grey for the VM.
-fn color_of(class: FrameClass, label: &str) -> Color {
+fn color_of(class: Category, label: &str) -> Color {
     // FNV-1a: stable across runs and platforms.
     let hash = label.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     let v = |range: u8, shift: u32| ((hash >> shift) % u64::from(range)) as u8;
     let (r, g, b) = match class {
-        FrameClass::App => (230 + v(25, 0), 120 + v(70, 8), 40 + v(30, 16)),
-        FrameClass::Package => (90 + v(40, 0), 140 + v(40, 8), 215 + v(40, 16)),
-        FrameClass::Node => (90 + v(40, 0), 190 + v(40, 8), 120 + v(40, 16)),
-        FrameClass::Native => (215 + v(30, 0), 200 + v(40, 8), 60 + v(40, 16)),
-        FrameClass::Gc => (220 + v(35, 0), 50 + v(40, 8), 50 + v(40, 16)),
-        FrameClass::Vm => {
+        Category::App => (230 + v(25, 0), 120 + v(70, 8), 40 + v(30, 16)),
+        Category::Dependencies => (90 + v(40, 0), 140 + v(40, 8), 215 + v(40, 16)),
+        Category::Node => (90 + v(40, 0), 190 + v(40, 8), 120 + v(40, 16)),
+        Category::Native => (215 + v(30, 0), 200 + v(40, 8), 60 + v(40, 16)),
+        Category::Gc => (220 + v(35, 0), 50 + v(40, 8), 50 + v(40, 16)),
+        Category::Idle | Category::Program => {
             let grey = 170 + v(40, 0);
             (grey, grey, grey)
         }
