@@ -290,6 +290,17 @@ impl<'p> CallGraph<'p> {
         }
     }
 
+    /// Per stack (by position): whether `function` (an index into [`CallGraph::functions`])
+    /// is anywhere on it.
+    pub fn stacks_with(&self, function: usize) -> Vec<bool> {
+        let key = function as u32;
+        let mut with: Vec<bool> = Vec::with_capacity(self.stack_key.len());
+        for (parent, own) in self.profile.stacks.parents().iter().zip(&self.stack_key) {
+            with.push(*own == key || parent.is_some_and(|p| with[p.index()]));
+        }
+        with
+    }
+
     /// The top-down tree: stacks merged from the outermost caller by function; a node's self
     /// is the samples whose stack ends there, its total those passing through it.
     pub fn top_down(&self, cut: &Cut) -> CallTree {

@@ -15,6 +15,8 @@ pub enum GroupBy {
     Package,
     /// A source line, using V8's line-level ticks where the profile has them.
     Line,
+    /// A [`crate::Category`]: the user's code, dependencies, node, native, GC, idle, program.
+    Category,
 }
 
 /// The label of a pseudo-function's own group (`(program)`, …), or `None` for code.

@@ -19,6 +19,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod blocks;
 mod calltree;
 mod category;
 pub mod defaults;
@@ -33,10 +34,12 @@ mod hide;
 mod keys;
 mod recursion;
 mod stats;
+mod timeline;
 mod top;
 mod weights;
 mod window;
 
+pub use blocks::{blocks, sampling_interval, Block, Blocks, BLOCK_TOP, GAP_INTERVALS};
 pub use calltree::{CallGraph, CallGraphOptions, CallNode, CallTree, Cut, FindError, Pruned};
 pub use category::{Categories, Category};
 pub use diff::{
@@ -52,6 +55,7 @@ pub use gate::{Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};
 pub use recursion::collapse_recursion;
+pub use timeline::{default_bucket_ns, find_phase, timeline, Bucket, FunctionRef, Phase, Timeline, TimelineOptions};
 pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow};
 pub use weights::Weight;
-pub use window::{apply_window, Bound, Window, WindowError};
+pub use window::{apply_window, between, cut_window, recording, resolve_window, Bound, Window, WindowError};

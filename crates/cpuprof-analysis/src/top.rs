@@ -1,6 +1,7 @@
 use cpuprof_model::{FuncId, FuncKind, Profile, StackId, Tier, VmState};
 use rustc_hash::FxHashMap;
 
+use crate::category::{Categories, Category};
 use crate::filter::StackFilter;
 use crate::keys::{group_label, GroupBy};
 use crate::weights::{columns, effective, stack_weights, StackWeights, Weight};
@@ -107,6 +108,8 @@ pub struct Summary {
     pub idle: Amount,
     /// `(program)` on top.
     pub program: Amount,
+    /// Every sample by its [`Category`], indexed by [`Category::index`]: they sum to `all`.
+    pub categories: [Amount; Category::ALL.len()],
 }
 
 /// The result of [`top`].
@@ -167,6 +170,10 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
     let StackWeights { weight: self_w, count: self_c, total, samples } =
         stack_weights(profile, options.weight, &options.filter, None);
 
+    if options.by == GroupBy::Category {
+        let rows = by_category(profile, options, weights, counts);
+        return TopReport { unit: effective(profile, options.weight), total, samples, rows, summary };
+    }
     let mut keys = Keys::default();
     let numbers = if options.by == GroupBy::Line {
         by_line(profile, &self_w, &self_c, &mut keys, options.lines_per_function)
@@ -236,10 +243,12 @@ pub(crate) fn stack_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec
 pub(crate) fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Option<&[i64]>) -> Summary {
     let mut summary = Summary::default();
     let states = profile.samples.vm_states();
+    let categories = Categories::new(profile);
     for (i, stack) in profile.samples.stacks().iter().enumerate() {
         let c = counts.map_or(1, |c| c[i]);
         let w = weights.map_or(c, |w| w[i]);
         summary.all.add(w, c);
+        summary.categories[categories.of_sample(profile, i).index()].add(w, c);
         let kind = profile.funcs[profile.func_of(*stack)].kind;
         let category = match kind {
             // As node's summary: whatever V8 compiled (stubs, wasm wrappers too) is JavaScript.
@@ -264,6 +273,69 @@ pub(crate) fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Opti
     summary
 }
 
+/// Rows of categories: self by each sample's own category (its VM state first, as the
+/// summary), total by the categories of every frame of its stack and its own.
+fn by_category(
+    profile: &Profile,
+    options: &TopOptions,
+    weights: Option<&[i64]>,
+    counts: Option<&[i64]>,
+) -> Vec<TopRow> {
+    let categories = Categories::new(profile);
+    // The categories on each stack's path, as bits, parents first.
+    let parents = profile.stacks.parents();
+    let mut on_path: Vec<u8> = Vec::with_capacity(parents.len());
+    for (parent, frame) in parents.iter().zip(profile.stacks.frames()) {
+        let func = profile.frames[*frame].func;
+        let own = if profile.funcs[func].kind == FuncKind::Root { 0 } else { 1 << categories.of_func(func).index() };
+        on_path.push(own | parent.map_or(0, |p| on_path[p.index()]));
+    }
+    let mask = options.filter.mask(profile);
+    let mut numbers = [[0i64; 4]; Category::ALL.len()];
+    for (i, stack) in profile.samples.stacks().iter().enumerate() {
+        if !mask.kept[stack.index()] {
+            continue;
+        }
+        let c = counts.map_or(1, |c| c[i]);
+        let w = weights.map_or(c, |w| w[i]);
+        let own = categories.of_sample(profile, i).index();
+        let bits = on_path[stack.index()] | (1 << own);
+        numbers[own][0] = numbers[own][0].saturating_add(w);
+        numbers[own][1] = numbers[own][1].saturating_add(c);
+        for (k, row) in numbers.iter_mut().enumerate() {
+            if bits & (1 << k) != 0 {
+                row[2] = row[2].saturating_add(w);
+                row[3] = row[3].saturating_add(c);
+            }
+        }
+    }
+    let mut rows: Vec<TopRow> = Category::ALL
+        .iter()
+        .zip(numbers)
+        .filter(|(_, n)| n.iter().any(|v| *v != 0))
+        .map(|(category, numbers)| {
+            Key {
+                name: category.as_str().to_owned(),
+                tier: None,
+                file: None,
+                line: None,
+                column: None,
+                function_line: None,
+                kind: FuncKind::Other,
+            }
+            .into_row(numbers)
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        let (ka, kb) = match options.sort {
+            Metric::SelfTime => (a.self_weight, b.self_weight),
+            Metric::Total => (a.total_weight, b.total_weight),
+        };
+        kb.cmp(&ka).then_with(|| identity_order(a, b))
+    });
+    rows
+}
+
 /// The key of every function (`NO_KEY` for the root pseudo-function, which is never a row).
 fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
     profile
@@ -276,7 +348,7 @@ fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
             }
             let key = match by {
                 GroupBy::Function | GroupBy::Line => function_key(profile, func, func.line),
-                GroupBy::File | GroupBy::Package => {
+                GroupBy::File | GroupBy::Package | GroupBy::Category => {
                     let kind = match func.kind {
                         FuncKind::Other => FuncKind::Js,
                         // A library is one row, whether a symbol named its code or not.

@@ -71,27 +71,64 @@ impl std::fmt::Display for WindowError {
 
 impl std::error::Error for WindowError {}
 
-/// Keeps only `profile`'s samples taken in the window `from`..`to` (either open), and returns
-/// the window. The recording's length becomes the window's.
-pub fn apply_window(profile: &mut Profile, from: Option<Bound>, to: Option<Bound>) -> Result<Window, WindowError> {
-    let Some(times) = profile.samples.times_ns() else { return Err(WindowError::NoTimes) };
+/// Where `profile`'s recording starts on its clock and how long it is, ns: the recorded
+/// start and length, else those of its samples. `None` when the samples have no times.
+pub fn recording(profile: &Profile) -> Option<(i64, i64)> {
+    let times = profile.samples.times_ns()?;
     let start = profile.meta.start_ns.or_else(|| times.iter().min().copied()).unwrap_or(0);
     let length =
         profile.meta.duration_ns.or_else(|| times.iter().max().map(|m| m.saturating_sub(start))).unwrap_or(0).max(0);
+    Some((start, length))
+}
+
+/// Resolves `from`..`to` (either open) against a recording `length_ns` long.
+pub fn resolve_window(length_ns: i64, from: Option<Bound>, to: Option<Bound>) -> Result<Window, WindowError> {
     let at = |bound: Bound| match bound {
         Bound::After(ns) => ns,
-        Bound::BeforeEnd(ns) => length.saturating_sub(ns),
-        Bound::Percent(p) => (length as f64 * p / 100.0).round() as i64,
+        Bound::BeforeEnd(ns) => length_ns.saturating_sub(ns),
+        Bound::Percent(p) => (length_ns as f64 * p / 100.0).round() as i64,
     };
     let from_ns = from.map_or(0, at);
     // Open at the end: every later sample counts, even one past the recorded length.
-    let to_ns = to.map_or(i64::MAX - start.max(0), at);
+    let to_ns = to.map_or(i64::MAX / 2, at);
+    if from_ns >= to_ns {
+        return Err(WindowError::Empty { from_ns, to_ns });
+    }
+    Ok(Window { from_ns, to_ns })
+}
+
+/// Keeps only `profile`'s samples taken in the window `from`..`to` (either open), and returns
+/// the window. The recording becomes the window: it starts where the window does, as long as it.
+pub fn apply_window(profile: &mut Profile, from: Option<Bound>, to: Option<Bound>) -> Result<Window, WindowError> {
+    let (_, length) = recording(profile).ok_or(WindowError::NoTimes)?;
+    let window = resolve_window(length, from, to)?;
+    cut_window(profile, window)
+}
+
+/// Keeps only `profile`'s samples taken in `window` (ns after the recording's start; its end may
+/// lie past the recording's), and returns it with its end clamped to the recording.
+pub fn cut_window(profile: &mut Profile, window: Window) -> Result<Window, WindowError> {
+    let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
+    let Window { from_ns, to_ns } = window;
     if from_ns >= to_ns {
         return Err(WindowError::Empty { from_ns, to_ns });
     }
     profile.samples.retain_window(start.saturating_add(from_ns), start.saturating_add(to_ns));
+    profile.meta.start_ns = Some(start.saturating_add(from_ns));
     profile.meta.duration_ns = Some(to_ns.min(length).saturating_sub(from_ns.min(length)));
     Ok(Window { from_ns, to_ns: to_ns.min(length.max(from_ns)) })
+}
+
+/// The window from the first sample whose stack is one of `from_stacks` to the last (included)
+/// whose stack is one of `to_stacks` (per stack position), ns after the recording's start;
+/// `None` when either has no sample or the last comes before the first.
+pub fn between(profile: &Profile, from_stacks: &[bool], to_stacks: &[bool]) -> Option<Window> {
+    let (start, _) = recording(profile)?;
+    let times = profile.samples.times_ns()?;
+    let stacks = profile.samples.stacks();
+    let first = stacks.iter().zip(times).filter(|(s, _)| from_stacks[s.index()]).map(|(_, t)| *t).min()?;
+    let last = stacks.iter().zip(times).filter(|(s, _)| to_stacks[s.index()]).map(|(_, t)| *t).max()?;
+    (last >= first).then(|| Window { from_ns: first - start, to_ns: last - start + 1 })
 }
 
 #[cfg(test)]

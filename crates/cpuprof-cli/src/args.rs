@@ -50,6 +50,119 @@ pub(crate) enum Command {
     /// Combine profiles (workers of one process, repeated runs) into one
     #[command(after_help = MERGE_HELP)]
     Merge(MergeArgs),
+    /// The profile over time: busy, GC, idle and each category per bucket, and its phases
+    #[command(after_help = TIMELINE_HELP)]
+    Timeline(TimelineArgs),
+    /// What blocked the event loop: stretches without idle samples, longest first
+    #[command(after_help = BLOCKS_HELP)]
+    Blocks(BlocksArgs),
+}
+
+const TIMELINE_HELP: &str = "\
+BUCKETS:
+  A sample belongs to the bucket its time falls in (as to a --from/--to window), so the buckets
+  add up to the whole profile, idle included. Default bucket: the smallest of 1, 2, 5 × 10^k ms
+  that cuts the recording into at most 50. Each bucket: busy (not idle), GC, idle and
+  (program) time, the categories (app, dependencies, node, native, gc, idle, program) and the
+  function with the most self time.
+
+PHASES:
+  Each bucket has a character: idle when it is mostly idle, else its entry (the outermost code
+  frame of most of its time: the main module, a timer, an I/O callback, …). Runs of buckets
+  shorter than 1/20 of the buckets (at least 2) join their longer neighbour; what is left are the
+  phases: `startup` (the first), `steady` (the longest of the others), `phase N`. `top --phase
+  steady` (or --phase 2) takes a phase as its window, on every command.
+
+EXAMPLES:
+  cpuprof timeline app.cpuprofile
+  cpuprof timeline app.cpuprofile --bucket 100ms --format table
+  cpuprof timeline isolate-0x5a1e2c0-4242-v8.log --buckets 40 --format json
+  cpuprof top app.cpuprofile --phase steady";
+
+const BLOCKS_HELP: &str = "\
+BLOCKS:
+  A block is a stretch of samples without an idle one ((idle) in a .cpuprofile or trace, the
+  IDLE VM state in a tick log): the event loop did not get to wait. Consecutive samples more than
+  10 sampling intervals apart have a gap between them (nothing is known of it): a gap ends a
+  block. For each block: when, how long, the entry that started it (the outermost code frame:
+  timer, I/O callback, microtask queue, module load), the functions with the most self time in
+  it, and the deepest frame more than half of its time was spent under (`blocked in`). A
+  recording without idle samples (a batch job) is said to be one.
+
+EXAMPLES:
+  cpuprof blocks app.cpuprofile
+  cpuprof blocks app.cpuprofile --min 200ms --format json
+  cpuprof blocks isolate-0x5a1e2c0-4242-v8.log --from 10s";
+
+#[derive(Debug, Args)]
+pub(crate) struct TimelineArgs {
+    /// Profile to read (.cpuprofile, tick log or Chrome trace: formats with sample times), or - for stdin
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// The length of a bucket (100ms, 1s)
+    #[arg(long, value_name = "TIME", conflicts_with = "buckets")]
+    pub(crate) bucket: Option<String>,
+
+    /// Cut the recording into N buckets
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub(crate) buckets: Option<u32>,
+
+    /// What a sample weighs
+    #[arg(long, value_enum, default_value_t = WeightArg::Time)]
+    pub(crate) weight: WeightArg,
+
+    #[command(flatten)]
+    pub(crate) window: WindowArgs,
+
+    #[command(flatten)]
+    pub(crate) reading: InputArgs,
+
+    /// Output format: the chart, the chart and a table of buckets, or data
+    #[arg(long, value_enum, default_value_t = TimelineFormatArg::Chart)]
+    pub(crate) format: TimelineFormatArg,
+
+    /// Write to FILE instead of stdout (- = stdout); written atomically
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+/// `timeline --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TimelineFormatArg {
+    /// A line of Unicode blocks per category over a time axis, and the phases
+    Chart,
+    /// The chart, then a table of the buckets
+    Table,
+    /// JSON (a documented, stable schema)
+    Json,
+    /// CSV, one row per bucket
+    Csv,
+    /// Markdown tables of the phases and buckets
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BlocksArgs {
+    /// Profile to read (.cpuprofile, tick log or Chrome trace: formats with sample times), or - for stdin
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// Report blocks at least this long
+    #[arg(long, value_name = "TIME", default_value = "50ms")]
+    pub(crate) min: String,
+
+    #[command(flatten)]
+    pub(crate) rows: RowsArgs,
+
+    #[command(flatten)]
+    pub(crate) window: WindowArgs,
+
+    #[command(flatten)]
+    pub(crate) reading: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 const CONVERT_HELP: &str = "\
@@ -636,6 +749,16 @@ pub(crate) struct WindowArgs {
     /// Only samples taken before TIME into the recording (as --from)
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub(crate) to: Option<String>,
+
+    /// Only samples from the first with function A on its stack to the last with B (patterns as
+    /// for `callers`: a name, name@file:line or a regex)
+    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with_all = ["from", "to", "phase"])]
+    pub(crate) between: Vec<String>,
+
+    /// Only the samples of one phase of the timeline (`cpuprof timeline` lists them): its number
+    /// (1, 2, …) or label (startup, steady)
+    #[arg(long, value_name = "PHASE", conflicts_with_all = ["from", "to"])]
+    pub(crate) phase: Option<String>,
 }
 
 /// How inputs are read: their format, and options of particular formats.
@@ -789,6 +912,9 @@ pub(crate) enum By {
     Package,
     /// Source line (V8's positionTicks); total equals self, as .cpuprofile has no call-site lines
     Line,
+    /// Category: app, dependencies (node_modules), node (node: internals), native (V8, C++), gc,
+    /// idle, program; total: time with a frame of it on the stack
+    Category,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -90,7 +90,7 @@ const CANDIDATES_SHOWN: usize = 20;
 
 /// The error for a pattern that names no single function: an ambiguous one or a bad regex is
 /// a usage error (exit 2) listing the candidates; none at all is a failure (exit 1).
-fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindError) -> anyhow::Error {
+pub(crate) fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindError) -> anyhow::Error {
     let describe = |f: &usize| {
         let row = &graph.functions()[*f];
         let mut at = row.name.clone();
@@ -150,7 +150,7 @@ fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindErro
 
 /// The terminal's width when the report goes to one (stdout, a terminal); else `None`, so that
 /// files and pipes get the same lines wherever they are written.
-fn terminal_width(output: Option<&std::path::Path>) -> Option<usize> {
+pub(crate) fn terminal_width(output: Option<&std::path::Path>) -> Option<usize> {
     if !output.is_none_or(crate::io::is_dash) || !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         return None;
     }

@@ -21,7 +21,7 @@ pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     // A .cpuprofile keeps the sample order, for DevTools' timeline.
     let timeline = target == TargetFormat::Cpuprofile || bounds.is_some();
     let mut profile = Reader::new(&args.reading)?.load(&args.input, timeline)?;
-    cut_to_window(&mut profile, bounds, &args.input)?;
+    cut_to_window(&mut profile, bounds.as_ref(), &args.input)?;
     // Empty profiles: a warning and a valid profile without samples (README, "Empty profiles").
     if profile.samples.is_empty() {
         crate::warn(&format!("{}: no samples: the output holds none", crate::input::source_name(&args.input)));
@@ -45,6 +45,7 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
     });
     let reader = Reader::new(&args.reading)?;
     let bounds = window_bounds(&args.window)?;
+    let bounds = bounds.as_ref();
     let profiles: Vec<Profile> = inputs
         .par_iter()
         .map(|path| {

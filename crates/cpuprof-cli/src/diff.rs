@@ -111,6 +111,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         .map(|i| if i < base.len() { base_reader.as_ref() } else { new_reader.as_ref() }.unwrap_or(&shared))
         .collect();
     let bounds = crate::input::window_bounds(&args.window)?;
+    let bounds = bounds.as_ref();
     let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
         let handles: Vec<_> = inputs
             .iter()

@@ -2,8 +2,12 @@
 //! hints added to library errors and warnings, and the stack filter.
 
 use anyhow::Result;
-use cpuprof_analysis::{apply_window, Bound, StackFilter, Window, WindowError};
+use cpuprof_analysis::{
+    between, cut_window, find_phase, recording, resolve_window, timeline, Bound, CallGraph, CallGraphOptions,
+    StackFilter, TimelineOptions, Weight, Window,
+};
 use cpuprof_parse::{FoldedWeight, ParseError, ParseOptions, Setting};
+use cpuprof_render::text::visible;
 use regex::Regex;
 
 use std::path::Path;
@@ -190,29 +194,89 @@ pub(crate) fn load(
         profile = cpuprof_analysis::collapse_recursion(&profile)
             .map_err(|e| anyhow::anyhow!("{}: cannot collapse recursion: {e}", source_name(input)))?;
     }
-    let window = cut_to_window(&mut profile, bounds, input)?;
+    let window = cut_to_window(&mut profile, bounds.as_ref(), input)?;
     Ok(Loaded { profile, window })
 }
 
-/// Keeps only `profile`'s samples in the window `bounds` (when given; read with a timeline).
-pub(crate) fn cut_to_window(profile: &mut Profile, bounds: Option<Bounds>, input: &Path) -> Result<Option<Window>> {
-    let Some((from, to)) = bounds else { return Ok(None) };
-    let format = profile.meta.format;
-    apply_window(profile, from, to).map(Some).map_err(|e| match e {
-        WindowError::NoTimes => anyhow::anyhow!(
-            "{}: {} input has no timeline, so --from/--to cannot apply",
-            source_name(input),
-            format.as_str()
-        ),
-        e => UsageError(format!("--from/--to: {e}")).into(),
-    })
+/// Keeps only `profile`'s samples in the window `spec` (when given; read with a timeline).
+pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, input: &Path) -> Result<Option<Window>> {
+    let Some(spec) = spec else { return Ok(None) };
+    let source = source_name(input);
+    if profile.samples.times_ns().is_none() {
+        return Err(anyhow::anyhow!(
+            "{source}: {} input has no timeline, so {} cannot apply",
+            profile.meta.format.as_str(),
+            spec.flag()
+        ));
+    }
+    let window = match spec {
+        WindowSpec::Bounds(from, to) => {
+            let length = recording(profile).map_or(0, |(_, length)| length);
+            resolve_window(length, *from, *to).map_err(|e| UsageError(format!("--from/--to: {e}")))?
+        }
+        WindowSpec::Phase(name) => phase_window(profile, name, &source, "--phase")?,
+        WindowSpec::Between(a, b) => {
+            let graph = CallGraph::new(profile, &CallGraphOptions::new(Weight::Time, StackFilter::default(), None));
+            let find =
+                |pattern: &str| graph.find(pattern).map_err(|e| crate::calls::not_found(&graph, pattern, &source, e));
+            let (fa, fb) = (find(a)?, find(b)?);
+            between(profile, &graph.stacks_with(fa), &graph.stacks_with(fb)).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{source}: --between {} {}: no sample with the second function comes at or after the first sample with the first",
+                    visible(a),
+                    visible(b)
+                )
+            })?
+        }
+    };
+    cut_window(profile, window).map(Some).map_err(|e| UsageError(format!("{}: {e}", spec.flag())).into())
 }
 
-/// `--from` and `--to` as given (either may be open).
-pub(crate) type Bounds = (Option<Bound>, Option<Bound>);
+/// The window of the phase `name` names (a number or a label) on `profile`'s timeline.
+pub(crate) fn phase_window(profile: &Profile, name: &str, source: &str, flag: &str) -> Result<Window> {
+    let line = timeline(profile, &TimelineOptions::default()).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let phase = find_phase(&line.phases, name).ok_or_else(|| {
+        let list: Vec<String> = line
+            .phases
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{} {} ({})", i + 1, p.label, visible(&p.entry)))
+            .collect();
+        UsageError(format!("{flag} {}: {source} has no such phase; its phases: {}", visible(name), list.join(", ")))
+    })?;
+    Ok(Window { from_ns: phase.start_ns, to_ns: phase.end_ns })
+}
 
-/// `--from` and `--to`, read; `None` when neither is given.
-pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<Bounds>> {
+/// The time window an analysis is cut to, as given.
+#[derive(Clone, Debug)]
+pub(crate) enum WindowSpec {
+    /// `--from` and `--to` (either may be open).
+    Bounds(Option<Bound>, Option<Bound>),
+    /// `--between A B`.
+    Between(String, String),
+    /// `--phase P`.
+    Phase(String),
+}
+
+impl WindowSpec {
+    /// The flags it was given with, for messages.
+    fn flag(&self) -> &'static str {
+        match self {
+            WindowSpec::Bounds(..) => "--from/--to",
+            WindowSpec::Between(..) => "--between",
+            WindowSpec::Phase(_) => "--phase",
+        }
+    }
+}
+
+/// `--from`/`--to`, `--between` or `--phase`, read; `None` when none is given.
+pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<WindowSpec>> {
+    if let [a, b] = window.between.as_slice() {
+        return Ok(Some(WindowSpec::Between(a.clone(), b.clone())));
+    }
+    if let Some(phase) = &window.phase {
+        return Ok(Some(WindowSpec::Phase(phase.clone())));
+    }
     let bound = |flag: &str, text: &Option<String>| -> Result<Option<Bound>> {
         text.as_deref()
             .map(|t| {
@@ -226,5 +290,21 @@ pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<Bounds>> {
             .transpose()
     };
     let bounds = (bound("--from", &window.from)?, bound("--to", &window.to)?);
-    Ok((bounds.0.is_some() || bounds.1.is_some()).then_some(bounds))
+    Ok((bounds.0.is_some() || bounds.1.is_some()).then_some(WindowSpec::Bounds(bounds.0, bounds.1)))
+}
+
+/// Reads `input` with its samples' times, for the analyses over time (`timeline`, `blocks`),
+/// and cuts it to the window; `what` names the analysis in the error for formats without times.
+pub(crate) fn load_timed(input: &Path, reading: &InputArgs, window: &WindowArgs, what: &str) -> Result<Loaded> {
+    let spec = window_bounds(window)?;
+    let mut profile = Reader::new(reading)?.load(input, true)?;
+    if profile.samples.times_ns().is_none() {
+        return Err(anyhow::anyhow!(
+            "{}: {} input has no timeline (its samples have no times), so it has no {what}",
+            source_name(input),
+            profile.meta.format.as_str()
+        ));
+    }
+    let window = cut_to_window(&mut profile, spec.as_ref(), input)?;
+    Ok(Loaded { profile, window })
 }

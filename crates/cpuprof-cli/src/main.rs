@@ -11,6 +11,7 @@ mod input;
 mod io;
 mod run;
 mod signals;
+mod timeline;
 mod units;
 mod usage;
 

@@ -20,6 +20,8 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Diff(args) => crate::diff::run_diff(&args),
         Command::Convert(args) => crate::convert::run_convert(&args),
         Command::Merge(args) => crate::convert::run_merge(&args),
+        Command::Timeline(args) => crate::timeline::run_timeline(&args),
+        Command::Blocks(args) => crate::timeline::run_blocks(&args),
     }
 }
 
@@ -29,6 +31,7 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
         By::File => GroupBy::File,
         By::Package => GroupBy::Package,
         By::Line => GroupBy::Line,
+        By::Category => GroupBy::Category,
     };
     let weight = match args.weight {
         WeightArg::Time => Weight::Time,

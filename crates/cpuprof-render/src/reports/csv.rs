@@ -1,9 +1,9 @@
 //! CSV with a header row: `top` and `diff`; call trees as one row per node, depth-first.
 
-use cpuprof_analysis::{CallGraph, CallTree};
+use cpuprof_analysis::{CallGraph, CallTree, Category};
 
 use super::words::{node_name, pct_of, unit_name};
-use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument};
+use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument};
 
 /// One header row, then one row per entry; the `csv` crate quotes fields that need it
 /// (commas, quotes, newlines in names).
@@ -172,6 +172,77 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     }
     if let Some(tree) = doc.callees {
         tree_rows(&mut w, graph, tree, "callee", row.total_weight);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// One row per bucket: times, then the top function.
+pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = vec!["start_ns", "end_ns", "samples", "busy", "idle", "gc", "program"];
+    header.extend(Category::ALL.iter().map(|c| c.as_str()));
+    header.extend(["top_name", "top_file", "top_line", "top_self"]);
+    // Writing to a Vec cannot fail.
+    let _ = w.write_record(&header);
+    for b in &doc.timeline.buckets {
+        let mut record: Vec<String> =
+            [b.start_ns, b.end_ns, b.samples, b.busy(), b.of(Category::Idle), b.of(Category::Gc)]
+                .iter()
+                .chain(&[b.of(Category::Program)])
+                .map(ToString::to_string)
+                .collect();
+        record.extend(Category::ALL.iter().map(|c| b.of(*c).to_string()));
+        match &b.top {
+            Some((f, self_weight)) => record.extend([
+                f.name.clone(),
+                f.file.clone().unwrap_or_default(),
+                f.line.map(|l| l.to_string()).unwrap_or_default(),
+                self_weight.to_string(),
+            ]),
+            None => record.extend([String::new(), String::new(), String::new(), String::new()]),
+        }
+        let _ = w.write_record(&record);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// One row per block, in time order.
+pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "start_ns",
+        "duration_ns",
+        "samples",
+        "entry_name",
+        "entry_file",
+        "entry_line",
+        "common_name",
+        "common_file",
+        "common_line",
+        "top_name",
+        "top_self",
+    ]);
+    let line = |l: Option<u32>| l.map(|l| l.to_string()).unwrap_or_default();
+    for k in &doc.blocks.blocks {
+        let (common_name, common_file, common_line) = k
+            .common
+            .as_ref()
+            .map(|c| (c.name.clone(), c.file.clone().unwrap_or_default(), line(c.line)))
+            .unwrap_or_default();
+        let (top_name, top_self) = k.top.first().map(|(f, s)| (f.name.clone(), s.to_string())).unwrap_or_default();
+        let _ = w.write_record([
+            k.start_ns.to_string(),
+            k.duration_ns.to_string(),
+            k.samples.to_string(),
+            k.entry.name.clone(),
+            k.entry.file.clone().unwrap_or_default(),
+            line(k.entry.line),
+            common_name,
+            common_file,
+            common_line,
+            top_name,
+            top_self,
+        ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }

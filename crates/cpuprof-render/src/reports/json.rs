@@ -1,13 +1,13 @@
 //! JSON (the documented contracts): `top`, `diff`, `tree`, `callers`/`callees`/`explain`.
 
 use cpuprof_analysis::{
-    Amount, CallGraph, CallNode, CallTree, Contribution, Explanation, GroupBy, Inlining, Metric, Normalize, Pruned,
-    Summary,
+    Amount, CallGraph, CallNode, CallTree, Category, Contribution, Explanation, FunctionRef, GroupBy, Inlining, Metric,
+    Normalize, Pruned, Summary,
 };
 use serde::Serialize;
 
-use super::words::{moved_text, node_name, pct_of, unit_name};
-use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
+use super::words::{moved_text, node_name, pct_of, unit_name, NO_IDLE_NOTE};
+use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 
 /// The JSON contract of `cpuprof top` (documented in the README). Fields may be added,
 /// never removed or renamed.
@@ -50,10 +50,12 @@ struct SummaryJson {
     unaccounted: AmountJson,
     idle: AmountJson,
     program: AmountJson,
+    /// Every sample by category (`app`, `dependencies`, …): shares of all the time.
+    categories: std::collections::BTreeMap<&'static str, AmountJson>,
 }
 
 #[derive(Serialize)]
-struct AmountJson {
+pub(crate) struct AmountJson {
     samples: i64,
     total: i64,
     pct: f64,
@@ -87,7 +89,18 @@ fn summary(s: &Summary) -> SummaryJson {
         unaccounted: share(s.unaccounted),
         idle: share(s.idle),
         program: share(s.program),
+        categories: categories(s),
     }
+}
+
+/// `summary.categories`: each category's time, samples and share of all the time.
+pub(crate) fn categories(s: &Summary) -> std::collections::BTreeMap<&'static str, AmountJson> {
+    let whole: i64 = s.categories.iter().map(|a| a.weight).sum();
+    Category::ALL
+        .iter()
+        .zip(&s.categories)
+        .map(|(c, a)| (c.as_str(), AmountJson { samples: a.samples, total: a.weight, pct: pct_of(a.weight, whole) }))
+        .collect()
 }
 
 pub(crate) fn top(doc: &TopDocument<'_>) -> String {
@@ -95,6 +108,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         GroupBy::File => "file",
         GroupBy::Package => "package",
         GroupBy::Line => "line",
+        GroupBy::Category => "category",
         _ => "function",
     };
     let json = TopJson {
@@ -117,7 +131,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
                 file: r.file.as_deref(),
                 line: r.line,
                 column: r.column,
-                kind: r.kind.as_str(),
+                kind: if doc.by == GroupBy::Category { "category" } else { r.kind.as_str() },
                 self_weight: r.self_weight,
                 self_samples: r.self_samples,
                 self_pct: doc.pct(r.self_weight),
@@ -533,4 +547,171 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
         });
     }
     w.finish()
+}
+
+/// The JSON contract of `cpuprof timeline` (documented in the README).
+#[derive(Serialize)]
+struct TimelineJson<'a> {
+    source: &'a str,
+    format: &'a str,
+    unit: &'a str,
+    duration_ns: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<WindowJson>,
+    bucket_ns: i64,
+    buckets: Vec<BucketJson<'a>>,
+    phases: Vec<PhaseJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct BucketJson<'a> {
+    start_ns: i64,
+    end_ns: i64,
+    samples: i64,
+    busy: i64,
+    idle: i64,
+    gc: i64,
+    program: i64,
+    categories: std::collections::BTreeMap<&'static str, i64>,
+    top: Option<FunctionWeightJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct FunctionJson<'a> {
+    name: &'a str,
+    file: Option<&'a str>,
+    line: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct FunctionWeightJson<'a> {
+    name: &'a str,
+    file: Option<&'a str>,
+    line: Option<u32>,
+    #[serde(rename = "self")]
+    self_weight: i64,
+}
+
+#[derive(Serialize)]
+struct PhaseJson<'a> {
+    start_ns: i64,
+    end_ns: i64,
+    label: &'a str,
+    entry: &'a str,
+}
+
+fn function(f: &FunctionRef) -> FunctionJson<'_> {
+    FunctionJson { name: &f.name, file: f.file.as_deref(), line: f.line }
+}
+
+fn function_weight((f, w): &(FunctionRef, i64)) -> FunctionWeightJson<'_> {
+    FunctionWeightJson { name: &f.name, file: f.file.as_deref(), line: f.line, self_weight: *w }
+}
+
+fn pretty<T: Serialize>(value: &T) -> String {
+    // Serializing plain structs of strings and numbers cannot fail.
+    let mut out = serde_json::to_string_pretty(value).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
+    let t = doc.timeline;
+    pretty(&TimelineJson {
+        source: doc.source,
+        format: doc.meta.format.as_str(),
+        unit: unit_name(t.unit),
+        duration_ns: t.length_ns,
+        window: doc.window.map(|w| WindowJson { from_ns: w.from_ns, to_ns: w.to_ns }),
+        bucket_ns: t.bucket_ns,
+        buckets: t
+            .buckets
+            .iter()
+            .map(|b| BucketJson {
+                start_ns: b.start_ns,
+                end_ns: b.end_ns,
+                samples: b.samples,
+                busy: b.busy(),
+                idle: b.of(Category::Idle),
+                gc: b.of(Category::Gc),
+                program: b.of(Category::Program),
+                categories: Category::ALL.iter().map(|c| (c.as_str(), b.of(*c))).collect(),
+                top: b.top.as_ref().map(function_weight),
+            })
+            .collect(),
+        phases: t
+            .phases
+            .iter()
+            .map(|p| PhaseJson { start_ns: p.start_ns, end_ns: p.end_ns, label: &p.label, entry: &p.entry })
+            .collect(),
+    })
+}
+
+/// The JSON contract of `cpuprof blocks` (documented in the README).
+#[derive(Serialize)]
+struct BlocksJson<'a> {
+    source: &'a str,
+    format: &'a str,
+    unit: &'a str,
+    duration_ns: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<WindowJson>,
+    interval_ns: i64,
+    min_ns: i64,
+    idle_samples: i64,
+    /// Set when the recording has no idle samples: its blocks are not stalls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'static str>,
+    blocks: Vec<BlockJson<'a>>,
+    summary: BlockSummaryJson,
+}
+
+#[derive(Serialize)]
+struct BlockJson<'a> {
+    start_ns: i64,
+    duration_ns: i64,
+    samples: i64,
+    entry: FunctionJson<'a>,
+    top: Vec<FunctionWeightJson<'a>>,
+    common: Option<FunctionJson<'a>>,
+    under: Option<FunctionJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct BlockSummaryJson {
+    count: usize,
+    p50_ns: i64,
+    p95_ns: i64,
+    max_ns: i64,
+    blocked_pct: f64,
+}
+
+pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
+    let b = doc.blocks;
+    let (p50_ns, p95_ns, max_ns) = b.percentiles();
+    pretty(&BlocksJson {
+        source: doc.source,
+        format: doc.meta.format.as_str(),
+        unit: "ns",
+        duration_ns: b.length_ns,
+        window: doc.window.map(|w| WindowJson { from_ns: w.from_ns, to_ns: w.to_ns }),
+        interval_ns: b.interval_ns,
+        min_ns: b.min_ns,
+        idle_samples: b.idle_samples,
+        note: (b.idle_samples == 0).then_some(NO_IDLE_NOTE),
+        blocks: b
+            .blocks
+            .iter()
+            .map(|k| BlockJson {
+                start_ns: k.start_ns,
+                duration_ns: k.duration_ns,
+                samples: k.samples,
+                entry: function(&k.entry),
+                top: k.top.iter().map(function_weight).collect(),
+                common: k.common.as_ref().map(function),
+                under: k.under.as_ref().map(function),
+            })
+            .collect(),
+        summary: BlockSummaryJson { count: b.blocks.len(), p50_ns, p95_ns, max_ns, blocked_pct: b.blocked_pct() },
+    })
 }

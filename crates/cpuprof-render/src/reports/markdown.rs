@@ -2,14 +2,17 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{CallGraph, CallTree};
+use cpuprof_analysis::{CallGraph, CallTree, Category};
+
+use crate::time::format_ns;
 
 use super::outline::{self, Line};
 use super::words::{
-    chain_text, delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts,
-    profile_header, short_location, top_amount, top_location, unit_amount, verdict_text,
+    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text, header,
+    node_name, pct_of, pcts, profile_header, short_location, top_amount, top_location, unit_amount, verdict_text,
+    NO_IDLE_NOTE,
 };
-use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
+use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
 
 /// Text safe inside a GFM table cell: ASCII punctuation backslash-escaped (so `|`, `*`,
@@ -197,6 +200,70 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
             let _ = writeln!(out, "- **{:.1}%** {} (self)", pct_of(own, row.total_weight), amount(own));
         }
         out.push('\n');
+    }
+    out
+}
+
+/// The phases, then a table of buckets.
+pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
+    let t = doc.timeline;
+    let mut out =
+        format!("**{}** · {} buckets of {}\n\n", escape(doc.source), t.buckets.len(), escape(&format_ns(t.bucket_ns)));
+    out.push_str("| phase | label | from | to | entry |\n|---:|---|---:|---:|---|\n");
+    for (i, p) in t.phases.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            i + 1,
+            escape(&p.label),
+            escape(&format_ns(p.start_ns)),
+            escape(&format_ns(p.end_ns)),
+            escape(&p.entry)
+        );
+    }
+    out.push_str("\n| start | busy | gc | idle | program | top function |\n|---:|---:|---:|---:|---:|---|\n");
+    for b in &t.buckets {
+        let whole = b.busy() + b.of(Category::Idle);
+        let top = b.top.as_ref().map(|(f, _)| function_text(f)).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| {} | {:.0}% | {:.0}% | {:.0}% | {:.0}% | {} |",
+            escape(&format_ns(b.start_ns)),
+            pct_of(b.busy(), whole),
+            pct_of(b.of(Category::Gc), whole),
+            pct_of(b.of(Category::Idle), whole),
+            pct_of(b.of(Category::Program), whole),
+            escape(&top)
+        );
+    }
+    out
+}
+
+/// The summary, then the blocks, longest first.
+pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
+    let b = doc.blocks;
+    let mut out = format!("**{}**: {}\n\n", escape(doc.source), escape(&blocks_summary(b)));
+    if b.idle_samples == 0 {
+        let _ = writeln!(out, "> **Note:** {}\n", escape(NO_IDLE_NOTE));
+    }
+    if b.blocks.is_empty() {
+        return out;
+    }
+    out.push_str("| start | duration | entry | blocked in | top self |\n|---:|---:|---|---|---|\n");
+    for k in doc.longest() {
+        let blocked = k.common.as_ref().map_or_else(|| "(spread out)".to_owned(), function_text);
+        let under = k.under.as_ref().map(|u| format!(" under {}", u.name)).unwrap_or_default();
+        let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {}{} | {} |",
+            escape(&format_ns(k.start_ns)),
+            escape(&format_ns(k.duration_ns)),
+            escape(&function_text(&k.entry)),
+            escape(&blocked),
+            escape(&under),
+            escape(&top.join(", "))
+        );
     }
     out
 }

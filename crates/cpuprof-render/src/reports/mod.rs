@@ -2,6 +2,7 @@
 //! exporters), each covering every report (`top` and `diff`); `words` holds the wording
 //! they share.
 
+mod chart;
 mod csv;
 mod json;
 mod markdown;
@@ -9,7 +10,9 @@ mod outline;
 mod table;
 mod words;
 
-use cpuprof_analysis::{CallGraph, CallTree, DiffReport, DiffRow, Explanation, GroupBy, TopReport, Weight};
+use cpuprof_analysis::{
+    Block, Blocks, CallGraph, CallTree, DiffReport, DiffRow, Explanation, GroupBy, Timeline, TopReport, Weight,
+};
 use cpuprof_model::Meta;
 
 pub use words::regression_text;
@@ -68,7 +71,7 @@ impl TopDocument<'_> {
     }
 
     pub(crate) fn by_group(&self) -> bool {
-        matches!(self.by, GroupBy::File | GroupBy::Package)
+        matches!(self.by, GroupBy::File | GroupBy::Package | GroupBy::Category)
     }
 }
 
@@ -183,5 +186,68 @@ pub fn render_calls(doc: &CallsDocument<'_>, format: Format) -> String {
         Format::Json => json::calls(doc),
         Format::Csv => csv::calls(doc),
         Format::Markdown => markdown::calls(doc),
+    }
+}
+
+/// A timeline with what is needed to present it.
+#[derive(Clone, Copy, Debug)]
+pub struct TimelineDocument<'a> {
+    /// The input as the user named it.
+    pub source: &'a str,
+    /// Facts about the recording.
+    pub meta: &'a Meta,
+    /// The buckets and phases.
+    pub timeline: &'a Timeline,
+    /// The time window the samples were cut to, when one was given.
+    pub window: Option<cpuprof_analysis::Window>,
+    /// The terminal's width in columns (the chart fits it); `None`: 100.
+    pub width: Option<usize>,
+    /// With [`Format::Table`]: the table of buckets under the chart.
+    pub bucket_table: bool,
+}
+
+/// Renders `doc` in `format`: for [`Format::Table`], the chart (and the buckets' table when
+/// [`TimelineDocument::bucket_table`]).
+pub fn render_timeline(doc: &TimelineDocument<'_>, format: Format) -> String {
+    match format {
+        Format::Table => table::timeline(doc),
+        Format::Json => json::timeline(doc),
+        Format::Csv => csv::timeline(doc),
+        Format::Markdown => markdown::timeline(doc),
+    }
+}
+
+/// Event-loop blocks with what is needed to present them.
+#[derive(Clone, Copy, Debug)]
+pub struct BlocksDocument<'a> {
+    /// The input as the user named it.
+    pub source: &'a str,
+    /// Facts about the recording.
+    pub meta: &'a Meta,
+    /// The blocks.
+    pub blocks: &'a Blocks,
+    /// The time window the samples were cut to, when one was given.
+    pub window: Option<cpuprof_analysis::Window>,
+    /// How many blocks tables list (`None`: all); JSON lists all.
+    pub limit: Option<usize>,
+}
+
+impl BlocksDocument<'_> {
+    /// The blocks tables list: the longest first (then the earliest), at most `limit`.
+    pub(crate) fn longest(&self) -> Vec<&Block> {
+        let mut blocks: Vec<&Block> = self.blocks.blocks.iter().collect();
+        blocks.sort_by_key(|b| (std::cmp::Reverse(b.duration_ns), b.start_ns));
+        blocks.truncate(self.limit.unwrap_or(usize::MAX));
+        blocks
+    }
+}
+
+/// Renders `doc` in `format`.
+pub fn render_blocks(doc: &BlocksDocument<'_>, format: Format) -> String {
+    match format {
+        Format::Table => table::blocks(doc),
+        Format::Json => json::blocks(doc),
+        Format::Csv => csv::blocks(doc),
+        Format::Markdown => markdown::blocks(doc),
     }
 }

@@ -2,15 +2,17 @@
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
-use cpuprof_analysis::{CallGraph, CallNode, CallTree, GroupBy, Verdict, Weight};
+use cpuprof_analysis::{CallGraph, CallNode, CallTree, Category, GroupBy, Verdict, Weight};
 
 use super::outline::{self, Line};
 use super::words::{
-    chain_text, delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of, pcts,
-    profile_header, ratio_text, short_location, top_amount, top_location, unit_amount, verdict_text,
+    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text, header,
+    node_name, pct_of, pcts, profile_header, ratio_text, short_location, top_amount, top_location, unit_amount,
+    verdict_text, NO_IDLE_NOTE,
 };
-use super::{CallsDocument, DiffDocument, TopDocument, TreeDocument, TreeView};
+use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{truncate, visible};
+use crate::time::format_ns;
 
 const NAME_WIDTH: usize = 60;
 const LOCATION_WIDTH: usize = 70;
@@ -32,6 +34,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
     let what = match doc.by {
         GroupBy::File => "file",
         GroupBy::Package => "package",
+        GroupBy::Category => "category",
         _ => "function",
     };
     let mut head = vec!["self", "self%", "total", "total%", what];
@@ -277,6 +280,123 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
             }
         }
         own_line(&mut out, &mut own);
+    }
+    out
+}
+
+/// The summary lines of a timeline or blocks report: the profile, and the window.
+fn time_header(
+    source: &str,
+    meta: &cpuprof_model::Meta,
+    window: Option<cpuprof_analysis::Window>,
+    what: &str,
+) -> String {
+    let mut parts = vec![visible(source), meta.format.as_str().to_owned()];
+    if let Some(d) = meta.duration_ns {
+        parts.push(format_ns(d));
+    }
+    if let Some(w) = window {
+        parts.push(format!("window {} – {}", format_ns(w.from_ns), format_ns(w.to_ns)));
+    }
+    parts.push(what.to_owned());
+    parts.join(" · ")
+}
+
+/// The chart, the phases, and with `bucket_table` the buckets.
+pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
+    let t = doc.timeline;
+    let mut out = time_header(
+        doc.source,
+        doc.meta,
+        doc.window,
+        &format!("{} buckets of {}", t.buckets.len(), format_ns(t.bucket_ns)),
+    );
+    out.push('\n');
+    out.push_str(&super::chart::chart(t, doc.width.unwrap_or(100)));
+    if !doc.bucket_table {
+        return out;
+    }
+    let mut table = Table::new();
+    table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
+    table.set_header(vec![
+        "start",
+        "busy",
+        "app",
+        "deps",
+        "node",
+        "native",
+        "gc",
+        "program",
+        "idle",
+        "top function",
+        "self",
+    ]);
+    for b in &t.buckets {
+        let whole = b.busy() + b.of(Category::Idle);
+        let pct = |v: i64| Cell::new(format!("{:.0}%", pct_of(v, whole))).set_alignment(CellAlignment::Right);
+        let mut cells = vec![Cell::new(format_ns(b.start_ns)).set_alignment(CellAlignment::Right), pct(b.busy())];
+        for c in [
+            Category::App,
+            Category::Dependencies,
+            Category::Node,
+            Category::Native,
+            Category::Gc,
+            Category::Program,
+            Category::Idle,
+        ] {
+            cells.push(pct(b.of(c)));
+        }
+        match &b.top {
+            Some((f, w)) => {
+                cells.push(Cell::new(truncate(&visible(&function_text(f)), NAME_WIDTH)));
+                cells.push(Cell::new(unit_amount(t.unit, *w)).set_alignment(CellAlignment::Right));
+            }
+            None => cells.extend([Cell::new(""), Cell::new("")]),
+        }
+        table.add_row(cells);
+    }
+    out.push_str(&table.to_string());
+    out.push('\n');
+    out
+}
+
+/// The summary line, then the blocks, longest first.
+pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
+    let b = doc.blocks;
+    let mut out =
+        time_header(doc.source, doc.meta, doc.window, &format!("sampling interval {}", format_ns(b.interval_ns)));
+    out.push('\n');
+    out.push_str(&blocks_summary(b));
+    out.push('\n');
+    if b.idle_samples == 0 {
+        out.push_str(&format!("note: {NO_IDLE_NOTE}\n"));
+    }
+    if b.blocks.is_empty() {
+        return out;
+    }
+    let mut table = Table::new();
+    table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
+    table.set_header(vec!["start", "duration", "entry", "blocked in", "top self"]);
+    for k in doc.longest() {
+        let blocked = match (&k.common, &k.under) {
+            (Some(c), Some(u)) => format!("{} under {}", function_text(c), u.name),
+            (Some(c), None) => function_text(c),
+            (None, _) => "(spread out)".to_owned(),
+        };
+        let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
+        table.add_row(vec![
+            Cell::new(format_ns(k.start_ns)).set_alignment(CellAlignment::Right),
+            Cell::new(format_ns(k.duration_ns)).set_alignment(CellAlignment::Right),
+            Cell::new(truncate(&visible(&function_text(&k.entry)), 40)),
+            Cell::new(truncate(&visible(&blocked), NAME_WIDTH)),
+            Cell::new(truncate(&visible(&top.join(", ")), NAME_WIDTH)),
+        ]);
+    }
+    out.push_str(&table.to_string());
+    out.push('\n');
+    let shown = doc.longest().len();
+    if shown < b.blocks.len() {
+        out.push_str(&format!("({shown} of {} blocks; -n to show more)\n", b.blocks.len()));
     }
     out
 }

@@ -3,13 +3,43 @@
 use std::fmt::Write as _;
 
 use cpuprof_analysis::{
-    Amount, Contribution, DiffRow, Explanation, Inlining, Metric, Moved, Normalize, Summary, TopRow, Verdict, Weight,
+    Amount, Category, Contribution, DiffRow, Explanation, Inlining, Metric, Moved, Normalize, Summary, TopRow, Verdict,
+    Weight,
 };
 use cpuprof_model::SourceFormat;
 
 use super::{DiffDocument, TopDocument};
 use crate::text::{display_file, truncate, visible};
 use crate::time::format_ns;
+
+/// What `blocks` says of a recording without idle samples.
+pub(crate) const NO_IDLE_NOTE: &str = "the recording has no idle samples: the event loop never waited in it (a batch job, or a recorder without idle notifications), so its blocks are stretches of the recording, not stalls";
+
+/// `name (file:line)`, with the file shortened as tables show it.
+pub(crate) fn function_text(f: &cpuprof_analysis::FunctionRef) -> String {
+    let Some(file) = f.file.as_deref().filter(|f| !f.is_empty()) else { return f.name.clone() };
+    let file = display_file(file);
+    let short = file.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or(file);
+    match f.line {
+        Some(line) => format!("{} ({short}:{line})", f.name),
+        None => format!("{} ({short})", f.name),
+    }
+}
+
+/// `3 blocks ≥ 50.0 ms · p50 101 ms · p95 301 ms · max 301 ms · 21.0% of the time blocked`
+pub(crate) fn blocks_summary(b: &cpuprof_analysis::Blocks) -> String {
+    let (p50, p95, max) = b.percentiles();
+    format!(
+        "{} block{} ≥ {} · p50 {} · p95 {} · max {} · {:.1}% of the time blocked",
+        b.blocks.len(),
+        if b.blocks.len() == 1 { "" } else { "s" },
+        format_ns(b.min_ns),
+        format_ns(p50),
+        format_ns(p95),
+        format_ns(max),
+        b.blocked_pct()
+    )
+}
 
 /// A top amount: a time, or a number of samples.
 pub(crate) fn top_amount(doc: &TopDocument<'_>, value: i64) -> String {
@@ -45,21 +75,30 @@ pub(crate) fn profile_header(source: &str, meta: &cpuprof_model::Meta, s: &Summa
     if let Some(i) = meta.interval_ns {
         parts.push(format!("{} {}", if ticklog { "interval" } else { "mean interval" }, format_ns(i)));
     }
-    let share = |v: Amount| if s.all.weight == 0 { 0.0 } else { 100.0 * v.weight as f64 / s.all.weight as f64 };
-    if !ticklog {
-        parts.push(format!("idle {:.1}%", share(s.idle)));
-        parts.push(format!("GC {:.1}%", share(s.gc)));
-        parts.push(format!("program {:.1}%", share(s.program)));
-    }
     let mut line = parts.join(" · ");
     if unit == Weight::Samples {
         line.push_str(" · weight: samples");
     }
+    line.push('\n');
+    line.push_str(&category_summary(s));
     if ticklog {
         line.push('\n');
         line.push_str(&tick_summary(s));
     }
     line
+}
+
+/// `app 67.5% · node 1.2% · native 12.0% · gc 16.3% · program 0.5%`: the categories with
+/// samples, as shares of all the time (idle included).
+pub(crate) fn category_summary(s: &Summary) -> String {
+    let whole: i64 = s.categories.iter().map(|a| a.weight).sum();
+    let parts: Vec<String> = Category::ALL
+        .iter()
+        .zip(&s.categories)
+        .filter(|(_, a)| a.samples != 0 || a.weight != 0)
+        .map(|(c, a)| format!("{} {:.1}%", c.as_str(), pct_of(a.weight, whole)))
+        .collect();
+    format!("categories: {}", if parts.is_empty() { "none".to_owned() } else { parts.join(" · ") })
 }
 
 /// `JavaScript 12 (2.0%) · C++ 590 (96.1%) · GC 1 (0.2%) · shared libraries 6 (1.0%) · unaccounted 5 (0.8%)`

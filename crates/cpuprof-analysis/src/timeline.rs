@@ -1,0 +1,301 @@
+//! The profile over time: buckets of equal length with their category split and hottest
+//! function, and the phases where the profile changes character (fixtures/oracle/SPEC.md
+//! §11). A sample belongs to the bucket its timestamp falls in, as it belongs to a window, so
+//! the buckets add up to the whole and a window of whole buckets holds exactly their samples.
+
+use cpuprof_model::{FuncId, FuncKind, Profile};
+use rustc_hash::FxHashMap;
+
+use crate::category::{Categories, Category};
+use crate::weights::{columns, effective, Weight};
+use crate::window::{recording, WindowError};
+
+/// A function as a timeline or block names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionRef {
+    /// Its name as reports show it (`(anonymous)` for anonymous functions).
+    pub name: String,
+    /// Its file, `None` when it has none.
+    pub file: Option<String>,
+    /// The 1-based line it starts at, if known.
+    pub line: Option<u32>,
+}
+
+impl FunctionRef {
+    /// `func` of `profile`.
+    pub fn of(profile: &Profile, func: FuncId) -> Self {
+        let f = &profile.funcs[func];
+        let name = f.display_name(&profile.strings);
+        let file = profile.func_file(f);
+        FunctionRef {
+            name: if name.is_empty() { "(anonymous)".to_owned() } else { name.into_owned() },
+            file: (!file.is_empty()).then(|| file.to_owned()),
+            line: f.line,
+        }
+    }
+}
+
+/// The order of functions of equal weight (SPEC §5): name, file, line, column, kind.
+pub(crate) fn func_order(profile: &Profile, a: FuncId, b: FuncId) -> std::cmp::Ordering {
+    let (fa, fb) = (&profile.funcs[a], &profile.funcs[b]);
+    fa.display_name(&profile.strings)
+        .as_bytes()
+        .cmp(fb.display_name(&profile.strings).as_bytes())
+        .then_with(|| {
+            let file = |f: &cpuprof_model::Func| Some(profile.func_file(f)).filter(|s| !s.is_empty());
+            file(fa).cmp(&file(fb))
+        })
+        .then_with(|| fa.line.cmp(&fb.line))
+        .then_with(|| fa.column.cmp(&fb.column))
+        .then_with(|| fa.kind.as_str().cmp(fb.kind.as_str()))
+}
+
+/// The heaviest of `weights` (most weight first, ties in [`func_order`]).
+pub(crate) fn heaviest(profile: &Profile, weights: &FxHashMap<FuncId, i64>) -> Option<(FuncId, i64)> {
+    weights
+        .iter()
+        .map(|(f, w)| (*f, *w))
+        .min_by(|(fa, wa), (fb, wb)| wb.cmp(wa).then_with(|| func_order(profile, *fa, *fb)))
+}
+
+/// True for the pseudo-frames that are not code a sample can enter by: `(root)`,
+/// `(program)`, `(garbage collector)`, `(idle)`.
+fn is_meta(kind: FuncKind) -> bool {
+    matches!(kind, FuncKind::Root | FuncKind::Program | FuncKind::Gc | FuncKind::Idle)
+}
+
+/// Each stack's entry: the function of its outermost frame that is code (not `(root)`,
+/// `(program)`, `(garbage collector)` or `(idle)`) — the timer, I/O callback, microtask
+/// queue or module load a sample ran under. Parents first, one pass.
+pub(crate) fn entries(profile: &Profile) -> Vec<Option<FuncId>> {
+    let mut entry: Vec<Option<FuncId>> = Vec::with_capacity(profile.stacks.len());
+    for (parent, frame) in profile.stacks.parents().iter().zip(profile.stacks.frames()) {
+        let func = profile.frames[*frame].func;
+        let inherited = parent.and_then(|p| entry[p.index()]);
+        entry.push(inherited.or_else(|| (!is_meta(profile.funcs[func].kind)).then_some(func)));
+    }
+    entry
+}
+
+/// Options of [`timeline`].
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct TimelineOptions {
+    /// The length of a bucket, ns. Default: from `buckets`, else [`default_bucket_ns`].
+    pub bucket_ns: Option<i64>,
+    /// The number of buckets the recording is cut into, when `bucket_ns` is not given.
+    pub buckets: Option<u32>,
+    /// What a sample weighs. Default is [`Weight::Time`].
+    pub weight: Weight,
+}
+
+/// One bucket: `[start_ns, end_ns)` after the recording's start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    /// Start, ns after the recording's start.
+    pub start_ns: i64,
+    /// End (excluded).
+    pub end_ns: i64,
+    /// Number of samples taken in it.
+    pub samples: i64,
+    /// Weight of its samples per category, indexed by [`Category::index`].
+    pub categories: [i64; Category::ALL.len()],
+    /// The function with the most self weight among its samples that are not idle, and that weight.
+    pub top: Option<(FunctionRef, i64)>,
+}
+
+impl Bucket {
+    /// Weight of its samples that are not idle.
+    pub fn busy(&self) -> i64 {
+        self.categories.iter().sum::<i64>() - self.categories[Category::Idle.index()]
+    }
+
+    /// Weight of one category's samples.
+    pub fn of(&self, category: Category) -> i64 {
+        self.categories[category.index()]
+    }
+}
+
+/// A stretch of the recording with one character: its entry, or idle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// Start, ns after the recording's start (a bucket's start).
+    pub start_ns: i64,
+    /// End, excluded (a bucket's end).
+    pub end_ns: i64,
+    /// `startup`, `steady` or `phase N` (SPEC §11.5).
+    pub label: String,
+    /// What ran: the entry function's name, or `idle`.
+    pub entry: String,
+}
+
+/// The result of [`timeline`].
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    /// Unit of the weights: ns or samples.
+    pub unit: Weight,
+    /// The recording's length, ns.
+    pub length_ns: i64,
+    /// The buckets' length, ns.
+    pub bucket_ns: i64,
+    /// The buckets, in time order, covering the recording and every sample.
+    pub buckets: Vec<Bucket>,
+    /// The phases, in time order, tiling the buckets.
+    pub phases: Vec<Phase>,
+}
+
+/// The bucket length for a recording `length_ns` long: the smallest of 1, 2, 5 × 10^k ns, at
+/// least 1 ms, that cuts it into at most 50 buckets.
+pub fn default_bucket_ns(length_ns: i64) -> i64 {
+    let wanted = (length_ns.max(0) + 49) / 50;
+    let mut step: i64 = 1_000_000;
+    loop {
+        for m in [1, 2, 5] {
+            if step.saturating_mul(m) >= wanted {
+                return step.saturating_mul(m);
+            }
+        }
+        if step > i64::MAX / 100 {
+            return i64::MAX / 4;
+        }
+        step *= 10;
+    }
+}
+
+/// The profile over time. Needs the samples' times (read with a timeline).
+pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline, WindowError> {
+    let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
+    let times = profile.samples.times_ns().ok_or(WindowError::NoTimes)?;
+    let bucket_ns = options
+        .bucket_ns
+        .or_else(|| options.buckets.map(|n| (length + i64::from(n.max(1)) - 1) / i64::from(n.max(1))))
+        .unwrap_or_else(|| default_bucket_ns(length))
+        .max(1);
+    let bucket_of = |t: i64| (t.saturating_sub(start).max(0) / bucket_ns) as usize;
+    let latest = times.iter().map(|t| bucket_of(*t) + 1).max().unwrap_or(0);
+    let count = (((length + bucket_ns - 1) / bucket_ns) as usize).max(latest).max(1);
+
+    let (weights, counts) = columns(profile, options.weight);
+    let categories = Categories::new(profile);
+    let entry = entries(profile);
+    let mut buckets: Vec<Bucket> = (0..count)
+        .map(|k| Bucket {
+            start_ns: k as i64 * bucket_ns,
+            end_ns: (k as i64 + 1) * bucket_ns,
+            samples: 0,
+            categories: [0; Category::ALL.len()],
+            top: None,
+        })
+        .collect();
+    let mut self_of: Vec<FxHashMap<FuncId, i64>> = vec![FxHashMap::default(); count];
+    let mut entry_of: Vec<FxHashMap<FuncId, i64>> = vec![FxHashMap::default(); count];
+    for (i, stack) in profile.samples.stacks().iter().enumerate() {
+        let k = bucket_of(times[i]);
+        let c = counts.map_or(1, |c| c[i]);
+        let w = weights.map_or(c, |w| w[i]);
+        let category = categories.of_sample(profile, i);
+        let bucket = &mut buckets[k];
+        bucket.samples += c;
+        bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
+        let leaf = profile.func_of(*stack);
+        if category != Category::Idle && profile.funcs[leaf].kind != FuncKind::Root {
+            *self_of[k].entry(leaf).or_default() += w;
+            if let Some(e) = entry[stack.index()] {
+                *entry_of[k].entry(e).or_default() += w;
+            }
+        }
+    }
+    for (bucket, funcs) in buckets.iter_mut().zip(&self_of) {
+        bucket.top = heaviest(profile, funcs).map(|(f, w)| (FunctionRef::of(profile, f), w));
+    }
+    let phases = phases(profile, &buckets, &entry_of);
+    Ok(Timeline { unit: effective(profile, options.weight), length_ns: length, bucket_ns, buckets, phases })
+}
+
+/// What a bucket is, for phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Character {
+    Idle,
+    Entry(FuncId),
+}
+
+/// SPEC §11.5: each bucket's character, runs of equal ones, short runs absorbed by their
+/// longer neighbour.
+fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i64>]) -> Vec<Phase> {
+    let mut runs: Vec<(Character, usize)> = Vec::new();
+    let mut previous = Character::Idle;
+    for (bucket, entries) in buckets.iter().zip(entry_of) {
+        let character = if bucket.busy() < bucket.of(Category::Idle) {
+            Character::Idle
+        } else {
+            heaviest(profile, entries).map_or(previous, |(f, _)| Character::Entry(f))
+        };
+        previous = character;
+        match runs.last_mut() {
+            Some((c, n)) if *c == character => *n += 1,
+            _ => runs.push((character, 1)),
+        }
+    }
+    let min_run = buckets.len().div_ceil(20).max(2);
+    while runs.len() > 1 {
+        // The shortest run under the minimum, the earliest of equal ones.
+        let Some((at, _)) = runs.iter().enumerate().filter(|(_, r)| r.1 < min_run).min_by_key(|(i, r)| (r.1, *i))
+        else {
+            break;
+        };
+        let left = at.checked_sub(1).map(|i| runs[i].1);
+        let right = runs.get(at + 1).map(|r| r.1);
+        let into = match (left, right) {
+            (Some(l), Some(r)) if r > l => at + 1,
+            (Some(_), _) => at - 1,
+            (None, _) => at + 1,
+        };
+        runs[at].0 = runs[into].0;
+        // Merge equal neighbours.
+        let mut merged: Vec<(Character, usize)> = Vec::with_capacity(runs.len());
+        for run in runs.drain(..) {
+            match merged.last_mut() {
+                Some((c, n)) if *c == run.0 => *n += run.1,
+                _ => merged.push(run),
+            }
+        }
+        runs = merged;
+    }
+    let bucket_ns = buckets.first().map_or(1, |b| b.end_ns - b.start_ns);
+    let steady = runs
+        .iter()
+        .enumerate()
+        .skip(usize::from(runs.len() > 1))
+        .min_by_key(|(i, r)| (std::cmp::Reverse(r.1), *i))
+        .map(|(i, _)| i);
+    let mut first = 0usize;
+    runs.iter()
+        .enumerate()
+        .map(|(i, (character, n))| {
+            let label = if i == 0 && runs.len() > 1 {
+                "startup".to_owned()
+            } else if Some(i) == steady {
+                "steady".to_owned()
+            } else {
+                format!("phase {}", i + 1)
+            };
+            let entry = match character {
+                Character::Idle => "idle".to_owned(),
+                Character::Entry(f) => FunctionRef::of(profile, *f).name,
+            };
+            let phase =
+                Phase { start_ns: first as i64 * bucket_ns, end_ns: (first + n) as i64 * bucket_ns, label, entry };
+            first += n;
+            phase
+        })
+        .collect()
+}
+
+/// The phase `name` names: its 1-based number, or its label (`startup`, `steady`, `phase 3`).
+pub fn find_phase<'a>(phases: &'a [Phase], name: &str) -> Option<&'a Phase> {
+    let name = name.trim();
+    match name.parse::<usize>() {
+        Ok(n) => n.checked_sub(1).and_then(|i| phases.get(i)),
+        Err(_) => phases.iter().find(|p| p.label.eq_ignore_ascii_case(name)),
+    }
+}
