@@ -104,7 +104,7 @@ fn the_gate_exits_3_on_a_regression_and_names_it() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "cpuprof: error: --fail-on self:2: expected METRIC:THRESHOLD such as self:+2pp, total:+20% or self:+5ms\n"
+        "cpuprof: error: --fail-on self:2: expected METRIC:THRESHOLD such as self:+2pp, total:+20%, self:+5ms or block:+50ms\n"
     );
 }
 

@@ -41,8 +41,14 @@ pub(crate) fn npm_ci(dir: &str) {
 
 /// Runs the independent JavaScript oracle (`fixtures/oracle/top.js`) with node.
 pub(crate) fn oracle(args: &[&str]) -> serde_json::Value {
+    oracle_script("fixtures/oracle/top.js", args)
+}
+
+/// Runs one of the oracle scripts (`fixtures/oracle/*.js`) with node; it prints JSON.
+#[allow(dead_code)] // not every test file uses every oracle
+pub(crate) fn oracle_script(script: &str, args: &[&str]) -> serde_json::Value {
     let out = Command::new("node")
-        .arg("fixtures/oracle/top.js")
+        .arg(script)
         .args(args)
         .current_dir(root())
         .output()

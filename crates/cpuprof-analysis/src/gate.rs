@@ -45,7 +45,7 @@ pub struct RuleError(String);
 
 impl fmt::Display for RuleError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: expected METRIC:THRESHOLD such as self:+2pp, total:+20% or self:+5ms", self.0)
+        write!(f, "{}: expected METRIC:THRESHOLD such as self:+2pp, total:+20%, self:+5ms or block:+50ms", self.0)
     }
 }
 
@@ -96,6 +96,39 @@ impl Rule {
             Threshold::Percent(v) => ratio.map_or(ns > 0.0, |r| (r - 1.0) * 100.0 >= v && r > 1.0),
             Threshold::Nanos(v) => ns >= v && ns > 0.0,
         }
+    }
+}
+
+/// A rule on the event loop's longest block, `block:+50ms`: crossed when the longest block
+/// grew by at least that much, beyond the noise ([`crate::BlockChange::significant`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockRule {
+    /// The growth that crosses it, ns.
+    pub threshold_ns: f64,
+    text: String,
+}
+
+impl FromStr for BlockRule {
+    type Err = RuleError;
+
+    fn from_str(text: &str) -> Result<Self, RuleError> {
+        let error = || RuleError(text.to_owned());
+        let threshold = text.strip_prefix("block:").ok_or_else(error)?;
+        let threshold = threshold.strip_prefix('+').unwrap_or(threshold);
+        let ns = parse_duration_ns(threshold, false).ok_or_else(error)?;
+        Ok(Self { threshold_ns: ns as f64, text: text.to_owned() })
+    }
+}
+
+impl BlockRule {
+    /// The rule as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `change` crosses it: significant, and the longest block grew by the threshold.
+    pub fn crosses(&self, change: &crate::BlockChange) -> bool {
+        change.significant && change.max_delta_ns > 0.0 && change.max_delta_ns >= self.threshold_ns
     }
 }
 
@@ -258,7 +291,7 @@ mod tests {
         }
         assert_eq!(
             "cpu:1%".parse::<Rule>().unwrap_err().to_string(),
-            "cpu:1%: expected METRIC:THRESHOLD such as self:+2pp, total:+20% or self:+5ms"
+            "cpu:1%: expected METRIC:THRESHOLD such as self:+2pp, total:+20%, self:+5ms or block:+50ms"
         );
     }
 

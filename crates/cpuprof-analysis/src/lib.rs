@@ -39,7 +39,10 @@ mod top;
 mod weights;
 mod window;
 
-pub use blocks::{blocks, sampling_interval, Block, Blocks, BLOCK_TOP, GAP_INTERVALS};
+pub use blocks::{
+    blocks, compare_blocks, sampling_interval, Block, BlockChange, Blocks, RunBlocks, BLOCK_TOP, GAP_INTERVALS,
+    GAP_MIN_NS,
+};
 pub use calltree::{CallGraph, CallGraphOptions, CallNode, CallTree, Cut, FindError, Pruned};
 pub use category::{Categories, Category};
 pub use diff::{
@@ -51,7 +54,7 @@ pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_E
 pub use filter::StackFilter;
 pub use fold::{fold, FoldOptions, Folded};
 pub use frame_tree::FrameTree;
-pub use gate::{Crossing, Gate, GateError, Rule, RuleError, Threshold};
+pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};
 pub use recursion::collapse_recursion;

@@ -139,6 +139,28 @@ pub(crate) fn binomial_p(x1: u64, x2: u64, p0: f64) -> f64 {
 
 /// Two-sided test of `x` out of `trials` against `p0` with the variance scaled by
 /// `dispersion`, through Student's t with `df` degrees of freedom (continuity corrected).
+/// Welch's two-sided t test of equal means of `a` and `b` (two values or more each): the
+/// p-value, in [0, 1]. Samples without spread on both sides: 1 when the means are equal, else 0.
+pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> f64 {
+    let moments = |x: &[f64]| {
+        let n = x.len() as f64;
+        let mean = x.iter().sum::<f64>() / n;
+        let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
+        (n, mean, var)
+    };
+    let ((na, ma, va), (nb, mb, vb)) = (moments(a), moments(b));
+    let se2 = va / na + vb / nb;
+    if se2 <= 0.0 || !se2.is_finite() {
+        return if (ma - mb).abs() == 0.0 { 1.0 } else { 0.0 };
+    }
+    let t = (ma - mb).abs() / se2.sqrt();
+    let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    match StudentsT::new(0.0, 1.0, df.max(1.0)) {
+        Ok(dist) => (2.0 * (1.0 - dist.cdf(t))).clamp(0.0, 1.0),
+        Err(_) => 1.0,
+    }
+}
+
 pub(crate) fn quasi_binomial_p(x: u64, trials: u64, p0: f64, dispersion: f64, df: f64) -> f64 {
     if trials == 0 || !(p0 > 0.0 && p0 < 1.0) {
         return 1.0;

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use crate::category::{Categories, Category};
 use crate::weights::{columns, effective, Weight};
-use crate::window::{recording, WindowError};
+use crate::window::{recording, sample_times, WindowError};
 
 /// A function as a timeline or block names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,7 +107,12 @@ pub struct Bucket {
 impl Bucket {
     /// Weight of its samples that are not idle.
     pub fn busy(&self) -> i64 {
-        self.categories.iter().sum::<i64>() - self.categories[Category::Idle.index()]
+        self.categories
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != Category::Idle.index())
+            .map(|(_, v)| *v)
+            .fold(0i64, i64::saturating_add)
     }
 
     /// Weight of one category's samples.
@@ -165,7 +170,7 @@ pub fn default_bucket_ns(length_ns: i64) -> i64 {
 /// The profile over time. Needs the samples' times (read with a timeline).
 pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline, WindowError> {
     let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
-    let times = profile.samples.times_ns().ok_or(WindowError::NoTimes)?;
+    let times = sample_times(profile).ok_or(WindowError::NoTimes)?;
     let bucket_ns = options
         .bucket_ns
         .or_else(|| options.buckets.map(|n| (length + i64::from(n.max(1)) - 1) / i64::from(n.max(1))))
@@ -195,13 +200,15 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
         let w = weights.map_or(c, |w| w[i]);
         let category = categories.of_sample(profile, i);
         let bucket = &mut buckets[k];
-        bucket.samples += c;
+        bucket.samples = bucket.samples.saturating_add(c);
         bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
         let leaf = profile.func_of(*stack);
         if category != Category::Idle && profile.funcs[leaf].kind != FuncKind::Root {
-            *self_of[k].entry(leaf).or_default() += w;
+            let own = self_of[k].entry(leaf).or_default();
+            *own = own.saturating_add(w);
             if let Some(e) = entry[stack.index()] {
-                *entry_of[k].entry(e).or_default() += w;
+                let under = entry_of[k].entry(e).or_default();
+                *under = under.saturating_add(w);
             }
         }
     }

@@ -74,11 +74,20 @@ impl std::error::Error for WindowError {}
 /// Where `profile`'s recording starts on its clock and how long it is, ns: the recorded
 /// start and length, else those of its samples. `None` when the samples have no times.
 pub fn recording(profile: &Profile) -> Option<(i64, i64)> {
-    let times = profile.samples.times_ns()?;
+    let times = sample_times(profile)?;
     let start = profile.meta.start_ns.or_else(|| times.iter().min().copied()).unwrap_or(0);
     let length =
         profile.meta.duration_ns.or_else(|| times.iter().max().map(|m| m.saturating_sub(start))).unwrap_or(0).max(0);
     Some((start, length))
+}
+
+/// The samples' times; none for a profile without samples, `None` when samples have no times.
+pub(crate) fn sample_times(profile: &Profile) -> Option<&[i64]> {
+    match profile.samples.times_ns() {
+        Some(times) => Some(times),
+        None if profile.samples.is_empty() => Some(&[]),
+        None => None,
+    }
 }
 
 /// Resolves `from`..`to` (either open) against a recording `length_ns` long.

@@ -260,12 +260,24 @@ MATCHING:
   --new-root name the checkouts when that is ambiguous. With --source-maps, functions match by
   their original names and sources, so a minifier renaming them differently does not matter.
 
+BLOCKS:
+  --blocks (implied by --fail-on block:… and by the windows of one profile) compares the event
+  loop's blocks at least 50 ms long (`cpuprof blocks`): the 95th percentile and the longest per
+  run. With 2+ runs per side the longest blocks are tested with Welch's t; with one run on a side
+  a change counts when it is larger than two sampling intervals (the precision of a block's
+  ends). block:+50ms trips when the longest block grew by 50 ms or more and counts.
+
 NOISE:
   Per function, an exact binomial test on sample counts (with 2+ runs per side, scaled by the
   run-to-run spread, with Student's t), with the false discovery rate over all functions held
   at 5% (Benjamini-Hochberg). Changes that are not significant are `unchanged` and never trip
   the gate. Folded stacks are read as sample counts; read as times (--folded-weight time) they
   cannot be tested, and --fail-on is refused.
+
+PHASES OF ONE PROFILE:
+  With --base-window/--new-window (or --base-phase/--new-phase) and one FILE, the two sides are
+  two windows of it, each one run; their times are scaled to one second of window, so windows
+  of different lengths compare as rates.
 
 EXPLAIN:
   --explain [N]: for the N first changed functions, the callers whose part of the function's
@@ -288,7 +300,9 @@ EXAMPLES:
   cpuprof diff before.cpuprofile after.cpuprofile --fail-on self:+2pp --fail-on total:+20%
   cpuprof diff base/app.cpuprofile pr/app.cpuprofile --base-root /ci/base --new-root /ci/pr
   cpuprof diff prod-mon.cpuprofile prod-tue.cpuprofile --normalize share
-  cpuprof diff v1.cpuprofile v2.cpuprofile --base-source-map-dir v1/dist --new-source-map-dir v2/dist";
+  cpuprof diff v1.cpuprofile v2.cpuprofile --base-source-map-dir v1/dist --new-source-map-dir v2/dist
+  cpuprof diff app.cpuprofile --base-window 0s..2s --new-window 10s..12s
+  cpuprof diff app.cpuprofile --base-phase startup --new-phase steady";
 
 #[derive(Debug, Args)]
 pub(crate) struct DiffArgs {
@@ -335,9 +349,15 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_name = "SVG")]
     pub(crate) flamegraph: Option<PathBuf>,
 
-    /// Exit 3 when a significant regression crosses METRIC:THRESHOLD (self or total; +2pp, +20%, +5ms); repeatable
+    /// Exit 3 when a significant regression crosses METRIC:THRESHOLD (self or total; +2pp, +20%, +5ms;
+    /// block:+50ms: the longest event-loop block); repeatable
     #[arg(long, value_name = "METRIC:THRESHOLD")]
     pub(crate) fail_on: Vec<String>,
+
+    /// Also compare the event-loop blocks (the 95th percentile and the longest of each side; see
+    /// `cpuprof blocks`): reads the samples' times, which takes longer on large profiles
+    #[arg(long)]
+    pub(crate) blocks: bool,
 
     /// Source maps of the base build: scripts and maps in DIR (as --source-map-dir, for the base
     /// profiles only), for two builds recorded at the same path; implies --source-maps
@@ -363,6 +383,24 @@ pub(crate) struct DiffArgs {
     /// The same window of every run, each on its own recording
     #[command(flatten)]
     pub(crate) window: WindowArgs,
+
+    /// Compare two windows of one profile: the base side's (FROM..TO, either open: 0s..2s, 10s..,
+    /// ..50%); times are then per second of window
+    #[arg(long, value_name = "FROM..TO", allow_hyphen_values = true, conflicts_with = "base_phase")]
+    pub(crate) base_window: Option<String>,
+
+    /// The new side's window of the profile (as --base-window)
+    #[arg(long, value_name = "FROM..TO", allow_hyphen_values = true, conflicts_with = "new_phase")]
+    pub(crate) new_window: Option<String>,
+
+    /// Compare two phases of one profile (`cpuprof timeline` lists them): the base side's, by number
+    /// or label (1, startup)
+    #[arg(long, value_name = "PHASE")]
+    pub(crate) base_phase: Option<String>,
+
+    /// The new side's phase (as --base-phase: 2, steady)
+    #[arg(long, value_name = "PHASE")]
+    pub(crate) new_phase: Option<String>,
 
     #[command(flatten)]
     pub(crate) reading: InputArgs,

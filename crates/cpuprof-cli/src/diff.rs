@@ -3,15 +3,17 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
+use cpuprof_analysis::{compare_blocks, BlockChange, BlockRule, Bound};
 use cpuprof_analysis::{
     compared_unit, diff, explain, fold, matched_file_names, DiffOptions, DiffReport, FoldOptions, Folded, Gate,
     GateError, GroupBy, Metric, Normalize, Rule, Weight,
 };
-use cpuprof_model::Profile;
+use cpuprof_model::{Profile, ValueUnit};
+use cpuprof_render::time::format_ns;
 use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
 
 use crate::args::{DiffArgs, DiffBy, NormalizeArg, ReportFormatArg};
-use crate::input::{source_name, stack_filter, Reader};
+use crate::input::{source_name, stack_filter, Reader, WindowSpec};
 use crate::io::Output;
 use crate::usage::UsageError;
 
@@ -27,10 +29,13 @@ impl std::fmt::Display for GateTripped {
 
 impl std::error::Error for GateTripped {}
 
-/// The `--fail-on` rules, as a gate.
-fn parse_gate(rules: &[String]) -> Result<Gate> {
-    let rules = rules.iter().map(|text| text.parse::<Rule>().map_err(|e| UsageError(format!("--fail-on {e}"))));
-    Ok(Gate::new(rules.collect::<Result<Vec<_>, _>>()?))
+/// The `--fail-on` rules: the gate on functions, and the rules on event-loop blocks.
+fn parse_gate(rules: &[String]) -> Result<(Gate, Vec<BlockRule>)> {
+    let (block, function): (Vec<&String>, Vec<&String>) = rules.iter().partition(|r| r.starts_with("block:"));
+    let usage = |e: cpuprof_analysis::RuleError| UsageError(format!("--fail-on {e}"));
+    let function = function.iter().map(|text| text.parse::<Rule>().map_err(usage)).collect::<Result<Vec<_>, _>>()?;
+    let block = block.iter().map(|text| text.parse::<BlockRule>().map_err(usage)).collect::<Result<Vec<_>, _>>()?;
+    Ok((Gate::new(function), block))
 }
 
 /// A `--min-delta` as given.
@@ -64,13 +69,70 @@ fn duration_ns(text: &str) -> Option<f64> {
     crate::units::nanoseconds(text, false).map(|ns| ns as f64)
 }
 
+/// `FROM..TO` of `--base-window`/`--new-window` (either end open).
+fn side_window(flag: &str, text: &str) -> Result<WindowSpec> {
+    let error = || {
+        UsageError(format!(
+            "{flag} {text}: expected FROM..TO, each a time into the recording (1.5s, 250ms), from its end (-2s) or a share of it (90%), either left open (10s..)"
+        ))
+    };
+    let (from, to) = text.split_once("..").ok_or_else(error)?;
+    let bound = |t: &str| if t.trim().is_empty() { Ok(None) } else { Bound::parse(t).map(Some).ok_or_else(error) };
+    Ok(WindowSpec::Bounds(bound(from)?, bound(to)?))
+}
+
+/// The two windows of one profile that `--base-window`/`--new-window` or `--base-phase`/
+/// `--new-phase` compare, with their labels; `None` when none is given.
+fn phase_sides(args: &DiffArgs) -> Result<Option<[(WindowSpec, String); 2]>> {
+    let side = |window: &Option<String>,
+                phase: &Option<String>,
+                flags: (&str, &str)|
+     -> Result<Option<(WindowSpec, String)>> {
+        match (window, phase) {
+            (Some(w), _) => Ok(Some((side_window(flags.0, w)?, w.clone()))),
+            (None, Some(p)) => Ok(Some((WindowSpec::Phase(p.clone()), format!("phase {p}")))),
+            (None, None) => Ok(None),
+        }
+    };
+    let base = side(&args.base_window, &args.base_phase, ("--base-window", "--base-phase"))?;
+    let new = side(&args.new_window, &args.new_phase, ("--new-window", "--new-phase"))?;
+    match (base, new) {
+        (None, None) => Ok(None),
+        (Some(b), Some(n)) => {
+            if args.window.from.is_some()
+                || args.window.to.is_some()
+                || args.window.phase.is_some()
+                || !args.window.between.is_empty()
+            {
+                return Err(UsageError("--base-window/--new-window (or the phases) are the windows: leave out --from, --to, --between and --phase".to_owned()).into());
+            }
+            Ok(Some([b, n]))
+        }
+        _ => Err(UsageError(
+            "give both sides' windows: --base-window and --new-window (or --base-phase and --new-phase)".to_owned(),
+        )
+        .into()),
+    }
+}
+
 pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
-    let (base, new) = match (args.pair.as_slice(), args.base.is_empty(), args.new.is_empty()) {
-        ([b, n], true, true) => (vec![b.clone()], vec![n.clone()]),
-        ([], false, false) => (args.base.clone(), args.new.clone()),
+    let phases = phase_sides(args)?;
+    let (base, new) = match (args.pair.as_slice(), args.base.is_empty(), args.new.is_empty(), &phases) {
+        ([file], true, true, Some(_)) => (vec![file.clone()], vec![file.clone()]),
+        (_, _, _, Some(_)) => {
+            return Err(UsageError(
+                "--base-window/--new-window (or the phases) compare two windows of one profile: give one FILE"
+                    .to_owned(),
+            )
+            .into())
+        }
+        ([b, n], true, true, None) => (vec![b.clone()], vec![n.clone()]),
+        ([], false, false, None) => (args.base.clone(), args.new.clone()),
         _ => return Err(UsageError("give BASE and NEW, or --base FILE… and --new FILE…".to_owned()).into()),
     };
-    let gate = parse_gate(&args.fail_on)?;
+    let (gate, block_rules) = parse_gate(&args.fail_on)?;
+    // Blocks need the samples' times, read only when asked for (they cost time on large profiles).
+    let with_blocks = args.blocks || !block_rules.is_empty() || phases.is_some();
     let normalize = match args.normalize {
         NormalizeArg::Time => Normalize::Time,
         NormalizeArg::Share => Normalize::Share,
@@ -111,17 +173,25 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         .map(|i| if i < base.len() { base_reader.as_ref() } else { new_reader.as_ref() }.unwrap_or(&shared))
         .collect();
     let bounds = crate::input::window_bounds(&args.window)?;
-    let bounds = bounds.as_ref();
+    let windows: Vec<Option<&WindowSpec>> = match &phases {
+        Some([b, n]) => vec![Some(&b.0), Some(&n.0)],
+        None => vec![bounds.as_ref(); inputs.len()],
+    };
     let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
         let handles: Vec<_> = inputs
             .iter()
             .zip(readers)
-            .map(|(path, reader)| {
+            .zip(windows)
+            .map(|((path, reader), window)| {
+                let per_second = phases.is_some();
                 scope.spawn(move || {
                     let mut profile = reader
-                        .load(path, bounds.is_some())
+                        .load(path, window.is_some() || with_blocks)
                         .and_then(|p| crate::input::hide_frames(p, &args.filter, path))?;
-                    crate::input::cut_to_window(&mut profile, bounds, path)?;
+                    crate::input::cut_to_window(&mut profile, window, path)?;
+                    if per_second {
+                        per_second_of_window(&mut profile);
+                    }
                     Ok(profile)
                 })
             })
@@ -215,8 +285,12 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         );
     }
     let shown = &report.rows[..args.rows.limit().unwrap_or(usize::MAX).min(report.rows.len())];
-    let base_sources: Vec<String> = base.iter().map(|p| source_name(p)).collect();
-    let new_sources: Vec<String> = new.iter().map(|p| source_name(p)).collect();
+    let (base_sources, new_sources): (Vec<String>, Vec<String>) = match &phases {
+        Some([b, n]) => {
+            (vec![format!("{} [{}]", source_name(&base[0]), b.1)], vec![format!("{} [{}]", source_name(&new[0]), n.1)])
+        }
+        None => (base.iter().map(|p| source_name(p)).collect(), new.iter().map(|p| source_name(p)).collect()),
+    };
     // Colour only for a person at a terminal, and never with NO_COLOR.
     let color = args.output.output.as_deref().is_none_or(crate::io::is_dash)
         && std::io::IsTerminal::is_terminal(&std::io::stdout())
@@ -228,7 +302,17 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         .explain
         .map(|n| explain(&base_refs, &new_refs, &report, &options, usize::try_from(n).unwrap_or(usize::MAX)))
         .unwrap_or_default();
+    let block_change = if with_blocks {
+        let change = compare_blocks(&base_refs, &new_refs, DEFAULT_BLOCK_MIN_NS, cpuprof_analysis::defaults::ALPHA);
+        if !block_rules.is_empty() {
+            check_block_gate(change.as_ref(), &base_sources, &new_sources)?;
+        }
+        change
+    } else {
+        None
+    };
     let doc = DiffDocument {
+        blocks: block_change.as_ref(),
         base_sources: &base_sources,
         new_sources: &new_sources,
         report: &report,
@@ -242,7 +326,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         svg_output.write(&svg)?;
     }
 
-    let crossed: Vec<String> = gate
+    let mut crossed: Vec<String> = gate
         .decide(&base_refs, &new_refs, &options, &report)?
         .iter()
         .map(|c| {
@@ -250,10 +334,67 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
             format!("{}, threshold {}", regression_text(&c.row, c.metric, report.unit), rules.join(", "))
         })
         .collect();
+    if let Some(change) = &block_change {
+        let rules: Vec<&str> = block_rules.iter().filter(|r| r.crosses(change)).map(BlockRule::as_str).collect();
+        if !rules.is_empty() {
+            crossed.push(format!("{}, threshold {}", block_change_text(change), rules.join(", ")));
+        }
+    }
     if crossed.is_empty() {
         Ok(())
     } else {
         Err(GateTripped(crossed.join("; ")).into())
+    }
+}
+
+/// The shortest block `diff --blocks` compares (as `cpuprof blocks`' default).
+const DEFAULT_BLOCK_MIN_NS: i64 = 50_000_000;
+
+/// Whether block rules can decide: every run has a timeline and idle samples (a recording where
+/// the loop never waited has no stalls to compare, and a gate must not pass on nothing).
+fn check_block_gate(change: Option<&BlockChange>, base: &[String], new: &[String]) -> Result<()> {
+    let Some(change) = change else {
+        return Err(UsageError(
+            "--fail-on block:…: a profile has no timeline (pprof, folded stacks), so it has no event-loop blocks"
+                .to_owned(),
+        )
+        .into());
+    };
+    let idle_free: Vec<&String> = base
+        .iter()
+        .zip(&change.base)
+        .chain(new.iter().zip(&change.new))
+        .filter(|(_, run)| run.idle_samples == 0)
+        .map(|(name, _)| name)
+        .collect();
+    if !idle_free.is_empty() {
+        return Err(UsageError(format!(
+            "--fail-on block:…: {} has no idle samples (the event loop never waited in the recording), so its blocks are not stalls and the gate cannot decide",
+            idle_free.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// `longest event-loop block +104 ms (301 ms → 405 ms)`.
+fn block_change_text(change: &BlockChange) -> String {
+    let mean =
+        |runs: &[cpuprof_analysis::RunBlocks]| runs.iter().map(|r| r.max_ns).sum::<i64>() / runs.len().max(1) as i64;
+    format!(
+        "longest event-loop block +{} ({} → {})",
+        format_ns(change.max_delta_ns.round() as i64),
+        format_ns(mean(&change.base)),
+        format_ns(mean(&change.new))
+    )
+}
+
+/// Scales `profile`'s times to one second of its (window's) length, so that windows of
+/// different lengths compare as rates.
+fn per_second_of_window(profile: &mut Profile) {
+    let length = profile.meta.duration_ns.unwrap_or(0);
+    if let (Some(k), true) = (profile.value_index(ValueUnit::Nanoseconds), length > 0) {
+        profile.samples.scale_values(k, 1_000_000_000, length);
     }
 }
 

@@ -202,7 +202,7 @@ pub(crate) fn load(
 pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, input: &Path) -> Result<Option<Window>> {
     let Some(spec) = spec else { return Ok(None) };
     let source = source_name(input);
-    if profile.samples.times_ns().is_none() {
+    if profile.samples.times_ns().is_none() && !profile.samples.is_empty() {
         return Err(anyhow::anyhow!(
             "{source}: {} input has no timeline, so {} cannot apply",
             profile.meta.format.as_str(),
@@ -298,7 +298,7 @@ pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<WindowSpec>> {
 pub(crate) fn load_timed(input: &Path, reading: &InputArgs, window: &WindowArgs, what: &str) -> Result<Loaded> {
     let spec = window_bounds(window)?;
     let mut profile = Reader::new(reading)?.load(input, true)?;
-    if profile.samples.times_ns().is_none() {
+    if profile.samples.times_ns().is_none() && !profile.samples.is_empty() {
         return Err(anyhow::anyhow!(
             "{}: {} input has no timeline (its samples have no times), so it has no {what}",
             source_name(input),

@@ -406,6 +406,16 @@ impl Samples {
         &self.values[k]
     }
 
+    /// Multiplies value column `k` by `num / den` (rounded to the nearest integer, `den > 0`):
+    /// times of windows of different lengths put on one scale (per second of window).
+    pub fn scale_values(&mut self, k: usize, num: i64, den: i64) {
+        let den = i128::from(den.max(1));
+        for v in &mut self.values[k] {
+            let scaled = (i128::from(*v) * i128::from(num) + den / 2).div_euclid(den);
+            *v = i64::try_from(scaled).unwrap_or(if scaled < 0 { i64::MIN } else { i64::MAX });
+        }
+    }
+
     /// Keeps only the rows taken in `[from_ns, to_ns)` (absolute, as [`Samples::times_ns`]),
     /// in order; `false`, changing nothing, when the rows have no times.
     pub fn retain_window(&mut self, from_ns: i64, to_ns: i64) -> bool {

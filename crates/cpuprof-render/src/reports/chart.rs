@@ -19,11 +19,13 @@ pub(crate) fn chart(timeline: &Timeline, width: usize) -> String {
     // Buckets per column: the chart shows the buckets' sums, never more columns than fit.
     let per = buckets.len().div_ceil(columns).max(1);
     let groups: Vec<&[cpuprof_analysis::Bucket]> = buckets.chunks(per).collect();
-    let whole = |g: &[cpuprof_analysis::Bucket]| g.iter().map(|b| b.busy() + b.of(Category::Idle)).sum::<i64>();
+    let whole = |g: &[cpuprof_analysis::Bucket]| {
+        g.iter().map(|b| b.busy().saturating_add(b.of(Category::Idle))).fold(0i64, i64::saturating_add)
+    };
     let line = |label: &str, value: &dyn Fn(&cpuprof_analysis::Bucket) -> i64| {
         let mut out = format!("{label:<LABEL$}");
         for g in &groups {
-            let (v, w) = (g.iter().map(value).sum::<i64>(), whole(g));
+            let (v, w) = (g.iter().map(value).fold(0i64, i64::saturating_add), whole(g));
             let level = if v <= 0 || w <= 0 { 0 } else { ((8.0 * v as f64 / w as f64).round() as usize).clamp(1, 8) };
             out.push(LEVELS[level]);
         }

@@ -95,7 +95,7 @@ fn summary(s: &Summary) -> SummaryJson {
 
 /// `summary.categories`: each category's time, samples and share of all the time.
 pub(crate) fn categories(s: &Summary) -> std::collections::BTreeMap<&'static str, AmountJson> {
-    let whole: i64 = s.categories.iter().map(|a| a.weight).sum();
+    let whole = s.categories.iter().map(|a| a.weight).fold(0i64, i64::saturating_add);
     Category::ALL
         .iter()
         .zip(&s.categories)
@@ -163,7 +163,51 @@ struct DiffJson<'a> {
     /// Scripts paired across checkout roots: the base path and the new path.
     moved_files: Vec<MovedFileJson<'a>>,
     warnings: &'a [String],
+    /// With `--blocks`: the event-loop blocks of each side's runs and how the longest changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blocks: Option<BlockChangeJson>,
     rows: Vec<DiffRowJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct BlockChangeJson {
+    base: Vec<RunBlocksJson>,
+    new: Vec<RunBlocksJson>,
+    max_delta_ns: f64,
+    p95_delta_ns: f64,
+    p_value: Option<f64>,
+    significant: bool,
+}
+
+#[derive(Serialize)]
+struct RunBlocksJson {
+    count: usize,
+    p95_ns: i64,
+    max_ns: i64,
+    idle_samples: i64,
+    interval_ns: i64,
+}
+
+fn block_change(b: &cpuprof_analysis::BlockChange) -> BlockChangeJson {
+    let runs = |runs: &[cpuprof_analysis::RunBlocks]| {
+        runs.iter()
+            .map(|r| RunBlocksJson {
+                count: r.count,
+                p95_ns: r.p95_ns,
+                max_ns: r.max_ns,
+                idle_samples: r.idle_samples,
+                interval_ns: r.interval_ns,
+            })
+            .collect()
+    };
+    BlockChangeJson {
+        base: runs(&b.base),
+        new: runs(&b.new),
+        max_delta_ns: b.max_delta_ns,
+        p95_delta_ns: b.p95_delta_ns,
+        p_value: b.p_value,
+        significant: b.significant,
+    }
 }
 
 #[derive(Serialize)]
@@ -311,6 +355,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         tested: r.tested,
         moved_files: r.moved_files.iter().map(|(base, new)| MovedFileJson { base, new }).collect(),
         warnings: &r.warnings,
+        blocks: doc.blocks.map(block_change),
         rows: doc
             .rows
             .iter()

@@ -223,7 +223,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
     }
     out.push_str("\n| start | busy | gc | idle | program | top function |\n|---:|---:|---:|---:|---:|---|\n");
     for b in &t.buckets {
-        let whole = b.busy() + b.of(Category::Idle);
+        let whole = b.busy().saturating_add(b.of(Category::Idle));
         let top = b.top.as_ref().map(|(f, _)| function_text(f)).unwrap_or_default();
         let _ = writeln!(
             out,

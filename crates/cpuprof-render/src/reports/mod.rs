@@ -111,6 +111,8 @@ pub struct DiffDocument<'a> {
     /// Where the changes of some rows came from (`diff --explain`); rows by index into the
     /// report's rows.
     pub explanations: &'a [Explanation],
+    /// How the event-loop blocks changed (`diff --blocks`).
+    pub blocks: Option<&'a cpuprof_analysis::BlockChange>,
 }
 
 impl DiffDocument<'_> {

@@ -332,7 +332,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
         "self",
     ]);
     for b in &t.buckets {
-        let whole = b.busy() + b.of(Category::Idle);
+        let whole = b.busy().saturating_add(b.of(Category::Idle));
         let pct = |v: i64| Cell::new(format!("{:.0}%", pct_of(v, whole))).set_alignment(CellAlignment::Right);
         let mut cells = vec![Cell::new(format_ns(b.start_ns)).set_alignment(CellAlignment::Right), pct(b.busy())];
         for c in [

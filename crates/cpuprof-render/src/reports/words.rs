@@ -91,7 +91,7 @@ pub(crate) fn profile_header(source: &str, meta: &cpuprof_model::Meta, s: &Summa
 /// `app 67.5% · node 1.2% · native 12.0% · gc 16.3% · program 0.5%`: the categories with
 /// samples, as shares of all the time (idle included).
 pub(crate) fn category_summary(s: &Summary) -> String {
-    let whole: i64 = s.categories.iter().map(|a| a.weight).sum();
+    let whole = s.categories.iter().map(|a| a.weight).fold(0i64, i64::saturating_add);
     let parts: Vec<String> = Category::ALL
         .iter()
         .zip(&s.categories)
@@ -255,6 +255,31 @@ pub(crate) fn diff_summary(doc: &DiffDocument<'_>) -> String {
         amount(r.base.busy_per_run, r.unit),
         r.new.runs,
         amount(r.new.busy_per_run, r.unit),
+    ) + &doc.blocks.map(|b| format!("\n{}", block_change_line(b))).unwrap_or_default()
+}
+
+/// `event-loop blocks ≥ 50 ms: longest 301 ms → 405 ms (+104 ms, significant) · p95 …`, per run.
+pub(crate) fn block_change_line(b: &cpuprof_analysis::BlockChange) -> String {
+    let mean = |runs: &[cpuprof_analysis::RunBlocks], f: fn(&cpuprof_analysis::RunBlocks) -> i64| {
+        runs.iter().map(|r| f(r) as f64).sum::<f64>() / runs.len().max(1) as f64
+    };
+    let signed = |v: f64| signed_amount(v, Weight::Time);
+    let verdict = match (b.significant, b.p_value) {
+        (true, Some(p)) => format!("significant, p {p:.2e}"),
+        (false, Some(p)) => format!("not significant, p {p:.2e}"),
+        (true, None) => "beyond two sampling intervals; one run: not tested".to_owned(),
+        (false, None) => "within two sampling intervals; one run: not tested".to_owned(),
+    };
+    format!(
+        "event-loop blocks ≥ 50 ms, per run: longest {} → {} ({}, {verdict}) · p95 {} → {} ({}) · count {} → {}",
+        format_ns(mean(&b.base, |r| r.max_ns).round() as i64),
+        format_ns(mean(&b.new, |r| r.max_ns).round() as i64),
+        signed(b.max_delta_ns),
+        format_ns(mean(&b.base, |r| r.p95_ns).round() as i64),
+        format_ns(mean(&b.new, |r| r.p95_ns).round() as i64),
+        signed(b.p95_delta_ns),
+        mean(&b.base, |r| r.count as i64),
+        mean(&b.new, |r| r.count as i64),
     )
 }
 
