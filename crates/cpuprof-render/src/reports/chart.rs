@@ -29,6 +29,8 @@ pub(crate) fn chart(timeline: &Timeline, width: usize) -> String {
             let level = if v <= 0 || w <= 0 { 0 } else { ((8.0 * v as f64 / w as f64).round() as usize).clamp(1, 8) };
             out.push(LEVELS[level]);
         }
+        // No trailing blanks: an empty end of the line is the same on every terminal.
+        out.truncate(out.trim_end().len());
         out.push('\n');
         out
     };
@@ -44,7 +46,8 @@ pub(crate) fn chart(timeline: &Timeline, width: usize) -> String {
     let mut labels = vec![' '; groups.len() + 12];
     let mut free = 0;
     for (c, slot) in axis.iter_mut().enumerate() {
-        let text = format_ns(span.saturating_mul(c as i64)).replace(' ', "");
+        let at = span.saturating_mul(c as i64);
+        let text = if at == 0 { "0".to_owned() } else { format_ns(at).replace(' ', "") };
         if c >= free && c + text.chars().count() <= labels.len() {
             *slot = '╵';
             for (k, ch) in text.chars().enumerate() {
@@ -53,7 +56,7 @@ pub(crate) fn chart(timeline: &Timeline, width: usize) -> String {
             free = c + text.chars().count() + 3;
         }
     }
-    out.push_str(&format!("{:<LABEL$}{}\n", "", axis.iter().collect::<String>()));
+    out.push_str(&format!("{:<LABEL$}{}\n", "", axis.iter().collect::<String>().trim_end()));
     out.push_str(&format!("{:<LABEL$}{}\n", "", labels.iter().collect::<String>().trim_end()));
     if timeline.phases.len() > 1 {
         let mark: String = (0..groups.len())
@@ -66,10 +69,10 @@ pub(crate) fn chart(timeline: &Timeline, width: usize) -> String {
         out.push_str(&format!("{:<LABEL$}{mark}\n", "phases"));
     }
     for (i, p) in timeline.phases.iter().enumerate() {
+        let label = if p.label.starts_with("phase ") { String::new() } else { format!(" {}", p.label) };
         out.push_str(&format!(
-            "  phase {} · {} · {} – {} · {}\n",
+            "  {}{label} · {} – {} · entry {}\n",
             i + 1,
-            p.label,
             format_ns(p.start_ns),
             format_ns(p.end_ns),
             visible(&p.entry)
