@@ -14,6 +14,9 @@
 #   tree        `cpuprof tree` (top-down, --bottom-up), `callers`/`callees`/`explain` of the hottest function, beside
 #               `cpuprof top` on the same 500 MB .cpuprofile (the call trees should cost about what top costs), and
 #               `go tool pprof -top`/`-tree`/`-peek` on the same profile converted to pprof (conversion not timed)
+#   time        `cpuprof timeline`, `blocks`, and `top` with a window (`--from 0`, which reads the samples' times) and
+#               `top --phase steady`, beside plain `cpuprof top` on the same 500 MB .cpuprofile, and `diff --blocks`
+#               beside `diff` of the two 500 MB profiles
 #   ticklog     `cpuprof top` vs `node --prof-process` on the 50M tick log; `cpuprof top` on the 1G log (MB/s)
 #   flamegraph  `cpuprof flamegraph` from the .cpuprofile and from its folded stacks vs `inferno-flamegraph` on the
 #               same folded file (the folded file is `cpuprof collapse` of the .cpuprofile, as in bench-flamegraph.sh)
@@ -57,7 +60,7 @@ usage() {
   exit 2
 }
 
-all_groups=(top tree ticklog flamegraph diff criterion)
+all_groups=(top tree time ticklog flamegraph diff criterion)
 quick=${BENCH_QUICK:-0}
 [[ $quick == 0 || $quick == 1 ]] || { echo "bench: BENCH_QUICK must be 0 or 1 (got $quick)" >&2; exit 2; }
 if ((quick)); then
@@ -190,7 +193,7 @@ fi
 profile_b=$bench_dir/cpuprofile-${profile_mb}MB-seed43.cpuprofile
 folded=${profile_a%.cpuprofile}.folded
 ticklog_dir=$bench_dir/cpuprof-bench
-if wants top || wants tree || wants flamegraph || wants diff || wants criterion; then ensure_cpuprofile "$profile_a" "$profile_mb" 42; fi
+if wants top || wants tree || wants time || wants flamegraph || wants diff || wants criterion; then ensure_cpuprofile "$profile_a" "$profile_mb" 42; fi
 if wants diff; then ensure_cpuprofile "$profile_b" "$profile_mb" 43; fi
 profile_peer=$bench_dir/cpuprofile-${peer_mb}MB-seed42.cpuprofile
 if wants top; then ensure_cpuprofile "$profile_peer" "$peer_mb" 42; fi
@@ -308,6 +311,26 @@ if wants tree; then
   fi
   section "(a2) call trees of a $(mb "$profile_a") MB .cpuprofile, beside top (go tool pprof: a $(mb "$work/tree.pb.gz" 2>/dev/null || echo '?') MB pprof of it)"
   report_table tree
+fi
+
+# -----------------------------------------------------------------------------------------------------------------
+# (a3) time: timeline, blocks and windows beside top (they read every sample's time, top does not need to)
+
+if wants time; then
+  note "group time"
+  measure time time-top 1 fast "cpuprof top" "$profile_a" "$cpuprof" top "$profile_a" -n 20 -o /dev/null
+  measure time time-from 0 fast "cpuprof top --from 0 (a window: reads the samples' times)" "$profile_a" \
+    "$cpuprof" top "$profile_a" -n 20 --from 0 -o /dev/null
+  measure time time-phase 0 fast "cpuprof top --phase steady" "$profile_a" "$cpuprof" top "$profile_a" -n 20 --phase steady -o /dev/null
+  measure time time-timeline 0 fast "cpuprof timeline" "$profile_a" "$cpuprof" timeline "$profile_a" -o /dev/null
+  measure time time-blocks 0 fast "cpuprof blocks" "$profile_a" "$cpuprof" blocks "$profile_a" -o /dev/null
+  if wants diff; then
+    ensure_cpuprofile "$profile_b" "$profile_mb" 43
+    measure time time-diff 0 fast "cpuprof diff" "$profile_a" "$cpuprof" diff "$profile_a" "$profile_b" -o /dev/null
+    measure time time-diff-blocks 0 fast "cpuprof diff --blocks" "$profile_a" "$cpuprof" diff "$profile_a" "$profile_b" --blocks -o /dev/null
+  fi
+  section "(a3) timeline, blocks and windows of a $(mb "$profile_a") MB .cpuprofile, beside top"
+  report_table time
 fi
 
 # -----------------------------------------------------------------------------------------------------------------
