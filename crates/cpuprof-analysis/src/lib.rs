@@ -58,7 +58,10 @@ pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold}
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};
 pub use recursion::collapse_recursion;
-pub use timeline::{default_bucket_ns, find_phase, timeline, Bucket, FunctionRef, Phase, Timeline, TimelineOptions};
+pub use timeline::{
+    default_bucket_ns, find_phase, timeline, Bucket, FunctionRef, Phase, Timeline, TimelineError, TimelineOptions,
+    MAX_BUCKETS,
+};
 pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow};
 pub use weights::Weight;
 pub use window::{apply_window, between, cut_window, recording, resolve_window, Bound, Window, WindowError};

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use crate::category::{Categories, Category};
 use crate::weights::{columns, effective, Weight};
-use crate::window::{recording, sample_times, WindowError};
+use crate::window::{recording, sample_times};
 
 /// A function as a timeline or block names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,26 +167,64 @@ pub fn default_bucket_ns(length_ns: i64) -> i64 {
     }
 }
 
+/// The most buckets a timeline has: more would only take memory (a 1 ns bucket over an hour, a
+/// sample that a damaged clock put years later).
+pub const MAX_BUCKETS: u64 = 1_000_000;
+
+/// Why a timeline cannot be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimelineError {
+    /// The profile's samples have no times (pprof, folded stacks).
+    NoTimes,
+    /// The buckets asked for (or the samples' times) would make more than [`MAX_BUCKETS`].
+    TooManyBuckets {
+        /// How many there would be.
+        buckets: u64,
+        /// Of this length, ns.
+        bucket_ns: i64,
+    },
+}
+
+impl std::fmt::Display for TimelineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoTimes => write!(f, "its samples have no times, so it has no timeline"),
+            Self::TooManyBuckets { buckets, bucket_ns } => write!(
+                f,
+                "buckets of {bucket_ns} ns would make {buckets} of them (at most {MAX_BUCKETS}): take longer buckets, or a window"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TimelineError {}
+
 /// The profile over time. Needs the samples' times (read with a timeline).
-pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline, WindowError> {
-    let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
-    let times = sample_times(profile).ok_or(WindowError::NoTimes)?;
+pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline, TimelineError> {
+    let (start, length) = recording(profile).ok_or(TimelineError::NoTimes)?;
+    let times = sample_times(profile).ok_or(TimelineError::NoTimes)?;
     let bucket_ns = options
         .bucket_ns
-        .or_else(|| options.buckets.map(|n| (length + i64::from(n.max(1)) - 1) / i64::from(n.max(1))))
+        .or_else(|| options.buckets.map(|n| (length.max(0) as u64).div_ceil(u64::from(n.max(1))) as i64))
         .unwrap_or_else(|| default_bucket_ns(length))
         .max(1);
-    let bucket_of = |t: i64| (t.saturating_sub(start).max(0) / bucket_ns) as usize;
+    let bucket_of = |t: i64| (t.saturating_sub(start).max(0) / bucket_ns) as u64;
     let latest = times.iter().map(|t| bucket_of(*t) + 1).max().unwrap_or(0);
-    let count = (((length + bucket_ns - 1) / bucket_ns) as usize).max(latest).max(1);
+    let count = (length.max(0) as u64).div_ceil(bucket_ns as u64).max(latest).max(1);
+    if count > MAX_BUCKETS {
+        return Err(TimelineError::TooManyBuckets { buckets: count, bucket_ns });
+    }
+    let count = count as usize;
+    let bucket_of = |t: i64| bucket_of(t) as usize;
 
     let (weights, counts) = columns(profile, options.weight);
     let categories = Categories::new(profile);
     let entry = entries(profile);
     let mut buckets: Vec<Bucket> = (0..count)
         .map(|k| Bucket {
-            start_ns: k as i64 * bucket_ns,
-            end_ns: (k as i64 + 1) * bucket_ns,
+            start_ns: (k as i64).saturating_mul(bucket_ns),
+            end_ns: (k as i64 + 1).saturating_mul(bucket_ns),
             samples: 0,
             categories: [0; Category::ALL.len()],
             top: None,
@@ -290,8 +328,12 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
                 Character::Idle => "idle".to_owned(),
                 Character::Entry(f) => FunctionRef::of(profile, *f).name,
             };
-            let phase =
-                Phase { start_ns: first as i64 * bucket_ns, end_ns: (first + n) as i64 * bucket_ns, label, entry };
+            let phase = Phase {
+                start_ns: (first as i64).saturating_mul(bucket_ns),
+                end_ns: ((first + n) as i64).saturating_mul(bucket_ns),
+                label,
+                entry,
+            };
             first += n;
             phase
         })
