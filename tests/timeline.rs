@@ -398,6 +398,14 @@ fn a_window_against_itself_changes_nothing() {
             report["rows"].as_array().unwrap().iter().filter(|r| r["significant"] == true).collect();
         assert!(significant.is_empty(), "{args:?}: {significant:?}");
     }
+    // The blocks of a window are measured as recorded (not on the per-second scale of the times).
+    let report =
+        ours(&["diff", "fixtures/cpuprofile/blocks.cpuprofile", "--base-window", "0s..1s", "--new-window", "1s.."]);
+    let first = ours(&["blocks", "fixtures/cpuprofile/blocks.cpuprofile", "--to", "1s"]);
+    let second = ours(&["blocks", "fixtures/cpuprofile/blocks.cpuprofile", "--from", "1s"]);
+    assert_eq!(report["blocks"]["base"][0]["max_ns"], first["summary"]["max_ns"], "{}", report["blocks"]);
+    assert_eq!(report["blocks"]["new"][0]["max_ns"], second["summary"]["max_ns"], "{}", report["blocks"]);
+    assert_eq!(report["blocks"]["significant"], false, "{}", report["blocks"]);
     // Startup against the steady phase: the two phases' functions, per second of each.
     let report = ours(&["diff", "fixtures/cpuprofile/phases.cpuprofile", "--base-phase", "1", "--new-phase", "2"]);
     let row = |name: &str| report["rows"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap().clone();

@@ -116,13 +116,14 @@ pub struct BlockChange {
     pub significant: bool,
 }
 
-/// The change of the event-loop blocks (at least `min_ns` long) from `base` runs to `new`
-/// runs; `None` when a run has no timeline.
-pub fn compare_blocks(base: &[&Profile], new: &[&Profile], min_ns: i64, alpha: f64) -> Option<BlockChange> {
-    let side = |runs: &[&Profile]| -> Option<Vec<RunBlocks>> {
-        runs.iter().map(|p| blocks(p, min_ns).ok().map(|b| RunBlocks::from(&b))).collect()
-    };
-    let (base, new) = (side(base)?, side(new)?);
+/// The blocks of one run in brief (`min_ns` the shortest counted); `None` without a timeline.
+pub fn run_blocks(profile: &Profile, min_ns: i64) -> Option<RunBlocks> {
+    blocks(profile, min_ns).ok().map(|b| RunBlocks::from(&b))
+}
+
+/// The change of the event-loop blocks from the `base` runs to the `new` runs (each side at
+/// least one run, from [`run_blocks`]).
+pub fn compare_blocks(base: Vec<RunBlocks>, new: Vec<RunBlocks>, alpha: f64) -> BlockChange {
     let mean = |runs: &[RunBlocks], f: fn(&RunBlocks) -> i64| {
         runs.iter().map(|r| f(r) as f64).sum::<f64>() / runs.len().max(1) as f64
     };
@@ -135,7 +136,7 @@ pub fn compare_blocks(base: &[&Profile], new: &[&Profile], min_ns: i64, alpha: f
         Some(p) => p < alpha && max_delta_ns != 0.0,
         None => max_delta_ns.abs() > 2.0 * interval,
     };
-    Some(BlockChange { base, new, max_delta_ns, p95_delta_ns, p_value, significant })
+    BlockChange { base, new, max_delta_ns, p95_delta_ns, p_value, significant }
 }
 
 /// The sampling interval of a profile with times: a tick log's configured one, else the
@@ -147,7 +148,7 @@ pub fn sampling_interval(profile: &Profile) -> Option<i64> {
             return Some(i);
         }
     }
-    let mut steps: Vec<i64> = times.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0).collect();
+    let mut steps: Vec<i64> = times.windows(2).map(|w| w[1].saturating_sub(w[0])).filter(|d| *d > 0).collect();
     if steps.is_empty() {
         return profile.meta.interval_ns.filter(|i| *i > 0);
     }
@@ -177,7 +178,7 @@ pub fn blocks(profile: &Profile, min_ns: i64) -> Result<Blocks, WindowError> {
             continue;
         }
         let mut j = i;
-        while j + 1 < times.len() && !idle[j + 1] && times[j + 1] - times[j] <= gap {
+        while j + 1 < times.len() && !idle[j + 1] && times[j + 1].saturating_sub(times[j]) <= gap {
             j += 1;
         }
         let last = if weight(j) <= gap { weight(j) } else { interval };

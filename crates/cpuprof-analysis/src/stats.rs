@@ -137,8 +137,6 @@ pub(crate) fn binomial_p(x1: u64, x2: u64, p0: f64) -> f64 {
     (2.0 * lower.min(upper)).clamp(0.0, 1.0)
 }
 
-/// Two-sided test of `x` out of `trials` against `p0` with the variance scaled by
-/// `dispersion`, through Student's t with `df` degrees of freedom (continuity corrected).
 /// Welch's two-sided t test of equal means of `a` and `b` (two values or more each): the
 /// p-value, in [0, 1]. Samples without spread on both sides: 1 when the means are equal, else 0.
 pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> f64 {
@@ -161,6 +159,8 @@ pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
+/// Two-sided test of `x` out of `trials` against `p0` with the variance scaled by
+/// `dispersion`, through Student's t with `df` degrees of freedom (continuity corrected).
 pub(crate) fn quasi_binomial_p(x: u64, trials: u64, p0: f64, dispersion: f64, df: f64) -> f64 {
     if trials == 0 || !(p0 > 0.0 && p0 < 1.0) {
         return 1.0;
@@ -220,6 +220,18 @@ pub(crate) fn benjamini_hochberg(tests: &[(f64, f64)], alpha: f64) -> Vec<bool> 
 #[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn welch_by_hand() {
+        // Identical samples: no difference at all.
+        assert_eq!(welch_p(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]), 1.0);
+        // Means 2 and 5, variances 1 and 1, n 3 and 3: t = 3 / sqrt(2/3) = 3.674, df = 4,
+        // two-sided p = 0.02131 (R: 2 * pt(-3.674235, 4)).
+        let p = welch_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
+        assert!((p - 0.02131).abs() < 1e-4, "{p}");
+        // No spread on either side, different means: certain.
+        assert_eq!(welch_p(&[5.0, 5.0], &[7.0, 7.0]), 0.0);
+    }
 
     /// The oracle table: SciPy's tails (checked against mpmath's exact sums for small counts).
     fn oracle() -> Vec<(u64, u64, f64, f64, f64, f64)> {

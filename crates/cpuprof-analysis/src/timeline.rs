@@ -152,7 +152,7 @@ pub struct Timeline {
 /// The bucket length for a recording `length_ns` long: the smallest of 1, 2, 5 × 10^k ns, at
 /// least 1 ms, that cuts it into at most 50 buckets.
 pub fn default_bucket_ns(length_ns: i64) -> i64 {
-    let wanted = (length_ns.max(0) + 49) / 50;
+    let wanted = length_ns.max(0).saturating_add(49) / 50;
     let mut step: i64 = 1_000_000;
     loop {
         for m in [1, 2, 5] {
@@ -169,7 +169,7 @@ pub fn default_bucket_ns(length_ns: i64) -> i64 {
 
 /// The most buckets a timeline has: more would only take memory (a 1 ns bucket over an hour, a
 /// sample that a damaged clock put years later).
-pub const MAX_BUCKETS: u64 = 1_000_000;
+pub const MAX_BUCKETS: u64 = 100_000;
 
 /// Why a timeline cannot be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,30 +282,7 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
         }
     }
     let min_run = buckets.len().div_ceil(20).max(2);
-    while runs.len() > 1 {
-        // The shortest run under the minimum, the earliest of equal ones.
-        let Some((at, _)) = runs.iter().enumerate().filter(|(_, r)| r.1 < min_run).min_by_key(|(i, r)| (r.1, *i))
-        else {
-            break;
-        };
-        let left = at.checked_sub(1).map(|i| runs[i].1);
-        let right = runs.get(at + 1).map(|r| r.1);
-        let into = match (left, right) {
-            (Some(l), Some(r)) if r > l => at + 1,
-            (Some(_), _) => at - 1,
-            (None, _) => at + 1,
-        };
-        runs[at].0 = runs[into].0;
-        // Merge equal neighbours.
-        let mut merged: Vec<(Character, usize)> = Vec::with_capacity(runs.len());
-        for run in runs.drain(..) {
-            match merged.last_mut() {
-                Some((c, n)) if *c == run.0 => *n += run.1,
-                _ => merged.push(run),
-            }
-        }
-        runs = merged;
-    }
+    let runs = smooth(&runs, min_run);
     let bucket_ns = buckets.first().map_or(1, |b| b.end_ns - b.start_ns);
     let steady = runs
         .iter()
@@ -338,6 +315,69 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
             phase
         })
         .collect()
+}
+
+/// A run of buckets of one character, linked to its neighbours.
+struct Run {
+    character: Character,
+    len: usize,
+    first: usize,
+    prev: Option<usize>,
+    next: Option<usize>,
+}
+
+/// SPEC §11.5's smoothing: while there is more than one run and one shorter than `min_run`,
+/// the shortest (the earliest of equal ones) takes its longer neighbour's character (the earlier
+/// on a tie) and equal neighbours merge. Runs are a linked list and the short ones a set ordered
+/// by (length, position), so that this takes O(R log R) for R runs, not O(R²).
+fn smooth(runs: &[(Character, usize)], min_run: usize) -> Vec<(Character, usize)> {
+    use std::collections::BTreeSet;
+    let mut list: Vec<Run> = Vec::with_capacity(runs.len());
+    let mut first = 0;
+    for (i, (character, len)) in runs.iter().enumerate() {
+        let next = (i + 1 < runs.len()).then_some(i + 1);
+        list.push(Run { character: *character, len: *len, first, prev: i.checked_sub(1), next });
+        first += len;
+    }
+    let mut short: BTreeSet<(usize, usize, usize)> =
+        list.iter().enumerate().filter(|(_, r)| r.len < min_run).map(|(i, r)| (r.len, r.first, i)).collect();
+    let mut alive = list.len();
+    while alive > 1 {
+        let Some((_, _, at)) = short.pop_first() else { break };
+        let (left, right) = (list[at].prev, list[at].next);
+        let into = match (left, right) {
+            (Some(l), Some(r)) if list[r].len > list[l].len => r,
+            (Some(l), _) => l,
+            (None, Some(r)) => r,
+            (None, None) => break,
+        };
+        list[at].character = list[into].character;
+        // Merge `at` with its neighbours of the same character, into the leftmost of them.
+        let mut keep = at;
+        while let Some(l) = list[keep].prev.filter(|l| list[*l].character == list[at].character) {
+            keep = l;
+        }
+        short.remove(&(list[keep].len, list[keep].first, keep));
+        while let Some(n) = list[keep].next.filter(|n| list[*n].character == list[keep].character) {
+            short.remove(&(list[n].len, list[n].first, n));
+            list[keep].len += list[n].len;
+            list[keep].next = list[n].next;
+            if let Some(after) = list[n].next {
+                list[after].prev = Some(keep);
+            }
+            alive -= 1;
+        }
+        if list[keep].len < min_run {
+            short.insert((list[keep].len, list[keep].first, keep));
+        }
+    }
+    let mut out = Vec::with_capacity(alive);
+    let mut at = (!list.is_empty()).then_some(0);
+    while let Some(i) = at {
+        out.push((list[i].character, list[i].len));
+        at = list[i].next;
+    }
+    out
 }
 
 /// The phase `name` names: its 1-based number, or its label (`startup`, `steady`, `phase 3`).

@@ -137,7 +137,8 @@ pub fn between(profile: &Profile, from_stacks: &[bool], to_stacks: &[bool]) -> O
     let stacks = profile.samples.stacks();
     let first = stacks.iter().zip(times).filter(|(s, _)| from_stacks[s.index()]).map(|(_, t)| *t).min()?;
     let last = stacks.iter().zip(times).filter(|(s, _)| to_stacks[s.index()]).map(|(_, t)| *t).max()?;
-    (last >= first).then(|| Window { from_ns: first - start, to_ns: last - start + 1 })
+    (last >= first)
+        .then(|| Window { from_ns: first.saturating_sub(start), to_ns: last.saturating_sub(start).saturating_add(1) })
 }
 
 #[cfg(test)]

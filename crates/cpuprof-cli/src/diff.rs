@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use cpuprof_analysis::{compare_blocks, BlockChange, BlockRule, Bound};
+use cpuprof_analysis::{compare_blocks, run_blocks, BlockChange, BlockRule, Bound, RunBlocks};
 use cpuprof_analysis::{
     compared_unit, diff, explain, fold, matched_file_names, DiffOptions, DiffReport, FoldOptions, Folded, Gate,
     GateError, GroupBy, Metric, Normalize, Rule, Weight,
@@ -177,7 +177,8 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         Some([b, n]) => vec![Some(&b.0), Some(&n.0)],
         None => vec![bounds.as_ref(); inputs.len()],
     };
-    let profiles: Vec<Result<Profile>> = std::thread::scope(|scope| {
+    // Each run's blocks are measured as recorded, before a window's times are scaled.
+    let profiles: Vec<Result<(Profile, Option<RunBlocks>)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = inputs
             .iter()
             .zip(readers)
@@ -189,10 +190,11 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
                         .load(path, window.is_some() || with_blocks)
                         .and_then(|p| crate::input::hide_frames(p, &args.filter, path))?;
                     crate::input::cut_to_window(&mut profile, window, path)?;
+                    let blocks = if with_blocks { run_blocks(&profile, DEFAULT_BLOCK_MIN_NS) } else { None };
                     if per_second {
                         per_second_of_window(&mut profile);
                     }
-                    Ok(profile)
+                    Ok((profile, blocks))
                 })
             })
             .collect();
@@ -201,7 +203,8 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
             .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a parser thread failed"))))
             .collect()
     });
-    let profiles = profiles.into_iter().collect::<Result<Vec<_>>>()?;
+    let (profiles, run_blocks): (Vec<Profile>, Vec<Option<RunBlocks>>) =
+        profiles.into_iter().collect::<Result<Vec<_>>>()?.into_iter().unzip();
     let formats: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.meta.format.as_str()).collect();
     if formats.len() > 1 {
         crate::warn(&format!(
@@ -303,7 +306,16 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         .map(|n| explain(&base_refs, &new_refs, &report, &options, usize::try_from(n).unwrap_or(usize::MAX)))
         .unwrap_or_default();
     let block_change = if with_blocks {
-        let change = compare_blocks(&base_refs, &new_refs, DEFAULT_BLOCK_MIN_NS, cpuprof_analysis::defaults::ALPHA);
+        let runs: Option<Vec<RunBlocks>> = run_blocks.into_iter().collect();
+        let change = runs.map(|mut runs| {
+            let new_runs = runs.split_off(base.len());
+            compare_blocks(runs, new_runs, cpuprof_analysis::defaults::ALPHA)
+        });
+        if change.is_none() && block_rules.is_empty() {
+            crate::warn(
+                "--blocks: a profile has no timeline (pprof, folded stacks), so the event-loop blocks are not compared",
+            );
+        }
         if !block_rules.is_empty() {
             check_block_gate(change.as_ref(), &base_sources, &new_sources)?;
         }
@@ -379,8 +391,9 @@ fn check_block_gate(change: Option<&BlockChange>, base: &[String], new: &[String
 
 /// `longest event-loop block +104 ms (301 ms → 405 ms)`.
 fn block_change_text(change: &BlockChange) -> String {
-    let mean =
-        |runs: &[cpuprof_analysis::RunBlocks]| runs.iter().map(|r| r.max_ns).sum::<i64>() / runs.len().max(1) as i64;
+    let mean = |runs: &[RunBlocks]| {
+        (runs.iter().map(|r| r.max_ns as f64).sum::<f64>() / runs.len().max(1) as f64).round() as i64
+    };
     format!(
         "longest event-loop block +{} ({} → {})",
         format_ns(change.max_delta_ns.round() as i64),
