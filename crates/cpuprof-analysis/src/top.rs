@@ -170,24 +170,11 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
     let StackWeights { weight: self_w, count: self_c, total, samples } =
         stack_weights(profile, options.weight, &options.filter, None);
 
-    if options.by == GroupBy::Category {
-        let rows = by_category(profile, options, weights, counts);
-        return TopReport { unit: effective(profile, options.weight), total, samples, rows, summary };
-    }
-    let mut keys = Keys::default();
-    let numbers = if options.by == GroupBy::Line {
-        by_line(profile, &self_w, &self_c, &mut keys, options.lines_per_function)
+    let mut rows = if options.by == GroupBy::Category {
+        by_category(profile, options, weights, counts)
     } else {
-        let stack_keys = stack_keys(profile, options.by, &mut keys);
-        with_totals(profile, &stack_keys, &self_w, &self_c, keys.keys.len())
+        function_rows(profile, options, &self_w, &self_c)
     };
-    let mut rows: Vec<TopRow> = keys
-        .keys
-        .into_iter()
-        .zip(numbers)
-        .filter(|(_, r)| r.iter().any(|v| *v != 0))
-        .map(|(key, numbers)| key.into_row(numbers))
-        .collect();
     rows.sort_by(|a, b| {
         let (ka, kb) = match options.sort {
             Metric::SelfTime => (a.self_weight, b.self_weight),
@@ -196,6 +183,23 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
         kb.cmp(&ka).then_with(|| identity_order(a, b))
     });
     TopReport { unit: effective(profile, options.weight), total, samples, rows, summary }
+}
+
+/// The rows of functions, files, packages or lines, unsorted.
+fn function_rows(profile: &Profile, options: &TopOptions, self_w: &[i64], self_c: &[i64]) -> Vec<TopRow> {
+    let mut keys = Keys::default();
+    let numbers = if options.by == GroupBy::Line {
+        by_line(profile, self_w, self_c, &mut keys, options.lines_per_function)
+    } else {
+        let stack_keys = stack_keys(profile, options.by, &mut keys);
+        with_totals(profile, &stack_keys, self_w, self_c, keys.keys.len())
+    };
+    keys.keys
+        .into_iter()
+        .zip(numbers)
+        .filter(|(_, r)| r.iter().any(|v| *v != 0))
+        .map(|(key, numbers)| key.into_row(numbers))
+        .collect()
 }
 
 /// The order of rows of equal weight: name, file, line, column, kind.
@@ -273,7 +277,7 @@ pub(crate) fn summarize(profile: &Profile, weights: Option<&[i64]>, counts: Opti
     summary
 }
 
-/// Rows of categories: self by each sample's own category (its VM state first, as the
+/// Rows of categories, unsorted: self by each sample's own category (its VM state first, as the
 /// summary), total by the categories of every frame of its stack and its own.
 fn by_category(
     profile: &Profile,
@@ -309,7 +313,7 @@ fn by_category(
             }
         }
     }
-    let mut rows: Vec<TopRow> = Category::ALL
+    Category::ALL
         .iter()
         .zip(numbers)
         .filter(|(_, n)| n.iter().any(|v| *v != 0))
@@ -325,15 +329,7 @@ fn by_category(
             }
             .into_row(numbers)
         })
-        .collect();
-    rows.sort_by(|a, b| {
-        let (ka, kb) = match options.sort {
-            Metric::SelfTime => (a.self_weight, b.self_weight),
-            Metric::Total => (a.total_weight, b.total_weight),
-        };
-        kb.cmp(&ka).then_with(|| identity_order(a, b))
-    });
-    rows
+        .collect()
 }
 
 /// The key of every function (`NO_KEY` for the root pseudo-function, which is never a row).
