@@ -1,12 +1,12 @@
 //! Event-loop blocks: the stretches where the loop never waited (fixtures/oracle/SPEC.md §12),
 //! what started each, what ran in it and where most of it was spent.
 
-use cpuprof_model::{FuncId, FuncKind, Profile, SourceFormat, StackId, ValueUnit};
+use cpuprof_model::{FuncId, FuncKind, Profile, SourceFormat, StackId, TimedSample, ValueUnit};
 use rustc_hash::FxHashMap;
 
 use crate::category::{Categories, Category};
-use crate::timeline::{entries, heaviest, FunctionRef};
-use crate::window::{recording, sample_times, WindowError};
+use crate::timeline::{heaviest, FunctionRef, RowFacts, RowSums};
+use crate::window::{each_sample, has_times, recording, WindowError};
 
 /// How many functions a block's `top` lists.
 pub const BLOCK_TOP: usize = 5;
@@ -142,112 +142,177 @@ pub fn compare_blocks(base: Vec<RunBlocks>, new: Vec<RunBlocks>, alpha: f64) -> 
 /// The sampling interval of a profile with times: a tick log's configured one, else the
 /// lower median of the positive steps between samples (robust to gaps).
 pub fn sampling_interval(profile: &Profile) -> Option<i64> {
-    let times = profile.samples.times_ns()?;
+    if !has_times(profile) {
+        return None;
+    }
     if profile.meta.format == SourceFormat::TickLog {
         if let Some(i) = profile.meta.interval_ns.filter(|i| *i > 0) {
             return Some(i);
         }
     }
-    let mut steps: Vec<i64> = times.windows(2).map(|w| w[1].saturating_sub(w[0])).filter(|d| *d > 0).collect();
-    if steps.is_empty() {
-        return profile.meta.interval_ns.filter(|i| *i > 0);
-    }
-    let middle = (steps.len() - 1) / 2;
-    Some(*steps.select_nth_unstable(middle).1)
+    let mut steps = StepCounts::default();
+    let mut previous: Option<i64> = None;
+    each_sample(profile, |s| {
+        if let Some(p) = previous {
+            steps.add(s.time_ns.saturating_sub(p));
+        }
+        previous = Some(s.time_ns);
+    });
+    steps.lower_median().or_else(|| profile.meta.interval_ns.filter(|i| *i > 0))
 }
 
-/// The event-loop blocks of `profile` at least `min_ns` long. Needs the samples' times.
+/// Counts of positive steps between samples, for their median without keeping them: whole
+/// microseconds up to 65 ms (what V8 samples at) in a table, any other in a map.
+#[derive(Default)]
+struct StepCounts {
+    whole_us: Vec<u64>,
+    other: FxHashMap<i64, u64>,
+    count: u64,
+}
+
+impl StepCounts {
+    const TABLE_US: i64 = 1 << 16;
+
+    #[inline]
+    fn add(&mut self, step: i64) {
+        if step <= 0 {
+            return;
+        }
+        self.count += 1;
+        if step % 1000 == 0 && step / 1000 < Self::TABLE_US {
+            if self.whole_us.is_empty() {
+                self.whole_us = vec![0; Self::TABLE_US as usize];
+            }
+            self.whole_us[(step / 1000) as usize] += 1;
+        } else {
+            *self.other.entry(step).or_default() += 1;
+        }
+    }
+
+    /// The lower median (the ⌈n/2⌉-th smallest); `None` without steps.
+    fn lower_median(&self) -> Option<i64> {
+        if self.count == 0 {
+            return None;
+        }
+        let rank = (self.count - 1) / 2;
+        let mut counts: Vec<(i64, u64)> =
+            self.whole_us.iter().enumerate().filter(|(_, c)| **c > 0).map(|(us, c)| (us as i64 * 1000, *c)).collect();
+        counts.extend(self.other.iter().map(|(step, c)| (*step, *c)));
+        counts.sort_unstable();
+        let mut seen = 0u64;
+        counts.into_iter().find_map(|(step, c)| {
+            seen += c;
+            (seen > rank).then_some(step)
+        })
+    }
+}
+
+/// The event-loop blocks of `profile` at least `min_ns` long. Needs the samples' times. Two
+/// walks of the timeline: one for the sampling interval (which sets what a gap is), one that
+/// grows each block sample by sample, summing its weight per row.
 pub fn blocks(profile: &Profile, min_ns: i64) -> Result<Blocks, WindowError> {
     let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
-    let times = sample_times(profile).ok_or(WindowError::NoTimes)?;
     // No interval (fewer than two samples at distinct times): 0, as SPEC §12.1's mean interval.
     let interval = sampling_interval(profile).unwrap_or(0).max(0);
     let gap = interval.saturating_mul(GAP_INTERVALS).max(GAP_MIN_NS);
-    let durations = profile.value_index(ValueUnit::Nanoseconds).map(|k| profile.samples.values(k));
-    let weight = |i: usize| durations.map_or(interval, |d| d[i]);
+    let by_time = profile.value_index(ValueUnit::Nanoseconds).is_some();
+    let weight = |s: &TimedSample| if by_time { s.weight_ns } else { interval };
     let mut describer = Describer::new(profile);
-    let idle: Vec<bool> =
-        (0..times.len()).map(|i| describer.categories.of_sample(profile, i) == Category::Idle).collect();
-    let idle_samples = idle.iter().filter(|i| **i).count() as i64;
-
     let mut found = Vec::new();
-    let mut i = 0;
-    while i < times.len() {
-        if idle[i] {
-            i += 1;
-            continue;
-        }
-        let mut j = i;
-        while j + 1 < times.len() && !idle[j + 1] && times[j + 1].saturating_sub(times[j]) <= gap {
-            j += 1;
-        }
-        let last = if weight(j) <= gap { weight(j) } else { interval };
-        let duration = times[j].saturating_add(last).saturating_sub(times[i]);
+    let mut idle_samples = 0i64;
+    let mut open: Option<OpenBlock> = None;
+    let mut close = |block: OpenBlock, describer: &mut Describer<'_>| {
+        let raw_last = weight(&block.last);
+        let last = if raw_last <= gap { raw_last } else { interval };
+        let duration = block.last.time_ns.saturating_add(last).saturating_sub(block.first_ns);
         if duration >= min_ns {
             // The last sample weighs what is left of the block: the weights sum to its length.
-            let weigh = |k: usize| if k == j { last } else { weight(k) };
-            found.push(describer.describe(i..=j, &weigh, (times[i].saturating_sub(start), duration)));
+            describer.sums.add(block.last.row, last.saturating_sub(raw_last));
+            found.push(describer.describe(&block, (block.first_ns.saturating_sub(start), duration)));
+        } else {
+            describer.sums.drain().for_each(drop);
         }
-        i = j + 1;
+    };
+    each_sample(profile, |s| {
+        if describer.facts.category[s.row as usize] == Category::Idle {
+            idle_samples += 1;
+            if let Some(block) = open.take() {
+                close(block, &mut describer);
+            }
+            return;
+        }
+        if let Some(block) = open.take_if(|b| s.time_ns.saturating_sub(b.last.time_ns) > gap) {
+            close(block, &mut describer);
+        }
+        let block =
+            open.get_or_insert(OpenBlock { first_ns: s.time_ns, first_row: s.row, last: s, samples: 0, entry: None });
+        block.last = s;
+        block.samples += 1;
+        if block.entry.is_none() {
+            block.entry = describer.facts.entry[s.row as usize];
+        }
+        describer.sums.add(s.row, weight(&s));
+    })
+    .ok_or(WindowError::NoTimes)?;
+    if let Some(block) = open.take() {
+        close(block, &mut describer);
     }
     Ok(Blocks { interval_ns: interval, min_ns, length_ns: length, idle_samples, blocks: found })
 }
 
-/// What describing blocks needs, allocated once for all of them: per stack (dense, by
-/// position) the weight through it and the block that last touched it.
+/// A block being grown: its first sample, last sample, number of samples and entry so far.
+struct OpenBlock {
+    first_ns: i64,
+    first_row: u32,
+    last: TimedSample,
+    samples: i64,
+    entry: Option<FuncId>,
+}
+
+/// What describing blocks needs, made once for all of them: the rows' facts, the block's
+/// weight per row, and the stack tree in depth-first order (each stack's position and the end
+/// of its subtree), so the weight under a stack is a range of the block's rows.
 struct Describer<'p> {
     profile: &'p Profile,
     categories: Categories,
-    entry: Vec<Option<FuncId>>,
-    through: Vec<i64>,
-    stamp: Vec<u32>,
-    touched: Vec<StackId>,
-    block: u32,
+    facts: RowFacts,
+    sums: RowSums,
+    pre: Vec<u32>,
+    end: Vec<u32>,
 }
 
 impl<'p> Describer<'p> {
     fn new(profile: &'p Profile) -> Self {
-        let n = profile.stacks.len();
+        let (pre, end) = depth_first(profile);
         Self {
             profile,
             categories: Categories::new(profile),
-            entry: entries(profile),
-            through: vec![0; n],
-            stamp: vec![0; n],
-            touched: Vec::new(),
-            block: 0,
+            facts: RowFacts::of(profile),
+            sums: RowSums::new(profile.samples.len()),
+            pre,
+            end,
         }
     }
 
-    /// The block of sample rows `rows`, weighed by `weight`.
-    fn describe(
-        &mut self,
-        rows: std::ops::RangeInclusive<usize>,
-        weight: &dyn Fn(usize) -> i64,
-        (start_ns, duration_ns): (i64, i64),
-    ) -> Block {
+    /// The block `open`, from the weight per row summed in `sums` (which it empties).
+    fn describe(&mut self, open: &OpenBlock, (start_ns, duration_ns): (i64, i64)) -> Block {
         let profile = self.profile;
         let stacks = profile.samples.stacks();
-        let first = *rows.start();
-        let entry_func =
-            rows.clone().find_map(|i| self.entry[stacks[i].index()]).unwrap_or_else(|| profile.func_of(stacks[first]));
+        let entry_func = open.entry.unwrap_or_else(|| profile.func_of(stacks[open.first_row as usize]));
         let mut self_of: FxHashMap<FuncId, i64> = FxHashMap::default();
         let mut total = 0i64;
-        self.block += 1;
-        self.touched.clear();
-        for i in rows.clone() {
-            let w = weight(i);
+        let pre = &self.pre;
+        let mut rows: Vec<(u32, StackId, i64)> = self
+            .sums
+            .drain()
+            .map(|(row, w)| {
+                let stack = stacks[row as usize];
+                (pre[stack.index()], stack, w)
+            })
+            .collect();
+        for &(_, stack, w) in &rows {
             total = total.saturating_add(w);
-            // The stacks on the path, each once: the walk up stops at one this block has seen.
-            let mut at = Some(stacks[i]);
-            while let Some(s) = at.filter(|s| self.stamp[s.index()] != self.block) {
-                self.stamp[s.index()] = self.block;
-                self.through[s.index()] = 0;
-                self.touched.push(s);
-                at = profile.stacks.parent(s);
-            }
-            self.through[stacks[i].index()] = self.through[stacks[i].index()].saturating_add(w);
-            let leaf = profile.func_of(stacks[i]);
+            let leaf = profile.func_of(stack);
             if profile.funcs[leaf].kind != FuncKind::Root {
                 let own = self_of.entry(leaf).or_default();
                 *own = own.saturating_add(w);
@@ -259,11 +324,12 @@ impl<'p> Describer<'p> {
             self_of.remove(&f);
             top.push((FunctionRef::of(profile, f), w));
         }
-        let (common, under) = self.common_frame(total);
+        rows.sort_unstable_by_key(|r| r.0);
+        let (common, under) = self.common_frame(&rows, total);
         Block {
             start_ns,
             duration_ns,
-            samples: (rows.end() - rows.start() + 1) as i64,
+            samples: open.samples,
             entry: FunctionRef::of(profile, entry_func),
             top,
             common: common.map(|s| FunctionRef::of(profile, profile.func_of(s))),
@@ -272,29 +338,54 @@ impl<'p> Describer<'p> {
     }
 
     /// The deepest stack through which more than half of `total` passed (`(root)` left out),
-    /// and the nearest stack above it whose function is the user's code.
-    fn common_frame(&mut self, total: i64) -> (Option<StackId>, Option<StackId>) {
+    /// and the nearest stack above it whose function is the user's code; `rows` are the
+    /// block's (depth-first position, stack, weight), in depth-first order.
+    fn common_frame(&self, rows: &[(u32, StackId, i64)], total: i64) -> (Option<StackId>, Option<StackId>) {
         let profile = self.profile;
         let is_root = |s: StackId| profile.funcs[profile.func_of(s)].kind == FuncKind::Root;
-        // Subtree sums: children have larger ids than their parents, so in falling id order
-        // each stack is complete when it is added to its parent.
-        self.touched.sort_unstable_by(|a, b| b.cmp(a));
-        for s in &self.touched {
-            if let Some(parent) = profile.stacks.parent(*s) {
-                self.through[parent.index()] = self.through[parent.index()].saturating_add(self.through[s.index()]);
-            }
+        let mut prefix = Vec::with_capacity(rows.len() + 1);
+        prefix.push(0i128);
+        for r in rows {
+            prefix.push(prefix[prefix.len() - 1] + i128::from(r.2));
         }
-        // The stacks holding more than half lie on one path from the top: the deepest has the
-        // largest id.
-        let common = self
-            .touched
-            .iter()
-            .copied()
-            .find(|s| 2 * i128::from(self.through[s.index()]) > i128::from(total) && !is_root(*s));
+        let more_than_half = |w: i128| 2 * w > i128::from(total);
+        // A subtree is a range of depth-first positions, and a range holding more than half
+        // the weight holds the row where the running sum first passes half: every stack
+        // holding more than half is on that row's path, and the deepest is found walking up.
+        let Some(median) = (0..rows.len()).find(|i| more_than_half(prefix[i + 1])) else { return (None, None) };
+        let through = |s: StackId| {
+            let lo = rows.partition_point(|r| r.0 < self.pre[s.index()]);
+            let hi = rows.partition_point(|r| r.0 < self.end[s.index()]);
+            prefix[hi] - prefix[lo]
+        };
+        let path = std::iter::successors(Some(rows[median].1), |s| profile.stacks.parent(*s));
+        let common = path.filter(|s| !is_root(*s)).find(|s| more_than_half(through(*s)));
         let under = common.and_then(|c| {
             std::iter::successors(profile.stacks.parent(c), |s| profile.stacks.parent(*s))
                 .find(|s| !is_root(*s) && self.categories.of_func(profile.func_of(*s)) == Category::App)
         });
         (common, under)
     }
+}
+
+/// Each stack's position in a depth-first walk of the stack tree and the position after its
+/// subtree's last stack: the stacks under `s` are those with positions in `pre[s]..end[s]`.
+fn depth_first(profile: &Profile) -> (Vec<u32>, Vec<u32>) {
+    let n = profile.stacks.len();
+    let children = profile.stacks.children();
+    let (mut pre, mut end) = (vec![0u32; n], vec![0u32; n]);
+    let mut next = 0u32;
+    // (stack, whether its children were pushed): a stack is closed when it comes up again.
+    let mut todo: Vec<(StackId, bool)> = children.roots().iter().rev().map(|s| (*s, false)).collect();
+    while let Some((s, opened)) = todo.pop() {
+        if opened {
+            end[s.index()] = next;
+            continue;
+        }
+        pre[s.index()] = next;
+        next += 1;
+        todo.push((s, true));
+        todo.extend(children.of(s).iter().rev().map(|c| (*c, false)));
+    }
+    (pre, end)
 }

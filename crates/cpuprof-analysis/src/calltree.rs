@@ -28,15 +28,12 @@ pub struct CallGraphOptions {
     pub weight: Weight,
     /// Which samples count. Default: all but `(idle)`.
     pub filter: StackFilter,
-    /// Only samples taken in `[from, to)` (ns on the profile's clock), where samples have
-    /// times. Default is `None`: all.
-    pub window: Option<(i64, i64)>,
 }
 
 impl CallGraphOptions {
     /// Options with every field given.
-    pub fn new(weight: Weight, filter: StackFilter, window: Option<(i64, i64)>) -> Self {
-        Self { weight, filter, window }
+    pub fn new(weight: Weight, filter: StackFilter) -> Self {
+        Self { weight, filter }
     }
 }
 
@@ -174,8 +171,7 @@ impl<'p> CallGraph<'p> {
     pub fn new(profile: &'p Profile, options: &CallGraphOptions) -> Self {
         let (weights, counts) = columns(profile, options.weight);
         let summary = summarize(profile, weights, counts);
-        let StackWeights { weight, count, total, samples } =
-            stack_weights(profile, options.weight, &options.filter, options.window);
+        let StackWeights { weight, count, total, samples } = stack_weights(profile, options.weight, &options.filter);
         let mut keys = Keys::default();
         let stack_key = stack_keys(profile, GroupBy::Function, &mut keys);
         let numbers = with_totals(profile, &stack_key, &weight, &count, keys.keys.len());

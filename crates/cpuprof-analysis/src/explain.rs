@@ -223,7 +223,7 @@ impl<'p> Side<'p> {
         let runs = profiles
             .iter()
             .map(|p| {
-                let graph = CallGraph::new(p, &CallGraphOptions::new(weight, options.filter.clone(), None));
+                let graph = CallGraph::new(p, &CallGraphOptions::new(weight, options.filter.clone()));
                 (graph, matched_file_names(p, root, &report.moved_files))
             })
             .collect();

@@ -27,9 +27,6 @@ pub struct FoldOptions {
     pub weight: Weight,
     /// Which samples count. Default: all but `(idle)`.
     pub filter: StackFilter,
-    /// Only samples taken in `[from, to)` (ns on the profile's clock), where samples have
-    /// times. Default is `None`: all.
-    pub window: Option<(i64, i64)>,
     /// For drawing top-down: fold every subtree lighter than this fraction of the drawn weight
     /// into its caller's own weight (a flame graph leaves such frames out anyway; not for a
     /// reversed graph, whose frames are merged from the leaves). Default is `None`: exact
@@ -45,8 +42,8 @@ pub struct FoldOptions {
 
 impl FoldOptions {
     /// Options with every field given but `prune_below`.
-    pub fn new(by: GroupBy, weight: Weight, filter: StackFilter, window: Option<(i64, i64)>) -> Self {
-        Self { by, weight, filter, window, prune_below: None, without_lines: false, file_names: None }
+    pub fn new(by: GroupBy, weight: Weight, filter: StackFilter) -> Self {
+        Self { by, weight, filter, prune_below: None, without_lines: false, file_names: None }
     }
 }
 
@@ -70,8 +67,7 @@ pub struct Folded {
 /// Works on the stack tree, never per sample: stacks are mapped onto a tree of labels
 /// (stacks whose frames read alike share a node), each label made once per function.
 pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
-    let StackWeights { weight, count, total, samples } =
-        stack_weights(profile, options.weight, &options.filter, options.window);
+    let StackWeights { weight, count, total, samples } = stack_weights(profile, options.weight, &options.filter);
     let drawn_samples = count.iter().fold(0i64, |a, c| a.saturating_add(*c));
     let by_group = matches!(options.by, GroupBy::File | GroupBy::Package);
 
@@ -153,7 +149,7 @@ mod tests {
 
     fn folded(prune_below: Option<f64>) -> Folded {
         let profile = parse(PROFILE.as_bytes(), &Origin("t".into()), &ParseOptions::default()).unwrap();
-        let mut options = FoldOptions::new(GroupBy::Function, Weight::Samples, StackFilter::default(), None);
+        let mut options = FoldOptions::new(GroupBy::Function, Weight::Samples, StackFilter::default());
         options.prune_below = prune_below;
         fold(&profile, &options)
     }

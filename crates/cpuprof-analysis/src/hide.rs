@@ -109,25 +109,26 @@ impl<'p> FrameCopier<'p> {
     }
 }
 
-/// Adds every sample of `profile` to `b` (values, time, VM state), on the stack `stack_of`
-/// gives for its old stack.
+/// Adds every sample row of `profile` to `b` (values, VM state), in order, on the stack
+/// `stack_of` gives for its old stack; the timeline goes along (its rows stay the same).
 pub(crate) fn copy_samples(
     profile: &Profile,
     b: &mut ProfileBuilder,
     mut stack_of: impl FnMut(&mut ProfileBuilder, StackId) -> StackId,
 ) {
-    let times = profile.samples.times_ns();
     let states = profile.samples.vm_states();
     let mut values = Vec::with_capacity(profile.value_types.len());
     for (row, old) in profile.samples.stacks().iter().enumerate() {
         let stack = stack_of(b, *old);
         values.clear();
         values.extend((0..profile.value_types.len()).map(|k| profile.samples.values(k)[row]));
-        let time = times.map(|t| t[row]);
         match states {
-            Some(states) => b.sample_in_state(stack, time, &values, states[row]),
-            None => b.sample(stack, time, &values),
+            Some(states) => b.sample_in_state(stack, None, &values, states[row]),
+            None => b.sample(stack, None, &values),
         }
+    }
+    if let Some(timeline) = profile.samples.timeline() {
+        b.timeline(timeline.clone());
     }
 }
 

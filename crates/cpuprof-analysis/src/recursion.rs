@@ -67,12 +67,8 @@ mod tests {
     fn folded(text: &str) -> Vec<String> {
         let profile = parse(text.as_bytes(), &Origin("t.folded".into()), &ParseOptions::default()).unwrap();
         let collapsed = collapse_recursion(&profile).unwrap();
-        let options = crate::FoldOptions::new(
-            crate::GroupBy::Function,
-            crate::Weight::Samples,
-            crate::StackFilter::default(),
-            None,
-        );
+        let options =
+            crate::FoldOptions::new(crate::GroupBy::Function, crate::Weight::Samples, crate::StackFilter::default());
         let mut lines: Vec<String> = crate::fold(&collapsed, &options)
             .tree
             .stack_texts()

@@ -7,8 +7,8 @@ use cpuprof_model::{FuncId, FuncKind, Profile};
 use rustc_hash::FxHashMap;
 
 use crate::category::{Categories, Category};
-use crate::weights::{columns, effective, Weight};
-use crate::window::{recording, sample_times};
+use crate::weights::{effective, timed_weight, Weight};
+use crate::window::{each_sample, recording};
 
 /// A function as a timeline or block names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,61 +200,150 @@ impl std::fmt::Display for TimelineError {
 
 impl std::error::Error for TimelineError {}
 
-/// The profile over time. Needs the samples' times (read with a timeline).
+/// The profile over time. Needs the samples' times (read with a timeline). One walk of the
+/// timeline: samples come in time order, so each bucket is summed per row in a dense scratch
+/// array and settled (per function) when the next bucket begins.
 pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline, TimelineError> {
     let (start, length) = recording(profile).ok_or(TimelineError::NoTimes)?;
-    let times = sample_times(profile).ok_or(TimelineError::NoTimes)?;
     let bucket_ns = options
         .bucket_ns
         .or_else(|| options.buckets.map(|n| (length.max(0) as u64).div_ceil(u64::from(n.max(1))) as i64))
         .unwrap_or_else(|| default_bucket_ns(length))
         .max(1);
-    let bucket_of = |t: i64| (t.saturating_sub(start).max(0) / bucket_ns) as u64;
-    let latest = times.iter().map(|t| bucket_of(*t) + 1).max().unwrap_or(0);
-    let count = (length.max(0) as u64).div_ceil(bucket_ns as u64).max(latest).max(1);
+    let count = (length.max(0) as u64).div_ceil(bucket_ns as u64).max(1);
     if count > MAX_BUCKETS {
         return Err(TimelineError::TooManyBuckets { buckets: count, bucket_ns });
     }
-    let count = count as usize;
-    let bucket_of = |t: i64| bucket_of(t) as usize;
+    let new_bucket = |k: usize| Bucket {
+        start_ns: (k as i64).saturating_mul(bucket_ns),
+        end_ns: (k as i64 + 1).saturating_mul(bucket_ns),
+        samples: 0,
+        categories: [0; Category::ALL.len()],
+        top: None,
+    };
+    let mut buckets: Vec<Bucket> = (0..count as usize).map(new_bucket).collect();
 
-    let (weights, counts) = columns(profile, options.weight);
-    let categories = Categories::new(profile);
-    let entry = entries(profile);
-    let mut buckets: Vec<Bucket> = (0..count)
-        .map(|k| Bucket {
-            start_ns: (k as i64).saturating_mul(bucket_ns),
-            end_ns: (k as i64 + 1).saturating_mul(bucket_ns),
-            samples: 0,
-            categories: [0; Category::ALL.len()],
-            top: None,
-        })
-        .collect();
-    let mut self_of: Vec<FxHashMap<FuncId, i64>> = vec![FxHashMap::default(); count];
-    let mut entry_of: Vec<FxHashMap<FuncId, i64>> = vec![FxHashMap::default(); count];
-    for (i, stack) in profile.samples.stacks().iter().enumerate() {
-        let k = bucket_of(times[i]);
-        let c = counts.map_or(1, |c| c[i]);
-        let w = weights.map_or(c, |w| w[i]);
-        let category = categories.of_sample(profile, i);
-        let bucket = &mut buckets[k];
-        bucket.samples = bucket.samples.saturating_add(c);
-        bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
-        let leaf = profile.func_of(*stack);
-        if category != Category::Idle && profile.funcs[leaf].kind != FuncKind::Root {
-            let own = self_of[k].entry(leaf).or_default();
-            *own = own.saturating_add(w);
-            if let Some(e) = entry[stack.index()] {
-                let under = entry_of[k].entry(e).or_default();
-                *under = under.saturating_add(w);
-            }
+    let rows = RowFacts::of(profile);
+    let weigh = timed_weight(profile, options.weight);
+    let mut entry_of: Vec<FxHashMap<FuncId, i64>> = vec![FxHashMap::default(); buckets.len()];
+    let mut scratch = RowSums::new(profile.samples.len());
+    let (mut current, mut beyond) = (0usize, None::<u64>);
+    each_sample(profile, |s| {
+        let k = (s.time_ns.saturating_sub(start).max(0) / bucket_ns) as u64;
+        if k >= MAX_BUCKETS {
+            beyond = Some(beyond.map_or(k, |b| b.max(k)));
+            return;
         }
+        let k = k as usize;
+        if k != current {
+            rows.settle(profile, &mut scratch, &mut buckets[current], &mut entry_of[current]);
+            current = k;
+        }
+        if k >= buckets.len() {
+            buckets.extend((buckets.len()..=k).map(new_bucket));
+            entry_of.resize_with(k + 1, FxHashMap::default);
+        }
+        let w = weigh(&s);
+        let bucket = &mut buckets[k];
+        bucket.samples = bucket.samples.saturating_add(1);
+        let category = rows.category[s.row as usize];
+        bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
+        scratch.add(s.row, w);
+    })
+    .ok_or(TimelineError::NoTimes)?;
+    if let Some(k) = beyond {
+        return Err(TimelineError::TooManyBuckets { buckets: k + 1, bucket_ns });
     }
-    for (bucket, funcs) in buckets.iter_mut().zip(&self_of) {
-        bucket.top = heaviest(profile, funcs).map(|(f, w)| (FunctionRef::of(profile, f), w));
-    }
+    rows.settle(profile, &mut scratch, &mut buckets[current], &mut entry_of[current]);
     let phases = phases(profile, &buckets, &entry_of);
     Ok(Timeline { unit: effective(profile, options.weight), length_ns: length, bucket_ns, buckets, phases })
+}
+
+/// What the analyses over time need to know of each sample row.
+pub(crate) struct RowFacts {
+    /// Its category (SPEC §10).
+    pub(crate) category: Vec<Category>,
+    /// Its leaf function, when that counts for "top" (not idle, not `(root)`).
+    pub(crate) leaf: Vec<Option<FuncId>>,
+    /// The entry its stack ran under.
+    pub(crate) entry: Vec<Option<FuncId>>,
+}
+
+impl RowFacts {
+    pub(crate) fn of(profile: &Profile) -> Self {
+        let categories = Categories::new(profile);
+        let entry_of_stack = entries(profile);
+        let stacks = profile.samples.stacks();
+        let category: Vec<Category> = (0..stacks.len()).map(|row| categories.of_sample(profile, row)).collect();
+        let leaf = stacks
+            .iter()
+            .zip(&category)
+            .map(|(stack, c)| {
+                let leaf = profile.func_of(*stack);
+                (*c != Category::Idle && profile.funcs[leaf].kind != FuncKind::Root).then_some(leaf)
+            })
+            .collect();
+        let entry = stacks.iter().map(|s| entry_of_stack[s.index()]).collect();
+        Self { category, leaf, entry }
+    }
+
+    /// Settles one bucket from the rows' sums: its hottest function and its entries' weights.
+    fn settle(
+        &self,
+        profile: &Profile,
+        scratch: &mut RowSums,
+        bucket: &mut Bucket,
+        entries: &mut FxHashMap<FuncId, i64>,
+    ) {
+        let mut self_of: FxHashMap<FuncId, i64> = FxHashMap::default();
+        for (row, w) in scratch.drain() {
+            if let Some(leaf) = self.leaf[row as usize] {
+                let own = self_of.entry(leaf).or_default();
+                *own = own.saturating_add(w);
+                if let Some(e) = self.entry[row as usize] {
+                    let under = entries.entry(e).or_default();
+                    *under = under.saturating_add(w);
+                }
+            }
+        }
+        bucket.top = heaviest(profile, &self_of).map(|(f, w)| (FunctionRef::of(profile, f), w));
+    }
+}
+
+/// Weights per sample row over a stretch of samples, dense (one slot per row) with the rows
+/// touched listed, so a stretch costs its samples, not the rows.
+pub(crate) struct RowSums {
+    sum: Vec<i64>,
+    seen: Vec<bool>,
+    touched: Vec<u32>,
+}
+
+impl RowSums {
+    pub(crate) fn new(rows: usize) -> Self {
+        Self { sum: vec![0; rows], seen: vec![false; rows], touched: Vec::new() }
+    }
+
+    #[inline]
+    pub(crate) fn add(&mut self, row: u32, w: i64) {
+        let r = row as usize;
+        if r >= self.sum.len() {
+            return;
+        }
+        if !self.seen[r] {
+            self.seen[r] = true;
+            self.touched.push(row);
+        }
+        self.sum[r] = self.sum[r].saturating_add(w);
+    }
+
+    /// The rows touched since the last drain with their weights, emptied.
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = (u32, i64)> + '_ {
+        let (sum, seen) = (&mut self.sum, &mut self.seen);
+        self.touched.drain(..).map(move |row| {
+            seen[row as usize] = false;
+            (row, std::mem::take(&mut sum[row as usize]))
+        })
+    }
 }
 
 /// What a bucket is, for phases.

@@ -168,7 +168,7 @@ pub fn top(profile: &Profile, options: &TopOptions) -> TopReport {
     let (weights, counts) = columns(profile, options.weight);
     let summary = summarize(profile, weights, counts);
     let StackWeights { weight: self_w, count: self_c, total, samples } =
-        stack_weights(profile, options.weight, &options.filter, None);
+        stack_weights(profile, options.weight, &options.filter);
 
     let mut rows = if options.by == GroupBy::Category {
         by_category(profile, options, weights, counts)

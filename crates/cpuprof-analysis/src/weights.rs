@@ -1,7 +1,7 @@
 //! What every analysis starts from: each stack's own (self) weight and sample count, after
-//! the time window and the stack filter.
+//! the stack filter.
 
-use cpuprof_model::{Profile, ValueUnit};
+use cpuprof_model::{Profile, TimedSample, ValueUnit};
 
 use crate::filter::StackFilter;
 
@@ -35,6 +35,13 @@ pub(crate) fn columns(profile: &Profile, weight: Weight) -> (Option<&[i64]>, Opt
     (column(weight_column), column(count_column))
 }
 
+/// What one timed sample weighs: its duration for [`Weight::Time`] where the profile has a
+/// time column, else 1 (a sample).
+pub(crate) fn timed_weight(profile: &Profile, weight: Weight) -> impl Fn(&TimedSample) -> i64 {
+    let by_time = weight == Weight::Time && profile.value_index(ValueUnit::Nanoseconds).is_some();
+    move |s: &TimedSample| if by_time { s.weight_ns } else { 1 }
+}
+
 /// Self weight and count per stack (by stack position).
 pub(crate) struct StackWeights {
     pub(crate) weight: Vec<i64>,
@@ -46,26 +53,14 @@ pub(crate) struct StackWeights {
     pub(crate) samples: i64,
 }
 
-/// Sums the samples per stack: only those inside `window` (`[from, to)` in ns on the
-/// profile's clock; samples without a time always count), with the filter's focus, ignore and
-/// idle rules applied (stacks it drops keep weight 0).
-pub(crate) fn stack_weights(
-    profile: &Profile,
-    weight: Weight,
-    filter: &StackFilter,
-    window: Option<(i64, i64)>,
-) -> StackWeights {
+/// Sums the samples per stack, with the filter's focus, ignore and idle rules applied (stacks
+/// it drops keep weight 0).
+pub(crate) fn stack_weights(profile: &Profile, weight: Weight, filter: &StackFilter) -> StackWeights {
     let n = profile.stacks.len();
     let (weights, counts) = columns(profile, weight);
-    let times = profile.samples.times_ns().filter(|_| window.is_some());
     let mut self_w = vec![0i64; n];
     let mut self_c = vec![0i64; n];
     for (i, stack) in profile.samples.stacks().iter().enumerate() {
-        if let (Some(times), Some((from, to))) = (times, window) {
-            if times[i] < from || times[i] >= to {
-                continue;
-            }
-        }
         let c = counts.map_or(1, |c| c[i]);
         let w = weights.map_or(c, |w| w[i]);
         self_w[stack.index()] = self_w[stack.index()].saturating_add(w);

@@ -2,7 +2,7 @@
 //! end), resolved against a profile's recording and applied to its samples — one
 //! implementation for every command, so a window's totals are the sum of its samples exactly.
 
-use cpuprof_model::Profile;
+use cpuprof_model::{Profile, TimedSample};
 
 use crate::duration::parse_duration_ns;
 
@@ -74,20 +74,32 @@ impl std::error::Error for WindowError {}
 /// Where `profile`'s recording starts on its clock and how long it is, ns: the recorded
 /// start and length, else those of its samples. `None` when the samples have no times.
 pub fn recording(profile: &Profile) -> Option<(i64, i64)> {
-    let times = sample_times(profile)?;
-    let start = profile.meta.start_ns.or_else(|| times.iter().min().copied()).unwrap_or(0);
-    let length =
-        profile.meta.duration_ns.or_else(|| times.iter().max().map(|m| m.saturating_sub(start))).unwrap_or(0).max(0);
+    let (start, length) = (profile.meta.start_ns, profile.meta.duration_ns);
+    if let (Some(start), Some(length)) = (start, length) {
+        return has_times(profile).then_some((start, length.max(0)));
+    }
+    let mut span: Option<(i64, i64)> = None;
+    each_sample(profile, |s| {
+        span = Some(span.map_or((s.time_ns, s.time_ns), |(a, b)| (a.min(s.time_ns), b.max(s.time_ns))));
+    })?;
+    let start = start.or(span.map(|(first, _)| first)).unwrap_or(0);
+    let length = length.or_else(|| span.map(|(_, last)| last.saturating_sub(start))).unwrap_or(0).max(0);
     Some((start, length))
 }
 
-/// The samples' times; none for a profile without samples, `None` when samples have no times.
-pub(crate) fn sample_times(profile: &Profile) -> Option<&[i64]> {
-    match profile.samples.times_ns() {
-        Some(times) => Some(times),
-        None if profile.samples.is_empty() => Some(&[]),
-        None => None,
+/// Whether `profile`'s samples have times (a profile without samples has, trivially).
+pub(crate) fn has_times(profile: &Profile) -> bool {
+    profile.samples.timeline().is_some() || profile.samples.is_empty()
+}
+
+/// Calls `visit` for each of `profile`'s samples in time order; `None` when they have no times.
+pub(crate) fn each_sample(profile: &Profile, visit: impl FnMut(TimedSample)) -> Option<()> {
+    match profile.samples.timeline() {
+        Some(timeline) => timeline.for_each(visit),
+        None if profile.samples.is_empty() => {}
+        None => return None,
     }
+    Some(())
 }
 
 /// Resolves `from`..`to` (either open) against a recording `length_ns` long.
@@ -122,7 +134,7 @@ pub fn cut_window(profile: &mut Profile, window: Window) -> Result<Window, Windo
     if from_ns >= to_ns {
         return Err(WindowError::Empty { from_ns, to_ns });
     }
-    profile.samples.retain_window(start.saturating_add(from_ns), start.saturating_add(to_ns));
+    profile.retain_window(start.saturating_add(from_ns), start.saturating_add(to_ns));
     profile.meta.start_ns = Some(start.saturating_add(from_ns));
     profile.meta.duration_ns = Some(to_ns.min(length).saturating_sub(from_ns.min(length)));
     Ok(Window { from_ns, to_ns: to_ns.min(length.max(from_ns)) })
@@ -133,10 +145,18 @@ pub fn cut_window(profile: &mut Profile, window: Window) -> Result<Window, Windo
 /// `None` when either has no sample or the last comes before the first.
 pub fn between(profile: &Profile, from_stacks: &[bool], to_stacks: &[bool]) -> Option<Window> {
     let (start, _) = recording(profile)?;
-    let times = profile.samples.times_ns()?;
     let stacks = profile.samples.stacks();
-    let first = stacks.iter().zip(times).filter(|(s, _)| from_stacks[s.index()]).map(|(_, t)| *t).min()?;
-    let last = stacks.iter().zip(times).filter(|(s, _)| to_stacks[s.index()]).map(|(_, t)| *t).max()?;
+    let (mut first, mut last) = (None::<i64>, None::<i64>);
+    each_sample(profile, |s| {
+        let stack = stacks[s.row as usize].index();
+        if from_stacks[stack] {
+            first = Some(first.map_or(s.time_ns, |f| f.min(s.time_ns)));
+        }
+        if to_stacks[stack] {
+            last = Some(last.map_or(s.time_ns, |l| l.max(s.time_ns)));
+        }
+    })?;
+    let (first, last) = (first?, last?);
     (last >= first)
         .then(|| Window { from_ns: first.saturating_sub(start), to_ns: last.saturating_sub(start).saturating_add(1) })
 }

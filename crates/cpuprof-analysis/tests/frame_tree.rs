@@ -15,7 +15,7 @@ const INPUT: &str = "main /a.js:1 4\n\
 
 fn folded(text: &str) -> Folded {
     let profile = parse(text.as_bytes(), &Origin("t.folded".into()), &ParseOptions::default()).unwrap();
-    fold(&profile, &FoldOptions::new(GroupBy::Function, Weight::Samples, StackFilter::default(), None))
+    fold(&profile, &FoldOptions::new(GroupBy::Function, Weight::Samples, StackFilter::default()))
 }
 
 /// (frames root first, weight) of every stack, in walk order.

@@ -25,7 +25,7 @@ fn load_view(input: &Path, view: &ViewArgs) -> Result<(Profile, bool, CallGraphO
         WeightArg::Time => Weight::Time,
         WeightArg::Samples => Weight::Samples,
     };
-    Ok((profile, window.is_some(), CallGraphOptions::new(weight, filter, None), output))
+    Ok((profile, window.is_some(), CallGraphOptions::new(weight, filter), output))
 }
 
 pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {

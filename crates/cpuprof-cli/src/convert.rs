@@ -113,7 +113,7 @@ fn encode(profile: &Profile, target: TargetFormat, args: &TargetArgs) -> Result<
             // Everything, idle included, as sample counts: what readers of folded stacks take
             // the numbers for (`cpuprof collapse` writes time by default).
             let filter = StackFilter { include_idle: true, ..StackFilter::default() };
-            let folded = fold(profile, &FoldOptions::new(GroupBy::Function, Weight::Samples, filter, None));
+            let folded = fold(profile, &FoldOptions::new(GroupBy::Function, Weight::Samples, filter));
             render_collapsed(&folded).into_bytes()
         }
     };

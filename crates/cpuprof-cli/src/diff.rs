@@ -422,7 +422,7 @@ fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, repo
             .map(|p| {
                 // Functions move between the versions: frames are `name file`, with files named as
                 // diff matches them (below the checkout roots, moved scripts as the new side has them).
-                let mut fold_options = FoldOptions::new(GroupBy::Function, unit, options.filter.clone(), None);
+                let mut fold_options = FoldOptions::new(GroupBy::Function, unit, options.filter.clone());
                 fold_options.without_lines = true;
                 fold_options.file_names = Some(matched_file_names(p, root, &report.moved_files));
                 fold(p, &fold_options)

@@ -105,7 +105,7 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> 
     if let Some(w) = window {
         shaped_by.push(format!("window {} – {}", format_ns(w.from_ns), format_ns(w.to_ns)));
     }
-    let mut options = FoldOptions::new(by, weight, filter, None);
+    let mut options = FoldOptions::new(by, weight, filter);
     options.prune_below = prune_below;
     let folded = fold(&profile, &options);
     Ok(Folding { profile, folded, shaped_by, windowed: window.is_some() })

@@ -202,7 +202,7 @@ pub(crate) fn load(
 pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, input: &Path) -> Result<Option<Window>> {
     let Some(spec) = spec else { return Ok(None) };
     let source = source_name(input);
-    if profile.samples.times_ns().is_none() && !profile.samples.is_empty() {
+    if profile.samples.timeline().is_none() && !profile.samples.is_empty() {
         return Err(anyhow::anyhow!(
             "{source}: {} input has no timeline, so {} cannot apply",
             profile.meta.format.as_str(),
@@ -216,7 +216,7 @@ pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, in
         }
         WindowSpec::Phase(name) => phase_window(profile, name, &source, "--phase")?,
         WindowSpec::Between(a, b) => {
-            let graph = CallGraph::new(profile, &CallGraphOptions::new(Weight::Time, StackFilter::default(), None));
+            let graph = CallGraph::new(profile, &CallGraphOptions::new(Weight::Time, StackFilter::default()));
             let find =
                 |pattern: &str| graph.find(pattern).map_err(|e| crate::calls::not_found(&graph, pattern, &source, e));
             let (fa, fb) = (find(a)?, find(b)?);
@@ -298,7 +298,7 @@ pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<WindowSpec>> {
 pub(crate) fn load_timed(input: &Path, reading: &InputArgs, window: &WindowArgs, what: &str) -> Result<Loaded> {
     let spec = window_bounds(window)?;
     let mut profile = Reader::new(reading)?.load(input, true)?;
-    if profile.samples.times_ns().is_none() && !profile.samples.is_empty() {
+    if profile.samples.timeline().is_none() && !profile.samples.is_empty() {
         return Err(anyhow::anyhow!(
             "{}: {} input has no timeline (its samples have no times), so it has no {what}",
             source_name(input),

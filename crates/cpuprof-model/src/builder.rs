@@ -1,7 +1,11 @@
 use rustc_hash::FxHashMap;
 
 use crate::tables::{LineHits, Meta, Samples, SourceFormat, StackTable, Table};
-use crate::{Frame, FrameId, Func, FuncId, LibId, Library, Profile, StackId, StrId, StringTable, ValueType, VmState};
+use crate::timeline::SampleList;
+use crate::{
+    Frame, FrameId, Func, FuncId, LibId, Library, Profile, StackId, StrId, StringTable, TimedSample, Timeline,
+    ValueType, ValueUnit, VmState,
+};
 
 /// A broken invariant found by [`ProfileBuilder::finish`]. Parsers only produce these when
 /// they have a bug, so the messages speak about the model, not about input files.
@@ -62,6 +66,8 @@ pub struct ProfileBuilder {
     stacks: StackTable,
     stack_index: FxHashMap<(Option<StackId>, FrameId), StackId>,
     samples: Samples,
+    /// The samples added with times, one row each, in the order added.
+    timed: Option<Vec<TimedSample>>,
     value_types: Vec<ValueType>,
     line_hits: LineHits,
     meta: Meta,
@@ -84,6 +90,7 @@ impl ProfileBuilder {
             stacks: StackTable::default(),
             stack_index: FxHashMap::default(),
             samples,
+            timed: None,
             value_types,
             line_hits: LineHits::default(),
             meta: Meta { format, start_ns: None, duration_ns: None, interval_ns: None, warnings: Vec::new() },
@@ -171,7 +178,8 @@ impl ProfileBuilder {
         stacks
     }
 
-    /// Adds a sample row. `time_ns` must be given for all samples or for none.
+    /// Adds a sample row. `time_ns` must be given for all samples or for none: with times,
+    /// each row is one sample of the profile's [`Timeline`], lasting its nanosecond value.
     pub fn sample(&mut self, stack: StackId, time_ns: Option<i64>, values: &[i64]) {
         let index = self.samples.stack.len();
         if values.len() != self.value_types.len() {
@@ -181,9 +189,12 @@ impl ProfileBuilder {
         if let Some(value) = values.iter().copied().find(|v| *v < 0) {
             self.note(ModelError::NegativeValue { index, value });
         }
-        match (time_ns, &mut self.samples.time_ns) {
-            (Some(t), Some(times)) => times.push(t),
-            (Some(t), None) if index == 0 => self.samples.time_ns = Some(vec![t]),
+        let weight_ns = self.value_types.iter().position(|t| t.unit == ValueUnit::Nanoseconds).map_or(0, |k| values[k]);
+        match (time_ns, &mut self.timed) {
+            (Some(time_ns), Some(list)) => list.push(TimedSample { row: index as u32, time_ns, weight_ns }),
+            (Some(time_ns), None) if index == 0 && self.samples.timeline.is_none() => {
+                self.timed = Some(vec![TimedSample { row: 0, time_ns, weight_ns }]);
+            }
             (None, None) => {}
             _ => self.note(ModelError::MixedTimestamps { index }),
         }
@@ -191,6 +202,15 @@ impl ProfileBuilder {
         for (column, v) in self.samples.values.iter_mut().zip(values) {
             column.push(*v);
         }
+    }
+
+    /// Gives the rows a timeline of a reader's own: its samples' rows are those added with
+    /// [`ProfileBuilder::sample`] (without times), in order, and the rows must be its sums.
+    pub fn timeline(&mut self, timeline: Timeline) {
+        if self.timed.is_some() {
+            self.note(ModelError::MixedTimestamps { index: 0 });
+        }
+        self.samples.timeline = Some(timeline);
     }
 
     /// Adds a sample row taken in VM state `state`. Use it for every sample or for none.
@@ -243,6 +263,11 @@ impl ProfileBuilder {
                 line: order.iter().map(|i| hits.line[*i]).collect(),
                 ticks: order.iter().map(|i| hits.ticks[*i]).collect(),
             };
+        }
+        if let Some(mut timed) = self.timed.take() {
+            // The timeline is in time order; samples taken at one time stay in the order added.
+            timed.sort_by_key(|s| s.time_ns);
+            self.samples.timeline = Some(Timeline::new(SampleList(timed)));
         }
         if let Some(states) = &self.samples.vm_state {
             if states.len() != self.samples.stack.len() {
@@ -339,6 +364,33 @@ mod tests {
         assert_eq!(p.stacks.walk(child).count(), 2);
         assert_eq!(p.value_index(ValueUnit::Nanoseconds), Some(1));
         assert_eq!(p.strings.get(StrId::EMPTY), "");
+    }
+
+    #[test]
+    fn timed_samples_make_a_timeline_in_time_order_and_windows_resum_the_rows() {
+        let mut b = builder();
+        let (fa, fb) = (func(&mut b, "a"), func(&mut b, "b"));
+        let (a, b_stack) = (b.stack(None, fa), b.stack(None, fb));
+        // Added out of order: the timeline sorts them, ties keeping the order added.
+        b.sample(a, Some(30), &[1, 5]);
+        b.sample(b_stack, Some(10), &[1, 7]);
+        b.sample(a, Some(10), &[1, 3]);
+        b.sample(b_stack, Some(20), &[1, 11]);
+        let mut p = b.finish().unwrap();
+        let mut walked = Vec::new();
+        p.samples.timeline().unwrap().for_each(|s| walked.push((s.row, s.time_ns, s.weight_ns)));
+        assert_eq!(walked, [(1, 10, 7), (2, 10, 3), (3, 20, 11), (0, 30, 5)]);
+        // [10, 30): rows 1, 2 and 3 remain, renumbered 0, 1, 2; row 0 (at 30) goes.
+        assert!(p.retain_window(10, 30));
+        assert_eq!(p.samples.stacks(), [b_stack, a, b_stack]);
+        assert_eq!(p.samples.values(1), [7, 3, 11]);
+        let mut walked = Vec::new();
+        p.samples.timeline().unwrap().for_each(|s| walked.push((s.row, s.time_ns)));
+        assert_eq!(walked, [(0, 10), (1, 10), (2, 20)]);
+        // A window of the window: only what both hold.
+        assert!(p.retain_window(15, 100));
+        assert_eq!(p.samples.stacks(), [b_stack]);
+        assert_eq!((p.samples.values(0), p.samples.values(1)), (&[1][..], &[11][..]));
     }
 
     #[test]

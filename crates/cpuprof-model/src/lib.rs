@@ -32,6 +32,7 @@ mod merge;
 mod strings;
 mod tables;
 pub mod text;
+mod timeline;
 mod warning;
 
 pub use builder::{ModelError, ProfileBuilder};
@@ -43,4 +44,5 @@ pub use tables::{
     Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, Tier,
     UnknownSourceFormat, ValueKind, ValueType, ValueUnit, VmState,
 };
+pub use timeline::{SampleSource, TimedSample, Timeline};
 pub use warning::{Setting, Warning};

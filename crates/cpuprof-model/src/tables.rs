@@ -3,7 +3,7 @@ use std::ops::Index;
 
 use std::borrow::Cow;
 
-use crate::{FrameId, FuncId, LibId, StackId, StrId, StringTable};
+use crate::{FrameId, FuncId, LibId, StackId, StrId, StringTable, Timeline};
 
 /// A column of entities addressed by a typed id (`Table<FuncId, Func>`).
 #[derive(Clone, Debug)]
@@ -364,15 +364,16 @@ impl VmState {
     }
 }
 
-/// Samples as columns. Row `i` is one sample, or (when a parser aggregates) all the samples
-/// of one stack: `values[k][i]` is then their sum for value type `k` (the `samples/count`
-/// column says how many there were).
+/// Samples as columns. Row `i` is one sample, or (as readers aggregate) all the samples of
+/// one stack (and VM state): `values[k][i]` is then their sum for value type `k` (the
+/// `samples/count` column says how many there were). Where the format has times, the
+/// [`Timeline`] gives the samples one at a time; the rows are then its sums.
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
     pub(crate) stack: Vec<StackId>,
-    pub(crate) time_ns: Option<Vec<i64>>,
     pub(crate) vm_state: Option<Vec<VmState>>,
     pub(crate) values: Vec<Vec<i64>>,
+    pub(crate) timeline: Option<Timeline>,
 }
 
 impl Samples {
@@ -391,9 +392,9 @@ impl Samples {
         &self.stack
     }
 
-    /// Absolute sample times in ns, when the profile keeps a timeline.
-    pub fn times_ns(&self) -> Option<&[i64]> {
-        self.time_ns.as_deref()
+    /// The samples one at a time in time order, when the profile keeps its times.
+    pub fn timeline(&self) -> Option<&Timeline> {
+        self.timeline.as_ref()
     }
 
     /// The VM state of each row, when the format records one (tick logs).
@@ -414,31 +415,6 @@ impl Samples {
             let scaled = (i128::from(*v) * i128::from(num) + den / 2).div_euclid(den);
             *v = i64::try_from(scaled).unwrap_or(if scaled < 0 { i64::MIN } else { i64::MAX });
         }
-    }
-
-    /// Keeps only the rows taken in `[from_ns, to_ns)` (absolute, as [`Samples::times_ns`]),
-    /// in order; `false`, changing nothing, when the rows have no times.
-    pub fn retain_window(&mut self, from_ns: i64, to_ns: i64) -> bool {
-        fn retain<T>(column: &mut Vec<T>, keep: &[bool]) {
-            let mut i = 0;
-            column.retain(|_| {
-                i += 1;
-                keep[i - 1]
-            });
-        }
-        let Some(times) = self.time_ns.as_ref() else { return false };
-        let keep: Vec<bool> = times.iter().map(|t| (from_ns..to_ns).contains(t)).collect();
-        retain(&mut self.stack, &keep);
-        if let Some(times) = self.time_ns.as_mut() {
-            retain(times, &keep);
-        }
-        if let Some(states) = self.vm_state.as_mut() {
-            retain(states, &keep);
-        }
-        for column in &mut self.values {
-            retain(column, &keep);
-        }
-        true
     }
 }
 
@@ -606,5 +582,43 @@ impl Profile {
     /// The function of the innermost frame of `stack`.
     pub fn func_of(&self, stack: StackId) -> FuncId {
         self.frames[self.stacks.frame(stack)].func
+    }
+
+    /// Keeps only the samples taken in `[from_ns, to_ns)` (ns on the profile's clock, as
+    /// [`TimedSample::time_ns`]): the rows become the sums of the window's samples (rows
+    /// without one go), the timeline the window's. `false`, changing nothing, without a timeline.
+    pub fn retain_window(&mut self, from_ns: i64, to_ns: i64) -> bool {
+        let Some(timeline) = self.samples.timeline.as_ref().map(|t| t.within(from_ns, to_ns)) else {
+            return false;
+        };
+        let rows = self.samples.len();
+        let mut sums = vec![(0i64, 0i64); rows];
+        timeline.for_each(|s| {
+            if let Some(sum) = sums.get_mut(s.row as usize) {
+                *sum = (sum.0.saturating_add(1), sum.1.saturating_add(s.weight_ns));
+            }
+        });
+        let mut map = vec![u32::MAX; rows];
+        let mut kept = Samples {
+            vm_state: self.samples.vm_state.as_ref().map(|_| Vec::new()),
+            values: vec![Vec::new(); self.value_types.len()],
+            ..Samples::default()
+        };
+        for (row, &(count, weight)) in sums.iter().enumerate().filter(|(_, (count, _))| *count > 0) {
+            map[row] = kept.stack.len() as u32;
+            kept.stack.push(self.samples.stack[row]);
+            if let (Some(states), Some(all)) = (kept.vm_state.as_mut(), self.samples.vm_state.as_ref()) {
+                states.push(all[row]);
+            }
+            for (k, column) in kept.values.iter_mut().enumerate() {
+                column.push(match self.value_types[k].unit {
+                    ValueUnit::Count => count,
+                    ValueUnit::Nanoseconds => weight,
+                });
+            }
+        }
+        kept.timeline = Some(timeline.renumbered(&map));
+        self.samples = kept;
+        true
     }
 }

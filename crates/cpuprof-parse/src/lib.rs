@@ -15,7 +15,7 @@
 //!   {"id":2,"callFrame":{"functionName":"work","scriptId":"7","url":"file:///a.js","lineNumber":0,"columnNumber":9}}],
 //!   "startTime":0,"endTime":30,"samples":[2,2],"timeDeltas":[10,10]}"#;
 //! let profile = parse(&json[..], &Origin("a.cpuprofile".into()), &ParseOptions::default()).unwrap();
-//! assert_eq!(profile.samples.len(), 1); // one row per stack unless `timeline` is set
+//! assert_eq!(profile.samples.len(), 1); // one row per stack; the samples one by one are its timeline
 //! ```
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
@@ -59,9 +59,9 @@ pub const DEFAULT_MAX_INPUT_SIZE: u64 = 2 << 30;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ParseOptions {
-    /// Keep one sample row per sample with its timestamp (needed for time windows).
-    /// When false, samples are summed per stack, which is all `top` needs and keeps memory
-    /// proportional to the call tree rather than to the sample count.
+    /// Keep the samples' times: the profile gets a [`cpuprof_model::Timeline`] (needed for
+    /// time windows and the analyses over time), kept in the format's own compact columns.
+    /// Sample rows are summed per stack either way, which is all `top` needs.
     ///
     /// Default is `false`.
     pub timeline: bool,

@@ -129,14 +129,32 @@ pub(crate) fn attribute<N: NodeIndex>(
     roles: &NodeRoles<'_>,
     emit: impl FnMut(u32, i64, i64),
 ) -> i64 {
+    let order = match times {
+        Times::Deltas { start_ns, deltas } => Some(Order::of(nodes, deltas, *start_ns, None)),
+        Times::Even { .. } => None,
+    };
+    attribute_in(nodes, times, order.as_ref(), end_ns, roles, emit)
+}
+
+/// [`attribute`] with the samples' time order known (`order`, for `Times::Deltas`).
+fn attribute_in<N: NodeIndex>(
+    nodes: &[N],
+    times: &Times<'_>,
+    order: Option<&Order>,
+    end_ns: Option<i64>,
+    roles: &NodeRoles<'_>,
+    emit: impl FnMut(u32, i64, i64),
+) -> i64 {
     let n = nodes.len();
     let mut walker = Walker::new(roles, n, emit);
-    match times {
-        Times::Deltas { start_ns, deltas } => {
-            let order = Order::of(nodes, deltas, *start_ns, None);
+    match (times, order) {
+        (Times::Deltas { start_ns, deltas }, Some(order)) => {
             order.walk(Half::Whole, nodes, deltas, *start_ns, &mut walker);
         }
-        Times::Even { start_ns, end_ns: end } => walk_even(nodes, *start_ns, *end, &mut walker),
+        (Times::Deltas { start_ns, deltas }, None) => {
+            Order::of(nodes, deltas, *start_ns, None).walk(Half::Whole, nodes, deltas, *start_ns, &mut walker);
+        }
+        (Times::Even { start_ns, end_ns: end }, _) => walk_even(nodes, *start_ns, *end, &mut walker),
     }
     let mean = walker.mean();
     walker.finish(mean, end_ns);
@@ -192,6 +210,81 @@ pub(crate) fn attribute_sums<N: NodeIndex>(
         a[1] = a[1].saturating_add(b[1]);
     }
     (sums, mean)
+}
+
+/// [`Times`] owned, for a timeline that outlives the parse.
+pub(crate) enum OwnedTimes {
+    Deltas { start_ns: i64, deltas: Deltas },
+    Even { start_ns: i64, end_ns: i64 },
+}
+
+impl OwnedTimes {
+    pub(crate) fn borrowed(&self) -> Times<'_> {
+        match self {
+            OwnedTimes::Deltas { start_ns, deltas } => Times::Deltas { start_ns: *start_ns, deltas },
+            OwnedTimes::Even { start_ns, end_ns } => Times::Even { start_ns: *start_ns, end_ns: *end_ns },
+        }
+    }
+}
+
+/// [`NodeRoles`] owned (indexed by node position).
+pub(crate) struct OwnedRoles {
+    pub(crate) programs: Vec<u32>,
+    pub(crate) is_program: Vec<bool>,
+    pub(crate) is_system: Vec<bool>,
+    pub(crate) bottom: Vec<u32>,
+}
+
+impl OwnedRoles {
+    pub(crate) fn borrowed(&self) -> NodeRoles<'_> {
+        let programs = match self.programs.as_slice() {
+            [] => Programs::None,
+            [one] => Programs::One(*one),
+            _ => Programs::Many(&self.is_program),
+        };
+        NodeRoles { programs, is_system: &self.is_system, bottom: &self.bottom }
+    }
+}
+
+/// A `.cpuprofile`'s (or trace's) timeline in its own columns: each sample's node and time
+/// delta, 4 bytes a sample in the usual case, walked in DevTools order on demand.
+pub(crate) struct NodeTimeline<N> {
+    pub(crate) nodes: Vec<N>,
+    pub(crate) times: OwnedTimes,
+    pub(crate) end_ns: Option<i64>,
+    pub(crate) roles: OwnedRoles,
+    /// The profile's row of each node's stack (`u32::MAX` for a node never sampled).
+    pub(crate) row_of_node: Vec<u32>,
+    /// The samples' time order, found on the first walk (a pass over every delta).
+    pub(crate) order: std::sync::OnceLock<Option<Order>>,
+}
+
+/// How many samples a walk hands over at a time: few enough to stay in the L2 cache, enough
+/// that the call per batch costs nothing.
+const BATCH: usize = 2048;
+
+impl<N: NodeIndex> cpuprof_model::SampleSource for NodeTimeline<N> {
+    fn walk(&self, visit: &mut dyn FnMut(&[cpuprof_model::TimedSample])) {
+        let times = self.times.borrowed();
+        let order = self.order.get_or_init(|| match &self.times {
+            OwnedTimes::Deltas { start_ns, deltas } => Some(Order::of(&self.nodes, deltas, *start_ns, None)),
+            OwnedTimes::Even { .. } => None,
+        });
+        let rows = &self.row_of_node;
+        let mut batch = Vec::with_capacity(BATCH);
+        let roles = self.roles.borrowed();
+        attribute_in(&self.nodes, &times, order.as_ref(), self.end_ns, &roles, |node, time_ns, weight_ns| {
+            let row = rows.get(node as usize).copied().unwrap_or(u32::MAX);
+            batch.push(cpuprof_model::TimedSample { row, time_ns, weight_ns });
+            if batch.len() == BATCH {
+                visit(&batch);
+                batch.clear();
+            }
+        });
+        if !batch.is_empty() {
+            visit(&batch);
+        }
+    }
 }
 
 /// DevTools' condition for giving a `(program)` sample to its neighbours' node: neither
@@ -267,7 +360,7 @@ enum Half {
 }
 
 /// The time order of the samples: which are late, and where they go.
-struct Order {
+pub(crate) struct Order {
     /// Late samples as a stable sort places them: by (time, index).
     late: Vec<(i64, usize)>,
     /// Indices of the late samples, ascending.

@@ -993,7 +993,7 @@ fn build(
         p.chunks.iter().rev().find_map(|c| c.end_ns).or_else(|| start_ns.map(|s| s.saturating_add(p.delta_sum_ns)));
     let timing = Timing { start_ns, end_ns, deltas: Some((p.deltas, span)) };
     let source = Source { format: SourceFormat::Trace, warnings };
-    leaves.build(&tree, &timing, &source, origin, options)
+    leaves.build(&tree, timing, &source, origin, options)
 }
 
 #[cfg(test)]

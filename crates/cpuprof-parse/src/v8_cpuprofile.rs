@@ -274,7 +274,7 @@ impl Document {
         let to_ns = |n: Option<Number>| n.map(|n| number_ns(n).unwrap_or(0));
         let timing = Timing { start_ns: to_ns(self.start_us), end_ns: to_ns(self.end_us), deltas: self.deltas };
         let source = Source { format: SourceFormat::CpuProfile, warnings: Vec::new() };
-        samples.build(&tree, &timing, &source, origin, options)
+        samples.build(&tree, timing, &source, origin, options)
     }
 }
 
@@ -422,5 +422,5 @@ fn legacy(
         }
     };
     let source = Source { format: SourceFormat::CpuProfile, warnings };
-    leaves.build(&tree, &timing, &source, origin, options)
+    leaves.build(&tree, timing, &source, origin, options)
 }

@@ -6,13 +6,16 @@
 use std::borrow::Cow;
 use std::io::Read;
 
-use cpuprof_model::{Frame, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, ValueType, Warning};
+use cpuprof_model::{
+    Frame, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, Timeline, ValueType, Warning,
+};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{Number, Scanner};
-use crate::timeline::{attribute, attribute_sums, Deltas, NodeIndex, NodeRoles, Programs, Times};
+use crate::timeline::Deltas;
+use crate::timeline::{attribute_sums, NodeIndex, NodeTimeline, OwnedRoles, OwnedTimes};
 use crate::ParseOptions;
 
 #[derive(Deserialize)]
@@ -182,9 +185,9 @@ impl Leaves {
 
     /// The profile from `tree`, these leaves and their times.
     pub(crate) fn build(
-        &self,
+        self,
         tree: &Tree,
-        timing: &Timing,
+        timing: Timing,
         source: &Source,
         origin: &Origin,
         options: &ParseOptions,
@@ -212,26 +215,26 @@ pub(crate) struct Source {
 }
 
 /// The profile from the tree, the sample leaves and their times.
-fn build<N: NodeIndex>(
+fn build<N: NodeIndex + 'static>(
     tree: &Tree,
-    samples: &[N],
-    timing: &Timing,
+    samples: Vec<N>,
+    timing: Timing,
     source: &Source,
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
     let start_ns = timing.start_ns;
     let end_ns = timing.end_ns;
-    let times = match &timing.deltas {
+    let times = match timing.deltas {
         Some((deltas, span)) => {
             if deltas.len() != samples.len() {
                 return Err(
-                    ParseErrorKind::LengthMismatch { samples: samples.len(), deltas: deltas.len() }.at(origin, *span)
+                    ParseErrorKind::LengthMismatch { samples: samples.len(), deltas: deltas.len() }.at(origin, span)
                 );
             }
-            Times::Deltas { start_ns: start_ns.unwrap_or(0), deltas }
+            OwnedTimes::Deltas { start_ns: start_ns.unwrap_or(0), deltas }
         }
-        None => Times::Even { start_ns: start_ns.unwrap_or(0), end_ns: end_ns.unwrap_or(0) },
+        None => OwnedTimes::Even { start_ns: start_ns.unwrap_or(0), end_ns: end_ns.unwrap_or(0) },
     };
 
     let value_types = vec![ValueType::SAMPLES, ValueType::WALL_NS];
@@ -240,42 +243,49 @@ fn build<N: NodeIndex>(
         b.warn(warning.clone());
     }
     let stacks = tree.add_to(&mut b);
-    let programs = match tree.programs.as_slice() {
-        [] => Programs::None,
-        [one] => Programs::One(*one),
-        _ => Programs::Many(&tree.is_program),
+    let roles = OwnedRoles {
+        programs: tree.programs.clone(),
+        is_program: tree.is_program.clone(),
+        is_system: tree.is_system.clone(),
+        bottom: tree.bottom.clone(),
     };
-    let roles = NodeRoles { programs, is_system: &tree.is_system, bottom: &tree.bottom };
-    let interval = if options.timeline {
-        attribute(samples, &times, end_ns, &roles, |node, t, d| {
-            b.sample(stacks[node as usize], Some(t), &[1, d]);
-        })
-    } else {
-        // One row per stack: counts and summed durations. `top` needs nothing more, and
-        // memory stays proportional to the tree, not to the samples.
-        let (sums, interval) = attribute_sums(samples, stacks.len(), &times, end_ns, &roles);
-        for (stack, [count, weight]) in stacks.iter().zip(sums) {
-            if count > 0 {
-                b.sample(*stack, None, &[count, weight]);
-            }
+    // One row per sampled stack: counts and summed durations. `top` needs nothing more, and
+    // memory stays proportional to the tree, not to the samples.
+    let (sums, interval) = attribute_sums(&samples, stacks.len(), &times.borrowed(), end_ns, &roles.borrowed());
+    let mut row_of_node = vec![u32::MAX; stacks.len()];
+    let mut rows = 0u32;
+    for ((stack, [count, weight]), row) in stacks.iter().zip(&sums).zip(&mut row_of_node) {
+        if *count > 0 {
+            b.sample(*stack, None, &[*count, *weight]);
+            *row = rows;
+            rows += 1;
         }
-        interval
-    };
+    }
     let duration = match (start_ns, end_ns) {
         (Some(start), Some(end)) if end >= start => Some(end - start),
         // A header that ends before it starts, where DevTools subtracts anyway. The length is
         // what the samples cover: from the start (or an earlier sample) to the end of the last
         // one; without deltas they are spread over the header's span, start − end long.
         (Some(start), Some(end)) => Some(match &times {
-            Times::Deltas { start_ns, deltas } => {
+            OwnedTimes::Deltas { start_ns, deltas } => {
                 let (first, last) =
                     deltas.times(*start_ns).fold((start, start), |(first, last), t| (first.min(t), last.max(t)));
                 last.saturating_add(interval).saturating_sub(first).max(0)
             }
-            Times::Even { .. } => start - end,
+            OwnedTimes::Even { .. } => start - end,
         }),
         _ => None,
     };
+    if options.timeline {
+        b.timeline(Timeline::new(NodeTimeline {
+            nodes: samples,
+            times,
+            end_ns,
+            roles,
+            row_of_node,
+            order: std::sync::OnceLock::new(),
+        }));
+    }
     b.timing(start_ns, duration, Some(interval));
     b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
 }

@@ -457,17 +457,19 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
         new
     });
 
-    let times = profile.samples.times_ns();
+    // Row for row, so the timeline (which names rows) goes along unchanged.
     let states = profile.samples.vm_states();
     let mut values = Vec::with_capacity(profile.value_types.len());
     for (row, stack) in profile.samples.stacks().iter().enumerate() {
         values.clear();
         values.extend((0..profile.value_types.len()).map(|k| profile.samples.values(k)[row]));
-        let time = times.map(|t| t[row]);
         match states {
-            Some(states) => b.sample_in_state(stacks[stack.index()], time, &values, states[row]),
-            None => b.sample(stacks[stack.index()], time, &values),
+            Some(states) => b.sample_in_state(stacks[stack.index()], None, &values, states[row]),
+            None => b.sample(stacks[stack.index()], None, &values),
         }
+    }
+    if let Some(timeline) = profile.samples.timeline() {
+        b.timeline(timeline.clone());
     }
     for (stack, new_stack) in profile.stacks.ids().zip(&stacks) {
         let original = &originals[profile.func_of(stack).index()];

@@ -28,7 +28,9 @@ mod stacks;
 use std::collections::BTreeSet;
 use std::io::BufRead;
 
-use cpuprof_model::{FrameId, Profile, ProfileBuilder, SourceFormat, StackId, ValueType, VmState};
+use cpuprof_model::{
+    FrameId, Profile, ProfileBuilder, SampleSource, SourceFormat, StackId, TimedSample, Timeline, ValueType, VmState,
+};
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 
@@ -217,18 +219,15 @@ impl Decoder {
             self.builder.warn(format!("skipped {} line(s) longer than {} MiB", input.long_lines, MAX_LINE >> 20));
         }
         let rows = std::mem::take(&mut self.rows);
-        match self.timeline.take() {
-            Some(ticks) => {
-                for (row, time_us) in ticks {
-                    let (stack, state) = rows[row as usize];
-                    self.builder.sample_in_state(stack, Some(time_us.saturating_mul(1000)), &[1, interval_ns], state);
-                }
+        for ((stack, state), ticks) in rows.into_iter().zip(std::mem::take(&mut self.row_ticks)) {
+            self.builder.sample_in_state(stack, None, &[ticks, ticks.saturating_mul(interval_ns)], state);
+        }
+        if let Some(mut ticks) = self.timeline.take() {
+            // A timeline is in time order; ticks at one time stay in log order.
+            if !ticks.is_sorted_by_key(|t| t.1) {
+                ticks.sort_by_key(|t| t.1);
             }
-            None => {
-                for ((stack, state), ticks) in rows.into_iter().zip(std::mem::take(&mut self.row_ticks)) {
-                    self.builder.sample_in_state(stack, None, &[ticks, ticks.saturating_mul(interval_ns)], state);
-                }
-            }
+            self.builder.timeline(Timeline::new(Ticks { ticks, interval_ns }));
         }
         let (start, duration) = match self.time_range {
             Some((first, last)) => (
@@ -294,6 +293,27 @@ impl Decoder {
             } else {
                 cpuprof_model::Warning::new(message)
             });
+        }
+    }
+}
+
+/// A tick log's timeline: each tick's row and time (µs), every tick one interval long.
+struct Ticks {
+    ticks: Vec<(u32, i64)>,
+    interval_ns: i64,
+}
+
+impl SampleSource for Ticks {
+    fn walk(&self, visit: &mut dyn FnMut(&[TimedSample])) {
+        let mut batch = Vec::with_capacity(2048);
+        for chunk in self.ticks.chunks(2048) {
+            batch.clear();
+            batch.extend(chunk.iter().map(|&(row, time_us)| TimedSample {
+                row,
+                time_ns: time_us.saturating_mul(1000),
+                weight_ns: self.interval_ns,
+            }));
+            visit(&batch);
         }
     }
 }

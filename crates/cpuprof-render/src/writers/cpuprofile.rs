@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use cpuprof_model::{Children, FuncKind, Profile, StackId, StrId, ValueUnit, VmState};
+use cpuprof_model::{Children, FuncKind, Profile, StackId, StrId, Timeline, ValueUnit, VmState};
 
 /// A written `.cpuprofile` and what the user should know about it.
 #[derive(Clone, Debug)]
@@ -65,7 +65,11 @@ pub const MAX_SAMPLES: u64 = 50_000_000;
 fn lost_in_the_format(profile: &Profile) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(states) = profile.samples.vm_states() {
-        let count = |state| states.iter().filter(|s| **s == state).count();
+        let counts = profile.value_index(ValueUnit::Count).map(|k| profile.samples.values(k));
+        let count = |state| {
+            let rows = states.iter().enumerate().filter(|(_, s)| **s == state);
+            rows.map(|(row, _)| counts.map_or(1, |c| c[row])).fold(0i64, i64::saturating_add)
+        };
         let (gc, idle) = (count(VmState::Gc), count(VmState::Idle));
         if gc + idle > 0 {
             notes.push(format!(
@@ -139,6 +143,10 @@ struct Plan<'p> {
     profile: &'p Profile,
     counts: Option<&'p [i64]>,
     times: Option<&'p [i64]>,
+    /// The samples one by one, when the profile has times.
+    timeline: Option<&'p Timeline>,
+    /// The duration of the timeline's last sample.
+    last_weight: i64,
     /// What one sample lasts where the profile has no times.
     per_sample_ns: i64,
     /// Rows in written order; `None`: the profile's order.
@@ -156,14 +164,21 @@ impl<'p> Plan<'p> {
     fn of(profile: &'p Profile, tree: &Nodes, notes: &mut Vec<String>) -> Plan<'p> {
         let column = |unit| profile.value_index(unit).map(|k| profile.samples.values(k));
         let per_sample_ns = profile.meta.interval_ns.filter(|i| *i > 0).unwrap_or(DEFAULT_INTERVAL_NS);
-        let first_ns = match profile.samples.times_ns() {
-            Some([first, ..]) => *first,
-            _ => profile.meta.start_ns.unwrap_or(0),
-        };
+        let timeline = profile.samples.timeline();
+        let (mut first_ns, mut last_weight) = (None, 0);
+        if let Some(timeline) = timeline {
+            timeline.for_each(|s| {
+                first_ns.get_or_insert(s.time_ns);
+                last_weight = s.weight_ns;
+            });
+        }
+        let first_ns = first_ns.or(profile.meta.start_ns).unwrap_or(0);
         let mut plan = Plan {
             profile,
             counts: column(ValueUnit::Count),
             times: column(ValueUnit::Nanoseconds),
+            timeline,
+            last_weight,
             per_sample_ns,
             order: None,
             last: None,
@@ -178,14 +193,14 @@ impl<'p> Plan<'p> {
             plan.total_ns = plan.total_ns.saturating_add(time);
         }
         plan.note_invented(notes);
-        let moved = if profile.samples.times_ns().is_some() { plan.programs_devtools_would_move(tree) } else { 0 };
+        let moved = if timeline.is_some() { plan.programs_devtools_would_move(tree) } else { 0 };
         if moved > 0 {
             notes.push(format!(
                 "the sample order is not kept: DevTools would give {moved} (program) sample(s) to their neighbours, \
                  whose call paths it tells apart and cpuprof does not; the samples are written stack by stack"
             ));
         }
-        if profile.samples.times_ns().is_none() || moved > 0 {
+        if timeline.is_none() || moved > 0 {
             plan.arrange(tree, notes);
         } else if let Some(last) = plan.last_sample_duration() {
             plan.note_mean(last, notes);
@@ -307,6 +322,9 @@ impl<'p> Plan<'p> {
         if let Some((_, x)) = self.last {
             return Some(x);
         }
+        if self.timeline.is_some() {
+            return Some(if self.times.is_some() { self.last_weight.max(0) } else { self.per_sample_ns });
+        }
         let row = self.profile.samples.len().checked_sub(1)?;
         let (count, time) = self.row(row);
         Some(split(time, count, count.checked_sub(1)?))
@@ -340,9 +358,15 @@ impl<'p> Plan<'p> {
                 visit(stacks[row], split(time, count, k));
             }
         };
-        match &self.order {
-            Some(order) => order.iter().for_each(|r| row_samples(*r)),
-            None => (0..stacks.len()).for_each(&mut row_samples),
+        match (&self.order, self.timeline) {
+            (Some(order), _) => order.iter().for_each(|r| row_samples(*r)),
+            (None, Some(timeline)) => {
+                let by_time = self.times.is_some();
+                timeline.for_each(|s| {
+                    visit(stacks[s.row as usize], if by_time { s.weight_ns.max(0) } else { self.per_sample_ns });
+                });
+            }
+            (None, None) => (0..stacks.len()).for_each(&mut row_samples),
         }
         if let Some((row, x)) = self.last {
             visit(stacks[row], x);

@@ -1,0 +1,97 @@
+//! A profile's samples one at a time, in time order: what the analyses over time walk.
+//!
+//! Sample rows are sums (one row per stack, as readers aggregate them), so that the
+//! analyses that need no times never pay for them. A [`Timeline`] adds, for profiles whose
+//! format has times, which row each sample added to, when, and how long it lasted. Readers
+//! keep it in their own compact form (a `.cpuprofile`'s node and delta columns, 4 bytes a
+//! sample) and walk it on demand through a [`SampleSource`], so a timeline costs no per-sample
+//! allocation and every walk is one pass over those columns.
+
+use std::sync::Arc;
+
+/// One sample on a timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedSample {
+    /// The sample row it is counted in (its stack, VM state and sums).
+    pub row: u32,
+    /// When it was taken, ns on the profile's clock (as [`crate::Meta::start_ns`]).
+    pub time_ns: i64,
+    /// How long it lasted, ns: what it adds to the row's nanosecond column (0 when the
+    /// profile has none).
+    pub weight_ns: i64,
+}
+
+/// Where a timeline's samples come from: a reader's own columns.
+pub trait SampleSource: Send + Sync {
+    /// Calls `visit` with every sample, a batch at a time, in time order (ties in the order
+    /// they were taken).
+    fn walk(&self, visit: &mut dyn FnMut(&[TimedSample]));
+}
+
+/// Samples in time order (see the module documentation). Cheap to clone: the source is shared.
+#[derive(Clone)]
+pub struct Timeline {
+    source: Arc<dyn SampleSource>,
+    /// Only the samples taken in `[from, to)`, ns on the profile's clock.
+    window: Option<(i64, i64)>,
+    /// The source's rows as this profile numbers them (`u32::MAX`: not in this profile).
+    rows: Option<Arc<[u32]>>,
+}
+
+impl std::fmt::Debug for Timeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timeline").field("window", &self.window).finish_non_exhaustive()
+    }
+}
+
+impl Timeline {
+    /// The samples `source` walks.
+    pub fn new(source: impl SampleSource + 'static) -> Self {
+        Self { source: Arc::new(source), window: None, rows: None }
+    }
+
+    /// Calls `visit` for every sample, in time order.
+    pub fn for_each(&self, mut visit: impl FnMut(TimedSample)) {
+        let (from, to) = self.window.unwrap_or((i64::MIN, i64::MAX));
+        match &self.rows {
+            None if self.window.is_none() => self.source.walk(&mut |batch| batch.iter().copied().for_each(&mut visit)),
+            None => self.source.walk(&mut |batch| {
+                batch.iter().filter(|s| (from..to).contains(&s.time_ns)).copied().for_each(&mut visit);
+            }),
+            Some(rows) => self.source.walk(&mut |batch| {
+                for s in batch.iter().filter(|s| (from..to).contains(&s.time_ns)) {
+                    if let Some(&row) = rows.get(s.row as usize).filter(|r| **r != u32::MAX) {
+                        visit(TimedSample { row, ..*s });
+                    }
+                }
+            }),
+        }
+    }
+
+    /// Only the samples taken in `[from_ns, to_ns)` (ns on the profile's clock) of these.
+    pub(crate) fn within(&self, from_ns: i64, to_ns: i64) -> Self {
+        let window = match self.window {
+            Some((from, to)) => (from.max(from_ns), to.min(to_ns)),
+            None => (from_ns, to_ns),
+        };
+        Self { window: Some(window), ..self.clone() }
+    }
+
+    /// The same samples with their rows renumbered: row `r` becomes `map[r]`.
+    pub(crate) fn renumbered(&self, map: &[u32]) -> Self {
+        let rows: Arc<[u32]> = match &self.rows {
+            Some(rows) => rows.iter().map(|r| map.get(*r as usize).copied().unwrap_or(u32::MAX)).collect(),
+            None => map.into(),
+        };
+        Self { rows: Some(rows), ..self.clone() }
+    }
+}
+
+/// A timeline kept as a list: for readers whose rows are one sample each.
+pub(crate) struct SampleList(pub(crate) Vec<TimedSample>);
+
+impl SampleSource for SampleList {
+    fn walk(&self, visit: &mut dyn FnMut(&[TimedSample])) {
+        self.0.chunks(4096).for_each(visit);
+    }
+}
