@@ -408,7 +408,7 @@ fn write_json(profile: &Profile, nodes: &Nodes, plan: &Plan<'_>) -> Vec<u8> {
         Some(end) if plan.n >= 2 && (last_start..limit).contains(&end) => end,
         _ => span,
     };
-    let base = if start.abs() < limit { start } else { 0 };
+    let base = if start.unsigned_abs() < limit.unsigned_abs() { start } else { 0 };
     out.extend_from_slice(b"],\"startTime\":");
     write_us(&mut out, base);
     out.extend_from_slice(b",\"endTime\":");
