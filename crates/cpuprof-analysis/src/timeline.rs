@@ -228,13 +228,21 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
     let mut entry_of: Vec<FxHashMap<FuncId, i64>> = vec![FxHashMap::default(); buckets.len()];
     let mut scratch = RowSums::new(profile.samples.len());
     let (mut current, mut beyond) = (0usize, None::<u64>);
+    // The current bucket's span on the profile's clock: a division only when a sample leaves it.
+    let (mut span_from, mut span_to) = (i64::MIN, start.saturating_add(bucket_ns));
     each_sample(profile, |s| {
-        let k = (s.time_ns.saturating_sub(start).max(0) / bucket_ns) as u64;
-        if k >= MAX_BUCKETS {
-            beyond = Some(beyond.map_or(k, |b| b.max(k)));
-            return;
-        }
-        let k = k as usize;
+        let k = if (span_from..span_to).contains(&s.time_ns) {
+            current
+        } else {
+            let k = (s.time_ns.saturating_sub(start).max(0) / bucket_ns) as u64;
+            if k >= MAX_BUCKETS {
+                beyond = Some(beyond.map_or(k, |b| b.max(k)));
+                return;
+            }
+            span_from = if k == 0 { i64::MIN } else { start.saturating_add((k as i64).saturating_mul(bucket_ns)) };
+            span_to = start.saturating_add((k as i64 + 1).saturating_mul(bucket_ns));
+            k as usize
+        };
         if k != current {
             rows.settle(profile, &mut scratch, &mut buckets[current], &mut entry_of[current]);
             current = k;

@@ -408,8 +408,10 @@ impl Samples {
     }
 
     /// Multiplies value column `k` by `num / den` (rounded to the nearest integer, `den > 0`):
-    /// times of windows of different lengths put on one scale (per second of window).
+    /// times of windows of different lengths put on one scale (per second of window). The
+    /// timeline goes: its samples no longer add up to the rows.
     pub fn scale_values(&mut self, k: usize, num: i64, den: i64) {
+        self.timeline = None;
         let den = i128::from(den.max(1));
         for v in &mut self.values[k] {
             let scaled = (i128::from(*v) * i128::from(num) + den / 2).div_euclid(den);

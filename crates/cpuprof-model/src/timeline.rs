@@ -52,14 +52,12 @@ impl Timeline {
 
     /// Calls `visit` for every sample, in time order.
     pub fn for_each(&self, mut visit: impl FnMut(TimedSample)) {
-        let (from, to) = self.window.unwrap_or((i64::MIN, i64::MAX));
+        let inside = |s: &&TimedSample| self.window.is_none_or(|(from, to)| (from..to).contains(&s.time_ns));
         match &self.rows {
             None if self.window.is_none() => self.source.walk(&mut |batch| batch.iter().copied().for_each(&mut visit)),
-            None => self.source.walk(&mut |batch| {
-                batch.iter().filter(|s| (from..to).contains(&s.time_ns)).copied().for_each(&mut visit);
-            }),
+            None => self.source.walk(&mut |batch| batch.iter().filter(inside).copied().for_each(&mut visit)),
             Some(rows) => self.source.walk(&mut |batch| {
-                for s in batch.iter().filter(|s| (from..to).contains(&s.time_ns)) {
+                for s in batch.iter().filter(inside) {
                     if let Some(&row) = rows.get(s.row as usize).filter(|r| **r != u32::MAX) {
                         visit(TimedSample { row, ..*s });
                     }
