@@ -5,7 +5,7 @@ use cpuprof_model::{FuncId, FuncKind, Profile, SourceFormat, StackId, TimedSampl
 use rustc_hash::FxHashMap;
 
 use crate::category::{Categories, Category};
-use crate::timeline::{heaviest, FunctionRef, RowFacts, RowSums};
+use crate::timeline::{func_order, DenseSums, FunctionRef, RowFacts};
 use crate::window::{each_sample, has_times, recording, WindowError};
 
 /// How many functions a block's `top` lists.
@@ -145,10 +145,8 @@ pub fn sampling_interval(profile: &Profile) -> Option<i64> {
     if !has_times(profile) {
         return None;
     }
-    if profile.meta.format == SourceFormat::TickLog {
-        if let Some(i) = profile.meta.interval_ns.filter(|i| *i > 0) {
-            return Some(i);
-        }
+    if let Some(configured) = configured_interval(profile) {
+        return Some(configured);
     }
     let mut steps = StepCounts::default();
     let mut previous: Option<i64> = None;
@@ -158,6 +156,16 @@ pub fn sampling_interval(profile: &Profile) -> Option<i64> {
         }
         previous = Some(s.time_ns);
     });
+    interval_from(profile, &steps)
+}
+
+/// A tick log's configured sampling interval.
+fn configured_interval(profile: &Profile) -> Option<i64> {
+    (profile.meta.format == SourceFormat::TickLog).then_some(profile.meta.interval_ns).flatten().filter(|i| *i > 0)
+}
+
+/// The sampling interval from the steps between samples, else the recorded mean.
+fn interval_from(profile: &Profile, steps: &StepCounts) -> Option<i64> {
     steps.lower_median().or_else(|| profile.meta.interval_ns.filter(|i| *i > 0))
 }
 
@@ -207,57 +215,109 @@ impl StepCounts {
     }
 }
 
-/// The event-loop blocks of `profile` at least `min_ns` long. Needs the samples' times. Two
-/// walks of the timeline: one for the sampling interval (which sets what a gap is), one that
-/// grows each block sample by sample, summing its weight per row.
+/// The event-loop blocks of `profile` at least `min_ns` long. Needs the samples' times.
+///
+/// One walk of the timeline in the usual case: the blocks depend on the sampling interval
+/// (what a gap is, and what a block's last sample weighs when a gap follows it), which is the
+/// median of the steps counted in the same walk. The walk assumes the recorded mean interval;
+/// only when the median turns out to change a gap or a weight is the walk done again with it.
 pub fn blocks(profile: &Profile, min_ns: i64) -> Result<Blocks, WindowError> {
     let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
+    let configured = configured_interval(profile);
+    let guess = configured.or(profile.meta.interval_ns).unwrap_or(0).max(0);
+    let mut walk = BlockWalk::run(profile, min_ns, start, guess, configured.is_none())?;
     // No interval (fewer than two samples at distinct times): 0, as SPEC §12.1's mean interval.
-    let interval = sampling_interval(profile).unwrap_or(0).max(0);
-    let gap = interval.saturating_mul(GAP_INTERVALS).max(GAP_MIN_NS);
-    let by_time = profile.value_index(ValueUnit::Nanoseconds).is_some();
-    let weight = |s: &TimedSample| if by_time { s.weight_ns } else { interval };
-    let mut describer = Describer::new(profile);
-    let mut found = Vec::new();
-    let mut idle_samples = 0i64;
-    let mut open: Option<OpenBlock> = None;
-    let mut close = |block: OpenBlock, describer: &mut Describer<'_>| {
-        let raw_last = weight(&block.last);
-        let last = if raw_last <= gap { raw_last } else { interval };
-        let duration = block.last.time_ns.saturating_add(last).saturating_sub(block.first_ns);
-        if duration >= min_ns {
-            // The last sample weighs what is left of the block: the weights sum to its length.
-            describer.sums.add(block.last.row, last.saturating_sub(raw_last));
-            found.push(describer.describe(&block, (block.first_ns.saturating_sub(start), duration)));
-        } else {
-            describer.sums.drain().for_each(drop);
-        }
-    };
-    each_sample(profile, |s| {
-        if describer.facts.category[s.row as usize] == Category::Idle {
-            idle_samples += 1;
-            if let Some(block) = open.take() {
-                close(block, &mut describer);
-            }
-            return;
-        }
-        if let Some(block) = open.take_if(|b| s.time_ns.saturating_sub(b.last.time_ns) > gap) {
-            close(block, &mut describer);
-        }
-        let block =
-            open.get_or_insert(OpenBlock { first_ns: s.time_ns, first_row: s.row, last: s, samples: 0, entry: None });
-        block.last = s;
-        block.samples += 1;
-        if block.entry.is_none() {
-            block.entry = describer.facts.entry[s.row as usize];
-        }
-        describer.sums.add(s.row, weight(&s));
-    })
-    .ok_or(WindowError::NoTimes)?;
-    if let Some(block) = open.take() {
-        close(block, &mut describer);
+    let interval = configured.or_else(|| interval_from(profile, &walk.steps)).unwrap_or(0).max(0);
+    if interval != guess && (gap_for(interval) != gap_for(guess) || walk.used_interval) {
+        walk = BlockWalk::run(profile, min_ns, start, interval, false)?;
     }
-    Ok(Blocks { interval_ns: interval, min_ns, length_ns: length, idle_samples, blocks: found })
+    Ok(Blocks { interval_ns: interval, min_ns, length_ns: length, idle_samples: walk.idle_samples, blocks: walk.found })
+}
+
+/// Consecutive samples further apart than this are a gap, not a block (SPEC §12.1).
+fn gap_for(interval: i64) -> i64 {
+    interval.saturating_mul(GAP_INTERVALS).max(GAP_MIN_NS)
+}
+
+/// One walk of the timeline finding blocks for a given sampling interval.
+struct BlockWalk {
+    found: Vec<Block>,
+    idle_samples: i64,
+    /// The steps between samples (when counted).
+    steps: StepCounts,
+    /// Whether a weight depended on the interval (a block's last sample before a gap, or a
+    /// profile without durations).
+    used_interval: bool,
+}
+
+impl BlockWalk {
+    fn run(profile: &Profile, min_ns: i64, start: i64, interval: i64, count_steps: bool) -> Result<Self, WindowError> {
+        let gap = gap_for(interval);
+        let by_time = profile.value_index(ValueUnit::Nanoseconds).is_some();
+        let weight = |s: &TimedSample| if by_time { s.weight_ns } else { interval };
+        let mut describer = Describer::new(profile);
+        let mut walk =
+            BlockWalk { found: Vec::new(), idle_samples: 0, steps: StepCounts::default(), used_interval: !by_time };
+        let mut open: Option<OpenBlock> = None;
+        let mut previous: Option<i64> = None;
+        let close = |block: OpenBlock, describer: &mut Describer<'_>, walk: &mut BlockWalk| {
+            let raw_last = weight(&block.last);
+            let last = if raw_last <= gap {
+                raw_last
+            } else {
+                walk.used_interval = true;
+                interval
+            };
+            let duration = block.last.time_ns.saturating_add(last).saturating_sub(block.first_ns);
+            if duration >= min_ns {
+                // The last sample weighs what is left of the block: the weights sum to its length.
+                describer.sums.add(block.last.row, last.saturating_sub(raw_last));
+                walk.found.push(describer.describe(&block, (block.first_ns.saturating_sub(start), duration)));
+            } else {
+                describer.sums.drain().for_each(drop);
+            }
+        };
+        let mut idle_samples = 0i64;
+        let mut steps = StepCounts::default();
+        each_sample(profile, |s| {
+            if count_steps {
+                if let Some(p) = previous {
+                    steps.add(s.time_ns.saturating_sub(p));
+                }
+                previous = Some(s.time_ns);
+            }
+            if describer.facts.category[s.row as usize] == Category::Idle {
+                idle_samples += 1;
+                if let Some(block) = open.take() {
+                    close(block, &mut describer, &mut walk);
+                }
+                return;
+            }
+            if let Some(block) = open.take_if(|b| s.time_ns.saturating_sub(b.last.time_ns) > gap) {
+                close(block, &mut describer, &mut walk);
+            }
+            let block = open.get_or_insert(OpenBlock {
+                first_ns: s.time_ns,
+                first_row: s.row,
+                last: s,
+                samples: 0,
+                entry: None,
+            });
+            block.last = s;
+            block.samples += 1;
+            if block.entry.is_none() {
+                block.entry = describer.facts.entry[s.row as usize];
+            }
+            describer.sums.add(s.row, weight(&s));
+        })
+        .ok_or(WindowError::NoTimes)?;
+        if let Some(block) = open.take() {
+            close(block, &mut describer, &mut walk);
+        }
+        walk.idle_samples = idle_samples;
+        walk.steps = steps;
+        Ok(walk)
+    }
 }
 
 /// A block being grown: its first sample, last sample, number of samples and entry so far.
@@ -276,7 +336,12 @@ struct Describer<'p> {
     profile: &'p Profile,
     categories: Categories,
     facts: RowFacts,
-    sums: RowSums,
+    sums: DenseSums,
+    /// Self weight per function in a block, and the functions by position.
+    funcs: DenseSums,
+    func_ids: Vec<FuncId>,
+    /// A block's rows: (depth-first position, stack, weight).
+    rows: Vec<(u32, StackId, i64)>,
     pre: Vec<u32>,
     end: Vec<u32>,
 }
@@ -288,7 +353,10 @@ impl<'p> Describer<'p> {
             profile,
             categories: Categories::new(profile),
             facts: RowFacts::of(profile),
-            sums: RowSums::new(profile.samples.len()),
+            sums: DenseSums::new(profile.samples.len()),
+            funcs: DenseSums::new(profile.funcs.len()),
+            func_ids: profile.funcs.ids().collect(),
+            rows: Vec::new(),
             pre,
             end,
         }
@@ -299,33 +367,33 @@ impl<'p> Describer<'p> {
         let profile = self.profile;
         let stacks = profile.samples.stacks();
         let entry_func = open.entry.unwrap_or_else(|| profile.func_of(stacks[open.first_row as usize]));
-        let mut self_of: FxHashMap<FuncId, i64> = FxHashMap::default();
         let mut total = 0i64;
         let pre = &self.pre;
-        let mut rows: Vec<(u32, StackId, i64)> = self
-            .sums
-            .drain()
-            .map(|(row, w)| {
-                let stack = stacks[row as usize];
-                (pre[stack.index()], stack, w)
-            })
-            .collect();
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.clear();
+        rows.extend(self.sums.drain().map(|(row, w)| {
+            let stack = stacks[row as usize];
+            (pre[stack.index()], stack, w)
+        }));
         for &(_, stack, w) in &rows {
             total = total.saturating_add(w);
             let leaf = profile.func_of(stack);
             if profile.funcs[leaf].kind != FuncKind::Root {
-                let own = self_of.entry(leaf).or_default();
-                *own = own.saturating_add(w);
+                self.funcs.add(leaf.index() as u32, w);
             }
         }
-        let mut top = Vec::with_capacity(BLOCK_TOP);
-        while top.len() < BLOCK_TOP {
-            let Some((f, w)) = heaviest(profile, &self_of) else { break };
-            self_of.remove(&f);
-            top.push((FunctionRef::of(profile, f), w));
+        // The heaviest functions (ties in SPEC §5's order): the first few of a partial sort.
+        let mut own: Vec<(i64, FuncId)> = self.funcs.drain().map(|(f, w)| (w, self.func_ids[f as usize])).collect();
+        let order = |a: &(i64, FuncId), b: &(i64, FuncId)| b.0.cmp(&a.0).then_with(|| func_order(profile, a.1, b.1));
+        if own.len() > BLOCK_TOP {
+            own.select_nth_unstable_by(BLOCK_TOP - 1, order);
+            own.truncate(BLOCK_TOP);
         }
+        own.sort_unstable_by(order);
+        let top = own.into_iter().map(|(w, f)| (FunctionRef::of(profile, f), w)).collect();
         rows.sort_unstable_by_key(|r| r.0);
         let (common, under) = self.common_frame(&rows, total);
+        self.rows = rows;
         Block {
             start_ns,
             duration_ns,

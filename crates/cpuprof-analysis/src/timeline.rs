@@ -3,12 +3,12 @@
 //! §11). A sample belongs to the bucket its timestamp falls in, as it belongs to a window, so
 //! the buckets add up to the whole and a window of whole buckets holds exactly their samples.
 
-use cpuprof_model::{FuncId, FuncKind, Profile};
+use cpuprof_model::{FuncId, FuncKind, Profile, TimedSample};
 use rustc_hash::FxHashMap;
 
 use crate::category::{Categories, Category};
 use crate::weights::{effective, timed_weight, Weight};
-use crate::window::{each_sample, recording};
+use crate::window::recording;
 
 /// A function as a timeline or block names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -214,57 +214,149 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
     if count > MAX_BUCKETS {
         return Err(TimelineError::TooManyBuckets { buckets: count, bucket_ns });
     }
-    let new_bucket = |k: usize| Bucket {
-        start_ns: (k as i64).saturating_mul(bucket_ns),
-        end_ns: (k as i64 + 1).saturating_mul(bucket_ns),
-        samples: 0,
-        categories: [0; Category::ALL.len()],
-        top: None,
-    };
-    let mut buckets: Vec<Bucket> = (0..count as usize).map(new_bucket).collect();
-
-    let rows = RowFacts::of(profile);
+    let facts = RowFacts::of(profile);
     let weigh = timed_weight(profile, options.weight);
-    let mut entry_of: Vec<FxHashMap<FuncId, i64>> = vec![FxHashMap::default(); buckets.len()];
-    let mut scratch = RowSums::new(profile.samples.len());
-    let (mut current, mut beyond) = (0usize, None::<u64>);
-    // The current bucket's span on the profile's clock: a division only when a sample leaves it.
-    let (mut span_from, mut span_to) = (i64::MIN, start.saturating_add(bucket_ns));
-    each_sample(profile, |s| {
-        let k = if (span_from..span_to).contains(&s.time_ns) {
-            current
-        } else {
-            let k = (s.time_ns.saturating_sub(start).max(0) / bucket_ns) as u64;
-            if k >= MAX_BUCKETS {
-                beyond = Some(beyond.map_or(k, |b| b.max(k)));
-                return;
-            }
-            span_from = if k == 0 { i64::MIN } else { start.saturating_add((k as i64).saturating_mul(bucket_ns)) };
-            span_to = start.saturating_add((k as i64 + 1).saturating_mul(bucket_ns));
-            k as usize
-        };
-        if k != current {
-            rows.settle(profile, &mut scratch, &mut buckets[current], &mut entry_of[current]);
-            current = k;
-        }
-        if k >= buckets.len() {
-            buckets.extend((buckets.len()..=k).map(new_bucket));
-            entry_of.resize_with(k + 1, FxHashMap::default);
-        }
-        let w = weigh(&s);
-        let bucket = &mut buckets[k];
-        bucket.samples = bucket.samples.saturating_add(1);
-        let category = rows.category[s.row as usize];
-        bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
-        scratch.add(s.row, w);
-    })
-    .ok_or(TimelineError::NoTimes)?;
-    if let Some(k) = beyond {
+    let timeline = match profile.samples.timeline() {
+        Some(timeline) => Some(timeline),
+        None if profile.samples.is_empty() => None,
+        None => return Err(TimelineError::NoTimes),
+    };
+    // Two halves of the samples at once; each sums its own buckets, which are added up (the
+    // bucket the halves meet in gets both halves' samples).
+    let (mut early, mut late) = (
+        BucketWalk::new(&facts, profile.samples.len(), start, bucket_ns),
+        BucketWalk::new(&facts, profile.samples.len(), start, bucket_ns),
+    );
+    if let Some(timeline) = timeline {
+        timeline.for_each_half(|s| early.add(s, weigh(&s)), |s| late.add(s, weigh(&s)));
+    }
+    let (mut sums, beyond) = early.finish();
+    let (late_sums, late_beyond) = late.finish();
+    if let Some(k) = beyond.max(late_beyond) {
         return Err(TimelineError::TooManyBuckets { buckets: k + 1, bucket_ns });
     }
-    rows.settle(profile, &mut scratch, &mut buckets[current], &mut entry_of[current]);
+    if sums.len() < late_sums.len() {
+        sums.resize_with(late_sums.len(), BucketSums::default);
+    }
+    for (sum, more) in sums.iter_mut().zip(late_sums) {
+        sum.add(more);
+    }
+    if sums.len() < count as usize {
+        sums.resize_with(count as usize, BucketSums::default);
+    }
+    let buckets: Vec<Bucket> = sums
+        .iter()
+        .enumerate()
+        .map(|(k, sum)| Bucket {
+            start_ns: (k as i64).saturating_mul(bucket_ns),
+            end_ns: (k as i64 + 1).saturating_mul(bucket_ns),
+            samples: sum.samples,
+            categories: sum.categories,
+            top: heaviest(profile, &sum.self_of).map(|(f, w)| (FunctionRef::of(profile, f), w)),
+        })
+        .collect();
+    let entry_of: Vec<FxHashMap<FuncId, i64>> = sums.into_iter().map(|sum| sum.entry_of).collect();
     let phases = phases(profile, &buckets, &entry_of);
     Ok(Timeline { unit: effective(profile, options.weight), length_ns: length, bucket_ns, buckets, phases })
+}
+
+/// One bucket's sums: samples, weight per category, self weight per function and weight per
+/// entry.
+#[derive(Default)]
+struct BucketSums {
+    samples: i64,
+    categories: [i64; Category::ALL.len()],
+    self_of: FxHashMap<FuncId, i64>,
+    entry_of: FxHashMap<FuncId, i64>,
+}
+
+impl BucketSums {
+    fn add(&mut self, other: BucketSums) {
+        self.samples = self.samples.saturating_add(other.samples);
+        for (c, o) in self.categories.iter_mut().zip(other.categories) {
+            *c = c.saturating_add(o);
+        }
+        for (map, more) in [(&mut self.self_of, other.self_of), (&mut self.entry_of, other.entry_of)] {
+            for (f, w) in more {
+                let v = map.entry(f).or_default();
+                *v = v.saturating_add(w);
+            }
+        }
+    }
+}
+
+/// Samples in time order summed into buckets: per sample a few additions into the current
+/// bucket and a dense per-row scratch, settled per function when a sample leaves the bucket.
+struct BucketWalk<'f> {
+    facts: &'f RowFacts,
+    start: i64,
+    bucket_ns: i64,
+    sums: Vec<BucketSums>,
+    current: usize,
+    /// The current bucket's span on the profile's clock: a division only when a sample leaves it.
+    span: (i64, i64),
+    /// The latest bucket past [`MAX_BUCKETS`] a sample fell in.
+    beyond: Option<u64>,
+    scratch: DenseSums,
+}
+
+impl<'f> BucketWalk<'f> {
+    fn new(facts: &'f RowFacts, rows: usize, start: i64, bucket_ns: i64) -> Self {
+        Self {
+            facts,
+            start,
+            bucket_ns,
+            sums: vec![BucketSums::default()],
+            current: 0,
+            span: (i64::MIN, start.saturating_add(bucket_ns)),
+            beyond: None,
+            scratch: DenseSums::new(rows),
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, s: TimedSample, w: i64) {
+        if !(self.span.0..self.span.1).contains(&s.time_ns) {
+            let k = (s.time_ns.saturating_sub(self.start).max(0) / self.bucket_ns) as u64;
+            if k >= MAX_BUCKETS {
+                self.beyond = Some(self.beyond.map_or(k, |b| b.max(k)));
+                return;
+            }
+            self.settle();
+            let (from, to) = ((k as i64).saturating_mul(self.bucket_ns), (k as i64 + 1).saturating_mul(self.bucket_ns));
+            self.span =
+                (if k == 0 { i64::MIN } else { self.start.saturating_add(from) }, self.start.saturating_add(to));
+            self.current = k as usize;
+            if self.current >= self.sums.len() {
+                self.sums.resize_with(self.current + 1, BucketSums::default);
+            }
+        }
+        let bucket = &mut self.sums[self.current];
+        bucket.samples = bucket.samples.saturating_add(1);
+        let category = self.facts.category[s.row as usize];
+        bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
+        self.scratch.add(s.row, w);
+    }
+
+    /// Adds the rows summed since the last settling to the current bucket's functions.
+    fn settle(&mut self) {
+        let bucket = &mut self.sums[self.current];
+        for (row, w) in self.scratch.drain() {
+            if let Some(leaf) = self.facts.leaf[row as usize] {
+                let own = bucket.self_of.entry(leaf).or_default();
+                *own = own.saturating_add(w);
+                if let Some(e) = self.facts.entry[row as usize] {
+                    let under = bucket.entry_of.entry(e).or_default();
+                    *under = under.saturating_add(w);
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> (Vec<BucketSums>, Option<u64>) {
+        self.settle();
+        (self.sums, self.beyond)
+    }
 }
 
 /// What the analyses over time need to know of each sample row.
@@ -294,39 +386,17 @@ impl RowFacts {
         let entry = stacks.iter().map(|s| entry_of_stack[s.index()]).collect();
         Self { category, leaf, entry }
     }
-
-    /// Settles one bucket from the rows' sums: its hottest function and its entries' weights.
-    fn settle(
-        &self,
-        profile: &Profile,
-        scratch: &mut RowSums,
-        bucket: &mut Bucket,
-        entries: &mut FxHashMap<FuncId, i64>,
-    ) {
-        let mut self_of: FxHashMap<FuncId, i64> = FxHashMap::default();
-        for (row, w) in scratch.drain() {
-            if let Some(leaf) = self.leaf[row as usize] {
-                let own = self_of.entry(leaf).or_default();
-                *own = own.saturating_add(w);
-                if let Some(e) = self.entry[row as usize] {
-                    let under = entries.entry(e).or_default();
-                    *under = under.saturating_add(w);
-                }
-            }
-        }
-        bucket.top = heaviest(profile, &self_of).map(|(f, w)| (FunctionRef::of(profile, f), w));
-    }
 }
 
-/// Weights per sample row over a stretch of samples, dense (one slot per row) with the rows
-/// touched listed, so a stretch costs its samples, not the rows.
-pub(crate) struct RowSums {
+/// Weights per index (sample rows, functions) over a stretch of samples, dense (one slot per
+/// index) with the indices touched listed, so a stretch costs its samples, not the table.
+pub(crate) struct DenseSums {
     sum: Vec<i64>,
     seen: Vec<bool>,
     touched: Vec<u32>,
 }
 
-impl RowSums {
+impl DenseSums {
     pub(crate) fn new(rows: usize) -> Self {
         Self { sum: vec![0; rows], seen: vec![false; rows], touched: Vec::new() }
     }

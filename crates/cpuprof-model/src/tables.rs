@@ -3,7 +3,7 @@ use std::ops::Index;
 
 use std::borrow::Cow;
 
-use crate::{FrameId, FuncId, LibId, StackId, StrId, StringTable, Timeline};
+use crate::{FrameId, FuncId, LibId, StackId, StrId, StringTable, TimedSample, Timeline};
 
 /// A column of entities addressed by a typed id (`Table<FuncId, Func>`).
 #[derive(Clone, Debug)]
@@ -594,12 +594,16 @@ impl Profile {
             return false;
         };
         let rows = self.samples.len();
-        let mut sums = vec![(0i64, 0i64); rows];
-        timeline.for_each(|s| {
+        let add = |sums: &mut Vec<(i64, i64)>, s: TimedSample| {
             if let Some(sum) = sums.get_mut(s.row as usize) {
                 *sum = (sum.0.saturating_add(1), sum.1.saturating_add(s.weight_ns));
             }
-        });
+        };
+        let (mut sums, mut later) = (vec![(0i64, 0i64); rows], vec![(0i64, 0i64); rows]);
+        timeline.for_each_half(|s| add(&mut sums, s), |s| add(&mut later, s));
+        for (sum, more) in sums.iter_mut().zip(&later) {
+            *sum = (sum.0.saturating_add(more.0), sum.1.saturating_add(more.1));
+        }
         let mut map = vec![u32::MAX; rows];
         let mut kept = Samples {
             vm_state: self.samples.vm_state.as_ref().map(|_| Vec::new()),

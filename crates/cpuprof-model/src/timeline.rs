@@ -26,6 +26,18 @@ pub trait SampleSource: Send + Sync {
     /// Calls `visit` with every sample, a batch at a time, in time order (ties in the order
     /// they were taken).
     fn walk(&self, visit: &mut dyn FnMut(&[TimedSample]));
+
+    /// Walks the samples as two consecutive stretches at once, on two threads: `first` gets
+    /// the earlier samples and `second` the later ones, each in time order. A source that
+    /// cannot split gives them all to `first`.
+    fn walk_halves(
+        &self,
+        first: &mut (dyn FnMut(&[TimedSample]) + Send),
+        second: &mut (dyn FnMut(&[TimedSample]) + Send),
+    ) {
+        let _ = second;
+        self.walk(first);
+    }
 }
 
 /// Samples in time order (see the module documentation). Cheap to clone: the source is shared.
@@ -64,6 +76,31 @@ impl Timeline {
                 }
             }),
         }
+    }
+
+    /// Calls `first` for the earlier samples and `second` for the later ones, in time order
+    /// each, at once on two threads (when the source can split its samples; else `first`
+    /// gets them all). For analyses whose partial results add up.
+    pub fn for_each_half<A, B>(&self, mut first: A, mut second: B)
+    where
+        A: FnMut(TimedSample) + Send,
+        B: FnMut(TimedSample) + Send,
+    {
+        let window = self.window;
+        let rows = self.rows.as_deref();
+        let filtered = |visit: &mut dyn FnMut(TimedSample), batch: &[TimedSample]| {
+            for s in batch.iter().filter(|s| window.is_none_or(|(from, to)| (from..to).contains(&s.time_ns))) {
+                match rows {
+                    None => visit(*s),
+                    Some(rows) => {
+                        if let Some(&row) = rows.get(s.row as usize).filter(|r| **r != u32::MAX) {
+                            visit(TimedSample { row, ..*s });
+                        }
+                    }
+                }
+            }
+        };
+        self.source.walk_halves(&mut |batch| filtered(&mut first, batch), &mut |batch| filtered(&mut second, batch));
     }
 
     /// Only the samples taken in `[from_ns, to_ns)` (ns on the profile's clock) of these.

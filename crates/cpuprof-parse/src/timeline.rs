@@ -120,6 +120,7 @@ pub(crate) struct NodeRoles<'a> {
     pub(crate) bottom: &'a [u32],
 }
 
+#[cfg(test)]
 /// Walks the samples in DevTools order and calls `emit(node, time_ns, duration_ns)` once per
 /// sample, in order. Returns the mean interval in ns (0 with fewer than two samples).
 pub(crate) fn attribute<N: NodeIndex>(
@@ -163,7 +164,7 @@ fn attribute_in<N: NodeIndex>(
 
 /// Like [`attribute`], but only the sum per node is wanted: returns `(count, duration)` per
 /// node position and the mean interval. The samples are split in two halves walked on two
-/// threads (the order is the same; each half settles its last sample with the other's first).
+/// threads (see [`attribute_halves`]).
 pub(crate) fn attribute_sums<N: NodeIndex>(
     nodes: &[N],
     node_count: usize,
@@ -171,45 +172,67 @@ pub(crate) fn attribute_sums<N: NodeIndex>(
     end_ns: Option<i64>,
     roles: &NodeRoles<'_>,
 ) -> (Vec<[i64; 2]>, i64) {
-    let n = nodes.len();
     let mut sums = vec![[0i64; 2]; node_count];
-    // A split point: an in-order sample near the middle that is not `(program)` (so the
-    // second half's first sample needs no fix, and with it no knowledge of the first half).
     let order = match times {
-        Times::Deltas { start_ns, deltas } if n >= 4 => {
-            Some((Order::of(nodes, deltas, *start_ns, Some(roles)), *start_ns, *deltas))
+        Times::Deltas { start_ns, deltas } if nodes.len() >= 4 => {
+            Some(Order::of(nodes, deltas, *start_ns, Some(roles)))
         }
         _ => None,
     };
-    let Some((order, start_ns, deltas, at)) = order.and_then(|(o, s, d)| o.split.map(|at| (o, s, d, at))) else {
-        let mean = attribute(nodes, times, end_ns, roles, adder(&mut sums));
+    let mut second_sums = vec![[0i64; 2]; node_count];
+    let halves = order
+        .as_ref()
+        .and_then(|order| attribute_halves(nodes, times, order, roles, adder(&mut sums), adder(&mut second_sums)));
+    let Some(mean) = halves else {
+        let mean = attribute_in(nodes, times, order.as_ref(), end_ns, roles, adder(&mut sums));
         return (sums, mean);
     };
-    let mut second_sums = vec![[0i64; 2]; node_count];
+    for (a, b) in sums.iter_mut().zip(&second_sums) {
+        a[0] += b[0];
+        a[1] = a[1].saturating_add(b[1]);
+    }
+    (sums, mean)
+}
+
+/// Walks the samples in DevTools order as two halves on two threads: `first` gets the samples
+/// before the split point (`order.split`: an in-order sample near the middle that is not
+/// `(program)`, so the second half's first sample needs no fix, and with it no knowledge of the
+/// first half), `second` the rest; each in order. Each half settles its last sample with the
+/// other's first; the last sample of all lasts the mean interval, known once both ends are.
+/// Returns the mean interval; `None`, calling neither, without a split point (or deltas).
+pub(crate) fn attribute_halves<N: NodeIndex, A, B>(
+    nodes: &[N],
+    times: &Times<'_>,
+    order: &Order,
+    roles: &NodeRoles<'_>,
+    first: A,
+    mut second: B,
+) -> Option<i64>
+where
+    A: FnMut(u32, i64, i64) + Send,
+    B: FnMut(u32, i64, i64) + Send,
+{
+    let (Times::Deltas { start_ns, deltas }, Some(at)) = (times, order.split) else { return None };
+    let n = nodes.len();
     let (first_time, (last_time, last)) = rayon::join(
         || {
-            let mut w = Walker::new(roles, n, adder(&mut sums));
-            order.walk(Half::First, nodes, deltas, start_ns, &mut w);
+            let mut w = Walker::new(roles, n, first);
+            order.walk(Half::First, nodes, deltas, *start_ns, &mut w);
             w.settle_before(nodes[at.index].into(), at.time);
             w.first_time()
         },
         || {
-            let mut w = Walker::new(roles, n, adder(&mut second_sums));
-            order.walk(Half::Second, nodes, deltas, start_ns, &mut w);
-            // The last sample lasts the mean interval, known once both ends are.
+            let mut w = Walker::new(roles, n, &mut second);
+            order.walk(Half::Second, nodes, deltas, *start_ns, &mut w);
             (w.pending_time(), w.take_pending())
         },
     );
     let (first_time, last_time) = (first_time.unwrap_or(at.time), last_time.unwrap_or(at.time));
     let mean = ((i128::from(last_time) - i128::from(first_time)) / (n as i128 - 1)) as i64;
     if let Some((node, _)) = last {
-        adder(&mut second_sums)(node, last_time, mean);
+        second(node, last_time, mean);
     }
-    for (a, b) in sums.iter_mut().zip(&second_sums) {
-        a[0] += b[0];
-        a[1] = a[1].saturating_add(b[1]);
-    }
-    (sums, mean)
+    Some(mean)
 }
 
 /// [`Times`] owned, for a timeline that outlives the parse.
@@ -263,27 +286,81 @@ pub(crate) struct NodeTimeline<N> {
 /// that the call per batch costs nothing.
 const BATCH: usize = 2048;
 
+impl<N: NodeIndex> NodeTimeline<N> {
+    fn order(&self) -> Option<&Order> {
+        let roles = self.roles.borrowed();
+        let order = self.order.get_or_init(|| match &self.times {
+            OwnedTimes::Deltas { start_ns, deltas } => Some(Order::of(&self.nodes, deltas, *start_ns, Some(&roles))),
+            OwnedTimes::Even { .. } => None,
+        });
+        order.as_ref()
+    }
+}
+
+/// Hands samples to `visit` a batch at a time.
+struct Batcher<'v, V: FnMut(&[cpuprof_model::TimedSample]) + ?Sized> {
+    rows: &'v [u32],
+    batch: Vec<cpuprof_model::TimedSample>,
+    visit: &'v mut V,
+}
+
+impl<'v, V: FnMut(&[cpuprof_model::TimedSample]) + ?Sized> Batcher<'v, V> {
+    fn new(rows: &'v [u32], visit: &'v mut V) -> Self {
+        Self { rows, batch: Vec::with_capacity(BATCH), visit }
+    }
+
+    #[inline]
+    fn push(&mut self, node: u32, time_ns: i64, weight_ns: i64) {
+        let row = self.rows.get(node as usize).copied().unwrap_or(u32::MAX);
+        self.batch.push(cpuprof_model::TimedSample { row, time_ns, weight_ns });
+        if self.batch.len() == BATCH {
+            (self.visit)(&self.batch);
+            self.batch.clear();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            (self.visit)(&self.batch);
+            self.batch.clear();
+        }
+    }
+}
+
 impl<N: NodeIndex> cpuprof_model::SampleSource for NodeTimeline<N> {
     fn walk(&self, visit: &mut dyn FnMut(&[cpuprof_model::TimedSample])) {
         let times = self.times.borrowed();
-        let order = self.order.get_or_init(|| match &self.times {
-            OwnedTimes::Deltas { start_ns, deltas } => Some(Order::of(&self.nodes, deltas, *start_ns, None)),
-            OwnedTimes::Even { .. } => None,
-        });
-        let rows = &self.row_of_node;
-        let mut batch = Vec::with_capacity(BATCH);
+        let order = self.order();
+        let mut batcher = Batcher::new(&self.row_of_node, visit);
         let roles = self.roles.borrowed();
-        attribute_in(&self.nodes, &times, order.as_ref(), self.end_ns, &roles, |node, time_ns, weight_ns| {
-            let row = rows.get(node as usize).copied().unwrap_or(u32::MAX);
-            batch.push(cpuprof_model::TimedSample { row, time_ns, weight_ns });
-            if batch.len() == BATCH {
-                visit(&batch);
-                batch.clear();
-            }
-        });
-        if !batch.is_empty() {
-            visit(&batch);
-        }
+        attribute_in(&self.nodes, &times, order, self.end_ns, &roles, |node, t, d| batcher.push(node, t, d));
+        batcher.flush();
+    }
+
+    fn walk_halves(
+        &self,
+        first: &mut (dyn FnMut(&[cpuprof_model::TimedSample]) + Send),
+        second: &mut (dyn FnMut(&[cpuprof_model::TimedSample]) + Send),
+    ) {
+        let times = self.times.borrowed();
+        let roles = self.roles.borrowed();
+        let Some(order) = self.order().filter(|o| o.split.is_some()) else {
+            let mut batcher = Batcher::new(&self.row_of_node, first);
+            attribute_in(&self.nodes, &times, self.order(), self.end_ns, &roles, |node, t, d| batcher.push(node, t, d));
+            batcher.flush();
+            return;
+        };
+        let (mut a, mut b) = (Batcher::new(&self.row_of_node, first), Batcher::new(&self.row_of_node, second));
+        attribute_halves(
+            &self.nodes,
+            &times,
+            order,
+            &roles,
+            |node, t, d| a.push(node, t, d),
+            |node, t, d| b.push(node, t, d),
+        );
+        a.flush();
+        b.flush();
     }
 }
 
