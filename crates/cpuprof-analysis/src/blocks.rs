@@ -197,6 +197,22 @@ impl StepCounts {
         }
     }
 
+    /// Adds `other`'s counts.
+    fn merge(&mut self, other: &StepCounts) {
+        if !other.whole_us.is_empty() {
+            if self.whole_us.is_empty() {
+                self.whole_us = vec![0; Self::TABLE_US as usize];
+            }
+            for (a, b) in self.whole_us.iter_mut().zip(&other.whole_us) {
+                *a += b;
+            }
+        }
+        for (step, c) in &other.other {
+            *self.other.entry(*step).or_default() += c;
+        }
+        self.count += other.count;
+    }
+
     /// The lower median (the ⌈n/2⌉-th smallest); `None` without steps.
     fn lower_median(&self) -> Option<i64> {
         if self.count == 0 {
@@ -250,77 +266,220 @@ struct BlockWalk {
     used_interval: bool,
 }
 
-impl BlockWalk {
-    fn run(profile: &Profile, min_ns: i64, start: i64, interval: i64, count_steps: bool) -> Result<Self, WindowError> {
-        let gap = gap_for(interval);
-        let by_time = profile.value_index(ValueUnit::Nanoseconds).is_some();
-        let weight = |s: &TimedSample| if by_time { s.weight_ns } else { interval };
-        let mut describer = Describer::new(profile);
-        let mut walk =
-            BlockWalk { found: Vec::new(), idle_samples: 0, steps: StepCounts::default(), used_interval: !by_time };
-        let mut open: Option<OpenBlock> = None;
-        let mut previous: Option<i64> = None;
-        let close = |block: OpenBlock, describer: &mut Describer<'_>, walk: &mut BlockWalk| {
-            let raw_last = weight(&block.last);
-            let last = if raw_last <= gap {
-                raw_last
-            } else {
-                walk.used_interval = true;
-                interval
-            };
-            let duration = block.last.time_ns.saturating_add(last).saturating_sub(block.first_ns);
-            if duration >= min_ns {
-                // The last sample weighs what is left of the block: the weights sum to its length.
-                describer.sums.add(block.last.row, last.saturating_sub(raw_last));
-                walk.found.push(describer.describe(&block, (block.first_ns.saturating_sub(start), duration)));
-            } else {
-                describer.sums.drain().for_each(drop);
-            }
-        };
-        let mut idle_samples = 0i64;
-        let mut steps = StepCounts::default();
-        each_sample(profile, |s| {
-            if count_steps {
-                if let Some(p) = previous {
-                    steps.add(s.time_ns.saturating_sub(p));
-                }
-                previous = Some(s.time_ns);
-            }
-            if describer.facts.category[s.row as usize] == Category::Idle {
-                idle_samples += 1;
-                if let Some(block) = open.take() {
-                    close(block, &mut describer, &mut walk);
-                }
-                return;
-            }
-            if let Some(block) = open.take_if(|b| s.time_ns.saturating_sub(b.last.time_ns) > gap) {
-                close(block, &mut describer, &mut walk);
-            }
-            let block = open.get_or_insert(OpenBlock {
-                first_ns: s.time_ns,
-                first_row: s.row,
-                last: s,
-                samples: 0,
-                entry: None,
-            });
-            block.last = s;
-            block.samples += 1;
-            if block.entry.is_none() {
-                block.entry = describer.facts.entry[s.row as usize];
-            }
-            describer.sums.add(s.row, weight(&s));
-        })
-        .ok_or(WindowError::NoTimes)?;
-        if let Some(block) = open.take() {
-            close(block, &mut describer, &mut walk);
+/// What finding blocks for one sampling interval needs.
+#[derive(Clone, Copy)]
+struct Rules {
+    min_ns: i64,
+    start: i64,
+    interval: i64,
+    gap: i64,
+    /// The profile has durations (else every sample weighs the interval).
+    by_time: bool,
+    count_steps: bool,
+}
+
+impl Rules {
+    fn weight(&self, s: &TimedSample) -> i64 {
+        if self.by_time {
+            s.weight_ns
+        } else {
+            self.interval
         }
-        walk.idle_samples = idle_samples;
-        walk.steps = steps;
-        Ok(walk)
+    }
+}
+
+/// A block held back undescribed, with its weight per row: one that may continue across the
+/// two halves of a walk.
+struct Held {
+    block: OpenBlock,
+    rows: Vec<(u32, i64)>,
+}
+
+/// One half of a walk: blocks as [`BlockWalk`] finds them, except that the half's first block
+/// (when the half starts inside it) and its last one (still open at the end) are held back.
+struct HalfWalk<'p> {
+    rules: Rules,
+    describer: Describer<'p>,
+    found: Vec<Block>,
+    idle_samples: i64,
+    steps: StepCounts,
+    used_interval: bool,
+    open: Option<OpenBlock>,
+    /// Whether the open block began with the half's first sample.
+    open_is_head: bool,
+    first: Option<TimedSample>,
+    last_ns: Option<i64>,
+    head: Option<Held>,
+}
+
+impl<'p> HalfWalk<'p> {
+    fn new(profile: &'p Profile, rules: Rules) -> Self {
+        Self {
+            rules,
+            describer: Describer::new(profile),
+            found: Vec::new(),
+            idle_samples: 0,
+            steps: StepCounts::default(),
+            used_interval: !rules.by_time,
+            open: None,
+            open_is_head: false,
+            first: None,
+            last_ns: None,
+            head: None,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, s: TimedSample) {
+        if self.rules.count_steps {
+            if let Some(p) = self.last_ns {
+                self.steps.add(s.time_ns.saturating_sub(p));
+            }
+        }
+        self.last_ns = Some(s.time_ns);
+        let first = self.first.is_none();
+        if first {
+            self.first = Some(s);
+        }
+        if self.describer.facts.category[s.row as usize] == Category::Idle {
+            self.idle_samples += 1;
+            self.end_open();
+            return;
+        }
+        let gap = self.rules.gap;
+        if self.open.as_ref().is_some_and(|b| s.time_ns.saturating_sub(b.last.time_ns) > gap) {
+            self.end_open();
+        }
+        if self.open.is_none() {
+            self.open_is_head = first;
+        }
+        let block = self.open.get_or_insert(OpenBlock {
+            first_ns: s.time_ns,
+            first_row: s.row,
+            last: s,
+            samples: 0,
+            entry: None,
+        });
+        block.last = s;
+        block.samples += 1;
+        if block.entry.is_none() {
+            block.entry = self.describer.facts.entry[s.row as usize];
+        }
+        self.describer.sums.add(s.row, self.rules.weight(&s));
+    }
+
+    /// Ends the open block: the head is held back, any other is closed.
+    fn end_open(&mut self) {
+        let Some(block) = self.open.take() else { return };
+        if std::mem::take(&mut self.open_is_head) {
+            self.head = Some(Held { block, rows: self.describer.sums.drain().collect() });
+        } else {
+            close(&self.rules, block, &mut self.describer, &mut self.found, &mut self.used_interval);
+        }
+    }
+
+    /// The open block at the end, held back (its rows taken out of the scratch).
+    fn take_tail(&mut self) -> Option<Held> {
+        let block = self.open.take()?;
+        Some(Held { block, rows: self.describer.sums.drain().collect() })
+    }
+}
+
+/// Closes `block` (whose weight per row is in `describer.sums`): a block when it is at least the
+/// minimum long, described into `found`.
+fn close(rules: &Rules, block: OpenBlock, describer: &mut Describer<'_>, found: &mut Vec<Block>, used: &mut bool) {
+    let raw_last = rules.weight(&block.last);
+    let last = if raw_last <= rules.gap {
+        raw_last
+    } else {
+        *used = true;
+        rules.interval
+    };
+    let duration = block.last.time_ns.saturating_add(last).saturating_sub(block.first_ns);
+    if duration >= rules.min_ns {
+        // The last sample weighs what is left of the block: the weights sum to its length.
+        describer.sums.add(block.last.row, last.saturating_sub(raw_last));
+        found.push(describer.describe(&block, (block.first_ns.saturating_sub(rules.start), duration)));
+    } else {
+        describer.sums.drain().for_each(drop);
+    }
+}
+
+impl BlockWalk {
+    /// Two halves of the samples at once, each finding its own blocks; the block the halves
+    /// meet in (the first half's last, the second half's first when nothing separates them) is
+    /// put together from both and described once.
+    fn run(profile: &Profile, min_ns: i64, start: i64, interval: i64, count_steps: bool) -> Result<Self, WindowError> {
+        let by_time = profile.value_index(ValueUnit::Nanoseconds).is_some();
+        let rules = Rules { min_ns, start, interval, gap: gap_for(interval), by_time, count_steps };
+        let timeline = match profile.samples.timeline() {
+            Some(timeline) => Some(timeline),
+            None if profile.samples.is_empty() => None,
+            None => return Err(WindowError::NoTimes),
+        };
+        let (mut early, mut late) = (HalfWalk::new(profile, rules), HalfWalk::new(profile, rules));
+        if let Some(timeline) = timeline {
+            timeline.for_each_half(|s| early.add(s), |s| late.add(s));
+        }
+        let mut steps = std::mem::take(&mut early.steps);
+        steps.merge(&late.steps);
+        if let (Some(p), Some(f), true) = (early.last_ns, late.first, count_steps) {
+            steps.add(f.time_ns.saturating_sub(p));
+        }
+        // The first half started the recording: its head is a block like any other.
+        let mut found = std::mem::take(&mut early.found);
+        let mut used_interval = early.used_interval || late.used_interval;
+        let early_head = early.head.take();
+        let tail = early.take_tail();
+        let describer = &mut early.describer;
+        let mut settle = |held: Held, found: &mut Vec<Block>, used: &mut bool| {
+            for (row, w) in held.rows {
+                describer.sums.add(row, w);
+            }
+            close(&rules, held.block, describer, found, used);
+        };
+        if let Some(head) = early_head {
+            // Blocks are in time order: the early half's head came before everything it closed.
+            let mut first = Vec::new();
+            settle(head, &mut first, &mut used_interval);
+            first.append(&mut found);
+            found = first;
+        }
+        // The late half's first block: held back (it ended inside the half) or still open.
+        let (late_head, late_rest_open) = match late.head.take() {
+            Some(head) => (Some(head), late.take_tail()),
+            None if late.open_is_head => (late.take_tail(), None),
+            None => (None, late.take_tail()),
+        };
+        match (tail, late_head) {
+            (Some(mut tail), Some(head))
+                if head.block.first_ns.saturating_sub(tail.block.last.time_ns) <= rules.gap =>
+            {
+                tail.block.last = head.block.last;
+                tail.block.samples += head.block.samples;
+                tail.block.entry = tail.block.entry.or(head.block.entry);
+                tail.rows.extend(head.rows);
+                settle(tail, &mut found, &mut used_interval);
+            }
+            (tail, head) => {
+                if let Some(tail) = tail {
+                    settle(tail, &mut found, &mut used_interval);
+                }
+                if let Some(head) = head {
+                    settle(head, &mut found, &mut used_interval);
+                }
+            }
+        }
+        found.append(&mut late.found);
+        if let Some(rest) = late_rest_open {
+            settle(rest, &mut found, &mut used_interval);
+        }
+        Ok(BlockWalk { found, idle_samples: early.idle_samples + late.idle_samples, steps, used_interval })
     }
 }
 
 /// A block being grown: its first sample, last sample, number of samples and entry so far.
+#[derive(Clone, Copy)]
 struct OpenBlock {
     first_ns: i64,
     first_row: u32,
@@ -456,4 +615,110 @@ fn depth_first(profile: &Profile) -> (Vec<u32>, Vec<u32>) {
         todo.extend(children.of(s).iter().rev().map(|c| (*c, false)));
     }
     (pre, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cpuprof_model::{Frame, Func, ProfileBuilder, SampleSource, StrId, Timeline, ValueType};
+
+    /// Samples that split into halves at `at` (walked one after the other).
+    struct SplitAt {
+        samples: Vec<TimedSample>,
+        at: usize,
+    }
+
+    impl SampleSource for SplitAt {
+        fn walk(&self, visit: &mut dyn FnMut(&[TimedSample])) {
+            visit(&self.samples);
+        }
+
+        fn walk_halves(
+            &self,
+            first: &mut (dyn FnMut(&[TimedSample]) + Send),
+            second: &mut (dyn FnMut(&[TimedSample]) + Send),
+        ) {
+            let (a, b) = self.samples.split_at(self.at);
+            first(a);
+            second(b);
+        }
+    }
+
+    /// A profile of one sample per letter of `pattern`, 1 ms apart: `.` idle, `a`/`b` busy in
+    /// that function, `|` a 300 ms pause before the next sample.
+    fn profile(pattern: &str, at: usize) -> Profile {
+        let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+        let stack = |b: &mut ProfileBuilder, name: &str, kind| {
+            let name = b.intern(name);
+            let func =
+                b.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind, tier: None, library: None });
+            let frame = b.frame(Frame { func, line: None, column: None });
+            b.stack(None, frame)
+        };
+        let idle = stack(&mut b, "(idle)", FuncKind::Idle);
+        let fa = stack(&mut b, "a", FuncKind::Js);
+        let fb = stack(&mut b, "b", FuncKind::Js);
+        let mut samples = Vec::new();
+        let mut t = 0i64;
+        for c in pattern.chars() {
+            if c == '|' {
+                t += 300_000_000;
+                continue;
+            }
+            let s = match c {
+                '.' => idle,
+                'a' => fa,
+                _ => fb,
+            };
+            let row = samples.len() as u32;
+            b.sample(s, None, &[1, 1_000_000]);
+            samples.push(TimedSample { row, time_ns: t, weight_ns: 1_000_000 });
+            t += 1_000_000;
+        }
+        // Each sample lasts until the next (a pause's last sample: the 300 ms too).
+        for k in 1..samples.len() {
+            samples[k - 1].weight_ns = samples[k].time_ns - samples[k - 1].time_ns;
+        }
+        let at = at.min(samples.len());
+        b.timeline(Timeline::new(SplitAt { samples, at }));
+        b.timing(Some(0), Some(t), Some(1_000_000));
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn the_halves_of_a_walk_sum_the_buckets_and_windows_one_walk_sums() {
+        let pattern = "..aaab..bb|ab...aaaa..b";
+        let n = pattern.chars().filter(|c| *c != '|').count();
+        let options = crate::TimelineOptions { bucket_ns: Some(3_000_000), ..Default::default() };
+        let whole = crate::timeline(&profile(pattern, n), &options).unwrap();
+        let mut cut_whole = profile(pattern, n);
+        assert!(cut_whole.retain_window(2_000_000, 305_000_000));
+        for at in 0..=n {
+            let split = crate::timeline(&profile(pattern, at), &options).unwrap();
+            assert_eq!(split.buckets, whole.buckets, "split at {at}");
+            assert_eq!(split.phases, whole.phases, "split at {at}");
+            let mut cut = profile(pattern, at);
+            assert!(cut.retain_window(2_000_000, 305_000_000));
+            assert_eq!(cut.samples.stacks(), cut_whole.samples.stacks(), "split at {at}");
+            assert_eq!(cut.samples.values(1), cut_whole.samples.values(1), "split at {at}");
+        }
+    }
+
+    #[test]
+    fn the_halves_of_a_walk_find_the_blocks_one_walk_finds() {
+        for pattern in
+            ["..aaab..bb|ab...aaaa..", "aaaa|aaaa", "ab.ab.ab", "....", "aaaaaaaaaaaa", "a|b|a", ".a.a.aa|.bb."]
+        {
+            let n = pattern.chars().filter(|c| *c != '|').count();
+            for min_ns in [1, 2_000_000, 3_000_000] {
+                let whole = blocks(&profile(pattern, n), min_ns).unwrap();
+                for at in 0..=n {
+                    let split = blocks(&profile(pattern, at), min_ns).unwrap();
+                    assert_eq!(split.blocks, whole.blocks, "{pattern} split at {at}, min {min_ns}");
+                    assert_eq!(split.idle_samples, whole.idle_samples);
+                    assert_eq!(split.interval_ns, whole.interval_ns);
+                }
+            }
+        }
+    }
 }
