@@ -285,8 +285,8 @@ impl BucketSums {
     }
 }
 
-/// Samples in time order summed into buckets: per sample a few additions into the current
-/// bucket and a dense per-row scratch, settled per function when a sample leaves the bucket.
+/// Samples in time order summed into buckets: per sample a count and an addition into a dense
+/// per-row scratch, settled (per category, function and entry) when a sample leaves the bucket.
 struct BucketWalk<'f> {
     facts: &'f RowFacts,
     start: i64,
@@ -297,6 +297,8 @@ struct BucketWalk<'f> {
     span: (i64, i64),
     /// The latest bucket past [`MAX_BUCKETS`] a sample fell in.
     beyond: Option<u64>,
+    /// The current bucket's samples and weight per row since the last settling.
+    samples: i64,
     scratch: DenseSums,
 }
 
@@ -310,6 +312,7 @@ impl<'f> BucketWalk<'f> {
             current: 0,
             span: (i64::MIN, start.saturating_add(bucket_ns)),
             beyond: None,
+            samples: 0,
             scratch: DenseSums::new(rows),
         }
     }
@@ -331,17 +334,18 @@ impl<'f> BucketWalk<'f> {
                 self.sums.resize_with(self.current + 1, BucketSums::default);
             }
         }
-        let bucket = &mut self.sums[self.current];
-        bucket.samples = bucket.samples.saturating_add(1);
-        let category = self.facts.category[s.row as usize];
-        bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
+        self.samples += 1;
         self.scratch.add(s.row, w);
     }
 
-    /// Adds the rows summed since the last settling to the current bucket's functions.
+    /// Adds the samples summed (per row) since the last settling to the current bucket: its
+    /// sample count, categories, functions and entries.
     fn settle(&mut self) {
         let bucket = &mut self.sums[self.current];
+        bucket.samples = bucket.samples.saturating_add(std::mem::take(&mut self.samples));
         for (row, w) in self.scratch.drain() {
+            let category = self.facts.category[row as usize].index();
+            bucket.categories[category] = bucket.categories[category].saturating_add(w);
             if let Some(leaf) = self.facts.leaf[row as usize] {
                 let own = bucket.self_of.entry(leaf).or_default();
                 *own = own.saturating_add(w);
@@ -392,34 +396,31 @@ impl RowFacts {
 /// index) with the indices touched listed, so a stretch costs its samples, not the table.
 pub(crate) struct DenseSums {
     sum: Vec<i64>,
-    seen: Vec<bool>,
+    /// The indices whose sum left 0, in order (an index may be listed twice when its sum came
+    /// back to 0: draining takes its sum once, then finds 0).
     touched: Vec<u32>,
 }
 
 impl DenseSums {
-    pub(crate) fn new(rows: usize) -> Self {
-        Self { sum: vec![0; rows], seen: vec![false; rows], touched: Vec::new() }
+    pub(crate) fn new(len: usize) -> Self {
+        Self { sum: vec![0; len], touched: Vec::new() }
     }
 
     #[inline]
-    pub(crate) fn add(&mut self, row: u32, w: i64) {
-        let r = row as usize;
-        if r >= self.sum.len() {
-            return;
+    pub(crate) fn add(&mut self, index: u32, w: i64) {
+        let Some(sum) = self.sum.get_mut(index as usize) else { return };
+        if *sum == 0 && w != 0 {
+            self.touched.push(index);
         }
-        if !self.seen[r] {
-            self.seen[r] = true;
-            self.touched.push(row);
-        }
-        self.sum[r] = self.sum[r].saturating_add(w);
+        *sum = sum.saturating_add(w);
     }
 
-    /// The rows touched since the last drain with their weights, emptied.
+    /// The indices touched since the last drain with their sums (none of 0), emptied.
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = (u32, i64)> + '_ {
-        let (sum, seen) = (&mut self.sum, &mut self.seen);
-        self.touched.drain(..).map(move |row| {
-            seen[row as usize] = false;
-            (row, std::mem::take(&mut sum[row as usize]))
+        let sum = &mut self.sum;
+        self.touched.drain(..).filter_map(move |index| {
+            let w = std::mem::take(&mut sum[index as usize]);
+            (w != 0).then_some((index, w))
         })
     }
 }
