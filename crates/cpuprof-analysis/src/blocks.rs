@@ -645,7 +645,8 @@ mod tests {
     }
 
     /// A profile of one sample per letter of `pattern`, 1 ms apart: `.` idle, `a`/`b` busy in
-    /// that function, `|` a 300 ms pause before the next sample.
+    /// that function, `|` a 300 ms pause before the next sample, `=` the next sample at the time
+    /// of the one before.
     fn profile(pattern: &str, at: usize) -> Profile {
         let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
         let stack = |b: &mut ProfileBuilder, name: &str, kind| {
@@ -663,6 +664,11 @@ mod tests {
         for c in pattern.chars() {
             if c == '|' {
                 t += 300_000_000;
+                continue;
+            }
+            if c == '=' {
+                // The next sample at the time of the one before, which lasts 0.
+                t -= 1_000_000;
                 continue;
             }
             let s = match c {
@@ -686,9 +692,21 @@ mod tests {
     }
 
     #[test]
+    fn a_function_that_ran_for_no_time_still_counts() {
+        // b's sample lasts 0 (a at the same time follows): b is in the block's top with 0, as in
+        // SPEC §12 and the oracle, and is the bucket's top when nothing else ran in it.
+        let found = blocks(&profile("aab=aa..", 6), 1).unwrap();
+        let top: Vec<(&str, i64)> = found.blocks[0].top.iter().map(|(f, w)| (f.name.as_str(), *w)).collect();
+        assert_eq!(top, [("a", 4_000_000), ("b", 0)]);
+        let options = crate::TimelineOptions { bucket_ns: Some(1_000_000), ..Default::default() };
+        let line = crate::timeline(&profile("..b=....", 7), &options).unwrap();
+        assert_eq!(line.buckets[2].top.as_ref().map(|(f, w)| (f.name.as_str(), *w)), Some(("b", 0)));
+    }
+
+    #[test]
     fn the_halves_of_a_walk_sum_the_buckets_and_windows_one_walk_sums() {
         let pattern = "..aaab..bb|ab...aaaa..b";
-        let n = pattern.chars().filter(|c| *c != '|').count();
+        let n = pattern.chars().filter(|c| !"|=".contains(*c)).count();
         let options = crate::TimelineOptions { bucket_ns: Some(3_000_000), ..Default::default() };
         let whole = crate::timeline(&profile(pattern, n), &options).unwrap();
         let mut cut_whole = profile(pattern, n);
@@ -706,10 +724,10 @@ mod tests {
 
     #[test]
     fn the_halves_of_a_walk_find_the_blocks_one_walk_finds() {
-        for pattern in
-            ["..aaab..bb|ab...aaaa..", "aaaa|aaaa", "ab.ab.ab", "....", "aaaaaaaaaaaa", "a|b|a", ".a.a.aa|.bb."]
-        {
-            let n = pattern.chars().filter(|c| *c != '|').count();
+        let patterns =
+            ["..aaab..bb|ab...aaaa..", "aaaa|aaaa", "ab.ab.ab", "....", "aaaaaaaaaaaa", "a|b|a", ".a.a.aa|.bb."];
+        for pattern in patterns.into_iter().chain(["aab=aa..", "..b=a.."]) {
+            let n = pattern.chars().filter(|c| !"|=".contains(*c)).count();
             for min_ns in [1, 2_000_000, 3_000_000] {
                 let whole = blocks(&profile(pattern, n), min_ns).unwrap();
                 for at in 0..=n {

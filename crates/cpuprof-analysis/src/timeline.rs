@@ -396,31 +396,35 @@ impl RowFacts {
 /// index) with the indices touched listed, so a stretch costs its samples, not the table.
 pub(crate) struct DenseSums {
     sum: Vec<i64>,
-    /// The indices whose sum left 0, in order (an index may be listed twice when its sum came
-    /// back to 0: draining takes its sum once, then finds 0).
+    /// Whether each index is listed in `touched`.
+    seen: Vec<bool>,
+    /// The indices added to since the last drain, each once (also those that weigh 0: a
+    /// function that ran for no time still ran, as SPEC §11 and §12 count it).
     touched: Vec<u32>,
 }
 
 impl DenseSums {
     pub(crate) fn new(len: usize) -> Self {
-        Self { sum: vec![0; len], touched: Vec::new() }
+        Self { sum: vec![0; len], seen: vec![false; len], touched: Vec::new() }
     }
 
     #[inline]
     pub(crate) fn add(&mut self, index: u32, w: i64) {
-        let Some(sum) = self.sum.get_mut(index as usize) else { return };
-        if *sum == 0 && w != 0 {
+        let i = index as usize;
+        let (Some(sum), Some(seen)) = (self.sum.get_mut(i), self.seen.get_mut(i)) else { return };
+        if !*seen {
+            *seen = true;
             self.touched.push(index);
         }
         *sum = sum.saturating_add(w);
     }
 
-    /// The indices touched since the last drain with their sums (none of 0), emptied.
+    /// The indices added to since the last drain with their sums, emptied.
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = (u32, i64)> + '_ {
-        let sum = &mut self.sum;
-        self.touched.drain(..).filter_map(move |index| {
-            let w = std::mem::take(&mut sum[index as usize]);
-            (w != 0).then_some((index, w))
+        let (sum, seen) = (&mut self.sum, &mut self.seen);
+        self.touched.drain(..).map(move |index| {
+            seen[index as usize] = false;
+            (index, std::mem::take(&mut sum[index as usize]))
         })
     }
 }
