@@ -1,6 +1,6 @@
-//! Durations as people write them: `1.5s`, `250ms`, `800us`.
+//! Durations as people write them: `1.5s`, `250ms`, `800us`, `2min`, `1h`.
 
-/// `1.5s`, `250ms`, `800us` / `800µs`, `12ns`, `2min` → ns; a bare number is seconds when
+/// `1.5s`, `250ms`, `800us` / `800µs`, `12ns`, `2min`, `1.5h` → ns; a bare number is seconds when
 /// `bare_seconds`, else refused. `None` for anything else, negative or too large.
 pub fn parse_duration_ns(text: &str, bare_seconds: bool) -> Option<i64> {
     let t = text.trim();
@@ -12,6 +12,8 @@ pub fn parse_duration_ns(text: &str, bare_seconds: bool) -> Option<i64> {
         (n, 1.0)
     } else if let Some(n) = t.strip_suffix("min") {
         (n, 60e9)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600e9)
     } else if let Some(n) = t.strip_suffix('s') {
         (n, 1e9)
     } else if bare_seconds {
@@ -37,6 +39,7 @@ mod tests {
         assert_eq!(nanoseconds("2", true), Some(2_000_000_000));
         assert_eq!(nanoseconds("2", false), None);
         assert_eq!(nanoseconds("1min", true), Some(60_000_000_000));
+        assert_eq!(nanoseconds("1.5h", true), Some(5_400_000_000_000));
         assert_eq!(nanoseconds("-1s", true), None);
         assert_eq!(nanoseconds("soon", true), None);
     }

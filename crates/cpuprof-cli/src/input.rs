@@ -282,7 +282,7 @@ pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<WindowSpec>> {
             .map(|t| {
                 Bound::parse(t).ok_or_else(|| {
                     UsageError(format!(
-                        "{flag} {t}: expected a time into the recording (1.5s, 250ms, 800us), from its end (-2s) or a share of it (90%)"
+                        "{flag} {t}: expected a time into the recording (1.5s, 250ms, 800us, 2min, 1h), from its end (-2s) or a share of it (90%)"
                     ))
                     .into()
                 })
