@@ -779,7 +779,7 @@ pub(crate) struct FilterArgs {
 /// A time window, for profiles whose samples have times (.cpuprofile, tick logs).
 #[derive(Debug, Args)]
 pub(crate) struct WindowArgs {
-    /// Only samples taken at or after TIME into the recording (1.5s, 250ms, 800us; -2s: before
+    /// Only samples taken at or after TIME into the recording (1.5s, 250ms, 800us, 2min, 1h; -2s: before
     /// its end; 90%: a share of its length)
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub(crate) from: Option<String>,
