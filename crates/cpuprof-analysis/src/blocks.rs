@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use crate::category::{Categories, Category};
 use crate::timeline::{func_order, DenseSums, FunctionRef, RowFacts};
-use crate::window::{each_sample, has_times, recording, WindowError};
+use crate::window::{recording, WindowError};
 
 /// How many functions a block's `top` lists.
 pub const BLOCK_TOP: usize = 5;
@@ -139,32 +139,13 @@ pub fn compare_blocks(base: Vec<RunBlocks>, new: Vec<RunBlocks>, alpha: f64) -> 
     BlockChange { base, new, max_delta_ns, p95_delta_ns, p_value, significant }
 }
 
-/// The sampling interval of a profile with times: a tick log's configured one, else the
-/// lower median of the positive steps between samples (robust to gaps).
-pub fn sampling_interval(profile: &Profile) -> Option<i64> {
-    if !has_times(profile) {
-        return None;
-    }
-    if let Some(configured) = configured_interval(profile) {
-        return Some(configured);
-    }
-    let mut steps = StepCounts::default();
-    let mut previous: Option<i64> = None;
-    each_sample(profile, |s| {
-        if let Some(p) = previous {
-            steps.add(s.time_ns.saturating_sub(p));
-        }
-        previous = Some(s.time_ns);
-    });
-    interval_from(profile, &steps)
-}
-
 /// A tick log's configured sampling interval.
 fn configured_interval(profile: &Profile) -> Option<i64> {
     (profile.meta.format == SourceFormat::TickLog).then_some(profile.meta.interval_ns).flatten().filter(|i| *i > 0)
 }
 
-/// The sampling interval from the steps between samples, else the recorded mean.
+/// The sampling interval (SPEC §12.1) from the steps between samples: their lower median
+/// (robust to gaps), else the recorded mean.
 fn interval_from(profile: &Profile, steps: &StepCounts) -> Option<i64> {
     steps.lower_median().or_else(|| profile.meta.interval_ns.filter(|i| *i > 0))
 }

@@ -40,8 +40,7 @@ mod weights;
 mod window;
 
 pub use blocks::{
-    blocks, compare_blocks, run_blocks, sampling_interval, Block, BlockChange, Blocks, RunBlocks, BLOCK_TOP,
-    GAP_INTERVALS, GAP_MIN_NS,
+    blocks, compare_blocks, run_blocks, Block, BlockChange, Blocks, RunBlocks, BLOCK_TOP, GAP_INTERVALS, GAP_MIN_NS,
 };
 pub use calltree::{CallGraph, CallGraphOptions, CallNode, CallTree, Cut, FindError, Pruned};
 pub use category::{Categories, Category};
