@@ -5,8 +5,9 @@ use cpuprof_model::{FuncId, FuncKind, Profile, SourceFormat, StackId, TimedSampl
 use rustc_hash::FxHashMap;
 
 use crate::category::{Categories, Category};
-use crate::timeline::{func_order, DenseSums, FunctionRef, RowFacts};
-use crate::window::{recording, WindowError};
+use crate::timeline::{func_order, DenseSums, FunctionRef, FunctionRefs, RowFacts};
+use crate::window::recording;
+use cpuprof_model::WindowError;
 
 /// How many functions a block's `top` lists.
 pub const BLOCK_TOP: usize = 5;
@@ -480,6 +481,9 @@ struct Describer<'p> {
     /// Self weight per function in a block, and the functions by position.
     funcs: DenseSums,
     func_ids: Vec<FuncId>,
+    refs: FunctionRefs<'p>,
+    /// Running sums of a block's rows' weights (scratch).
+    prefix: Vec<i128>,
     /// A block's rows: (depth-first position, stack, weight).
     rows: Vec<(u32, StackId, i64)>,
     pre: Vec<u32>,
@@ -496,6 +500,8 @@ impl<'p> Describer<'p> {
             sums: DenseSums::new(profile.samples.len()),
             funcs: DenseSums::new(profile.funcs.len()),
             func_ids: profile.funcs.ids().collect(),
+            refs: FunctionRefs::new(profile),
+            prefix: Vec::new(),
             rows: Vec::new(),
             pre,
             end,
@@ -530,7 +536,7 @@ impl<'p> Describer<'p> {
             own.truncate(BLOCK_TOP);
         }
         own.sort_unstable_by(order);
-        let top = own.into_iter().map(|(w, f)| (FunctionRef::of(profile, f), w)).collect();
+        let top = own.into_iter().map(|(w, f)| (self.refs.of(f), w)).collect();
         rows.sort_unstable_by_key(|r| r.0);
         let (common, under) = self.common_frame(&rows, total);
         self.rows = rows;
@@ -538,20 +544,21 @@ impl<'p> Describer<'p> {
             start_ns,
             duration_ns,
             samples: open.samples,
-            entry: FunctionRef::of(profile, entry_func),
+            entry: self.refs.of(entry_func),
             top,
-            common: common.map(|s| FunctionRef::of(profile, profile.func_of(s))),
-            under: under.map(|s| FunctionRef::of(profile, profile.func_of(s))),
+            common: common.map(|s| self.refs.of(profile.func_of(s))),
+            under: under.map(|s| self.refs.of(profile.func_of(s))),
         }
     }
 
     /// The deepest stack through which more than half of `total` passed (`(root)` left out),
     /// and the nearest stack above it whose function is the user's code; `rows` are the
     /// block's (depth-first position, stack, weight), in depth-first order.
-    fn common_frame(&self, rows: &[(u32, StackId, i64)], total: i64) -> (Option<StackId>, Option<StackId>) {
+    fn common_frame(&mut self, rows: &[(u32, StackId, i64)], total: i64) -> (Option<StackId>, Option<StackId>) {
         let profile = self.profile;
         let is_root = |s: StackId| profile.funcs[profile.func_of(s)].kind == FuncKind::Root;
-        let mut prefix = Vec::with_capacity(rows.len() + 1);
+        let prefix = &mut self.prefix;
+        prefix.clear();
         prefix.push(0i128);
         for r in rows {
             prefix.push(prefix[prefix.len() - 1] + i128::from(r.2));
@@ -677,11 +684,11 @@ mod tests {
         // b's sample lasts 0 (a at the same time follows): b is in the block's top with 0, as in
         // SPEC §12 and the oracle, and is the bucket's top when nothing else ran in it.
         let found = blocks(&profile("aab=aa..", 6), 1).unwrap();
-        let top: Vec<(&str, i64)> = found.blocks[0].top.iter().map(|(f, w)| (f.name.as_str(), *w)).collect();
+        let top: Vec<(&str, i64)> = found.blocks[0].top.iter().map(|(f, w)| (&*f.name, *w)).collect();
         assert_eq!(top, [("a", 4_000_000), ("b", 0)]);
         let options = crate::TimelineOptions { bucket_ns: Some(1_000_000), ..Default::default() };
         let line = crate::timeline(&profile("..b=....", 7), &options).unwrap();
-        assert_eq!(line.buckets[2].top.as_ref().map(|(f, w)| (f.name.as_str(), *w)), Some(("b", 0)));
+        assert_eq!(line.buckets[2].top.as_ref().map(|(f, w)| (&*f.name, *w)), Some(("b", 0)));
     }
 
     #[test]

@@ -12,9 +12,9 @@ use std::str::FromStr;
 use cpuprof_model::Profile;
 
 use crate::diff::{diff, DiffOptions, DiffReport, DiffRow, Verdict};
-use crate::duration::parse_duration_ns;
 use crate::top::Metric;
 use crate::weights::Weight;
+use cpuprof_model::parse_duration_ns;
 
 /// How far a change must go to cross a [`Rule`].
 #[derive(Clone, Copy, Debug, PartialEq)]

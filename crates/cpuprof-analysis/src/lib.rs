@@ -24,7 +24,6 @@ mod calltree;
 mod category;
 pub mod defaults;
 mod diff;
-mod duration;
 mod explain;
 mod filter;
 mod fold;
@@ -44,11 +43,12 @@ pub use blocks::{
 };
 pub use calltree::{CallGraph, CallGraphOptions, CallNode, CallTree, Cut, FindError, Pruned};
 pub use category::{Categories, Category};
+pub use cpuprof_model::parse_duration_ns;
+pub use cpuprof_model::{resolve_window, Bound, Bounds, Window, WindowError};
 pub use diff::{
     compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Normalize, SideNumbers,
     SideTotals, Verdict,
 };
-pub use duration::parse_duration_ns;
 pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_ENTRIES};
 pub use filter::StackFilter;
 pub use fold::{fold, FoldOptions, Folded};
@@ -63,4 +63,4 @@ pub use timeline::{
 };
 pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow};
 pub use weights::Weight;
-pub use window::{apply_window, between, cut_window, recording, resolve_window, Bound, Window, WindowError};
+pub use window::{apply_window, between, cut_window, recording};

@@ -5,18 +5,20 @@
 
 use cpuprof_model::{FuncId, FuncKind, Profile, TimedSample};
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 use crate::category::{Categories, Category};
 use crate::weights::{effective, timed_weight, Weight};
 use crate::window::recording;
 
-/// A function as a timeline or block names it.
+/// A function as a timeline or block names it. Its strings are shared: thousands of blocks
+/// name the same few functions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionRef {
     /// Its name as reports show it (`(anonymous)` for anonymous functions).
-    pub name: String,
+    pub name: Arc<str>,
     /// Its file, `None` when it has none.
-    pub file: Option<String>,
+    pub file: Option<Arc<str>>,
     /// The 1-based line it starts at, if known.
     pub line: Option<u32>,
 }
@@ -28,9 +30,29 @@ impl FunctionRef {
         let name = f.display_name(&profile.strings);
         let file = profile.func_file(f);
         FunctionRef {
-            name: if name.is_empty() { "(anonymous)".to_owned() } else { name.into_owned() },
-            file: (!file.is_empty()).then(|| file.to_owned()),
+            name: if name.is_empty() { "(anonymous)".into() } else { name.into() },
+            file: (!file.is_empty()).then(|| file.into()),
             line: f.line,
+        }
+    }
+}
+
+/// [`FunctionRef`]s made once per function of a profile.
+pub(crate) struct FunctionRefs<'p> {
+    profile: &'p Profile,
+    made: Vec<Option<FunctionRef>>,
+}
+
+impl<'p> FunctionRefs<'p> {
+    pub(crate) fn new(profile: &'p Profile) -> Self {
+        Self { profile, made: vec![None; profile.funcs.len()] }
+    }
+
+    pub(crate) fn of(&mut self, func: FuncId) -> FunctionRef {
+        let profile = self.profile;
+        match self.made.get_mut(func.index()) {
+            Some(slot) => slot.get_or_insert_with(|| FunctionRef::of(profile, func)).clone(),
+            None => FunctionRef::of(profile, func),
         }
     }
 }
@@ -475,7 +497,7 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
             };
             let entry = match character {
                 Character::Idle => "idle".to_owned(),
-                Character::Entry(f) => FunctionRef::of(profile, *f).name,
+                Character::Entry(f) => FunctionRef::of(profile, *f).name.to_string(),
             };
             let phase = Phase {
                 start_ns: (first as i64).saturating_mul(bucket_ns),

@@ -19,8 +19,8 @@ pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     let output = Output::new(Some(&args.target.output), &[args.input.as_path()])?;
     let bounds = window_bounds(&args.window)?;
     // A .cpuprofile keeps the sample order, for DevTools' timeline.
-    let timeline = target == TargetFormat::Cpuprofile || bounds.is_some();
-    let mut profile = Reader::new(&args.reading)?.load(&args.input, timeline)?;
+    let timeline = target == TargetFormat::Cpuprofile;
+    let mut profile = Reader::new(&args.reading)?.load(&args.input, timeline, bounds.as_ref())?;
     cut_to_window(&mut profile, bounds.as_ref(), &args.input)?;
     // Empty profiles: a warning and a valid profile without samples (README, "Empty profiles").
     if profile.samples.is_empty() {
@@ -50,7 +50,7 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
         .par_iter()
         .map(|path| {
             // Each input's window is taken on its own recording.
-            let profile = reader.load(path, bounds.is_some()).and_then(|mut profile| {
+            let profile = reader.load(path, false, bounds).and_then(|mut profile| {
                 cut_to_window(&mut profile, bounds, path)?;
                 Ok(profile)
             });

@@ -187,7 +187,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
                 let per_second = phases.is_some();
                 scope.spawn(move || {
                     let mut profile = reader
-                        .load(path, window.is_some() || with_blocks)
+                        .load(path, with_blocks, window)
                         .and_then(|p| crate::input::hide_frames(p, &args.filter, path))?;
                     crate::input::cut_to_window(&mut profile, window, path)?;
                     let blocks = if with_blocks { run_blocks(&profile, DEFAULT_BLOCK_MIN_NS) } else { None };

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{
-    between, cut_window, find_phase, recording, resolve_window, timeline, Bound, CallGraph, CallGraphOptions,
+    between, cut_window, find_phase, recording, resolve_window, timeline, Bound, Bounds, CallGraph, CallGraphOptions,
     StackFilter, TimelineOptions, Weight, Window,
 };
 use cpuprof_parse::{FoldedWeight, ParseError, ParseOptions, Setting};
@@ -46,11 +46,16 @@ impl<'a> Reader<'a> {
         Ok(Self { source_maps: Some(SourceMaps::new(Some(dir.to_path_buf()))), ..Self::new(args)? })
     }
 
-    /// Reads `input` (with per-sample times when `timeline`), reports the parser's warnings and
-    /// maps it through source maps when asked to.
-    pub(crate) fn load(&self, input: &Path, timeline: bool) -> Result<Profile> {
+    /// Reads `input` (with per-sample times when `timeline` or a `window` is given), reports the
+    /// parser's warnings and maps it through source maps when asked to. The reader keeps only
+    /// the samples of a `--from`/`--to` window where it can ([`cut_to_window`] cuts the rest).
+    pub(crate) fn load(&self, input: &Path, timeline: bool, window: Option<&WindowSpec>) -> Result<Profile> {
         let reading = self.args;
-        let mut parse = if timeline { ParseOptions::with_timeline() } else { ParseOptions::default() };
+        let mut parse =
+            if timeline || window.is_some() { ParseOptions::with_timeline() } else { ParseOptions::default() };
+        if let Some(WindowSpec::Bounds(from, to)) = window {
+            parse.window = Some(Bounds { from: *from, to: *to });
+        }
         parse.split_tiers = reading.split_tiers;
         parse.symbols_root.clone_from(&reading.symbols);
         parse.sample_type.clone_from(&reading.sample_type);
@@ -188,7 +193,7 @@ pub(crate) fn load(
     collapse: bool,
 ) -> Result<Loaded> {
     let bounds = window_bounds(window)?;
-    let profile = Reader::new(reading)?.load(input, bounds.is_some())?;
+    let profile = Reader::new(reading)?.load(input, false, bounds.as_ref())?;
     let mut profile = hide_frames(profile, filter, input)?;
     if collapse {
         profile = cpuprof_analysis::collapse_recursion(&profile)
@@ -201,6 +206,10 @@ pub(crate) fn load(
 /// Keeps only `profile`'s samples in the window `spec` (when given; read with a timeline).
 pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, input: &Path) -> Result<Option<Window>> {
     let Some(spec) = spec else { return Ok(None) };
+    if let (WindowSpec::Bounds(..), Some(window)) = (spec, profile.meta.window) {
+        // The reader kept only the window's samples.
+        return Ok(Some(window));
+    }
     let source = source_name(input);
     if profile.samples.timeline().is_none() && !profile.samples.is_empty() {
         return Err(anyhow::anyhow!(
@@ -297,7 +306,7 @@ pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<WindowSpec>> {
 /// and cuts it to the window; `what` names the analysis in the error for formats without times.
 pub(crate) fn load_timed(input: &Path, reading: &InputArgs, window: &WindowArgs, what: &str) -> Result<Loaded> {
     let spec = window_bounds(window)?;
-    let mut profile = Reader::new(reading)?.load(input, true)?;
+    let mut profile = Reader::new(reading)?.load(input, true, spec.as_ref())?;
     if profile.samples.timeline().is_none() && !profile.samples.is_empty() {
         return Err(anyhow::anyhow!(
             "{}: {} input has no timeline (its samples have no times), so it has no {what}",

@@ -93,7 +93,14 @@ impl ProfileBuilder {
             timed: None,
             value_types,
             line_hits: LineHits::default(),
-            meta: Meta { format, start_ns: None, duration_ns: None, interval_ns: None, warnings: Vec::new() },
+            meta: Meta {
+                format,
+                start_ns: None,
+                duration_ns: None,
+                interval_ns: None,
+                window: None,
+                warnings: Vec::new(),
+            },
             first_error: None,
         }
     }
@@ -242,6 +249,12 @@ impl ProfileBuilder {
         self.meta.start_ns = start_ns;
         self.meta.duration_ns = duration_ns;
         self.meta.interval_ns = interval_ns;
+    }
+
+    /// Says the samples added are only those of `window` of the recording (see
+    /// [`crate::Meta::window`]); [`Self::timing`] gives the window's start and length.
+    pub fn window(&mut self, window: crate::Window) {
+        self.meta.window = Some(window);
     }
 
     fn note(&mut self, error: ModelError) {

@@ -27,6 +27,7 @@
 mod builder;
 mod children;
 pub mod defaults;
+mod duration;
 mod ids;
 mod merge;
 mod strings;
@@ -34,9 +35,11 @@ mod tables;
 pub mod text;
 mod timeline;
 mod warning;
+mod window;
 
 pub use builder::{ModelError, ProfileBuilder};
 pub use children::{Children, ColumnId};
+pub use duration::parse_duration_ns;
 pub use ids::{FrameId, FuncId, LibId, StackId, StrId};
 pub use merge::merge;
 pub use strings::StringTable;
@@ -46,3 +49,4 @@ pub use tables::{
 };
 pub use timeline::{SampleSource, TimedSample, Timeline};
 pub use warning::{Setting, Warning};
+pub use window::{resolve_window, Bound, Bounds, Window, WindowError};

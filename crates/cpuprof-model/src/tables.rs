@@ -543,6 +543,9 @@ pub struct Meta {
     pub duration_ns: Option<i64>,
     /// Mean interval between samples in ns, if known (for tick logs: the configured one).
     pub interval_ns: Option<i64>,
+    /// The window its samples were last cut to (ns after the start of the recording as it
+    /// was before), when they were: `start_ns` and `duration_ns` are the window's then.
+    pub window: Option<crate::Window>,
     /// What the parser had to work around, one sentence each (shown to the user).
     pub warnings: Vec<crate::Warning>,
 }

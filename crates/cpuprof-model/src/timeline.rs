@@ -104,7 +104,8 @@ impl Timeline {
     }
 
     /// Only the samples taken in `[from_ns, to_ns)` (ns on the profile's clock) of these.
-    pub(crate) fn within(&self, from_ns: i64, to_ns: i64) -> Self {
+    #[must_use]
+    pub fn within(&self, from_ns: i64, to_ns: i64) -> Self {
         let window = match self.window {
             Some((from, to)) => (from.max(from_ns), to.min(to_ns)),
             None => (from_ns, to_ns),

@@ -65,6 +65,14 @@ pub struct ParseOptions {
     ///
     /// Default is `false`.
     pub timeline: bool,
+    /// Keep only the samples taken in this window of the recording. A reader that knows the
+    /// recording's length by the time it sums its samples (`.cpuprofile`, trace) keeps only
+    /// the window's and says so in [`cpuprof_model::Meta::window`], saving the walk a cut
+    /// takes afterwards; the others return every sample, for the caller to cut (with a
+    /// `timeline`). A window that resolves to nothing is left to the caller too, to report.
+    ///
+    /// Default is `None`: every sample.
+    pub window: Option<cpuprof_model::Bounds>,
     /// Tick logs and `perf script` text: keep a function's tiers apart (`~f` interpreted, `^f` Sparkplug, `+f`
     /// Maglev, `*f` TurboFan) instead of merging them into one function.
     ///
@@ -115,6 +123,7 @@ impl Default for ParseOptions {
     fn default() -> Self {
         Self {
             timeline: false,
+            window: None,
             split_tiers: false,
             symbols_root: None,
             sample_type: None,

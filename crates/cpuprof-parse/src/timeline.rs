@@ -163,14 +163,16 @@ fn attribute_in<N: NodeIndex>(
 }
 
 /// Like [`attribute`], but only the sum per node is wanted: returns `(count, duration)` per
-/// node position and the mean interval. The samples are split in two halves walked on two
-/// threads (see [`attribute_halves`]).
+/// node position of the samples taken in `[from, to)` (all of them without `window`), and the
+/// mean interval of all. The samples are split in two halves walked on two threads (see
+/// [`attribute_halves`]).
 pub(crate) fn attribute_sums<N: NodeIndex>(
     nodes: &[N],
     node_count: usize,
     times: &Times<'_>,
     end_ns: Option<i64>,
     roles: &NodeRoles<'_>,
+    window: Option<(i64, i64)>,
 ) -> (Vec<[i64; 2]>, i64) {
     let mut sums = vec![[0i64; 2]; node_count];
     let order = match times {
@@ -180,11 +182,11 @@ pub(crate) fn attribute_sums<N: NodeIndex>(
         _ => None,
     };
     let mut second_sums = vec![[0i64; 2]; node_count];
-    let halves = order
-        .as_ref()
-        .and_then(|order| attribute_halves(nodes, times, order, roles, adder(&mut sums), adder(&mut second_sums)));
+    let halves = order.as_ref().and_then(|order| {
+        attribute_halves(nodes, times, order, roles, adder(&mut sums, window), adder(&mut second_sums, window))
+    });
     let Some(mean) = halves else {
-        let mean = attribute_in(nodes, times, order.as_ref(), end_ns, roles, adder(&mut sums));
+        let mean = attribute_in(nodes, times, order.as_ref(), end_ns, roles, adder(&mut sums, window));
         return (sums, mean);
     };
     for (a, b) in sums.iter_mut().zip(&second_sums) {
@@ -373,9 +375,13 @@ fn fixable(roles: &NodeRoles<'_>, prev: u32, next: u32) -> bool {
     !system(prev) && !system(next) && bottom(prev) == bottom(next)
 }
 
-/// An `emit` that adds each sample to its node's `(count, duration)`.
-fn adder(sums: &mut [[i64; 2]]) -> impl FnMut(u32, i64, i64) + '_ {
-    |node, _, duration| {
+/// An `emit` that adds each sample (taken in `[from, to)`, with a `window`) to its node's
+/// `(count, duration)`.
+fn adder(sums: &mut [[i64; 2]], window: Option<(i64, i64)>) -> impl FnMut(u32, i64, i64) + '_ {
+    move |node, time, duration| {
+        if window.is_some_and(|(from, to)| !(from..to).contains(&time)) {
+            return;
+        }
         if let Some(sum) = sums.get_mut(node as usize) {
             sum[0] += 1;
             sum[1] = sum[1].saturating_add(duration);
@@ -901,7 +907,7 @@ mod tests {
                 expected[node as usize][0] += 1;
                 expected[node as usize][1] += d;
             });
-            let (sums, parallel_mean) = attribute_sums(&nodes, 10, &times, Some(5_000_000), &roles);
+            let (sums, parallel_mean) = attribute_sums(&nodes, 10, &times, Some(5_000_000), &roles, None);
             assert_eq!((sums, parallel_mean), (expected, mean), "case {case}: n={n}");
         }
     }

@@ -249,9 +249,19 @@ fn build<N: NodeIndex + 'static>(
         is_system: tree.is_system.clone(),
         bottom: tree.bottom.clone(),
     };
+    let recorded = match (start_ns, end_ns) {
+        (Some(start), Some(end)) if end >= start => Some((start, end - start)),
+        _ => None,
+    };
+    // A window is resolved against the recorded length, as a cut afterwards would.
+    let window = options.window.zip(recorded).and_then(|(bounds, (start, length))| {
+        let window = bounds.resolve(length).ok()?;
+        Some((window, start, length))
+    });
+    let keep = window.map(|(w, start, _)| (start.saturating_add(w.from_ns), start.saturating_add(w.to_ns)));
     // One row per sampled stack: counts and summed durations. `top` needs nothing more, and
     // memory stays proportional to the tree, not to the samples.
-    let (sums, interval) = attribute_sums(&samples, stacks.len(), &times.borrowed(), end_ns, &roles.borrowed());
+    let (sums, interval) = attribute_sums(&samples, stacks.len(), &times.borrowed(), end_ns, &roles.borrowed(), keep);
     let mut row_of_node = vec![u32::MAX; stacks.len()];
     let mut rows = 0u32;
     for ((stack, [count, weight]), row) in stacks.iter().zip(&sums).zip(&mut row_of_node) {
@@ -261,12 +271,12 @@ fn build<N: NodeIndex + 'static>(
             rows += 1;
         }
     }
-    let duration = match (start_ns, end_ns) {
-        (Some(start), Some(end)) if end >= start => Some(end - start),
+    let duration = match (recorded, start_ns, end_ns) {
+        (Some((_, length)), ..) => Some(length),
         // A header that ends before it starts, where DevTools subtracts anyway. The length is
         // what the samples cover: from the start (or an earlier sample) to the end of the last
         // one; without deltas they are spread over the header's span, start − end long.
-        (Some(start), Some(end)) => Some(match &times {
+        (None, Some(start), Some(end)) => Some(match &times {
             OwnedTimes::Deltas { start_ns, deltas } => {
                 let (first, last) =
                     deltas.times(*start_ns).fold((start, start), |(first, last), t| (first.min(t), last.max(t)));
@@ -277,16 +287,27 @@ fn build<N: NodeIndex + 'static>(
         _ => None,
     };
     if options.timeline {
-        b.timeline(Timeline::new(NodeTimeline {
+        let timeline = Timeline::new(NodeTimeline {
             nodes: samples,
             times,
             end_ns,
             roles,
             row_of_node,
             order: std::sync::OnceLock::new(),
-        }));
+        });
+        b.timeline(match keep {
+            Some((from, to)) => timeline.within(from, to),
+            None => timeline,
+        });
     }
-    b.timing(start_ns, duration, Some(interval));
+    match window {
+        Some((window, start, length)) => {
+            let (start, length_ns) = window.cut(start, length);
+            b.timing(Some(start), Some(length_ns), Some(interval));
+            b.window(window.clamped(length));
+        }
+        None => b.timing(start_ns, duration, Some(interval)),
+    }
     b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
 }
 
@@ -597,5 +618,64 @@ pub(crate) fn strip_position(e: &serde_json::Error) -> String {
     match text.rfind(" at line ") {
         Some(i) => text[..i].to_owned(),
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cpuprof_model::{Bound, Bounds, Profile, TimedSample};
+
+    use crate::{parse, Origin, ParseOptions};
+
+    fn read(bytes: &[u8], window: Option<Bounds>) -> Profile {
+        let options = ParseOptions { window, ..ParseOptions::with_timeline() };
+        parse(bytes, &Origin("t".into()), &options).unwrap()
+    }
+
+    fn walked(profile: &Profile) -> Vec<TimedSample> {
+        let mut all = Vec::new();
+        profile.samples.timeline().unwrap().for_each(|s| all.push(s));
+        all
+    }
+
+    /// A window kept while summing is the window a cut of the whole profile takes: the same
+    /// rows, sums, recording and timeline.
+    #[test]
+    fn a_window_read_equals_the_whole_profile_cut() {
+        let fixtures: [&[u8]; 2] = [
+            include_bytes!("../../../fixtures/cpuprofile/phases.cpuprofile"),
+            include_bytes!("../../../fixtures/cpuprofile/blocks.cpuprofile"),
+        ];
+        let windows = [
+            (Some(Bound::After(300_000_000)), None),
+            (None, Some(Bound::Percent(40.0))),
+            (Some(Bound::Percent(25.0)), Some(Bound::BeforeEnd(200_000_000))),
+            (Some(Bound::After(0)), Some(Bound::After(1))),
+        ];
+        for bytes in fixtures {
+            let whole = read(bytes, None);
+            assert_eq!(whole.meta.window, None);
+            let (start, length) = (whole.meta.start_ns.unwrap(), whole.meta.duration_ns.unwrap());
+            for (from, to) in windows {
+                let bounds = Bounds { from, to };
+                let read_cut = read(bytes, Some(bounds));
+                let window = bounds.resolve(length).unwrap();
+                let mut cut = whole.clone();
+                assert!(cut.retain_window(start + window.from_ns, start + window.to_ns));
+                assert_eq!(read_cut.meta.window, Some(window.clamped(length)), "{bounds:?}");
+                let (cut_start, cut_length) = window.cut(start, length);
+                assert_eq!((read_cut.meta.start_ns, read_cut.meta.duration_ns), (Some(cut_start), Some(cut_length)));
+                assert_eq!(read_cut.samples.stacks(), cut.samples.stacks(), "{bounds:?}");
+                for k in 0..2 {
+                    assert_eq!(read_cut.samples.values(k), cut.samples.values(k), "{bounds:?} column {k}");
+                }
+                let row_walk = walked(&read_cut);
+                assert_eq!(row_walk, walked(&cut), "{bounds:?}");
+                assert!(row_walk.iter().all(|s| (start + window.from_ns..start + window.to_ns).contains(&s.time_ns)));
+            }
+            // A window that resolves to nothing is left to the caller, to report.
+            let empty = read(bytes, Some(Bounds { from: Some(Bound::Percent(50.0)), to: Some(Bound::Percent(50.0)) }));
+            assert_eq!((empty.meta.window, empty.samples.len()), (None, whole.samples.len()));
+        }
     }
 }

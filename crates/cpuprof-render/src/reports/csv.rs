@@ -194,8 +194,8 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
         record.extend(Category::ALL.iter().map(|c| b.of(*c).to_string()));
         match &b.top {
             Some((f, self_weight)) => record.extend([
-                f.name.clone(),
-                f.file.clone().unwrap_or_default(),
+                f.name.to_string(),
+                f.file.as_deref().unwrap_or_default().to_owned(),
                 f.line.map(|l| l.to_string()).unwrap_or_default(),
                 self_weight.to_string(),
             ]),
@@ -227,15 +227,15 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
         let (common_name, common_file, common_line) = k
             .common
             .as_ref()
-            .map(|c| (c.name.clone(), c.file.clone().unwrap_or_default(), line(c.line)))
+            .map(|c| (c.name.to_string(), c.file.as_deref().unwrap_or_default().to_owned(), line(c.line)))
             .unwrap_or_default();
-        let (top_name, top_self) = k.top.first().map(|(f, s)| (f.name.clone(), s.to_string())).unwrap_or_default();
+        let (top_name, top_self) = k.top.first().map(|(f, s)| (f.name.to_string(), s.to_string())).unwrap_or_default();
         let _ = w.write_record([
             k.start_ns.to_string(),
             k.duration_ns.to_string(),
             k.samples.to_string(),
-            k.entry.name.clone(),
-            k.entry.file.clone().unwrap_or_default(),
+            k.entry.name.to_string(),
+            k.entry.file.as_deref().unwrap_or_default().to_owned(),
             line(k.entry.line),
             common_name,
             common_file,

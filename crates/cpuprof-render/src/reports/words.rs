@@ -17,7 +17,7 @@ pub(crate) const NO_IDLE_NOTE: &str = "the recording has no idle samples: the ev
 
 /// `name (file:line)`, with the file shortened as tables show it.
 pub(crate) fn function_text(f: &cpuprof_analysis::FunctionRef) -> String {
-    let Some(file) = f.file.as_deref().filter(|f| !f.is_empty()) else { return f.name.clone() };
+    let Some(file) = f.file.as_deref().filter(|f| !f.is_empty()) else { return f.name.to_string() };
     let file = display_file(file);
     let short = file.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or(file);
     match f.line {

@@ -1,4 +1,4 @@
-//! Durations as people write them: `1.5s`, `250ms`, `800us`, `2min`, `1h`.
+//! Durations as people write them (windows, thresholds, intervals): `1.5s`, `250ms`, `800us`, `2min`, `1h`.
 
 /// `1.5s`, `250ms`, `800us` / `800µs`, `12ns`, `2min`, `1.5h` → ns; a bare number is seconds when
 /// `bare_seconds`, else refused. `None` for anything else, negative or too large.
