@@ -354,8 +354,15 @@ fn exercise(profile: &Profile) {
     ] {
         let filter = StackFilter { include_idle: true, ..StackFilter::default() };
         let report = top(profile, &TopOptions::new(by, weight, Metric::SelfTime, filter));
-        let doc =
-            TopDocument { source: "case", meta: &profile.meta, report: &report, by, limit: Some(20), window: None };
+        let doc = TopDocument {
+            source: "case",
+            meta: &profile.meta,
+            report: &report,
+            by,
+            limit: Some(20),
+            window: None,
+            fit: cpuprof_render::Fit::default(),
+        };
         for format in formats {
             let _ = render_top(&doc, *format);
         }

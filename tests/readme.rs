@@ -1,13 +1,19 @@
 //! Every example in README.md that shows a command (`$ cpuprof …`) and what it prints is what
-//! the binary prints: each is run from the repository root (through `sh`, so globs expand) and
-//! its stdout (after its stderr, where the block starts with a `cpuprof:` message) compared
-//! with the block. `CPUPROF_BLESS=1` rewrites the blocks that differ (review the diff).
+//! the binary prints: each is run (through `sh`, so globs expand) from a directory that holds
+//! the repository's `fixtures/` (a link), and its stdout (after its stderr, where the block
+//! starts with a `cpuprof:` message) compared with the block, as a terminal 100 columns wide
+//! shows it (`COLUMNS=100`: tables fit it). Not from the checkout itself: tables shorten paths
+//! under the current directory, and the fixtures' paths were recorded at one checkout's.
+//! `CPUPROF_BLESS=1` rewrites the blocks that differ (review the diff).
 
 mod common;
 
 use std::process::Command;
 
 use common::root;
+
+/// The terminal width the README's examples are shown at.
+const README_COLUMNS: &str = "100";
 
 /// `(command, expected stdout)` of every `$ cpuprof` example: the lines after the command, up
 /// to the end of its fenced block.
@@ -47,6 +53,8 @@ fn every_readme_example_is_what_the_binary_prints() {
     let examples = examples();
     assert!(examples.len() >= 6, "the README's examples were not found: {examples:?}");
     let binary = assert_cmd::cargo::cargo_bin("cpuprof");
+    let place = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(root().join("fixtures"), place.path().join("fixtures")).unwrap();
     let mut failures = Vec::new();
     for (command, expected) in &examples {
         if command.contains(".log") && !same_node() {
@@ -57,8 +65,9 @@ fn every_readme_example_is_what_the_binary_prints() {
             .arg("-c")
             .arg(format!("\"$0\" {command}"))
             .arg(&binary)
-            .current_dir(root())
+            .current_dir(place.path())
             .env("NO_COLOR", "1")
+            .env("COLUMNS", README_COLUMNS)
             .output()
             .unwrap();
         // Examples that show warnings show stderr first, as a terminal does for these.

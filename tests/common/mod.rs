@@ -14,7 +14,8 @@ pub(crate) fn root() -> PathBuf {
 /// The `cpuprof` binary under test, run from the repository root.
 pub(crate) fn cpuprof() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("cpuprof").expect("cpuprof binary");
-    cmd.current_dir(root());
+    // Tables are fitted to COLUMNS when it is set: tests see them as a pipe does.
+    cmd.current_dir(root()).env_remove("COLUMNS");
     cmd
 }
 

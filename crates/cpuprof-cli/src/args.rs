@@ -448,6 +448,8 @@ COLOURS:
   grey: (program), (idle), unaccounted. Stable from run to run.
 
 In the SVG: click a frame to zoom, Ctrl-F (or the Search button) to highlight matches.
+Without -o on a terminal, the SVG is written beside the input (app.cpuprofile → app.svg);
+piped, or with -o -, to stdout.
 
 EXAMPLES:
   cpuprof flamegraph app.cpuprofile -o flame.svg
@@ -914,6 +916,11 @@ pub(crate) struct OutputArgs {
     /// Write to FILE instead of stdout (- = stdout); written atomically
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+
+    /// Never cut names or locations to fit the terminal (tables fit $COLUMNS when it is set,
+    /// else the terminal's width; a file or a pipe gets them whole)
+    #[arg(long)]
+    pub(crate) wide: bool,
 }
 
 /// `--format`: the report formats of [`Format`], named and described for the command line.

@@ -148,11 +148,23 @@ pub(crate) fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, erro
     }
 }
 
-/// The terminal's width when the report goes to one (stdout, a terminal); else `None`, so that
+/// The width text reports are fitted to when they go to stdout: `COLUMNS` when it is set (so a
+/// pipe can ask), else the terminal's when stdout is one; else, and for files, `None`, so that
 /// files and pipes get the same lines wherever they are written.
 pub(crate) fn terminal_width(output: Option<&std::path::Path>) -> Option<usize> {
-    if !output.is_none_or(crate::io::is_dash) || !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+    if !output.is_none_or(crate::io::is_dash) {
         return None;
     }
-    terminal_size::terminal_size().map(|(terminal_size::Width(w), _)| usize::from(w))
+    let asked = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|c| *c > 0);
+    asked.or_else(|| {
+        std::io::IsTerminal::is_terminal(&std::io::stdout())
+            .then(terminal_size::terminal_size)
+            .flatten()
+            .map(|(terminal_size::Width(w), _)| usize::from(w))
+    })
+}
+
+/// The directory tables show paths relative to when they must shorten them.
+pub(crate) fn current_dir() -> Option<String> {
+    std::env::current_dir().ok().and_then(|d| d.to_str().map(str::to_owned))
 }

@@ -10,7 +10,7 @@ use cpuprof_analysis::{
 };
 use cpuprof_model::{Profile, ValueUnit};
 use cpuprof_render::time::format_ns;
-use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
+use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, Fit, FlameOptions};
 
 use crate::args::{DiffArgs, DiffBy, NormalizeArg, ReportFormatArg};
 use crate::input::{source_name, stack_filter, Reader, WindowSpec};
@@ -323,6 +323,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     } else {
         None
     };
+    let (width, cwd) = (crate::calls::terminal_width(args.output.output.as_deref()), crate::calls::current_dir());
     let doc = DiffDocument {
         blocks: block_change.as_ref(),
         base_sources: &base_sources,
@@ -331,6 +332,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         rows: shown,
         color,
         explanations: &explanations,
+        fit: Fit { width: width.filter(|_| !args.output.wide), cwd: cwd.as_deref() },
     };
     output.write(render_diff(&doc, args.output.format.into()).as_bytes())?;
     if let Some(svg_output) = svg_output {

@@ -22,7 +22,10 @@ pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
 }
 
 pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
-    let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
+    // SVG is not for a terminal: without -o there, it goes to a file beside the input.
+    let beside = (args.fold.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        .then(|| crate::io::beside(&args.fold.input, "flamegraph", "svg"));
+    let output = Output::new(args.fold.output.as_deref().or(beside.as_deref()), &[args.fold.input.as_path()])?;
     // inferno leaves out frames narrower than --min-width percent of the graph; subtrees under
     // half of that are merged into their callers before it sees them. Not when reversed: the
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
@@ -49,11 +52,19 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     options.pretty = args.pretty_xml;
     let sample_name = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
     sample_name.clone_into(&mut options.sample_name);
-    if empty {
-        return output.write(&render_empty_flamegraph(&options));
+    let svg = if empty {
+        render_empty_flamegraph(&options)
+    } else {
+        render_flamegraph(&folded, &options).map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))?
+    };
+    output.write(&svg)?;
+    if let Some(path) = beside {
+        crate::say(&format!(
+            "flame graph written to {} (open it in a browser; -o - writes it to stdout)",
+            path.display()
+        ));
     }
-    let svg = render_flamegraph(&folded, &options).map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))?;
-    output.write(&svg)
+    Ok(())
 }
 
 /// The profile, folded as the arguments say, and the options that shaped it (for a subtitle).

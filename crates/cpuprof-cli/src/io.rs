@@ -20,6 +20,21 @@ pub(crate) fn is_dash(path: &Path) -> bool {
     path == Path::new("-")
 }
 
+/// Where a command writes its file when no `-o` names one: beside `input`, named as it is with
+/// `extension` for its own (`app.cpuprofile` → `app.svg`), or `stem.extension` in the current
+/// directory for stdin; never the input itself (`app.svg` → `app.cpuprof.svg`).
+pub(crate) fn beside(input: &Path, stem: &str, extension: &str) -> PathBuf {
+    if is_dash(input) {
+        return PathBuf::from(format!("{stem}.{extension}"));
+    }
+    let path = input.with_extension(extension);
+    if path == input {
+        input.with_extension(format!("cpuprof.{extension}"))
+    } else {
+        path
+    }
+}
+
 /// Files at least this big get a progress bar (when stderr is a terminal).
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 

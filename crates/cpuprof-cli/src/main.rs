@@ -71,6 +71,6 @@ pub(crate) fn warn_empty(source: &str, profile: &cpuprof_model::Profile, windowe
 /// quotes from the input escaped as the table shows names (newlines, other control characters,
 /// bidi and invisible characters), so that no name can start a line of its own (a CI log's
 /// `::error` command) or act on the terminal.
-fn say(message: &str) {
+pub(crate) fn say(message: &str) {
     eprintln!("cpuprof: {}", cpuprof_render::text::visible(message));
 }

@@ -19,14 +19,57 @@ pub fn visible(s: &str) -> String {
     out
 }
 
-/// `s` cut to at most `max` characters, ending in `…` when cut.
+/// How many terminal columns `s` takes (wide characters take two).
+pub fn columns(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+fn char_columns(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// The longest start of `s` that takes at most `max` columns.
+fn head(s: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        used += char_columns(c);
+        if used > max {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// The longest end of `s` that takes at most `max` columns.
+fn tail(s: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices().rev() {
+        used += char_columns(c);
+        if used > max {
+            return &s[i + c.len_utf8()..];
+        }
+    }
+    s
+}
+
+/// `s` cut to at most `max` columns, ending in `…` when cut.
 pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    if columns(s) <= max {
         return s.to_owned();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    format!("{}…", head(s, max.saturating_sub(1)))
+}
+
+/// `s` cut to at most `max` columns by taking out its middle (`…` in its place), so that both
+/// ends stay: a C++ name's namespace and its parameters, a path's root and its file.
+pub fn truncate_middle(s: &str, max: usize) -> String {
+    if columns(s) <= max {
+        return s.to_owned();
+    }
+    let room = max.saturating_sub(1);
+    let front = head(s, room.div_ceil(2));
+    let back = tail(s, room - columns(front));
+    format!("{front}…{back}")
 }
 
 /// A url shortened for display: `file:///srv/app.js` → `/srv/app.js`.
@@ -43,5 +86,10 @@ mod tests {
         assert_eq!(visible("a\nb\tc\u{202e}d\u{1b}[31m"), "a\\nb\\tc\\u{202e}d\\u{1b}[31m");
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+        assert_eq!(truncate("日本語です", 5), "日本…");
+        assert_eq!(truncate_middle("abcdefghij", 5), "ab…ij");
+        assert_eq!(truncate_middle("abcdefghij", 6), "abc…ij");
+        assert_eq!(truncate_middle("abc", 3), "abc");
+        assert_eq!(truncate_middle("日本語です", 6), "日…す");
     }
 }

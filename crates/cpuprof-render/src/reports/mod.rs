@@ -4,6 +4,7 @@
 
 mod chart;
 mod csv;
+mod fit;
 mod json;
 mod markdown;
 mod outline;
@@ -15,6 +16,7 @@ use cpuprof_analysis::{
 };
 use cpuprof_model::Meta;
 
+pub use fit::Fit;
 pub use words::regression_text;
 
 /// Output formats of tabular commands.
@@ -47,6 +49,8 @@ pub struct TopDocument<'a> {
     pub limit: Option<usize>,
     /// The time window the samples were cut to, when one was given.
     pub window: Option<cpuprof_analysis::Window>,
+    /// The terminal the table is fitted to.
+    pub fit: Fit<'a>,
 }
 
 impl TopDocument<'_> {
@@ -113,6 +117,8 @@ pub struct DiffDocument<'a> {
     pub explanations: &'a [Explanation],
     /// How the event-loop blocks changed (`diff --blocks`).
     pub blocks: Option<&'a cpuprof_analysis::BlockChange>,
+    /// The terminal the table is fitted to.
+    pub fit: Fit<'a>,
 }
 
 impl DiffDocument<'_> {

@@ -4,6 +4,7 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use cpuprof_analysis::{CallGraph, CallNode, CallTree, Category, GroupBy, Verdict, Weight};
 
+use super::fit::{self, Budget};
 use super::outline::{self, Line};
 use super::words::{
     blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text, header,
@@ -11,11 +12,16 @@ use super::words::{
     verdict_text, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
-use crate::text::{truncate, visible};
+use crate::text::{columns, truncate, visible};
 use crate::time::format_ns;
 
+/// The widest a function's cell in the timeline's and blocks' tables gets.
 const NAME_WIDTH: usize = 60;
-const LOCATION_WIDTH: usize = 70;
+
+/// How wide a column of `cells` under `head` is.
+fn widest<'s>(head: &str, cells: impl Iterator<Item = &'s str>) -> usize {
+    cells.map(columns).max().unwrap_or(0).max(columns(head))
+}
 
 /// The summary line, then the table.
 pub(crate) fn top(doc: &TopDocument<'_>) -> String {
@@ -41,17 +47,37 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
     if !doc.by_group() {
         head.push("location");
     }
+    let rows = doc.rows();
+    let numbers: Vec<[String; 4]> = rows
+        .iter()
+        .map(|row| {
+            [
+                top_amount(doc, row.self_weight),
+                format!("{:.1}%", doc.pct(row.self_weight)),
+                top_amount(doc, row.total_weight),
+                format!("{:.1}%", doc.pct(row.total_weight)),
+            ]
+        })
+        .collect();
+    let names: Vec<String> = rows.iter().map(|row| visible(&row.name)).collect();
+    let locations: Vec<String> =
+        if doc.by_group() { Vec::new() } else { rows.iter().map(|row| visible(&top_location(row))).collect() };
+    let fixed: Vec<usize> = (0..4).map(|k| widest(head[k], numbers.iter().map(|n| n[k].as_str()))).collect();
+    let widest_location = widest("location", locations.iter().map(String::as_str));
+    let budget = Budget::of(
+        doc.fit.width,
+        &fixed,
+        widest(what, names.iter().map(String::as_str)),
+        (!doc.by_group()).then_some(widest_location),
+    );
+    let cwd = budget.filter(|b| b.location < widest_location).and(doc.fit.cwd);
     table.set_header(head);
-    for row in doc.rows() {
-        let mut cells = vec![
-            Cell::new(top_amount(doc, row.self_weight)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}%", doc.pct(row.self_weight))).set_alignment(CellAlignment::Right),
-            Cell::new(top_amount(doc, row.total_weight)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}%", doc.pct(row.total_weight))).set_alignment(CellAlignment::Right),
-            Cell::new(truncate(&visible(&row.name), NAME_WIDTH)),
-        ];
-        if !doc.by_group() {
-            cells.push(Cell::new(truncate(&visible(&top_location(row)), LOCATION_WIDTH)));
+    for (k, (numbers, name)) in numbers.into_iter().zip(&names).enumerate() {
+        let mut cells: Vec<Cell> =
+            numbers.into_iter().map(|n| Cell::new(n).set_alignment(CellAlignment::Right)).collect();
+        cells.push(Cell::new(fit::name(name, budget.map(|b| b.name))));
+        if let Some(location) = locations.get(k) {
+            cells.push(Cell::new(fit::location(location, budget.map(|b| b.location), cwd)));
         }
         table.add_row(cells);
     }
@@ -79,25 +105,78 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     } else {
         table.force_no_tty();
     }
-    table.set_header(vec!["verdict", "Δ", "ratio", "base%", "new%", "p", "function", "location"]);
-    for row in doc.rows {
-        let (b, n) = pcts(doc, row);
+    // Each row's number columns, in the order of `head`.
+    let head = ["verdict", "Δ", "ratio", "base%", "new%", "p"];
+    let mut numbers: Vec<[String; 6]> = doc
+        .rows
+        .iter()
+        .map(|row| {
+            let (b, n) = pcts(doc, row);
+            [
+                verdict_text(row),
+                delta_text(doc, row),
+                ratio_text(row, doc.report.metric),
+                format!("{b:.2}%"),
+                format!("{n:.2}%"),
+                format!("{:.2e}", row.p_value),
+            ]
+        })
+        .collect();
+    let widths_of = |numbers: &[[String; 6]]| -> Vec<usize> {
+        (0..head.len()).map(|k| widest(head[k], numbers.iter().map(|n| n[k].as_str()))).collect()
+    };
+    let mut widths = widths_of(&numbers);
+    // A narrow terminal loses the p value, then the two shares (Δ says the change in points),
+    // then the points and the words of "not significant".
+    let fits = |cols: &[usize], widths: &[usize]| {
+        Budget::fits(doc.fit.width, &cols.iter().map(|k| widths[*k]).collect::<Vec<_>>(), true)
+    };
+    let shown: &[usize] =
+        [&[0, 1, 2, 3, 4, 5][..], &[0, 1, 2, 3, 4]].into_iter().find(|cols| fits(cols, &widths)).unwrap_or(&[0, 1, 2]);
+    if !fits(shown, &widths) {
+        for n in &mut numbers {
+            n[0] = n[0].replace(" (not significant)", " (n.s.)");
+            if let Some(at) = n[1].find(" (") {
+                n[1].truncate(at);
+            }
+        }
+        widths = widths_of(&numbers);
+    }
+    let names: Vec<String> = doc.rows.iter().map(|row| visible(&row.name)).collect();
+    let locations: Vec<String> = doc.rows.iter().map(|row| visible(&diff_location(row))).collect();
+    let widest_location = widest("location", locations.iter().map(String::as_str));
+    let budget = Budget::of(
+        doc.fit.width,
+        &shown.iter().map(|k| widths[*k]).collect::<Vec<_>>(),
+        widest("function", names.iter().map(String::as_str)),
+        Some(widest_location),
+    );
+    let cwd = budget.filter(|b| b.location < widest_location).and(doc.fit.cwd);
+    let mut header: Vec<&str> = shown.iter().map(|k| head[*k]).collect();
+    header.extend(["function", "location"]);
+    table.set_header(header);
+    for (((row, numbers), name), location) in doc.rows.iter().zip(numbers).zip(&names).zip(&locations) {
         let paint = |cell: Cell| match row.verdict {
             _ if !doc.color || !row.significant => cell,
             Verdict::Hotter | Verdict::New => cell.fg(comfy_table::Color::Red),
             Verdict::Cooler | Verdict::Gone => cell.fg(comfy_table::Color::Green),
             Verdict::Unchanged => cell,
         };
-        table.add_row(vec![
-            paint(Cell::new(verdict_text(row))),
-            paint(Cell::new(delta_text(doc, row)).set_alignment(CellAlignment::Right)),
-            Cell::new(ratio_text(row, doc.report.metric)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{b:.2}%")).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{n:.2}%")).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.2e}", row.p_value)).set_alignment(CellAlignment::Right),
-            Cell::new(truncate(&visible(&row.name), 60)),
-            Cell::new(truncate(&visible(&diff_location(row)), 70)),
-        ]);
+        let mut cells: Vec<Cell> = shown
+            .iter()
+            .map(|k| {
+                let cell = Cell::new(&numbers[*k]);
+                let cell = if *k == 0 { cell } else { cell.set_alignment(CellAlignment::Right) };
+                if *k <= 1 {
+                    paint(cell)
+                } else {
+                    cell
+                }
+            })
+            .collect();
+        cells.push(Cell::new(fit::name(name, budget.map(|b| b.name))));
+        cells.push(Cell::new(fit::location(location, budget.map(|b| b.location), cwd)));
+        table.add_row(cells);
     }
     out.push_str(&table.to_string());
     out.push('\n');

@@ -375,6 +375,11 @@ pub(crate) fn chain_text(names: &[String], separator: &str, max: usize) -> Strin
     if joined.chars().count() <= max || rest.is_empty() {
         return truncate(&joined, max);
     }
+    if let [first] = rest {
+        // No middle to leave out: the first name is cut.
+        let room = max.saturating_sub(separator.chars().count() + last.chars().count());
+        return if room < 2 { truncate(&joined, max) } else { format!("{}{separator}{last}", truncate(first, room)) };
+    }
     let tail = format!("{separator}…{separator}{last}");
     let mut head = String::new();
     for name in rest {
@@ -392,4 +397,19 @@ pub(crate) fn chain_text(names: &[String], separator: &str, max: usize) -> Strin
         head = truncate(&rest[0], room);
     }
     format!("{head}{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chain_text;
+
+    #[test]
+    fn chains_lose_their_middle_then_their_first_name() {
+        let names: Vec<String> = ["main", "handle", "parse", "JSON.parse"].iter().map(|s| (*s).to_owned()).collect();
+        assert_eq!(chain_text(&names, " → ", 80), "main → handle → parse → JSON.parse");
+        assert_eq!(chain_text(&names, " → ", 30), "main → handle → … → JSON.parse");
+        assert_eq!(chain_text(&names, " → ", 21), "main → … → JSON.parse");
+        // Two names: no middle to leave out, so no `…` between them.
+        assert_eq!(chain_text(&names[2..], " → ", 16), "pa… → JSON.parse");
+    }
 }
