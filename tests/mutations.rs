@@ -361,7 +361,7 @@ fn exercise(profile: &Profile) {
             by,
             limit: Some(20),
             window: None,
-            fit: cpuprof_render::Fit::default(),
+            terminal: cpuprof_render::Terminal::default(),
         };
         for format in formats {
             let _ = render_top(&doc, *format);

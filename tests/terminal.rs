@@ -29,9 +29,19 @@ fn in_terminal(args: &[&str], width: usize) -> Option<String> {
     in_terminal_at(&root(), args, width)
 }
 
+/// [`in_terminal`] with the screen's colours and attributes kept (as escape sequences), and
+/// `env` set for the command.
+fn in_terminal_styled(args: &[&str], width: usize, env: &str) -> Option<String> {
+    run_in_terminal(&root(), args, width, env, true)
+}
+
 /// [`in_terminal`] in the directory `dir`.
-#[allow(clippy::print_stderr)] // the skip message
 fn in_terminal_at(dir: &Path, args: &[&str], width: usize) -> Option<String> {
+    run_in_terminal(dir, args, width, "", false)
+}
+
+#[allow(clippy::print_stderr)] // the skip message
+fn run_in_terminal(dir: &Path, args: &[&str], width: usize, env: &str, styled: bool) -> Option<String> {
     if Command::new("tmux").arg("-V").output().is_err() {
         assert!(std::env::var_os("CI").is_none(), "tmux is required in CI (.ci/run installs it)");
         eprintln!("SKIPPED: tmux is not installed");
@@ -44,7 +54,7 @@ fn in_terminal_at(dir: &Path, args: &[&str], width: usize) -> Option<String> {
     let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
     // The report, then a marker file; the window stays until it is read.
     let script = format!(
-        "cd '{}' && env -u COLUMNS '{}' {}; touch '{}'; sleep 30",
+        "cd '{}' && env -u COLUMNS -u NO_COLOR {env} '{}' {}; touch '{}'; sleep 30",
         dir.display(),
         bin.display(),
         quoted.join(" "),
@@ -62,7 +72,11 @@ fn in_terminal_at(dir: &Path, args: &[&str], width: usize) -> Option<String> {
         assert!(Instant::now() < deadline, "cpuprof did not finish in the terminal");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let screen = Command::new("tmux").args(["capture-pane", "-p", "-t", &session]).output().expect("capture");
+    let mut capture = vec!["capture-pane", "-p", "-t", &session];
+    if styled {
+        capture.push("-e");
+    }
+    let screen = Command::new("tmux").args(&capture).output().expect("capture");
     let _ = Command::new("tmux").args(["kill-session", "-t", &session]).status();
     let _ = std::fs::remove_file(&done);
     Some(String::from_utf8(screen.stdout).expect("utf-8"))
@@ -129,4 +143,16 @@ fn a_flame_graph_for_a_terminal_goes_to_a_file_beside_the_input() {
     let out = cpuprof().current_dir(dir.path()).args(["flamegraph", "app.cpuprofile"]).output().expect("run");
     assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
     assert!(!dir.path().join("app.svg").exists());
+}
+
+#[test]
+fn colour_on_a_terminal_only_and_never_with_no_color() {
+    // appChecksum is the user's code: orange (256-colour 208); locations are dim.
+    let Some(screen) = in_terminal_styled(TOP, 120, "") else { return };
+    let row = screen.lines().find(|l| l.contains("appChecksum")).expect("the appChecksum row");
+    assert!(row.contains("38;5;208m"), "{row:?}");
+    assert!(row.contains("\u{1b}[2m"), "{row:?}");
+    let plain = in_terminal_styled(TOP, 120, "NO_COLOR=1").expect("tmux");
+    assert!(!plain.contains("38;5;"), "{plain:?}");
+    assert!(!piped(TOP, None).contains('\u{1b}'));
 }

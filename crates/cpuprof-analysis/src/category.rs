@@ -65,9 +65,13 @@ impl Category {
 
     /// The category of a function.
     pub fn of_func(profile: &Profile, func: &Func) -> Category {
-        match func.kind {
+        Self::of_code(func.kind, profile.strings.get(func.file))
+    }
+
+    /// The category of code of `kind` in `file` (a script url or path; may be empty).
+    pub fn of_code(kind: FuncKind, file: &str) -> Category {
+        match kind {
             FuncKind::Js => {
-                let file = profile.strings.get(func.file);
                 if file.starts_with("node:") {
                     Category::Node
                 } else if file.contains("/node_modules/") {

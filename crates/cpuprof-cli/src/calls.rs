@@ -4,7 +4,7 @@ use anyhow::Result;
 use cpuprof_analysis::{CallGraph, CallGraphOptions, Cut, FindError, Weight};
 use cpuprof_render::text::visible;
 use cpuprof_render::time::format_ns;
-use cpuprof_render::{render_calls, render_tree, CallsDocument, TreeDocument, TreeView};
+use cpuprof_render::{render_calls, render_tree, CallsDocument, Terminal, TreeDocument, TreeView};
 
 use std::path::Path;
 
@@ -162,6 +162,15 @@ pub(crate) fn terminal_width(output: Option<&std::path::Path>) -> Option<usize> 
             .flatten()
             .map(|(terminal_size::Width(w), _)| usize::from(w))
     })
+}
+
+/// The terminal a text report written to `output` is shown on: its width (none with `wide`),
+/// `cwd`, and colour only for a person at a terminal, never with `NO_COLOR`.
+pub(crate) fn terminal<'c>(output: Option<&std::path::Path>, wide: bool, cwd: Option<&'c str>) -> Terminal<'c> {
+    let color = output.is_none_or(crate::io::is_dash)
+        && std::io::IsTerminal::is_terminal(&std::io::stdout())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    Terminal { width: terminal_width(output).filter(|_| !wide), cwd, color }
 }
 
 /// The directory tables show paths relative to when they must shorten them.

@@ -10,7 +10,7 @@ use cpuprof_analysis::{
 };
 use cpuprof_model::{Profile, ValueUnit};
 use cpuprof_render::time::format_ns;
-use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, Fit, FlameOptions};
+use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
 
 use crate::args::{DiffArgs, DiffBy, NormalizeArg, ReportFormatArg};
 use crate::input::{source_name, stack_filter, Reader, WindowSpec};
@@ -294,10 +294,6 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         }
         None => (base.iter().map(|p| source_name(p)).collect(), new.iter().map(|p| source_name(p)).collect()),
     };
-    // Colour only for a person at a terminal, and never with NO_COLOR.
-    let color = args.output.output.as_deref().is_none_or(crate::io::is_dash)
-        && std::io::IsTerminal::is_terminal(&std::io::stdout())
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     if args.explain.is_some() && args.output.format == ReportFormatArg::Csv {
         crate::warn("--explain is not written to CSV (one row per function); use --format table, markdown or json");
     }
@@ -323,16 +319,15 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     } else {
         None
     };
-    let (width, cwd) = (crate::calls::terminal_width(args.output.output.as_deref()), crate::calls::current_dir());
+    let cwd = crate::calls::current_dir();
     let doc = DiffDocument {
         blocks: block_change.as_ref(),
         base_sources: &base_sources,
         new_sources: &new_sources,
         report: &report,
         rows: shown,
-        color,
         explanations: &explanations,
-        fit: Fit { width: width.filter(|_| !args.output.wide), cwd: cwd.as_deref() },
+        terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     output.write(render_diff(&doc, args.output.format.into()).as_bytes())?;
     if let Some(svg_output) = svg_output {

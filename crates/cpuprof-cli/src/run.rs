@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, TopOptions, Weight};
-use cpuprof_render::{render_top, Fit, TopDocument};
+use cpuprof_render::{render_top, TopDocument};
 
 use crate::args::{By, Cli, Command, TopArgs, WeightArg};
 use crate::input::{load, source_name, stack_filter, Loaded};
@@ -50,7 +50,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
     if report.rows.is_empty() {
         crate::warn_empty(&source, &profile, window.is_some());
     }
-    let (width, cwd) = (crate::calls::terminal_width(args.output.output.as_deref()), crate::calls::current_dir());
+    let cwd = crate::calls::current_dir();
     let doc = TopDocument {
         source: &source,
         meta: &profile.meta,
@@ -58,7 +58,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
         by: options.by,
         limit: args.rows.limit(),
         window,
-        fit: Fit { width: width.filter(|_| !args.output.wide), cwd: cwd.as_deref() },
+        terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     output.write(render_top(&doc, args.output.format.into()).as_bytes())
 }

@@ -14,14 +14,16 @@ pub(crate) const LOCATION_MIN: usize = 14;
 /// A location narrower than this keeps only its file and line (no folders cut in the middle).
 const FOLDERS_MIN: usize = 28;
 
-/// Where a text report is shown: how wide it may be, and the directory its paths are shown
-/// relative to when they must be shortened.
+/// Where a text report is shown: how wide it may be, the directory its paths are shown
+/// relative to when they must be shortened, and whether it may have colour.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Fit<'a> {
+pub struct Terminal<'a> {
     /// The terminal's width in columns; `None`: no limit (a file, a pipe, `--wide`).
     pub width: Option<usize>,
     /// The current directory, as paths in the profile spell it.
     pub cwd: Option<&'a str>,
+    /// Colour with meaning (a person at a terminal, without `NO_COLOR`).
+    pub color: bool,
 }
 
 /// The width of a table of comfy-table's `UTF8_BORDERS_ONLY` preset whose cells are `cells`

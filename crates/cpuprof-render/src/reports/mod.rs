@@ -16,7 +16,7 @@ use cpuprof_analysis::{
 };
 use cpuprof_model::Meta;
 
-pub use fit::Fit;
+pub use fit::Terminal;
 pub use words::regression_text;
 
 /// Output formats of tabular commands.
@@ -49,8 +49,8 @@ pub struct TopDocument<'a> {
     pub limit: Option<usize>,
     /// The time window the samples were cut to, when one was given.
     pub window: Option<cpuprof_analysis::Window>,
-    /// The terminal the table is fitted to.
-    pub fit: Fit<'a>,
+    /// The terminal the table is shown on.
+    pub terminal: Terminal<'a>,
 }
 
 impl TopDocument<'_> {
@@ -110,15 +110,13 @@ pub struct DiffDocument<'a> {
     pub report: &'a DiffReport,
     /// The rows to show (after `-n`), in rank order.
     pub rows: &'a [DiffRow],
-    /// Colour the table's changes (red hotter, green cooler): only for a terminal.
-    pub color: bool,
     /// Where the changes of some rows came from (`diff --explain`); rows by index into the
     /// report's rows.
     pub explanations: &'a [Explanation],
     /// How the event-loop blocks changed (`diff --blocks`).
     pub blocks: Option<&'a cpuprof_analysis::BlockChange>,
-    /// The terminal the table is fitted to.
-    pub fit: Fit<'a>,
+    /// The terminal the table is shown on (colour: red hotter, green cooler).
+    pub terminal: Terminal<'a>,
 }
 
 impl DiffDocument<'_> {

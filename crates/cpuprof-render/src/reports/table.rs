@@ -18,6 +18,27 @@ use crate::time::format_ns;
 /// The widest a function's cell in the timeline's and blocks' tables gets.
 const NAME_WIDTH: usize = 60;
 
+/// The category of a `top` row: of its function, or the category it is (`--by category`).
+fn row_category(doc: &TopDocument<'_>, row: &cpuprof_analysis::TopRow) -> Option<Category> {
+    match doc.by {
+        GroupBy::Category => Category::ALL.iter().copied().find(|c| c.as_str() == row.name),
+        GroupBy::File | GroupBy::Package => None,
+        _ => Some(Category::of_code(row.kind, row.file.as_deref().unwrap_or(""))),
+    }
+}
+
+/// A category's colour in a terminal: the flame graph's hues, in the 256-colour palette.
+fn category_color(category: Category) -> comfy_table::Color {
+    comfy_table::Color::AnsiValue(match category {
+        Category::App => 208,
+        Category::Dependencies => 75,
+        Category::Node => 78,
+        Category::Native => 185,
+        Category::Gc => 167,
+        Category::Idle | Category::Program => 245,
+    })
+}
+
 /// How wide a column of `cells` under `head` is.
 fn widest<'s>(head: &str, cells: impl Iterator<Item = &'s str>) -> usize {
     cells.map(columns).max().unwrap_or(0).max(columns(head))
@@ -36,7 +57,12 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         return out;
     }
     let mut table = Table::new();
-    table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
+    table.load_preset(UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Disabled);
+    if doc.terminal.color {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
     let what = match doc.by {
         GroupBy::File => "file",
         GroupBy::Package => "package",
@@ -65,19 +91,24 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
     let fixed: Vec<usize> = (0..4).map(|k| widest(head[k], numbers.iter().map(|n| n[k].as_str()))).collect();
     let widest_location = widest("location", locations.iter().map(String::as_str));
     let budget = Budget::of(
-        doc.fit.width,
+        doc.terminal.width,
         &fixed,
         widest(what, names.iter().map(String::as_str)),
         (!doc.by_group()).then_some(widest_location),
     );
-    let cwd = budget.filter(|b| b.location < widest_location).and(doc.fit.cwd);
+    let cwd = budget.filter(|b| b.location < widest_location).and(doc.terminal.cwd);
     table.set_header(head);
-    for (k, (numbers, name)) in numbers.into_iter().zip(&names).enumerate() {
+    for (k, ((numbers, name), row)) in numbers.into_iter().zip(&names).zip(rows).enumerate() {
         let mut cells: Vec<Cell> =
             numbers.into_iter().map(|n| Cell::new(n).set_alignment(CellAlignment::Right)).collect();
-        cells.push(Cell::new(fit::name(name, budget.map(|b| b.name))));
+        let name = Cell::new(fit::name(name, budget.map(|b| b.name)));
+        cells.push(match row_category(doc, row).filter(|_| doc.terminal.color) {
+            Some(category) => name.fg(category_color(category)),
+            None => name,
+        });
         if let Some(location) = locations.get(k) {
-            cells.push(Cell::new(fit::location(location, budget.map(|b| b.location), cwd)));
+            let location = Cell::new(fit::location(location, budget.map(|b| b.location), cwd));
+            cells.push(if doc.terminal.color { location.add_attribute(comfy_table::Attribute::Dim) } else { location });
         }
         table.add_row(cells);
     }
@@ -100,7 +131,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     }
     let mut table = Table::new();
     table.load_preset(UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Disabled);
-    if doc.color {
+    if doc.terminal.color {
         table.enforce_styling();
     } else {
         table.force_no_tty();
@@ -129,7 +160,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     // A narrow terminal loses the p value, then the two shares (Δ says the change in points),
     // then the points and the words of "not significant".
     let fits = |cols: &[usize], widths: &[usize]| {
-        Budget::fits(doc.fit.width, &cols.iter().map(|k| widths[*k]).collect::<Vec<_>>(), true)
+        Budget::fits(doc.terminal.width, &cols.iter().map(|k| widths[*k]).collect::<Vec<_>>(), true)
     };
     let shown: &[usize] =
         [&[0, 1, 2, 3, 4, 5][..], &[0, 1, 2, 3, 4]].into_iter().find(|cols| fits(cols, &widths)).unwrap_or(&[0, 1, 2]);
@@ -146,18 +177,18 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     let locations: Vec<String> = doc.rows.iter().map(|row| visible(&diff_location(row))).collect();
     let widest_location = widest("location", locations.iter().map(String::as_str));
     let budget = Budget::of(
-        doc.fit.width,
+        doc.terminal.width,
         &shown.iter().map(|k| widths[*k]).collect::<Vec<_>>(),
         widest("function", names.iter().map(String::as_str)),
         Some(widest_location),
     );
-    let cwd = budget.filter(|b| b.location < widest_location).and(doc.fit.cwd);
+    let cwd = budget.filter(|b| b.location < widest_location).and(doc.terminal.cwd);
     let mut header: Vec<&str> = shown.iter().map(|k| head[*k]).collect();
     header.extend(["function", "location"]);
     table.set_header(header);
     for (((row, numbers), name), location) in doc.rows.iter().zip(numbers).zip(&names).zip(&locations) {
         let paint = |cell: Cell| match row.verdict {
-            _ if !doc.color || !row.significant => cell,
+            _ if !doc.terminal.color || !row.significant => cell,
             Verdict::Hotter | Verdict::New => cell.fg(comfy_table::Color::Red),
             Verdict::Cooler | Verdict::Gone => cell.fg(comfy_table::Color::Green),
             Verdict::Unchanged => cell,
