@@ -361,6 +361,7 @@ fn exercise(profile: &Profile) {
             by,
             limit: Some(20),
             window: None,
+            inputs: &[],
             terminal: cpuprof_render::Terminal::default(),
         };
         for format in formats {

@@ -273,3 +273,41 @@ fn windows_match_the_oracle_and_split_the_profile_exactly() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Several inputs are merged: each function's self and total are the sums of the oracle's for
+/// each input, the totals add up, and each input's part is listed.
+#[test]
+fn several_inputs_are_merged_with_each_ones_total() {
+    let inputs = ["fixtures/cpuprofile/auth-sync.cpuprofile", "fixtures/cpuprofile/auth-async.cpuprofile"];
+    let out = cpuprof().args(["top", "--all", "--format", "json"]).args(inputs).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let key = |r: &Value| format!("{}|{}|{}|{}", r["name"], r["file"], r["line"], r["column"]);
+    let mut expected: std::collections::BTreeMap<String, (i64, i64)> = std::collections::BTreeMap::new();
+    let mut total = 0;
+    for (input, part) in inputs.iter().zip(ours["inputs"].as_array().expect("inputs")) {
+        let theirs = oracle(&[input]);
+        total += theirs["total"].as_i64().unwrap();
+        assert_eq!(part["source"], *input);
+        assert_eq!(part["total"], theirs["total"], "{input}");
+        assert_eq!(part["samples"], theirs["samples"], "{input}");
+        for r in theirs["rows"].as_array().unwrap() {
+            let e = expected.entry(key(r)).or_default();
+            e.0 += r["self"].as_i64().unwrap();
+            e.1 += r["total"].as_i64().unwrap();
+        }
+    }
+    assert_eq!(ours["total"].as_i64(), Some(total));
+    let rows: std::collections::BTreeMap<String, (i64, i64)> = ours["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (key(r), (r["self"].as_i64().unwrap(), r["total"].as_i64().unwrap())))
+        .collect();
+    assert_eq!(rows, expected);
+    // The table says each input's part.
+    let table = cpuprof().arg("top").args(inputs).output().expect("run");
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.starts_with("2 profiles, merged"), "{text}");
+    assert!(inputs.iter().all(|i| text.contains(&format!("input {i}: "))), "{text}");
+}

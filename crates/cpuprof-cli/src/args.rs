@@ -572,9 +572,9 @@ TICK LOGS:
 
 #[derive(Debug, Args)]
 pub(crate) struct TopArgs {
-    /// Profile to read (.cpuprofile, tick log, Chrome trace, pprof, folded stacks, perf script…; gzip is fine; see --input-format), or - for stdin
-    #[arg(value_name = "FILE")]
-    pub(crate) input: PathBuf,
+    /// Profile to read (.cpuprofile, tick log, Chrome trace, pprof, folded stacks, perf script…; gzip is fine; see --input-format), or - for stdin; several are merged (as `cpuprof merge` merges them), each one's total shown
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub(crate) inputs: Vec<PathBuf>,
 
     #[command(flatten)]
     pub(crate) rows: RowsArgs,

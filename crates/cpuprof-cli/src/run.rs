@@ -2,11 +2,40 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, TopOptions, Weight};
-use cpuprof_render::{render_top, TopDocument};
+use cpuprof_render::{render_top, InputTotal, TopDocument};
 
 use crate::args::{By, Cli, Command, TopArgs, WeightArg};
 use crate::input::{load, source_name, stack_filter, Loaded};
 use crate::io::Output;
+use crate::usage::UsageError;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Several inputs for `top`, each read (and cut to its window) on its own as `merge` reads
+/// them, merged; with what it names them and each one's part.
+fn load_merged(inputs: &[&Path], args: &TopArgs, options: &TopOptions) -> Result<(Loaded, String, Vec<InputTotal>)> {
+    let loaded: Vec<Loaded> = inputs
+        .par_iter()
+        .map(|input| load(input, &args.reading, &args.filter, &args.window, false))
+        .collect::<Result<_>>()?;
+    let totals: Vec<InputTotal> = inputs
+        .iter()
+        .zip(&loaded)
+        .map(|(input, l)| {
+            let report = top(&l.profile, options);
+            InputTotal {
+                source: source_name(input),
+                total: report.total,
+                samples: report.samples,
+                duration_ns: l.profile.meta.duration_ns,
+            }
+        })
+        .collect();
+    let refs: Vec<&cpuprof_model::Profile> = loaded.iter().map(|l| &l.profile).collect();
+    let merged = cpuprof_model::merge(&refs).map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
+    let window = loaded.iter().find_map(|l| l.window);
+    Ok((Loaded { profile: merged, window }, format!("{} profiles, merged", inputs.len()), totals))
+}
 
 pub(crate) fn run(cli: Cli) -> Result<()> {
     match cli.command {
@@ -42,10 +71,17 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
 
 fn run_top(args: &TopArgs) -> Result<()> {
     let options = top_options(args)?;
-    let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let Loaded { profile, window } = load(&args.input, &args.reading, &args.filter, &args.window, false)?;
+    let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+    if inputs.iter().filter(|p| crate::io::is_dash(p)).count() > 1 {
+        return Err(UsageError("stdin (-) can be read only once".to_owned()).into());
+    }
+    let output = Output::new(args.output.output.as_deref(), &inputs)?;
+    let (Loaded { profile, window }, source, totals) = if let [input] = inputs.as_slice() {
+        (load(input, &args.reading, &args.filter, &args.window, false)?, source_name(input), Vec::new())
+    } else {
+        load_merged(&inputs, args, &options)?
+    };
     let report = top(&profile, &options);
-    let source = source_name(&args.input);
     // Empty profiles: a warning and a valid, empty report (README, "Empty profiles").
     if report.rows.is_empty() {
         crate::warn_empty(&source, &profile, window.is_some());
@@ -58,6 +94,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
         by: options.by,
         limit: args.rows.limit(),
         window,
+        inputs: &totals,
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     output.write(render_top(&doc, args.output.format.into()).as_bytes())

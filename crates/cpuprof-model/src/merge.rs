@@ -6,7 +6,8 @@ use crate::{Profile, ProfileBuilder, ValueType, ValueUnit};
 /// stacks that are equal by content become one. The value columns are a count and, when
 /// every input has one, a time (ns). Per-sample timestamps and VM states are dropped (inputs
 /// come from different clocks), so are line hits. The format is the first input's; the
-/// start is the earliest, the duration the longest, warnings are kept.
+/// start is the earliest, warnings are kept, and the duration is the time the recordings
+/// cover (see [`covered_ns`]), so that a merge's totals are shares of it.
 pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
     let time_in_all = profiles.iter().all(|p| p.value_index(ValueUnit::Nanoseconds).is_some());
     let time_type = profiles
@@ -42,8 +43,69 @@ pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
         }
     }
     let start = profiles.iter().filter_map(|p| p.meta.start_ns).min();
-    let duration = profiles.iter().filter_map(|p| p.meta.duration_ns).max();
+    let duration = covered_ns(profiles);
     let interval = profiles.first().and_then(|p| p.meta.interval_ns);
     b.timing(start, duration, interval);
     b.finish()
+}
+
+/// The time `profiles`' recordings cover: the length of the union of their spans on their
+/// clock (V8's is the machine's monotonic clock), so that workers recorded at once count their
+/// shared time once and runs recorded one after another count each; a recording whose start
+/// is unknown adds its length. `None` when no input knows its length.
+fn covered_ns(profiles: &[&Profile]) -> Option<i64> {
+    let mut spans: Vec<(i64, i64)> = Vec::new();
+    let mut apart = 0i64;
+    for p in profiles {
+        match (p.meta.start_ns, p.meta.duration_ns) {
+            (Some(start), Some(length)) => spans.push((start, start.saturating_add(length.max(0)))),
+            (None, Some(length)) => apart = apart.saturating_add(length.max(0)),
+            _ => {}
+        }
+    }
+    if spans.is_empty() && profiles.iter().all(|p| p.meta.duration_ns.is_none()) {
+        return None;
+    }
+    spans.sort_unstable();
+    let mut covered = apart;
+    let mut current: Option<(i64, i64)> = None;
+    for (from, to) in spans {
+        current = match current {
+            Some((a, b)) if from <= b => Some((a, b.max(to))),
+            Some((a, b)) => {
+                covered = covered.saturating_add(b - a);
+                Some((from, to))
+            }
+            None => Some((from, to)),
+        };
+    }
+    if let Some((a, b)) = current {
+        covered = covered.saturating_add(b - a);
+    }
+    Some(covered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SourceFormat;
+
+    fn recording(start: Option<i64>, length: Option<i64>) -> Profile {
+        let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES]);
+        b.timing(start, length, None);
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn a_merge_lasts_the_time_its_recordings_cover() {
+        let covered = |ps: &[Profile]| merge(&ps.iter().collect::<Vec<_>>()).unwrap().meta.duration_ns;
+        // Two workers at once: their shared time once.
+        assert_eq!(covered(&[recording(Some(0), Some(10)), recording(Some(4), Some(10))]), Some(14));
+        // Three runs one after another: each.
+        let runs = [recording(Some(0), Some(10)), recording(Some(20), Some(5)), recording(Some(30), Some(1))];
+        assert_eq!(covered(&runs), Some(16));
+        // Unknown starts add their length; no lengths, no duration.
+        assert_eq!(covered(&[recording(None, Some(7)), recording(Some(0), Some(3))]), Some(10));
+        assert_eq!(covered(&[recording(Some(5), None), recording(None, None)]), None);
+    }
 }

@@ -24,11 +24,22 @@ struct TopJson<'a> {
     /// With --from/--to: the window, ns after the recording's start.
     #[serde(skip_serializing_if = "Option::is_none")]
     window: Option<WindowJson>,
+    /// With several inputs: each one's part of the merged report.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    inputs: Vec<InputJson<'a>>,
     summary: SummaryJson,
     /// Messages for people (`jq -r '.warnings[]'`), not data: what they quote from the input
     /// is escaped as on stderr, so that no name starts a line of its own.
     warnings: Vec<String>,
     rows: Vec<TopRowJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct InputJson<'a> {
+    source: &'a str,
+    total: i64,
+    samples: i64,
+    duration_ns: Option<i64>,
 }
 
 #[derive(Serialize)]
@@ -121,6 +132,11 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         duration_ns: doc.meta.duration_ns,
         interval_ns: doc.meta.interval_ns,
         window: doc.window.map(|w| WindowJson { from_ns: w.from_ns, to_ns: w.to_ns }),
+        inputs: doc
+            .inputs
+            .iter()
+            .map(|i| InputJson { source: &i.source, total: i.total, samples: i.samples, duration_ns: i.duration_ns })
+            .collect(),
         summary: summary(&doc.report.summary),
         warnings: doc.meta.warnings.iter().map(|w| crate::text::visible(&w.message)).collect(),
         rows: doc

@@ -49,8 +49,23 @@ pub struct TopDocument<'a> {
     pub limit: Option<usize>,
     /// The time window the samples were cut to, when one was given.
     pub window: Option<cpuprof_analysis::Window>,
+    /// The inputs merged into the report, each with its own total (none for one input).
+    pub inputs: &'a [InputTotal],
     /// The terminal the table is shown on.
     pub terminal: Terminal<'a>,
+}
+
+/// One of several inputs a report merges, and its part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputTotal {
+    /// The input as the user named it.
+    pub source: String,
+    /// Its total, in the report's unit.
+    pub total: i64,
+    /// Its number of samples.
+    pub samples: i64,
+    /// Its recording's length, if known.
+    pub duration_ns: Option<i64>,
 }
 
 impl TopDocument<'_> {

@@ -61,7 +61,16 @@ pub(crate) fn top_location(row: &TopRow) -> String {
 /// `app.cpuprofile · cpuprofile · 1.02 s · 952 samples · mean interval 1.07 ms · idle 3.1% · GC 1.2% · program 0.8%`;
 /// for tick logs a second line says where the ticks went, as `node --prof-process` does.
 pub(crate) fn header(doc: &TopDocument<'_>) -> String {
-    profile_header(doc.source, doc.meta, &doc.report.summary, doc.report.unit)
+    let mut out = profile_header(doc.source, doc.meta, &doc.report.summary, doc.report.unit);
+    for input in doc.inputs {
+        let mut parts = vec![format!("{} {:.1}%", top_amount(doc, input.total), pct_of(input.total, doc.report.total))];
+        parts.push(format!("{} samples", input.samples));
+        if let Some(d) = input.duration_ns {
+            parts.push(format!("recorded {}", format_ns(d)));
+        }
+        out.push_str(&format!("\ninput {}: {}", visible(&input.source), parts.join(" · ")));
+    }
+    out
 }
 
 /// The summary line of any report on one profile (see [`header`]).
