@@ -156,3 +156,34 @@ fn colour_on_a_terminal_only_and_never_with_no_color() {
     assert!(!plain.contains("38;5;"), "{plain:?}");
     assert!(!piped(TOP, None).contains('\u{1b}'));
 }
+
+/// Every command's `--help` examples are whole commands at 80 columns: none is wrapped in its
+/// middle (a long one continues on a line of its own after `\`).
+#[test]
+fn help_examples_are_not_wrapped_at_80_columns() {
+    let commands = [
+        "top",
+        "tree",
+        "callers",
+        "callees",
+        "explain",
+        "diff",
+        "flamegraph",
+        "collapse",
+        "convert",
+        "merge",
+        "timeline",
+        "blocks",
+    ];
+    for command in commands {
+        let out = cpuprof().env("COLUMNS", "80").args([command, "--help"]).output().expect("run");
+        let help = String::from_utf8(out.stdout).expect("utf-8");
+        let examples = help.split("EXAMPLES:\n").nth(1).unwrap_or_else(|| panic!("{command}: no EXAMPLES"));
+        let mut continued = false;
+        for line in examples.lines().take_while(|l| !l.trim().is_empty()) {
+            assert!(line.width() <= 80, "{command}: {line:?}");
+            assert!(continued || line.starts_with("  cpuprof "), "{command}: a wrapped example: {line:?}");
+            continued = line.ends_with('\\');
+        }
+    }
+}

@@ -180,7 +180,7 @@ EXAMPLES:
   cpuprof convert app.cpuprofile -o app.pb.gz && go tool pprof -top app.pb.gz
   cpuprof convert isolate-0x5a1e2c0-4242-v8.log -o app.pb.gz
   cpuprof convert trace.json --profile 0x1 -o main.folded
-  cpuprof convert isolate-0x5a1e2c0-4242-v8.log -o app.cpuprofile   # open in DevTools
+  cpuprof convert isolate-0x5a1e2c0-4242-v8.log -o app.cpuprofile # for DevTools
   cpuprof convert profile.pb.gz --sample-type wall -o - --output-format folded";
 
 const MERGE_HELP: &str = "\
@@ -268,9 +268,9 @@ BLOCKS:
   ends). block:+50ms trips when the longest block grew by 50 ms or more and counts.
 
 NOISE:
-  Per function, an exact binomial test on sample counts (with 2+ runs per side, scaled by the
-  run-to-run spread, with Student's t), with the false discovery rate over all functions held
-  at 5% (Benjamini-Hochberg). Changes that are not significant are `unchanged` and never trip
+  Per function, an exact binomial test on sample counts; with 2+ runs per side, a
+  quasi-binomial test (the binomial's z scaled by the run-to-run spread, with Student's t);
+  the false discovery rate over all functions held at 5% (Benjamini-Hochberg). Changes that are not significant are `unchanged` and never trip
   the gate. Folded stacks are read as sample counts; read as times (--folded-weight time) they
   cannot be tested, and --fail-on is refused.
 
@@ -293,14 +293,17 @@ EXIT STATUS:
 
 EXAMPLES:
   cpuprof diff before.cpuprofile after.cpuprofile
-  cpuprof diff --base a1.cpuprofile a2.cpuprofile a3.cpuprofile --new b1.cpuprofile b2.cpuprofile b3.cpuprofile
-  cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o comment.md
-  cpuprof diff --base a1.cpuprofile a2.cpuprofile --new b1.cpuprofile b2.cpuprofile --explain
+  cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile
+  cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o diff.md
+  cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile --explain
   cpuprof diff before.cpuprofile after.cpuprofile --by line --focus priceOrder
-  cpuprof diff before.cpuprofile after.cpuprofile --fail-on self:+2pp --fail-on total:+20%
-  cpuprof diff base/app.cpuprofile pr/app.cpuprofile --base-root /ci/base --new-root /ci/pr
-  cpuprof diff prod-mon.cpuprofile prod-tue.cpuprofile --normalize share
-  cpuprof diff v1.cpuprofile v2.cpuprofile --base-source-map-dir v1/dist --new-source-map-dir v2/dist
+  cpuprof diff a.cpuprofile b.cpuprofile --fail-on self:+2pp \\
+      --fail-on total:+20%
+  cpuprof diff base/app.cpuprofile pr/app.cpuprofile \\
+      --base-root /ci/base --new-root /ci/pr
+  cpuprof diff mon.cpuprofile tue.cpuprofile --normalize share
+  cpuprof diff v1.cpuprofile v2.cpuprofile \\
+      --base-source-map-dir v1/dist --new-source-map-dir v2/dist
   cpuprof diff app.cpuprofile --base-window 0s..2s --new-window 10s..12s
   cpuprof diff app.cpuprofile --base-phase startup --new-phase steady";
 
@@ -438,7 +441,7 @@ FORMAT:
 EXAMPLES:
   cpuprof collapse app.cpuprofile -o app.folded
   cpuprof collapse app.cpuprofile --weight time -o app-ns.folded
-  cpuprof collapse app.cpuprofile --by package | inferno-flamegraph > packages.svg
+  cpuprof collapse app.cpuprofile --by package | inferno-flamegraph > pkg.svg
   cpuprof collapse isolate-0x5a1e2c0-4242-v8.log --from 2s --to 5s";
 
 const FLAMEGRAPH_HELP: &str = "\
@@ -448,14 +451,14 @@ COLOURS:
   grey: (program), (idle), unaccounted. Stable from run to run.
 
 In the SVG: click a frame to zoom, Ctrl-F (or the Search button) to highlight matches.
-Without -o on a terminal, the SVG is written beside the input (app.cpuprofile → app.svg);
-piped, or with -o -, to stdout.
+Without -o on a terminal, the SVG is written beside the input (app.cpuprofile
+→ app.svg); piped, or with -o -, to stdout.
 
 EXAMPLES:
   cpuprof flamegraph app.cpuprofile -o flame.svg
-  cpuprof flamegraph app.cpuprofile -o icicle.svg --inverted --focus handleRequest
+  cpuprof flamegraph app.cpuprofile -o icicle.svg --inverted --focus handle
   cpuprof flamegraph app.cpuprofile -o callers.svg --reverse --by package
-  cpuprof flamegraph isolate-0x5a1e2c0-4242-v8.log -o flame.svg --from 1s --to 3s";
+  cpuprof flamegraph isolate-0x5a1e2c0-4242-v8.log -o flame.svg --from 1s";
 
 /// Folding options shared by `collapse` and `flamegraph`.
 #[derive(Debug, Args)]
@@ -560,8 +563,8 @@ EXAMPLES:
   cpuprof top app.cpuprofile.gz --format markdown -o top.md
   cpuprof top isolate-0x5a1e2c0-4242-v8.log --split-tiers
   cpuprof top isolate-0x5a1e2c0-4242-v8.log --symbols /mnt/prod-root
-  cpuprof top CPU.20251130.cpuprofile --source-maps              (TypeScript names and lines)
-  cpuprof top prod.cpuprofile --source-map-dir ./deployed-dist    (recorded elsewhere)
+  cpuprof top CPU.20251130.cpuprofile --source-maps      # original TS names
+  cpuprof top prod.cpuprofile --source-map-dir ./dist    # recorded elsewhere
 
 TICK LOGS:
   One tick is one sample, weighing the sampling interval (profiler,begin). Frame 0 is the pc,
