@@ -47,6 +47,12 @@ fn flame_graphs_render_search_and_stay_inert() {
         ("fixtures/cpuprofile/control-names.cpuprofile", &["--search", "HTTP/1\\.1", "--expect-match"]),
         ("fixtures/cpuprofile/slugify.cpuprofile", &["--search", "no such frame", "--expect-no-match"]),
         ("fixtures/ticklog/pbkdf2-login.log", &["--search", "PBKDF2", "--expect-match"]),
+        // Zoomed in, every label is its frame's name then a short location, cut from the right.
+        (
+            "fixtures/cpuprofile/packages.cpuprofile",
+            &["--zoom", "renderRow ", "--expect-label-start", "renderRow main.js:13"],
+        ),
+        ("fixtures/cpuprofile/hostile-names.cpuprofile", &["--zoom", "main "]),
     ];
     for (input, args) in cases {
         let svg = flamegraph(input, dir.path());

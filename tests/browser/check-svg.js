@@ -5,7 +5,8 @@
 // ======
 // Usage:
 //   node tests/browser/check-svg.js SVG_FILE [--search TERM] [--expect-match | --expect-no-match]
-//        [--expect-text STR]... [--screenshot OUT.png] [--window-size WxH] [--timeout SECONDS]
+//        [--expect-text STR]... [--zoom TITLE_PREFIX [--expect-label-start STR]]
+//        [--screenshot OUT.png] [--window-size WxH] [--timeout SECONDS]
 //
 // Exit status: 0 when every check passed (a JSON summary goes to stdout), 1 when a check failed
 // (the reasons go to stderr, the JSON summary still goes to stdout), 2 on a usage error, 77 (skip)
@@ -30,6 +31,11 @@
 //              must equal the share of samples the union of matched [fg:x, fg:x+fg:w) covers.
 //              Enforced with --expect-match (>= 1 match) or --expect-no-match (none); without either
 //              the outcome is only reported.
+//   4. zoom    `--dump-dom` of file://SVG?x=X&y=Y (only with --zoom): the first frame whose <title>
+//              starts with TITLE_PREFIX, zoomed to as inferno restores a zoom from the URL. Every
+//              label drawn then must be the frame's whole label (its `data-label`, else its title
+//              without inferno's `(N samples, P%)`) or a start of it ending in `..` (cut from the
+//              right, the name first); the zoomed frame's label must start with --expect-label-start.
 //   Safety checks (the SVG source, and each DOM after its scripts ran):
 //     - the source parses as XML and holds only the elements inferno writes (svg, defs,
 //       linearGradient, stop, style, script, rect, text, g, title, a), exactly one <script>, and no
@@ -100,7 +106,7 @@ function usageError(msg) {
 
 function parseArgs(argv) {
   const o = {
-    svg: null, search: null, expectMatch: false, expectNoMatch: false, expectText: [],
+    svg: null, search: null, expectMatch: false, expectNoMatch: false, expectText: [], zoom: null, expectLabelStart: null,
     screenshot: null, width: 1200, height: 800, heightGiven: false, timeoutMs: 30000,
   };
   const value = (i, flag) => {
@@ -114,6 +120,8 @@ function parseArgs(argv) {
       case '--expect-match': o.expectMatch = true; break;
       case '--expect-no-match': o.expectNoMatch = true; break;
       case '--expect-text': o.expectText.push(value(i, a)); i++; break;
+      case '--zoom': o.zoom = value(i, a); i++; break;
+      case '--expect-label-start': o.expectLabelStart = value(i, a); i++; break;
       case '--screenshot': o.screenshot = path.resolve(value(i, a)); i++; break;
       case '--window-size': {
         const m = /^(\d+)[x,](\d+)$/.exec(value(i, a));
@@ -135,6 +143,7 @@ function parseArgs(argv) {
   if (o.svg === null) usageError('SVG_FILE missing');
   if (o.expectMatch && o.expectNoMatch) usageError('--expect-match and --expect-no-match exclude each other');
   if ((o.expectMatch || o.expectNoMatch) && o.search === null) usageError('--expect-match/--expect-no-match need --search TERM');
+  if (o.expectLabelStart !== null && o.zoom === null) usageError('--expect-label-start needs --zoom TITLE_PREFIX');
   if (o.search === '') usageError('--search wants a non-empty TERM (inferno ignores an empty ?s=)');
   return o;
 }
@@ -401,8 +410,12 @@ function digest(doc) {
   const frames = framesEl ? childEls(framesEl).map((g) => {
     const t = firstDesc(g, 'title');
     const r = firstDesc(g, 'rect');
+    const label = firstDesc(g, 'text');
     return {
       title: t ? textOf(t) : null,
+      label: label ? textOf(label) : null,
+      dataLabel: g.attrs['data-label'],
+      y: r ? r.attrs.y : undefined,
       fill: r ? r.attrs.fill : undefined,
       origFill: r ? r.attrs['fg:orig_fill'] : undefined,
       x: r ? parseInt(r.attrs['fg:x'], 10) : NaN,
@@ -779,6 +792,29 @@ async function main() {
         if (o.expectNoMatch && expected && expected.indices && expected.indices.length) problems.unshift(`--expect-no-match: ${expected.indices.length} frame titles match /${o.search}/`);
         if (enforce) problems.forEach((p) => fail('search', p));
         else if (problems.length) c.problems = problems;
+      }
+    }
+
+    if (o.zoom !== null && srcDoc && srcDoc.frames && !browserBroken) {
+      const target = srcDoc.frames.find((f) => (f.title || '').startsWith(o.zoom));
+      if (!target) {
+        fail('zoom', `no frame's title starts with ${JSON.stringify(o.zoom)}`);
+      } else {
+        const d = await domCheck('zoom', `${fileUrl}?x=${target.x}&y=${target.y}`);
+        if (d) {
+          const c = summary.checks.zoom;
+          const zoomed = d.frames.find((f) => f.x === target.x && f.y === target.y);
+          const whole = (f) => (f.dataLabel !== undefined ? f.dataLabel : (f.title || '').replace(/\([^(]*\)$/, ''));
+          const drawn = d.frames.filter((f) => f.label);
+          const bad = drawn.filter((f) => f.label !== whole(f) && !(f.label.endsWith('..') && whole(f).startsWith(f.label.slice(0, -2))));
+          Object.assign(c, { frame: target.title, zoomedLabel: zoomed ? zoomed.label : null, labelsDrawn: drawn.length, labelsNotStartingWithTheName: bad.length });
+          if (c.uncaughtErrors.length) fail('zoom', `the SVG's script threw: ${c.uncaughtErrors.join(' | ')}`);
+          if (!zoomed) fail('zoom', 'the zoomed frame is not in the DOM');
+          if (bad.length) fail('zoom', `${bad.length} labels are not their frame's label cut from the right, e.g. ${JSON.stringify(bad[0].label)} for ${JSON.stringify(whole(bad[0]))}`);
+          if (o.expectLabelStart !== null && zoomed && !(zoomed.label || '').startsWith(o.expectLabelStart)) {
+            fail('zoom', `the zoomed frame's label is ${JSON.stringify(zoomed.label)}, not one starting with ${JSON.stringify(o.expectLabelStart)}`);
+          }
+        }
       }
     }
   }

@@ -86,7 +86,15 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
             } else {
                 function_label(profile, func, !options.without_lines, options.file_names.as_ref())
             };
-            Some(tree.intern(escape_frame(&label), || Category::of_func(profile, func)))
+            let label = escape_frame(&label);
+            let shown = || {
+                if by_group {
+                    label.clone()
+                } else {
+                    escape_frame(&shown_label(profile, func, !options.without_lines))
+                }
+            };
+            Some(tree.intern(label.clone(), || (Category::of_func(profile, func), shown())))
         })
         .collect();
 
@@ -127,6 +135,27 @@ fn function_label(
     match func.line.filter(|_| with_line) {
         Some(line) => format!("{name} {file}:{line}"),
         None => format!("{name} {file}"),
+    }
+}
+
+/// What a flame graph's frame shows of a function: its name, then where it is in brief —
+/// `app.js:23` (the file's last part), the package for `node_modules` code (`fastHash
+/// fast-thing`), `loader:1003` for node's internals; native code by name alone.
+fn shown_label(profile: &Profile, func: &Func, with_line: bool) -> String {
+    let name = func.display_name(&profile.strings);
+    let name = if name.is_empty() { "(anonymous)" } else { &name };
+    let file = profile.func_file(func);
+    if func.kind != FuncKind::Js || file.is_empty() {
+        return name.to_owned();
+    }
+    if file.contains("/node_modules/") {
+        return format!("{name} {}", crate::keys::package_of(file));
+    }
+    let base = file.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or(file);
+    let base = base.strip_prefix("node:").unwrap_or(base);
+    match func.line.filter(|_| with_line) {
+        Some(line) => format!("{name} {base}:{line}"),
+        None => format!("{name} {base}"),
     }
 }
 
@@ -174,6 +203,29 @@ mod tests {
             ]
         );
         assert_eq!((f.total, f.samples), (93, 93));
+    }
+
+    #[test]
+    fn frames_show_the_name_then_a_short_location() {
+        let f = folded(None);
+        let shown: Vec<(&str, &str)> = f.tree.labels_shown().collect();
+        assert!(shown.contains(&("hot file:///a.js:5", "hot a.js:5")), "{shown:?}");
+        let mut b = cpuprof_model::ProfileBuilder::new(
+            cpuprof_model::SourceFormat::CpuProfile,
+            vec![cpuprof_model::ValueType::SAMPLES],
+        );
+        for (name, file, line) in [
+            ("fastHash", "file:///srv/node_modules/.pnpm/fast-thing@1.2.3/node_modules/fast-thing/index.js", 5),
+            ("Module._load", "node:internal/modules/cjs/loader", 1003),
+            ("", "/srv/app/src/app.js", 7),
+        ] {
+            let (name, file) = (b.intern(name), b.intern(file));
+            b.func(Func { name, file, line: Some(line), column: None, kind: FuncKind::Js, tier: None, library: None });
+        }
+        let profile = b.finish().unwrap();
+        let shown: Vec<String> =
+            profile.funcs.as_slice().iter().map(|func| shown_label(&profile, func, true)).collect();
+        assert_eq!(shown, ["fastHash fast-thing", "Module._load loader:1003", "(anonymous) app.js:7"]);
     }
 
     #[test]

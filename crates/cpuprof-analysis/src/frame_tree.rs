@@ -21,6 +21,9 @@ pub struct FrameTree {
     labels: Vec<String>,
     /// The category of each label (the first function that reads so decides).
     classes: Vec<Category>,
+    /// What a flame graph shows of each label in its frame: the function's name first, then a
+    /// short location (`app.js:23`, a package's name), the full label being for the tooltip.
+    shorts: Vec<String>,
     label_ids: FxHashMap<String, u32>,
     parent: Vec<u32>,
     label: Vec<u32>,
@@ -33,6 +36,7 @@ impl Default for FrameTree {
         Self {
             labels: Vec::new(),
             classes: Vec::new(),
+            shorts: Vec::new(),
             label_ids: FxHashMap::default(),
             parent: vec![0],
             label: vec![NO_LABEL],
@@ -47,13 +51,15 @@ impl FrameTree {
     pub const ROOT: u32 = 0;
 
     /// The id of `label` (already escaped), interned with `class` if it is new.
-    pub(crate) fn intern(&mut self, label: String, class: impl FnOnce() -> Category) -> u32 {
+    pub(crate) fn intern(&mut self, label: String, facts: impl FnOnce() -> (Category, String)) -> u32 {
         if let Some(id) = self.label_ids.get(&label) {
             return *id;
         }
         let id = self.labels.len() as u32;
+        let (class, short) = facts();
         self.labels.push(label.clone());
-        self.classes.push(class());
+        self.classes.push(class);
+        self.shorts.push(short);
         self.label_ids.insert(label, id);
         id
     }
@@ -115,6 +121,17 @@ impl FrameTree {
         self.weight[node as usize]
     }
 
+    /// What a flame graph's frame shows of `node`'s label (see [`Self::labels_shown`]).
+    pub fn short(&self, node: u32) -> &str {
+        self.label_id(node).map_or("", |l| &self.shorts[l as usize])
+    }
+
+    /// Every distinct label with what a frame shows of it: the function's name, then a short
+    /// location (`priceOrder app.js:23`, `fastHash fast-thing`).
+    pub fn labels_shown(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.labels.iter().map(String::as_str).zip(self.shorts.iter().map(String::as_str))
+    }
+
     /// Every distinct label with its class, including labels of functions no drawn stack
     /// reaches.
     pub fn labels(&self) -> impl Iterator<Item = (&str, Category)> + '_ {
@@ -165,8 +182,8 @@ impl FrameTree {
         let labels: Vec<u32> = other
             .labels
             .iter()
-            .zip(&other.classes)
-            .map(|(label, class)| self.intern(label.clone(), || *class))
+            .zip(other.classes.iter().zip(&other.shorts))
+            .map(|(label, (class, short))| self.intern(label.clone(), || (*class, short.clone())))
             .collect();
         let mut to = vec![Self::ROOT; other.len()];
         // Parents come before children.

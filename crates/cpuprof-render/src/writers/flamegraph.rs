@@ -6,7 +6,8 @@ use cpuprof_analysis::{Category, Folded, FrameTree, Weight};
 use cpuprof_folded as folded_text;
 use cpuprof_model::text::{escaped, is_unsafe_to_show};
 use inferno::flamegraph::color::{Color, PaletteMap};
-use inferno::flamegraph::{self, Direction, Options};
+use inferno::flamegraph::{self, Direction, Options, TextTruncateDirection};
+use rustc_hash::FxHashMap;
 
 /// `root;…;leaf weight` lines, sorted (inferno, FlameGraph and speedscope read them).
 pub fn render_collapsed(folded: &Folded) -> String {
@@ -49,6 +50,8 @@ fn inferno_options(options: &FlameOptions) -> Options<'static> {
     }
     opts.direction = if options.inverted { Direction::Inverted } else { Direction::Straight };
     opts.deterministic = true;
+    // The function's name comes first in a label: what is cut is its location.
+    opts.text_truncate_direction = TextTruncateDirection::Right;
     opts.pretty_xml = options.pretty;
     "Function:".clone_into(&mut opts.name_type);
     opts
@@ -80,9 +83,91 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
         folded_text::push_line(&mut line, &xml_safe(&folded_text::join_stack(frames)), [weight]);
         lines.push(line);
     });
+    let shown: FxHashMap<String, String> =
+        folded.tree.labels_shown().map(|(label, short)| (xml_safe(label), xml_safe(short))).collect();
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)?;
-    Ok(svg)
+    Ok(relabel(&svg, &shown, opts.image_width.unwrap_or(DEFAULT_WIDTH)))
+}
+
+/// inferno's width when none is given.
+const DEFAULT_WIDTH: usize = 1200;
+
+/// inferno's text metrics (its defaults, which cpuprof keeps): 12 px monospace, 0.59 em wide.
+const FONT_SIZE: f64 = 12.0;
+const FONT_WIDTH: f64 = 0.59;
+
+/// inferno's SVG with each frame labelled by what `shown` says of its name (the function's
+/// name, then a short location), the full name staying in its tooltip: the label is written
+/// fitted to the frame (cut from the right), and kept on the frame (`data-label`) for the
+/// script that fits labels again after a zoom. The Search button is made readable.
+fn relabel(svg: &[u8], shown: &FxHashMap<String, String>, image_width: usize) -> Vec<u8> {
+    let Ok(svg) = std::str::from_utf8(svg) else { return svg.to_vec() };
+    let svg = svg
+        .replace(
+            "var txt = find_child(e, \"title\").textContent.replace(",
+            "var txt = e.getAttribute(\"data-label\") || find_child(e, \"title\").textContent.replace(",
+        )
+        .replace("#search { text-anchor:end; opacity:0.1; cursor:pointer; }", SEARCH_STYLE);
+    let mut out = String::with_capacity(svg.len() + svg.len() / 8);
+    let mut rest = svg.as_str();
+    // Each frame: <g><title>NAME (…)</title><rect … width="W%" …/><text …>LABEL</text></g>
+    // (indented with --pretty-xml).
+    while let Some(at) = rest.find("<g>") {
+        let (before, frame) = rest.split_at(at);
+        out.push_str(before);
+        if !frame["<g>".len()..].trim_start().starts_with("<title>") {
+            out.push_str("<g>");
+            rest = &frame["<g>".len()..];
+            continue;
+        }
+        let Some(end) = frame.find("</g>") else { break };
+        let (frame, after) = frame.split_at(end);
+        out.push_str(&relabel_frame(frame, shown, image_width));
+        rest = after;
+    }
+    out.push_str(rest);
+    out.into_bytes()
+}
+
+/// The Search button's style: inferno draws it at 10% opacity on its pale background.
+const SEARCH_STYLE: &str =
+    "#search { text-anchor:end; opacity:1; cursor:pointer; font-weight:bold; fill:rgb(0,70,160); }";
+
+/// One frame (`<g>…<title>…</text>`, without its `</g>`) relabelled; unchanged when its name
+/// is not one of `shown`'s.
+fn relabel_frame(frame: &str, shown: &FxHashMap<String, String>, image_width: usize) -> String {
+    let relabelled = (|| {
+        let title_end = frame.find("</title>")?;
+        let title = &frame[frame.find("<title>")? + "<title>".len()..title_end];
+        // The name, before inferno's ` (N µs, P%)`.
+        let name = unescape_xml(&title[..title.rfind(" (")?]);
+        let short = shown.get(&name)?;
+        let width_at = frame[title_end..].find(" width=\"")? + title_end + " width=\"".len();
+        let width_pct: f64 = frame[width_at..].split('%').next()?.parse().ok()?;
+        let text_at = frame.rfind("<text ")?;
+        let label_at = frame[text_at..].find('>')? + text_at + 1;
+        let label_end = frame.rfind("</text>")?;
+        let fits = (width_pct / (100.0 * FONT_SIZE * FONT_WIDTH / image_width as f64)).trunc() as usize;
+        let label = match short.chars().count() {
+            _ if fits < 3 => String::new(),
+            n if n < fits => short.clone(),
+            _ => format!("{}..", short.chars().take(fits - 2).collect::<String>()),
+        };
+        Some(format!(
+            "<g data-label=\"{}\">{}{}{}",
+            xml_text(short),
+            &frame["<g>".len()..label_at],
+            xml_text(&label),
+            &frame[label_end..]
+        ))
+    })();
+    relabelled.unwrap_or_else(|| frame.to_owned())
+}
+
+/// The text of XML character data (the entities quick-xml writes).
+fn unescape_xml(text: &str) -> String {
+    text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&")
 }
 
 /// The SVG of a profile with nothing to draw (no samples, or none left after the filters): the
@@ -200,18 +285,25 @@ pub fn render_differential(
         .partition(|(_, (_, n))| n.round() > 0.0);
     let graph_total: f64 = drawn.iter().map(|(_, (_, n))| n.round()).sum::<f64>()
         + only_base.iter().map(|(_, (b, _))| b.round()).sum::<f64>();
+    // What each name a frame gets is shown as (its short label with the same marks).
+    let shown = std::cell::RefCell::new(FxHashMap::default());
+    let marked = |node: u32, marks: &str| -> String {
+        let name = format!("{}{marks}", xml_safe(tree.label(node)));
+        shown.borrow_mut().entry(name.clone()).or_insert_with(|| format!("{}{marks}", xml_safe(tree.short(node))));
+        name
+    };
     let label = |node: u32| -> String {
         let frame = tree.label(node);
-        let mut text = xml_safe(frame);
+        let mut marks = String::new();
         if !base_labels.contains(frame) {
-            text.push_str(" (new)");
+            marks.push_str(" (new)");
         }
         let (b, n) = callees[node as usize];
         let pct = 100.0 * (n - b) / graph_total.max(1.0);
         if pct.abs() >= 0.1 {
-            let _ = write!(text, " [total {pct:+.2}%]");
+            let _ = write!(marks, " [total {pct:+.2}%]");
         }
-        text
+        marked(node, &marks)
     };
     let mut lines: Vec<String> = drawn
         .iter()
@@ -226,14 +318,7 @@ pub fn render_differential(
         })
         .collect();
     for (path, (b, _)) in &only_base {
-        let gone = path.iter().map(|n| {
-            let f = tree.label(*n);
-            if new_labels.contains(f) {
-                xml_safe(f)
-            } else {
-                format!("{} (gone)", xml_safe(f))
-            }
-        });
+        let gone = path.iter().map(|n| marked(*n, if new_labels.contains(tree.label(*n)) { "" } else { " (gone)" }));
         let stack = folded_text::join_stack(std::iter::once("(only in base)".to_owned()).chain(gone));
         // All of it went: drawn at the base width (the second column) with that as the change.
         let b = b.round();
@@ -246,7 +331,7 @@ pub fn render_differential(
     options.sample_name.clone_into(&mut opts.count_name);
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)?;
-    Ok(svg)
+    Ok(relabel(&svg, &shown.into_inner(), opts.image_width.unwrap_or(DEFAULT_WIDTH)))
 }
 
 /// Text XML 1.0 can carry and a reader can trust: titles and labels with controls,
