@@ -121,9 +121,13 @@ fn markdown_reads_as_a_review_comment() {
     let md = String::from_utf8(out.stdout).unwrap();
     let first = md.lines().next().unwrap();
     assert!(first.starts_with("**cpuprof diff**: ") && first.contains("hotter") && first.contains("gone"), "{first}");
+    assert!(first.contains("first changes: `doubledWork` +"), "{first}");
+    // The table is folded away under the summary; names and locations are code, not escaped text.
+    assert!(md.contains("<details><summary>") && md.contains("</details>"), "{md}");
     let table: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
-    assert!(table[0].contains("function") && table[0].contains("verdict"));
-    assert!(table[1].contains("doubledWork") && table[1].ends_with("| hotter |"), "{}", table[1]);
+    assert!(table[0].starts_with("| verdict | function | location | base | new | Δ | ratio | p |"), "{}", table[0]);
+    assert!(table[1].starts_with("| ▲ **hotter** | `doubledWork` | `"), "{}", table[1]);
+    assert!(!md.contains("\\:") && !md.contains("\\/"), "no needless escapes: {md}");
 }
 
 #[test]

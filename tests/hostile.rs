@@ -217,20 +217,39 @@ fn svg_titles(what: &str, svg: &[u8]) -> Vec<String> {
     titles
 }
 
-/// Markdown table rows: one line each, every `|` of the text escaped, nothing that renders as HTML or code.
+/// Markdown table rows: one line each, every `|` of the text escaped (GFM splits cells first,
+/// code spans included), code spans closed (a run of backticks ends only at a run as long), and
+/// outside them nothing that renders as HTML.
 fn assert_markdown_rows(what: &str, markdown: &str, rows: usize, columns: usize) {
     assert_inert(what, markdown);
     let table: Vec<&str> = markdown.lines().filter(|l| l.starts_with('|')).collect();
     assert_eq!(table.len(), rows + 2, "{what}: header, rule and one line per row:\n{markdown}");
     for line in &table {
-        let unescaped = |c: char| {
-            line.char_indices()
-                .filter(|&(i, x)| x == c && line[..i].chars().rev().take_while(|&b| b == '\\').count() % 2 == 0)
-                .count()
-        };
-        assert_eq!(unescaped('|'), columns + 1, "{what}: {line}");
-        assert_eq!(unescaped('`'), 0, "{what}: {line}");
-        assert!(!line.contains('<'), "{what}: {line}");
+        let chars: Vec<char> = line.chars().collect();
+        let (mut pipes, mut fence, mut i) = (0, 0usize, 0);
+        while i < chars.len() {
+            let c = chars[i];
+            if c == '\\' && fence == 0 {
+                i += 2;
+                continue;
+            }
+            if c == '`' {
+                let run = chars[i..].iter().take_while(|&&b| b == '`').count();
+                if fence == 0 {
+                    fence = run;
+                } else if run == fence {
+                    fence = 0;
+                }
+                i += run;
+                continue;
+            }
+            let escaped = i > 0 && chars[i - 1] == '\\';
+            pipes += usize::from(c == '|' && !escaped);
+            assert!(fence > 0 || c != '<', "{what}: HTML outside code: {line}");
+            i += 1;
+        }
+        assert_eq!(fence, 0, "{what}: a code span left open: {line}");
+        assert_eq!(pipes, columns + 1, "{what}: {line}");
     }
 }
 
@@ -324,7 +343,7 @@ fn hostile_names_are_exact_in_data_and_inert_on_screen() {
     let table = ok(d, &["diff", "h.cpuprofile", "h2.cpuprofile", "--all"]);
     assert_inert("diff table", &table);
     let markdown = ok(d, &["diff", "h.cpuprofile", "h2.cpuprofile", "--all", "--format", "markdown"]);
-    assert_markdown_rows("diff markdown", &markdown, NAMES.len() + 1, 6);
+    assert_markdown_rows("diff markdown", &markdown, NAMES.len() + 1, 8);
     let run = run(d, &["diff", "h.cpuprofile", "h2.cpuprofile", "--flamegraph", "d.svg"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let titles = svg_titles("differential flamegraph", &std::fs::read(d.join("d.svg")).unwrap());

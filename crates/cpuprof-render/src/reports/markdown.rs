@@ -2,21 +2,23 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{CallGraph, CallTree, Category};
+use cpuprof_analysis::{CallGraph, CallTree, Category, DiffRow, Metric, Verdict};
 
 use crate::time::format_ns;
 
 use super::outline::{self, Line};
 use super::words::{
-    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text, header,
-    node_name, pct_of, pcts, profile_header, short_location, top_amount, top_location, unit_amount, verdict_text,
-    NO_IDLE_NOTE,
+    amount, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text,
+    header, node_name, pct_of, profile_header, ratio_text, short_location, signed_amount, top_amount, top_location,
+    unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
 
-/// Text safe inside a GFM table cell: ASCII punctuation backslash-escaped (so `|`, `*`,
-/// `` ` ``, `<`, `[` … are literal), controls and bidi characters shown as escapes.
+/// Text safe in Markdown prose and GFM table cells: only what Markdown would read as syntax
+/// there is escaped — emphasis, code, links, tables, headings, math and mentions by a backslash
+/// (`\*`, `` \` ``, `\[`, `\|`, `\$`, `\@` …), HTML by entities — so that the rest (`:`, `/`, `.`,
+/// `(`, `-` …) reads as it is; controls and bidi characters are shown as escapes.
 pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
@@ -29,7 +31,7 @@ pub(crate) fn escape(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            c if c.is_ascii_punctuation() => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '#' | '!' | '$' | '@' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -37,6 +39,20 @@ pub(crate) fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// `s` as a code span for a GFM table cell: literal whatever it holds (no emphasis, link, HTML
+/// or mention), fenced by one backtick more than its longest run of them, its `|` escaped (GFM
+/// splits cells before it reads spans); controls and bidi characters shown as escapes.
+pub(crate) fn code(s: &str) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let shown = crate::text::visible(s).replace('|', "\\|");
+    let longest = shown.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if shown.starts_with('`') || shown.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{shown}{pad}{fence}")
 }
 
 pub(crate) fn top(doc: &TopDocument<'_>) -> String {
@@ -59,16 +75,16 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             doc.pct(r.self_weight),
             amount(r.total_weight),
             doc.pct(r.total_weight),
-            escape(&truncate(&r.name, 120)),
-            escape(display_file(&loc)),
+            code(&truncate(&r.name, 120)),
+            code(display_file(&loc)),
         ));
     }
     out
 }
 
 pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
-    // The summary and the numbers are cpuprof's own text; names and files are escaped.
-    let mut out = format!("**cpuprof diff**: {}\n\n", diff_summary(doc));
+    // The summary and the numbers are cpuprof's own text; names and files are code spans.
+    let mut out = format!("**cpuprof diff**: {}{}\n\n", diff_summary(doc), biggest_changes(doc));
     for warning in &doc.report.warnings {
         let _ = writeln!(out, "> **Warning:** {}\n", escape(warning));
     }
@@ -76,29 +92,79 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         out.push_str("No functions to compare.\n");
         return out;
     }
-    out.push_str("| function | location | base % | new % | Δ | verdict |\n|---|---|---:|---:|---:|---|\n");
+    let metric = match doc.report.metric {
+        Metric::SelfTime => "self",
+        Metric::Total => "total",
+    };
+    let _ = writeln!(out, "<details><summary>{} functions compared ({metric} per run)</summary>\n", doc.rows.len());
+    out.push_str(
+        "| verdict | function | location | base | new | Δ | ratio | p |\n|---|---|---|---:|---:|---:|---:|---:|\n",
+    );
     for row in doc.rows {
-        let (b, n) = pcts(doc, row);
+        let (base, new) = match doc.report.metric {
+            Metric::SelfTime => (row.base.self_per_run, row.new.self_per_run),
+            Metric::Total => (row.base.total_per_run, row.new.total_per_run),
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {b:.2}% | {n:.2}% | {} | {} |",
-            escape(&truncate(&row.name, 120)),
-            escape(&diff_location(row)),
+            "| {} | {} | {} | {} | {} | {} | {} | {:.2e} |",
+            verdict_cell(row),
+            code(&truncate(&row.name, 120)),
+            code(&diff_location(row)),
+            amount(base, doc.report.unit),
+            amount(new, doc.report.unit),
             delta_text(doc, row),
-            verdict_text(row),
+            ratio_text(row, doc.report.metric),
+            row.p_value,
         );
     }
+    out.push_str("\n</details>\n");
     if !doc.explanations.is_empty() {
         out.push_str("\n**Where the changes came from**\n\n");
     }
     for e in doc.explanations {
         let row = &doc.report.rows[e.row];
-        let _ = writeln!(out, "- **{}** {} ({})", escape(&row.name), escape(&diff_location(row)), delta_text(doc, row));
+        let _ = writeln!(out, "- **{}** {} ({})", escape(&row.name), code(&diff_location(row)), delta_text(doc, row));
         for line in explanation_lines(doc, e, escape) {
             let _ = writeln!(out, "  - {line}");
         }
     }
     out
+}
+
+/// ` · first changes: `f` +1.20 ms, `g` −0.80 ms`: the first significant changes in the
+/// report's order, for the summary line.
+fn biggest_changes(doc: &DiffDocument<'_>) -> String {
+    let shown: Vec<String> = doc
+        .rows
+        .iter()
+        .filter(|r| r.significant && r.verdict != Verdict::Unchanged)
+        .take(3)
+        .map(|r| {
+            let delta = match doc.report.metric {
+                Metric::SelfTime => r.self_delta(),
+                Metric::Total => r.total_delta(),
+            };
+            format!("{} {}", code(&truncate(&r.name, 60)), signed_amount(delta, doc.report.unit))
+        })
+        .collect();
+    if shown.is_empty() {
+        String::new()
+    } else {
+        format!(" · first changes: {}", shown.join(", "))
+    }
+}
+
+/// A row's verdict with its mark: ▲ significantly hotter (or new), ▼ cooler (or gone); a change
+/// that is not significant says so and has none.
+fn verdict_cell(row: &DiffRow) -> String {
+    let verdict = row.verdict.as_str();
+    match row.verdict {
+        Verdict::Unchanged => verdict.to_owned(),
+        _ if !row.significant => format!("{verdict} (n.s.)"),
+        Verdict::Hotter | Verdict::New => format!("▲ **{verdict}**"),
+        Verdict::Cooler | Verdict::Gone => format!("▼ **{verdict}**"),
+    }
 }
 
 /// A call tree as a nested list: `- **12.3%** 1.20 s (self 0.1%) name · file:line`.
