@@ -38,9 +38,11 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
     let output = Output::new(Some(&args.target.output), &inputs)?;
     // A bar on a terminal when there is enough to wait for.
     let bar = (inputs.len() >= 8 && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
-        ProgressBar::new(inputs.len() as u64).with_style(
-            ProgressStyle::with_template("merging {wide_bar} {pos}/{len} profiles")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        crate::io::progress(
+            ProgressBar::new(inputs.len() as u64).with_style(
+                ProgressStyle::with_template("merging {wide_bar} {pos}/{len} profiles")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ),
         )
     });
     let reader = Reader::new(&args.reading)?;

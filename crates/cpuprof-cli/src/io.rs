@@ -35,6 +35,13 @@ pub(crate) fn beside(input: &Path, stem: &str, extension: &str) -> PathBuf {
     }
 }
 
+/// Every progress bar of a run, drawn together: inputs read in parallel (`merge`, `diff`) and the
+/// job's own bar each keep a line of their own instead of overwriting one another.
+pub(crate) fn progress(bar: ProgressBar) -> ProgressBar {
+    static BARS: std::sync::OnceLock<indicatif::MultiProgress> = std::sync::OnceLock::new();
+    BARS.get_or_init(indicatif::MultiProgress::new).add(bar)
+}
+
 /// Files at least this big get a progress bar (when stderr is a terminal).
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
@@ -47,9 +54,12 @@ pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profil
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let size = file.metadata().map_or(0, |m| m.len());
     if size >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() {
-        let bar = ProgressBar::new(size).with_style(
-            ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        let bar = progress(
+            ProgressBar::new(size).with_style(
+                // The name last, cut to what the terminal leaves: a wrapped line would break the bars.
+                ProgressStyle::with_template("{bar:24} {bytes:>10}/{total_bytes:<10} {wide_msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ),
         );
         bar.set_message(format!("reading {}", cpuprof_render::text::visible(&path.display().to_string())));
         let profile = cpuprof_parse::parse(bar.wrap_read(file), &origin, options);
