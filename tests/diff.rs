@@ -569,3 +569,28 @@ fn by_line_compares_each_line_at_its_offset_into_its_function() {
     assert!(hotter_doubled >= 2, "doubledWork's lines: {hotter_doubled} hotter");
     assert!(rows.iter().filter(|r| r["name"] == "removedWork").all(|r| r["verdict"] == "gone"));
 }
+
+#[test]
+fn markdown_links_locations_to_their_source() {
+    let template = "https://github.com/o/r/blob/abc123/{path}#L{line}";
+    let out = cpuprof()
+        // The folder the fixtures were recorded in, as they name it.
+        .args(["diff", "--format", "markdown", "-n", "4", "--link", template])
+        .args(["--base-root", "/work/main/fixtures/diff", "--new-root", "/work/main/fixtures/diff", "--base"])
+        .args(BASE)
+        .arg("--new")
+        .args(NEW)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = String::from_utf8(out.stdout).unwrap();
+    let row = md.lines().find(|l| l.starts_with("| ") && l.contains("`doubledWork`")).expect("the doubledWork row");
+    assert!(row.contains("](https://github.com/o/r/blob/abc123/app.js#L62) |"), "{row}");
+    // Not a web address: refused (exit 2), so no `javascript:` link is ever written.
+    let bad = cpuprof()
+        .args(["diff", "--format", "markdown", "--link", "javascript:alert(1)/{path}"])
+        .args([BASE[0], NEW[0]])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

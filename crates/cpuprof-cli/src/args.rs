@@ -348,6 +348,12 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "5", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) explain: Option<u64>,
 
+    /// Markdown: each location a link to the source, from an http(s) TEMPLATE with {path} (the
+    /// file below --new-root/--base-root, else below the current directory) and {line}, e.g.
+    /// "https://github.com/o/r/blob/$GITHUB_SHA/{path}#L{line}"
+    #[arg(long, value_name = "TEMPLATE")]
+    pub(crate) link: Option<String>,
+
     /// Also write a differential flame graph (red grew, blue shrank; shaped like NEW) to SVG
     #[arg(long, value_name = "SVG")]
     pub(crate) flamegraph: Option<PathBuf>,

@@ -10,7 +10,7 @@ use cpuprof_analysis::{
 };
 use cpuprof_model::{Profile, ValueUnit};
 use cpuprof_render::time::format_ns;
-use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions};
+use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions, Link};
 
 use crate::args::{DiffArgs, DiffBy, NormalizeArg, ReportFormatArg};
 use crate::input::{source_name, stack_filter, Reader, WindowSpec};
@@ -138,6 +138,20 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         NormalizeArg::Share => Normalize::Share,
     };
     let metric: Metric = args.sort.into();
+    let link = args
+        .link
+        .as_deref()
+        .map(|template| {
+            let web = template.starts_with("https://") || template.starts_with("http://");
+            if !web || !template.contains("{path}") {
+                return Err(UsageError(format!(
+                    "--link {}: expected an http(s) URL with {{path}} (and {{line}}), e.g. https://github.com/o/r/blob/REV/{{path}}#L{{line}}",
+                    cpuprof_render::text::visible(template)
+                )));
+            }
+            Ok(Link { template: template.to_owned(), base_root: args.base_root.clone(), new_root: args.new_root.clone() })
+        })
+        .transpose()?;
     let min_delta = args.min_delta.as_deref().map(|t| parse_min_delta(t, normalize)).transpose()?;
     let inputs: Vec<&PathBuf> = base.iter().chain(&new).collect();
     let input_paths: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
@@ -327,6 +341,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         report: &report,
         rows: shown,
         explanations: &explanations,
+        link: link.as_ref(),
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     output.write(render_diff(&doc, args.output.format.into()).as_bytes())?;

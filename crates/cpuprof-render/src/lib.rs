@@ -23,7 +23,7 @@ mod writers;
 pub use error::RenderError;
 pub use reports::{
     regression_text, render_blocks, render_calls, render_diff, render_timeline, render_top, render_tree,
-    BlocksDocument, CallsDocument, DiffDocument, Format, InputTotal, Terminal, TimelineDocument, TopDocument,
+    BlocksDocument, CallsDocument, DiffDocument, Format, InputTotal, Link, Terminal, TimelineDocument, TopDocument,
     TreeDocument, TreeView,
 };
 pub use writers::cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};

@@ -110,7 +110,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
             "| {} | {} | {} | {} | {} | {} | {} | {:.2e} |",
             verdict_cell(row),
             code(&truncate(&row.name, 120)),
-            code(&diff_location(row)),
+            linked(doc, row),
             amount(base, doc.report.unit),
             amount(new, doc.report.unit),
             delta_text(doc, row),
@@ -130,6 +130,39 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         }
     }
     out
+}
+
+/// A row's location as code, a link to its source with `--link` when it is a file below the
+/// checkout (or the current directory).
+fn linked(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
+    let location = code(&diff_location(row));
+    let (Some(link), Some(file)) = (doc.link, row.file.as_deref()) else { return location };
+    let root = if row.verdict == Verdict::Gone { &link.base_root } else { &link.new_root };
+    let path = display_file(file);
+    let below =
+        |dir: &str| path.strip_prefix(display_file(dir).trim_end_matches('/')).and_then(|p| p.strip_prefix('/'));
+    // A path already below its checkout (diff names scripts so when it found their roots).
+    let already = !path.starts_with('/') && !path.contains(':');
+    let relative = if already { Some(path) } else { root.as_deref().or(doc.terminal.cwd).and_then(below) };
+    let Some(relative) = relative else { return location };
+    let url = link
+        .template
+        .replace("{path}", &url_path(relative))
+        .replace("{line}", &row.line.map(|l| l.to_string()).unwrap_or_default());
+    format!("[{location}]({url})")
+}
+
+/// `path` for a URL: each byte outside the unreserved set and `/` percent-encoded (so no space,
+/// parenthesis or bracket can end the Markdown link).
+fn url_path(path: &str) -> String {
+    path.bytes().fold(String::with_capacity(path.len()), |mut out, b| {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+        out
+    })
 }
 
 /// ` · first changes: `f` +1.20 ms, `g` −0.80 ms`: the first significant changes in the

@@ -132,6 +132,19 @@ pub struct DiffDocument<'a> {
     pub blocks: Option<&'a cpuprof_analysis::BlockChange>,
     /// The terminal the table is shown on (colour: red hotter, green cooler).
     pub terminal: Terminal<'a>,
+    /// Markdown: where a location links to.
+    pub link: Option<&'a Link>,
+}
+
+/// Links from a report's locations to their source (`diff --link`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// An http(s) URL with `{path}` (the file below its checkout) and `{line}`.
+    pub template: String,
+    /// The base build's checkout folder as the profiles name it, for gone functions.
+    pub base_root: Option<String>,
+    /// The new build's checkout folder.
+    pub new_root: Option<String>,
 }
 
 impl DiffDocument<'_> {
