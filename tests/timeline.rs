@@ -413,3 +413,38 @@ fn a_window_against_itself_changes_nothing() {
     assert_eq!(row("serveRequest")["verdict"], "new");
     assert_eq!(row("sievePrimes")["verdict"], "cooler");
 }
+
+/// A window is cut once, whatever transforms the profile goes through after it is read
+/// (`--hide`, `--collapse-recursion`, source maps): the same samples as without them.
+#[test]
+fn a_window_survives_the_frame_transforms() {
+    let f = "fixtures/cpuprofile/phases.cpuprofile";
+    let windows: [&[&str]; 3] =
+        [&["--from", "1.5s", "--to", "2s"], &["--from", "25%", "--to", "75%"], &["--from", "1s"]];
+    for window in windows {
+        let plain = ours(&[&["top", f], window].concat());
+        assert!(plain["samples"].as_i64().unwrap() > 0, "{window:?}");
+        for transform in [&["--hide", "zzz"][..], &["--source-maps"], &["--collapse-recursion"]] {
+            let args: Vec<&str> = [&["top", f], window, transform].concat();
+            if transform == ["--collapse-recursion"] {
+                // top has no --collapse-recursion: the folded stacks carry it.
+                let out = |extra: &[&str]| {
+                    let o = cpuprof().args([&["collapse", f], window, extra].concat()).output().unwrap();
+                    String::from_utf8(o.stdout)
+                        .unwrap()
+                        .lines()
+                        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<i64>().unwrap())
+                        .sum::<i64>()
+                };
+                assert_eq!(out(&["--collapse-recursion"]), out(&[]), "{window:?} --collapse-recursion");
+                continue;
+            }
+            let transformed = ours(&args);
+            assert_eq!(
+                (&transformed["samples"], &transformed["total"], &transformed["window"]),
+                (&plain["samples"], &plain["total"], &plain["window"]),
+                "{window:?} {transform:?}"
+            );
+        }
+    }
+}

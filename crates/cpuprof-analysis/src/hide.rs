@@ -132,11 +132,8 @@ pub(crate) fn copy_samples(
     }
 }
 
-/// The builder's profile, with `profile`'s warnings and timing.
+/// The builder's profile, with `profile`'s facts about the recording (timing, window, warnings).
 pub(crate) fn finish(profile: &Profile, mut b: ProfileBuilder) -> Result<Profile, ModelError> {
-    for warning in &profile.meta.warnings {
-        b.warn(warning.clone());
-    }
-    b.timing(profile.meta.start_ns, profile.meta.duration_ns, profile.meta.interval_ns);
+    b.recording_of(&profile.meta);
     b.finish()
 }

@@ -350,7 +350,7 @@ pub(crate) struct DiffArgs {
 
     /// Markdown: each location a link to the source, from an http(s) TEMPLATE with {path} (the
     /// file below --new-root/--base-root, else below the current directory) and {line}, e.g.
-    /// "https://github.com/o/r/blob/$GITHUB_SHA/{path}#L{line}"
+    /// `https://github.com/o/r/blob/$GITHUB_SHA/{path}#L{line}`
     #[arg(long, value_name = "TEMPLATE")]
     pub(crate) link: Option<String>,
 

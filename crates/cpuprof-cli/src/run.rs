@@ -75,6 +75,12 @@ fn run_top(args: &TopArgs) -> Result<()> {
     if inputs.iter().filter(|p| crate::io::is_dash(p)).count() > 1 {
         return Err(UsageError("stdin (-) can be read only once".to_owned()).into());
     }
+    if inputs.len() > 1 && options.by == GroupBy::Line {
+        return Err(UsageError(
+            "--by line reads the lines one profile recorded, which a merge does not keep: give one input".to_owned(),
+        )
+        .into());
+    }
     let output = Output::new(args.output.output.as_deref(), &inputs)?;
     let (Loaded { profile, window }, source, totals) = if let [input] = inputs.as_slice() {
         (load(input, &args.reading, &args.filter, &args.window, false)?, source_name(input), Vec::new())

@@ -251,6 +251,16 @@ impl ProfileBuilder {
         self.meta.interval_ns = interval_ns;
     }
 
+    /// Takes `meta`'s facts about the recording — its timing, the window its samples were cut
+    /// to, its warnings — for a profile rebuilt from another one (a transform of its stacks).
+    pub fn recording_of(&mut self, meta: &Meta) {
+        self.meta.start_ns = meta.start_ns;
+        self.meta.duration_ns = meta.duration_ns;
+        self.meta.interval_ns = meta.interval_ns;
+        self.meta.window = meta.window;
+        self.meta.warnings.extend(meta.warnings.iter().cloned());
+    }
+
     /// Says the samples added are only those of `window` of the recording (see
     /// [`crate::Meta::window`]); [`Self::timing`] gives the window's start and length.
     pub fn window(&mut self, window: crate::Window) {

@@ -4,10 +4,11 @@ use crate::{Profile, ProfileBuilder, ValueType, ValueUnit};
 
 /// Merges `profiles` into one whose totals are the sums of theirs. Functions, frames and
 /// stacks that are equal by content become one. The value columns are a count and, when
-/// every input has one, a time (ns). Per-sample timestamps and VM states are dropped (inputs
-/// come from different clocks), so are line hits. The format is the first input's; the
-/// start is the earliest, warnings are kept, and the duration is the time the recordings
-/// cover (see [`covered_ns`]), so that a merge's totals are shares of it.
+/// every input has one, a time (ns). Per-sample timestamps are dropped (inputs come from
+/// different clocks), so are line hits; VM states are kept when every input has them. The
+/// format is the first input's; the start is the earliest, warnings are kept, and the duration
+/// is the time the recordings cover (the union of their spans where they share a clock, each
+/// one's length where not), so that a merge's totals are shares of it.
 pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
     let time_in_all = profiles.iter().all(|p| p.value_index(ValueUnit::Nanoseconds).is_some());
     let time_type = profiles
@@ -18,6 +19,7 @@ pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
     let format = profiles.first().map_or(crate::SourceFormat::CpuProfile, |p| p.meta.format);
     let mut b = ProfileBuilder::new(format, value_types);
     let mut values = Vec::with_capacity(2);
+    let with_states = profiles.iter().all(|p| p.samples.vm_state.is_some());
     for p in profiles {
         let stacks = b.copy_stacks(p, |b, frame| {
             let frame = p.frames[frame];
@@ -36,7 +38,10 @@ pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
             if time_type.is_some() {
                 values.push(times.map_or(0, |t| t[row]));
             }
-            b.sample(stacks[stack.index()], None, &values);
+            match p.samples.vm_state.as_ref().filter(|_| with_states).and_then(|s| s.get(row)) {
+                Some(state) => b.sample_in_state(stacks[stack.index()], None, &values, *state),
+                None => b.sample(stacks[stack.index()], None, &values),
+            }
         }
         for warning in &p.meta.warnings {
             b.warn(warning.clone());
@@ -50,16 +55,19 @@ pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
 }
 
 /// The time `profiles`' recordings cover: the length of the union of their spans on their
-/// clock (V8's is the machine's monotonic clock), so that workers recorded at once count their
-/// shared time once and runs recorded one after another count each; a recording whose start
-/// is unknown adds its length. `None` when no input knows its length.
+/// clock (a `.cpuprofile`'s is the machine's monotonic clock), so that workers recorded at once
+/// count their shared time once and runs recorded one after another count each; a recording
+/// whose start is unknown, or on a clock of its own process (a tick log's starts at 0), adds
+/// its length. `None` when no input knows its length.
 fn covered_ns(profiles: &[&Profile]) -> Option<i64> {
     let mut spans: Vec<(i64, i64)> = Vec::new();
     let mut apart = 0i64;
     for p in profiles {
         match (p.meta.start_ns, p.meta.duration_ns) {
-            (Some(start), Some(length)) => spans.push((start, start.saturating_add(length.max(0)))),
-            (None, Some(length)) => apart = apart.saturating_add(length.max(0)),
+            (Some(start), Some(length)) if !own_clock(p.meta.format) => {
+                spans.push((start, start.saturating_add(length.max(0))));
+            }
+            (_, Some(length)) => apart = apart.saturating_add(length.max(0)),
             _ => {}
         }
     }
@@ -73,16 +81,22 @@ fn covered_ns(profiles: &[&Profile]) -> Option<i64> {
         current = match current {
             Some((a, b)) if from <= b => Some((a, b.max(to))),
             Some((a, b)) => {
-                covered = covered.saturating_add(b - a);
+                covered = covered.saturating_add(b.saturating_sub(a));
                 Some((from, to))
             }
             None => Some((from, to)),
         };
     }
     if let Some((a, b)) = current {
-        covered = covered.saturating_add(b - a);
+        covered = covered.saturating_add(b.saturating_sub(a));
     }
     Some(covered)
+}
+
+/// Formats whose times count from their own process's start: recordings of two runs overlap on
+/// it whenever they were made.
+fn own_clock(format: crate::SourceFormat) -> bool {
+    matches!(format, crate::SourceFormat::TickLog | crate::SourceFormat::PreprocessJson)
 }
 
 #[cfg(test)]
@@ -107,5 +121,12 @@ mod tests {
         // Unknown starts add their length; no lengths, no duration.
         assert_eq!(covered(&[recording(None, Some(7)), recording(Some(0), Some(3))]), Some(10));
         assert_eq!(covered(&[recording(Some(5), None), recording(None, None)]), None);
+        // Tick logs count from their process's start: two runs add up.
+        let tick_log = |length| {
+            let mut b = ProfileBuilder::new(SourceFormat::TickLog, vec![ValueType::SAMPLES]);
+            b.timing(Some(0), Some(length), None);
+            b.finish().unwrap()
+        };
+        assert_eq!(covered(&[tick_log(10), tick_log(8)]), Some(18));
     }
 }

@@ -478,10 +478,7 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
             b.line_hit(*new_stack, line, ticks);
         }
     }
-    for warning in &profile.meta.warnings {
-        b.warn(warning.clone());
-    }
-    b.timing(profile.meta.start_ns, profile.meta.duration_ns, profile.meta.interval_ns);
+    b.recording_of(&profile.meta);
     b.finish()
 }
 

@@ -60,14 +60,12 @@ impl Budget {
     }
 
     /// Whether a table whose other columns are `fixed` wide leaves its name and location
-    /// columns their minimum in `width`.
-    pub(crate) fn fits(width: Option<usize>, fixed: &[usize], location: bool) -> bool {
+    /// columns (`name` and `location` wide at most) their minimum in `width`.
+    pub(crate) fn fits(width: Option<usize>, fixed: &[usize], name: usize, location: Option<usize>) -> bool {
         let Some(width) = width else { return true };
         let mut cells = fixed.to_vec();
-        cells.push(NAME_MIN);
-        if location {
-            cells.push(LOCATION_MIN);
-        }
+        cells.push(name.min(NAME_MIN));
+        cells.extend(location.map(|l| l.min(LOCATION_MIN)));
         table_columns(&cells) <= width
     }
 }

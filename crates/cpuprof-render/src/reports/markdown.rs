@@ -21,7 +21,31 @@ use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
 /// `(`, `-` …) reads as it is; controls and bidi characters are shown as escapes.
 pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
+    let chars: Vec<char> = s.chars().collect();
+    // Whether the current word (since the last space) has an `@`.
+    let mut at_in_word = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_whitespace() {
+            at_in_word = false;
+        }
+        at_in_word |= c == '@';
+        // GFM links `scheme://…`, `www.…` and `x@y.z` by themselves: a backslash before the `:`
+        // or `.` that makes one keeps a name from becoming a link.
+        let autolink = match c {
+            ':' => chars.get(i + 1..i + 3) == Some(&['/', '/'][..]),
+            '.' => {
+                at_in_word
+                    || chars
+                        .get(i.saturating_sub(3)..i)
+                        .is_some_and(|w| w.len() == 3 && w.iter().collect::<String>().eq_ignore_ascii_case("www"))
+            }
+            _ => false,
+        };
+        if autolink {
+            out.push('\\');
+            out.push(c);
+            continue;
+        }
         match c {
             '\n' => out.push_str("\\\\n"),
             c if is_unsafe_to_show(c) => {
@@ -41,17 +65,28 @@ pub(crate) fn escape(s: &str) -> String {
     out
 }
 
-/// `s` as a code span for a GFM table cell: literal whatever it holds (no emphasis, link, HTML
-/// or mention), fenced by one backtick more than its longest run of them, its `|` escaped (GFM
-/// splits cells before it reads spans); controls and bidi characters shown as escapes.
+/// `s` as a code span for a GFM table cell: [`code_span`], its `|` escaped (GFM splits cells
+/// before it reads spans, and unescapes them then).
 pub(crate) fn code(s: &str) -> String {
-    if s.is_empty() {
+    code_span(&crate::text::visible(s).replace('|', "\\|"))
+}
+
+/// `s` as a code span in prose (where `|` is plain text).
+pub(crate) fn code_in_text(s: &str) -> String {
+    code_span(&crate::text::visible(s))
+}
+
+/// A code span of `shown`: literal whatever it holds (no emphasis, link, HTML or mention),
+/// fenced by one backtick more than its longest run of them, padded when it would lose a
+/// character to the fence (a backtick at an end, or a space at both).
+fn code_span(shown: &str) -> String {
+    if shown.is_empty() {
         return String::new();
     }
-    let shown = crate::text::visible(s).replace('|', "\\|");
     let longest = shown.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    let pad = if shown.starts_with('`') || shown.ends_with('`') { " " } else { "" };
+    let spaced = shown.starts_with(' ') && shown.ends_with(' ');
+    let pad = if shown.starts_with('`') || shown.ends_with('`') || spaced { " " } else { "" };
     format!("{fence}{pad}{shown}{pad}{fence}")
 }
 
@@ -124,7 +159,13 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     }
     for e in doc.explanations {
         let row = &doc.report.rows[e.row];
-        let _ = writeln!(out, "- **{}** {} ({})", escape(&row.name), code(&diff_location(row)), delta_text(doc, row));
+        let _ = writeln!(
+            out,
+            "- **{}** {} ({})",
+            escape(&row.name),
+            code_in_text(&diff_location(row)),
+            delta_text(doc, row)
+        );
         for line in explanation_lines(doc, e, escape) {
             let _ = writeln!(out, "  - {line}");
         }
@@ -178,7 +219,7 @@ fn biggest_changes(doc: &DiffDocument<'_>) -> String {
                 Metric::SelfTime => r.self_delta(),
                 Metric::Total => r.total_delta(),
             };
-            format!("{} {}", code(&truncate(&r.name, 60)), signed_amount(delta, doc.report.unit))
+            format!("{} {}", code_in_text(&truncate(&r.name, 60)), signed_amount(delta, doc.report.unit))
         })
         .collect();
     if shown.is_empty() {
@@ -378,5 +419,28 @@ mod tests {
         assert_eq!(escape("`x`*y*"), "\\`x\\`\\*y\\*");
         assert_eq!(escape("a\nb"), "a\\\\nb");
         assert_eq!(escape("\u{202e}"), "\\\\u{202e}");
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn prose_escapes_what_markdown_reads_and_breaks_autolinks() {
+        assert_eq!(escape("app.js:12 (x)"), "app.js:12 (x)");
+        assert_eq!(escape("*a* [b](c) `d` <e> f|g"), "\\*a\\* \\[b\\](c) \\`d\\` &lt;e&gt; f\\|g");
+        assert_eq!(escape("https://evil.example/x"), "https\\://evil.example/x");
+        assert_eq!(escape("www.evil.example"), "www\\.evil.example");
+        assert_eq!(escape("me@evil.example x.y"), "me\\@evil\\.example x.y");
+    }
+
+    #[test]
+    fn code_spans_hold_anything() {
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`edge`"), "`` `edge` ``");
+        assert_eq!(code("a|b"), "`a\\|b`");
+        assert_eq!(code_in_text("a|b"), "`a|b`");
+        assert_eq!(code(" spaced "), "`  spaced  `");
     }
 }

@@ -159,8 +159,13 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     let mut widths = widths_of(&numbers);
     // A narrow terminal loses the p value, then the two shares (Δ says the change in points),
     // then the points and the words of "not significant".
+    let names: Vec<String> = doc.rows.iter().map(|row| visible(&row.name)).collect();
+    let locations: Vec<String> = doc.rows.iter().map(|row| visible(&diff_location(row))).collect();
+    let widest_location = widest("location", locations.iter().map(String::as_str));
+    let widest_name = widest("function", names.iter().map(String::as_str));
     let fits = |cols: &[usize], widths: &[usize]| {
-        Budget::fits(doc.terminal.width, &cols.iter().map(|k| widths[*k]).collect::<Vec<_>>(), true)
+        let fixed: Vec<usize> = cols.iter().map(|k| widths[*k]).collect();
+        Budget::fits(doc.terminal.width, &fixed, widest_name, Some(widest_location))
     };
     let shown: &[usize] =
         [&[0, 1, 2, 3, 4, 5][..], &[0, 1, 2, 3, 4]].into_iter().find(|cols| fits(cols, &widths)).unwrap_or(&[0, 1, 2]);
@@ -173,13 +178,10 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         }
         widths = widths_of(&numbers);
     }
-    let names: Vec<String> = doc.rows.iter().map(|row| visible(&row.name)).collect();
-    let locations: Vec<String> = doc.rows.iter().map(|row| visible(&diff_location(row))).collect();
-    let widest_location = widest("location", locations.iter().map(String::as_str));
     let budget = Budget::of(
         doc.terminal.width,
         &shown.iter().map(|k| widths[*k]).collect::<Vec<_>>(),
-        widest("function", names.iter().map(String::as_str)),
+        widest_name,
         Some(widest_location),
     );
     let cwd = budget.filter(|b| b.location < widest_location).and(doc.terminal.cwd);
