@@ -48,7 +48,12 @@ fn run_in_terminal(dir: &Path, args: &[&str], width: usize, env: &str, styled: b
         return None;
     }
     let bin = assert_cmd::cargo::cargo_bin("cpuprof");
-    let session = format!("cpuprof-{}-{width}-{}", std::process::id(), args[0]);
+    // Each run has its own tmux server (its own socket): with one shared server, a test that
+    // kills the last session stops the server while another test's `new-session` is
+    // connecting to it ("server exited unexpectedly").
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let session = format!("cpuprof-{}-{run}-{width}-{}", std::process::id(), args[0]);
     let done = std::env::temp_dir().join(format!("{session}.done"));
     let _ = std::fs::remove_file(&done);
     let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
@@ -61,7 +66,8 @@ fn run_in_terminal(dir: &Path, args: &[&str], width: usize, env: &str, styled: b
         done.display()
     );
     let status = Command::new("tmux")
-        .args(["-f", "/dev/null", "new-session", "-d", "-s", &session, "-x", &width.to_string(), "-y", "60"])
+        .args(["-L", &session, "-f", "/dev/null", "new-session", "-d", "-s", &session])
+        .args(["-x", &width.to_string(), "-y", "60"])
         .arg(script)
         .env_remove("TMUX")
         .status()
@@ -72,12 +78,12 @@ fn run_in_terminal(dir: &Path, args: &[&str], width: usize, env: &str, styled: b
         assert!(Instant::now() < deadline, "cpuprof did not finish in the terminal");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut capture = vec!["capture-pane", "-p", "-t", &session];
+    let mut capture = vec!["-L", &session, "capture-pane", "-p", "-t", &session];
     if styled {
         capture.push("-e");
     }
     let screen = Command::new("tmux").args(&capture).output().expect("capture");
-    let _ = Command::new("tmux").args(["kill-session", "-t", &session]).status();
+    let _ = Command::new("tmux").args(["-L", &session, "kill-server"]).status();
     let _ = std::fs::remove_file(&done);
     Some(String::from_utf8(screen.stdout).expect("utf-8"))
 }
