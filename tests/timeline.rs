@@ -98,7 +98,7 @@ fn blocks_match_the_oracle_on_every_fixture() {
     for fixture in recorded() {
         for (min, min_ns) in [("0", "0"), ("50ms", "50000000"), ("5ms", "5000000")] {
             let theirs = oracle_script(ORACLE, &[fixture.as_str(), "blocks", "--min-ns", min_ns]);
-            let ours = ours(&["blocks", fixture.as_str(), "--min", min]);
+            let ours = ours(&["blocks", fixture.as_str(), "--min", min, "--all"]);
             compare(
                 &format!("{fixture} --min {min}"),
                 &ours,
@@ -214,7 +214,7 @@ fn hand_made_profiles_match_the_oracle() {
         let file = dir.path().join(format!("handmade-{name}.cpuprofile"));
         let file = file.to_str().unwrap();
         let theirs = oracle_script(ORACLE, &[file, "blocks", "--min-ns", "0"]);
-        let blocks = ours(&["blocks", file, "--min", "0"]);
+        let blocks = ours(&["blocks", file, "--min", "0", "--all"]);
         compare(
             &format!("{name} blocks"),
             &blocks,
@@ -272,7 +272,7 @@ fn planned_blocks(side: &Value, recording_start_hrtime_us: i64) -> Vec<(String, 
 /// Each planned block is found (at its time and length within a few sampling intervals), in its
 /// entry and function; the longest agrees with node's event-loop-delay histogram within 5%.
 fn check_planned_blocks(file: &str, side: &Value, start_hrtime_us: i64) -> Vec<i64> {
-    let report = ours(&["blocks", file, "--min", "10ms"]);
+    let report = ours(&["blocks", file, "--min", "10ms", "--all"]);
     let interval = report["interval_ns"].as_i64().unwrap();
     let blocks = report["blocks"].as_array().unwrap();
     let mut lengths = Vec::new();
@@ -317,6 +317,26 @@ fn the_planned_blocks_are_found_in_both_recordings() {
     let longest = report["blocks"].as_array().unwrap().iter().max_by_key(|b| b["duration_ns"].as_i64()).unwrap();
     assert!(longest["common"]["name"].as_str().unwrap().contains("JsonParse"), "{longest}");
     assert_eq!(longest["under"]["name"], "handleReport", "{longest}");
+}
+
+/// Without `--all`, the `-n` longest blocks are listed (ties: the earliest), in time order, and
+/// the summary still counts every block.
+#[test]
+fn the_longest_blocks_are_listed_and_all_are_summed() {
+    for fixture in recorded() {
+        let all = ours(&["blocks", fixture.as_str(), "--min", "0", "--all"]);
+        let every = all["blocks"].as_array().unwrap();
+        for n in [1usize, 3, 20] {
+            let some = ours(&["blocks", fixture.as_str(), "--min", "0", "-n", &n.to_string()]);
+            assert_eq!(some["summary"], all["summary"], "{fixture} -n {n}");
+            let mut longest: Vec<&Value> = every.iter().collect();
+            longest.sort_by_key(|b| (std::cmp::Reverse(b["duration_ns"].as_i64()), b["start_ns"].as_i64()));
+            longest.truncate(n);
+            longest.sort_by_key(|b| b["start_ns"].as_i64());
+            let listed: Vec<&Value> = some["blocks"].as_array().unwrap().iter().collect();
+            assert_eq!(listed, longest, "{fixture} -n {n}");
+        }
+    }
 }
 
 #[test]

@@ -51,14 +51,22 @@ pub struct Blocks {
     pub length_ns: i64,
     /// Number of idle samples: 0 means the loop never waited in the recording (a batch job).
     pub idle_samples: i64,
-    /// The blocks at least `min_ns` long, in time order.
+    /// The length of every block at least `min_ns` long, ns, in time order.
+    pub lengths: Vec<i64>,
+    /// The blocks described: every one, or the longest asked for (ties: the earliest), in
+    /// time order.
     pub blocks: Vec<Block>,
 }
 
 impl Blocks {
+    /// How many blocks are at least `min_ns` long (described or not).
+    pub fn count(&self) -> usize {
+        self.lengths.len()
+    }
+
     /// Block lengths at the 50th and 95th percentiles (nearest rank) and the longest; 0 when none.
     pub fn percentiles(&self) -> (i64, i64, i64) {
-        let mut lengths: Vec<i64> = self.blocks.iter().map(|b| b.duration_ns).collect();
+        let mut lengths = self.lengths.clone();
         lengths.sort_unstable();
         let rank = |p: usize| lengths.get((p * lengths.len()).div_ceil(100).saturating_sub(1)).copied().unwrap_or(0);
         (rank(50), rank(95), lengths.last().copied().unwrap_or(0))
@@ -66,7 +74,7 @@ impl Blocks {
 
     /// The share of the recording spent in the blocks, percent.
     pub fn blocked_pct(&self) -> f64 {
-        let blocked = self.blocks.iter().map(|b| b.duration_ns).fold(0i64, i64::saturating_add);
+        let blocked = self.lengths.iter().copied().fold(0i64, i64::saturating_add);
         if self.length_ns <= 0 {
             0.0
         } else {
@@ -93,7 +101,7 @@ pub struct RunBlocks {
 impl From<&Blocks> for RunBlocks {
     fn from(b: &Blocks) -> Self {
         let (_, p95_ns, max_ns) = b.percentiles();
-        Self { count: b.blocks.len(), p95_ns, max_ns, idle_samples: b.idle_samples, interval_ns: b.interval_ns }
+        Self { count: b.count(), p95_ns, max_ns, idle_samples: b.idle_samples, interval_ns: b.interval_ns }
     }
 }
 
@@ -119,7 +127,7 @@ pub struct BlockChange {
 
 /// The blocks of one run in brief (`min_ns` the shortest counted); `None` without a timeline.
 pub fn run_blocks(profile: &Profile, min_ns: i64) -> Option<RunBlocks> {
-    blocks(profile, min_ns).ok().map(|b| RunBlocks::from(&b))
+    blocks(profile, min_ns, Some(0)).ok().map(|b| RunBlocks::from(&b))
 }
 
 /// The change of the event-loop blocks from the `base` runs to the `new` runs (each side at
@@ -213,23 +221,38 @@ impl StepCounts {
     }
 }
 
-/// The event-loop blocks of `profile` at least `min_ns` long. Needs the samples' times.
+/// The event-loop blocks of `profile` at least `min_ns` long, the `described` longest of them
+/// (all: `None`) described. Needs the samples' times.
 ///
 /// One walk of the timeline in the usual case: the blocks depend on the sampling interval
 /// (what a gap is, and what a block's last sample weighs when a gap follows it), which is the
 /// median of the steps counted in the same walk. The walk assumes the recorded mean interval;
 /// only when the median turns out to change a gap or a weight is the walk done again with it.
-pub fn blocks(profile: &Profile, min_ns: i64) -> Result<Blocks, WindowError> {
+pub fn blocks(profile: &Profile, min_ns: i64, described: Option<usize>) -> Result<Blocks, WindowError> {
     let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
     let configured = configured_interval(profile);
     let guess = configured.or(profile.meta.interval_ns).unwrap_or(0).max(0);
-    let mut walk = BlockWalk::run(profile, min_ns, start, guess, configured.is_none())?;
+    let mut walk = BlockWalk::run(profile, min_ns, start, guess, configured.is_none(), described)?;
     // No interval (fewer than two samples at distinct times): 0, as SPEC §12.1's mean interval.
     let interval = configured.or_else(|| interval_from(profile, &walk.steps)).unwrap_or(0).max(0);
     if interval != guess && (gap_for(interval) != gap_for(guess) || walk.used_interval) {
-        walk = BlockWalk::run(profile, min_ns, start, interval, false)?;
+        walk = BlockWalk::run(profile, min_ns, start, interval, false, described)?;
     }
-    Ok(Blocks { interval_ns: interval, min_ns, length_ns: length, idle_samples: walk.idle_samples, blocks: walk.found })
+    let mut found = walk.found;
+    if let Some(n) = described {
+        // Each half described its own longest: the longest of all are among them.
+        found.sort_by_key(|b| (std::cmp::Reverse(b.duration_ns), b.start_ns));
+        found.truncate(n);
+        found.sort_by_key(|b| b.start_ns);
+    }
+    Ok(Blocks {
+        interval_ns: interval,
+        min_ns,
+        length_ns: length,
+        idle_samples: walk.idle_samples,
+        lengths: walk.lengths,
+        blocks: found,
+    })
 }
 
 /// Consecutive samples further apart than this are a gap, not a block (SPEC §12.1).
@@ -240,6 +263,7 @@ fn gap_for(interval: i64) -> i64 {
 /// One walk of the timeline finding blocks for a given sampling interval.
 struct BlockWalk {
     found: Vec<Block>,
+    lengths: Vec<i64>,
     idle_samples: i64,
     /// The steps between samples (when counted).
     steps: StepCounts,
@@ -258,6 +282,8 @@ struct Rules {
     /// The profile has durations (else every sample weighs the interval).
     by_time: bool,
     count_steps: bool,
+    /// How many of the longest blocks are described (`None`: all).
+    described: Option<usize>,
 }
 
 impl Rules {
@@ -282,7 +308,7 @@ struct Held {
 struct HalfWalk<'p> {
     rules: Rules,
     describer: Describer<'p>,
-    found: Vec<Block>,
+    found: Found,
     idle_samples: i64,
     steps: StepCounts,
     used_interval: bool,
@@ -299,7 +325,7 @@ impl<'p> HalfWalk<'p> {
         Self {
             rules,
             describer: Describer::new(profile),
-            found: Vec::new(),
+            found: Found::new(rules.described),
             idle_samples: 0,
             steps: StepCounts::default(),
             used_interval: !rules.by_time,
@@ -367,9 +393,59 @@ impl<'p> HalfWalk<'p> {
     }
 }
 
+/// A block's rank among the longest, as (length, start) — the shortest and latest on top of a
+/// heap of them.
+type Rank = std::cmp::Reverse<(i64, std::cmp::Reverse<i64>)>;
+
+/// The blocks a walk found: every one's length, and the blocks described (all of them, or those
+/// that were among the `described` longest when they ended).
+struct Found {
+    lengths: Vec<i64>,
+    blocks: Vec<Block>,
+    /// How many are described and the longest so far, when not all are.
+    longest: Option<(usize, std::collections::BinaryHeap<Rank>)>,
+}
+
+impl Found {
+    fn new(described: Option<usize>) -> Self {
+        Self {
+            lengths: Vec::new(),
+            blocks: Vec::new(),
+            longest: described.map(|n| (n, std::collections::BinaryHeap::new())),
+        }
+    }
+
+    /// Counts a block of `duration` starting at `start`; whether to describe it: whether it is
+    /// among the longest so far (blocks come in time order, so a later one of equal length
+    /// ranks below).
+    fn count(&mut self, start: i64, duration: i64) -> bool {
+        self.lengths.push(duration);
+        let Some((n, heap)) = &mut self.longest else { return true };
+        let key: Rank = std::cmp::Reverse((duration, std::cmp::Reverse(start)));
+        if heap.len() < *n {
+            heap.push(key);
+            return true;
+        }
+        match heap.peek() {
+            Some(shortest) if key < *shortest => {
+                heap.pop();
+                heap.push(key);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `other`'s blocks after these.
+    fn append(&mut self, mut other: Found) {
+        self.lengths.append(&mut other.lengths);
+        self.blocks.append(&mut other.blocks);
+    }
+}
+
 /// Closes `block` (whose weight per row is in `describer.sums`): a block when it is at least the
-/// minimum long, described into `found`.
-fn close(rules: &Rules, block: OpenBlock, describer: &mut Describer<'_>, found: &mut Vec<Block>, used: &mut bool) {
+/// minimum long, counted in `found` and described when it may be among the longest.
+fn close(rules: &Rules, block: OpenBlock, describer: &mut Describer<'_>, found: &mut Found, used: &mut bool) {
     let raw_last = rules.weight(&block.last);
     let last = if raw_last <= rules.gap {
         raw_last
@@ -378,10 +454,11 @@ fn close(rules: &Rules, block: OpenBlock, describer: &mut Describer<'_>, found: 
         rules.interval
     };
     let duration = block.last.time_ns.saturating_add(last).saturating_sub(block.first_ns);
-    if duration >= rules.min_ns {
+    let start = block.first_ns.saturating_sub(rules.start);
+    if duration >= rules.min_ns && found.count(start, duration) {
         // The last sample weighs what is left of the block: the weights sum to its length.
         describer.sums.add(block.last.row, last.saturating_sub(raw_last));
-        found.push(describer.describe(&block, (block.first_ns.saturating_sub(rules.start), duration)));
+        found.blocks.push(describer.describe(&block, (start, duration)));
     } else {
         describer.sums.drain().for_each(drop);
     }
@@ -391,9 +468,16 @@ impl BlockWalk {
     /// Two halves of the samples at once, each finding its own blocks; the block the halves
     /// meet in (the first half's last, the second half's first when nothing separates them) is
     /// put together from both and described once.
-    fn run(profile: &Profile, min_ns: i64, start: i64, interval: i64, count_steps: bool) -> Result<Self, WindowError> {
+    fn run(
+        profile: &Profile,
+        min_ns: i64,
+        start: i64,
+        interval: i64,
+        count_steps: bool,
+        shown: Option<usize>,
+    ) -> Result<Self, WindowError> {
         let by_time = profile.value_index(ValueUnit::Nanoseconds).is_some();
-        let rules = Rules { min_ns, start, interval, gap: gap_for(interval), by_time, count_steps };
+        let rules = Rules { min_ns, start, interval, gap: gap_for(interval), by_time, count_steps, described: shown };
         let timeline = match profile.samples.timeline() {
             Some(timeline) => Some(timeline),
             None if profile.samples.is_empty() => None,
@@ -409,12 +493,12 @@ impl BlockWalk {
             steps.add(f.time_ns.saturating_sub(p));
         }
         // The first half started the recording: its head is a block like any other.
-        let mut found = std::mem::take(&mut early.found);
+        let mut found = std::mem::replace(&mut early.found, Found::new(shown));
         let mut used_interval = early.used_interval || late.used_interval;
         let early_head = early.head.take();
         let tail = early.take_tail();
         let describer = &mut early.describer;
-        let mut settle = |held: Held, found: &mut Vec<Block>, used: &mut bool| {
+        let mut settle = |held: Held, found: &mut Found, used: &mut bool| {
             for (row, w) in held.rows {
                 describer.sums.add(row, w);
             }
@@ -422,9 +506,9 @@ impl BlockWalk {
         };
         if let Some(head) = early_head {
             // Blocks are in time order: the early half's head came before everything it closed.
-            let mut first = Vec::new();
+            let mut first = Found::new(shown);
             settle(head, &mut first, &mut used_interval);
-            first.append(&mut found);
+            first.append(found);
             found = first;
         }
         // The late half's first block: held back (it ended inside the half) or still open.
@@ -452,11 +536,17 @@ impl BlockWalk {
                 }
             }
         }
-        found.append(&mut late.found);
+        found.append(std::mem::replace(&mut late.found, Found::new(shown)));
         if let Some(rest) = late_rest_open {
             settle(rest, &mut found, &mut used_interval);
         }
-        Ok(BlockWalk { found, idle_samples: early.idle_samples + late.idle_samples, steps, used_interval })
+        Ok(BlockWalk {
+            found: found.blocks,
+            lengths: found.lengths,
+            idle_samples: early.idle_samples + late.idle_samples,
+            steps,
+            used_interval,
+        })
     }
 }
 
@@ -683,7 +773,7 @@ mod tests {
     fn a_function_that_ran_for_no_time_still_counts() {
         // b's sample lasts 0 (a at the same time follows): b is in the block's top with 0, as in
         // SPEC §12 and the oracle, and is the bucket's top when nothing else ran in it.
-        let found = blocks(&profile("aab=aa..", 6), 1).unwrap();
+        let found = blocks(&profile("aab=aa..", 6), 1, None).unwrap();
         let top: Vec<(&str, i64)> = found.blocks[0].top.iter().map(|(f, w)| (&*f.name, *w)).collect();
         assert_eq!(top, [("a", 4_000_000), ("b", 0)]);
         let options = crate::TimelineOptions { bucket_ns: Some(1_000_000), ..Default::default() };
@@ -717,12 +807,24 @@ mod tests {
         for pattern in patterns.into_iter().chain(["aab=aa..", "..b=a.."]) {
             let n = pattern.chars().filter(|c| !"|=".contains(*c)).count();
             for min_ns in [1, 2_000_000, 3_000_000] {
-                let whole = blocks(&profile(pattern, n), min_ns).unwrap();
+                let whole = blocks(&profile(pattern, n), min_ns, None).unwrap();
+                assert_eq!(whole.lengths, whole.blocks.iter().map(|b| b.duration_ns).collect::<Vec<_>>());
                 for at in 0..=n {
-                    let split = blocks(&profile(pattern, at), min_ns).unwrap();
+                    let split = blocks(&profile(pattern, at), min_ns, None).unwrap();
                     assert_eq!(split.blocks, whole.blocks, "{pattern} split at {at}, min {min_ns}");
+                    assert_eq!(split.lengths, whole.lengths, "{pattern} split at {at}, min {min_ns}");
                     assert_eq!(split.idle_samples, whole.idle_samples);
                     assert_eq!(split.interval_ns, whole.interval_ns);
+                    // Described or not, the longest (ties: the earliest) are those of the whole.
+                    for shown in 0..4 {
+                        let some = blocks(&profile(pattern, at), min_ns, Some(shown)).unwrap();
+                        let mut longest = whole.blocks.clone();
+                        longest.sort_by_key(|b| (std::cmp::Reverse(b.duration_ns), b.start_ns));
+                        longest.truncate(shown);
+                        longest.sort_by_key(|b| b.start_ns);
+                        assert_eq!(some.blocks, longest, "{pattern} split at {at}, min {min_ns}, {shown} shown");
+                        assert_eq!(some.lengths, whole.lengths);
+                    }
                 }
             }
         }

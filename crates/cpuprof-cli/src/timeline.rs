@@ -55,7 +55,7 @@ pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
     let Loaded { profile, window } = load_timed(&args.input, &args.reading, &args.window, "event-loop blocks")?;
     let source = source_name(&args.input);
-    let found = blocks(&profile, min_ns).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let found = blocks(&profile, min_ns, args.rows.limit()).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     if profile.samples.is_empty() {
         crate::warn_empty(&source, &profile, window.is_some());
     } else if found.idle_samples == 0 {

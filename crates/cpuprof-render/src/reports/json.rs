@@ -773,6 +773,6 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
                 under: k.under.as_ref().map(function),
             })
             .collect(),
-        summary: BlockSummaryJson { count: b.blocks.len(), p50_ns, p95_ns, max_ns, blocked_pct: b.blocked_pct() },
+        summary: BlockSummaryJson { count: b.count(), p50_ns, p95_ns, max_ns, blocked_pct: b.blocked_pct() },
     })
 }

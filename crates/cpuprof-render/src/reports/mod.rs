@@ -262,7 +262,7 @@ pub struct BlocksDocument<'a> {
     pub blocks: &'a Blocks,
     /// The time window the samples were cut to, when one was given.
     pub window: Option<cpuprof_analysis::Window>,
-    /// How many blocks tables list (`None`: all); JSON lists all.
+    /// How many blocks tables list (`None`: all of those described).
     pub limit: Option<usize>,
 }
 

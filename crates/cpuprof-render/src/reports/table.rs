@@ -507,8 +507,8 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     out.push_str(&table.to_string());
     out.push('\n');
     let shown = doc.longest().len();
-    if shown < b.blocks.len() {
-        out.push_str(&format!("({shown} of {} blocks; -n to show more)\n", b.blocks.len()));
+    if shown < b.count() {
+        out.push_str(&format!("({shown} of {} blocks; -n to show more)\n", b.count()));
     }
     out
 }

@@ -31,8 +31,8 @@ pub(crate) fn blocks_summary(b: &cpuprof_analysis::Blocks) -> String {
     let (p50, p95, max) = b.percentiles();
     format!(
         "{} block{} ≥ {} · p50 {} · p95 {} · max {} · {:.1}% of the time blocked",
-        b.blocks.len(),
-        if b.blocks.len() == 1 { "" } else { "s" },
+        b.count(),
+        if b.count() == 1 { "" } else { "s" },
         format_ns(b.min_ns),
         format_ns(p50),
         format_ns(p95),
