@@ -40,6 +40,9 @@ fn in_terminal_at(dir: &Path, args: &[&str], width: usize) -> Option<String> {
     run_in_terminal(dir, args, width, "", false)
 }
 
+/// Runs in terminals so far: each gets its own tmux server.
+static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 #[allow(clippy::print_stderr)] // the skip message
 fn run_in_terminal(dir: &Path, args: &[&str], width: usize, env: &str, styled: bool) -> Option<String> {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -51,7 +54,6 @@ fn run_in_terminal(dir: &Path, args: &[&str], width: usize, env: &str, styled: b
     // Each run has its own tmux server (its own socket): with one shared server, a test that
     // kills the last session stops the server while another test's `new-session` is
     // connecting to it ("server exited unexpectedly").
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let session = format!("cpuprof-{}-{run}-{width}-{}", std::process::id(), args[0]);
     let done = std::env::temp_dir().join(format!("{session}.done"));
