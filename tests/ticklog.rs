@@ -82,7 +82,7 @@ fn our_js(report: &Value) -> BTreeMap<String, i64> {
                 };
                 format!("{name} {}:{}:{}", row["file"].as_str().unwrap_or(""), row["line"], row["column"])
             }
-            "regexp" => format!("RegExp: {}", row["name"].as_str().unwrap().trim_matches('/')),
+            "regexp" => row["name"].as_str().unwrap().to_owned(),
             _ => continue,
         };
         *js.entry(key).or_default() += row["self_samples"].as_i64().unwrap();
@@ -447,4 +447,28 @@ fn preprocess_json_agrees_with_node_on_the_same_log() {
     let split: Value = serde_json::from_slice(&out.stdout).unwrap();
     let js_rows = |report: &Value| report["rows"].as_array().unwrap().iter().filter(|r| r["kind"] == "js").count();
     assert!(js_rows(&split) > js_rows(&ours), "--split-tiers gives scoreBatch a row per tier");
+}
+
+/// A regular expression has one name whatever recorded it: V8's `.cpuprofile` spelling
+/// (`RegExp: SOURCE`), which is also what `node --prof-process` prints for a tick log, so a
+/// diff of a `.cpuprofile` against a tick log of the same workload matches it instead of
+/// reporting it gone on one side and new on the other.
+#[test]
+fn a_regexp_is_named_alike_in_a_cpuprofile_and_a_tick_log() {
+    let name = "RegExp: ^(a+)+b$";
+    let cpuprofile = std::fs::read_to_string(root().join("fixtures/cpuprofile/regex-backtrack.cpuprofile")).unwrap();
+    assert!(cpuprofile.contains(&format!("\"functionName\":\"{name}\"")), "V8's own spelling");
+    let processed = std::fs::read_to_string(root().join("fixtures/ticklog/regex-backtrack.prof.txt")).unwrap();
+    assert!(processed.lines().any(|l| l.trim_end().ends_with(name)), "--prof-process's spelling");
+    let out = cpuprof()
+        .args(["diff", "fixtures/cpuprofile/regex-backtrack.cpuprofile", "fixtures/ticklog/regex-backtrack.log"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<&Value> = report["rows"].as_array().unwrap().iter().filter(|r| r["kind"] == "regexp").collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["name"], name);
+    assert!(rows[0]["base_self"].as_f64().unwrap() > 0.0 && rows[0]["new_self"].as_f64().unwrap() > 0.0, "{}", rows[0]);
 }

@@ -225,7 +225,7 @@ impl Reader {
                     Resolved::Handler(self.frame(func))
                 }
                 "RegExp" => {
-                    let func = plain_func(&mut self.builder, &format!("/{}/", entry.name), FuncKind::Regexp);
+                    let func = plain_func(&mut self.builder, &format!("RegExp: {}", entry.name), FuncKind::Regexp);
                     Resolved::Frame(self.frame(func))
                 }
                 "" => {

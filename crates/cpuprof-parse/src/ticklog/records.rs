@@ -252,7 +252,8 @@ impl Decoder {
         let (name, code) = match kind {
             "Builtin" => (plain(name, FuncKind::Builtin), Code::Builtin),
             "BytecodeHandler" => (plain(format!("BytecodeHandler:{name}"), FuncKind::Builtin), Code::BytecodeHandler),
-            "RegExp" => (plain(format!("/{}/", unescape(&name)), FuncKind::Regexp), Code::Other),
+            // Spelled as V8 names regular expressions in a .cpuprofile (and --prof-process does).
+            "RegExp" => (plain(format!("RegExp: {}", unescape(&name)), FuncKind::Regexp), Code::Other),
             _ if with_function => {
                 let tier = match fields[n - 1].as_bytes() {
                     [marker] if self.split_tiers => Tier::from_marker(*marker),

@@ -112,7 +112,7 @@ fn names_with_raw_commas_and_line_breaks_are_recovered() {
     );
     let p = parse_text(&log);
     let leaves: Vec<String> = stacks(&p).into_iter().map(|(s, _)| s[0].clone()).collect();
-    assert_eq!(leaves, vec!["/(\\d+),\\s*/", "line\nbreak", "with,comma"]);
+    assert_eq!(leaves, vec!["RegExp: (\\d+),\\s*", "line\nbreak", "with,comma"]);
     assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
     let func = p.funcs.as_slice().iter().find(|f| p.strings.get(f.name) == "with,comma").unwrap();
     assert_eq!((p.strings.get(func.file), func.line, func.column), ("/x.js", Some(2), Some(3)));
