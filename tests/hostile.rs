@@ -344,6 +344,14 @@ fn hostile_names_are_exact_in_data_and_inert_on_screen() {
     assert_inert("diff table", &table);
     let markdown = ok(d, &["diff", "h.cpuprofile", "h2.cpuprofile", "--all", "--format", "markdown"]);
     assert_markdown_rows("diff markdown", &markdown, NAMES.len() + 1, 8);
+    // GitHub workflow commands: one line per significant row and the summary, nothing a name
+    // holds starts a line of its own (the Markdown follows without a job summary file).
+    let github = ok(d, &["diff", "h.cpuprofile", "h2.cpuprofile", "--all", "--format", "github"]);
+    let significant = diff["rows"].as_array().unwrap().iter().filter(|r| r["significant"] == true).count();
+    let commands = github.lines().take_while(|l| l.starts_with("::")).count();
+    assert_eq!(commands, significant + 1, "{github}");
+    assert!(github.lines().skip(commands).all(|l| !l.trim_start().starts_with("::")), "{github}");
+    assert!(github.lines().take(commands).all(|l| l.starts_with("::warning ") || l.starts_with("::notice ")));
     let run = run(d, &["diff", "h.cpuprofile", "h2.cpuprofile", "--flamegraph", "d.svg"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let titles = svg_titles("differential flamegraph", &std::fs::read(d.join("d.svg")).unwrap());

@@ -296,6 +296,8 @@ EXAMPLES:
   cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile
   cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o diff.md
   cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile --explain
+  cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile \\
+      --fail-on self:+5% --format github # in GitHub Actions
   cpuprof diff before.cpuprofile after.cpuprofile --by line --focus priceOrder
   cpuprof diff a.cpuprofile b.cpuprofile --fail-on self:+2pp \\
       --fail-on total:+20%
@@ -943,16 +945,25 @@ pub(crate) enum ReportFormatArg {
     Csv,
     /// A Markdown table, e.g. for a pull-request comment
     Markdown,
+    /// diff in GitHub Actions: annotations on stdout, the Markdown report appended to
+    /// $GITHUB_STEP_SUMMARY (after the annotations when it is unset)
+    Github,
 }
 
-impl From<ReportFormatArg> for Format {
-    fn from(arg: ReportFormatArg) -> Format {
-        match arg {
+impl OutputArgs {
+    /// The report format, for the commands that have no GitHub form.
+    pub(crate) fn report_format(&self) -> Result<Format, crate::usage::UsageError> {
+        Ok(match self.format {
             ReportFormatArg::Table => Format::Table,
             ReportFormatArg::Json => Format::Json,
             ReportFormatArg::Csv => Format::Csv,
             ReportFormatArg::Markdown => Format::Markdown,
-        }
+            ReportFormatArg::Github => {
+                return Err(crate::usage::UsageError(
+                    "--format github is for diff; use --format markdown for a job summary".to_owned(),
+                ))
+            }
+        })
     }
 }
 

@@ -53,7 +53,7 @@ pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
         fold_chains: !args.no_fold_chains,
         width: terminal_width(args.view.output.output.as_deref()),
     };
-    output.write(render_tree(&doc, args.view.output.format.into()).as_bytes())
+    output.write(render_tree(&doc, args.view.output.report_format()?).as_bytes())
 }
 
 /// Which lists a calls command shows.
@@ -82,7 +82,7 @@ pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
         depth,
         width: terminal_width(args.view.output.output.as_deref()),
     };
-    output.write(render_calls(&doc, args.view.output.format.into()).as_bytes())
+    output.write(render_calls(&doc, args.view.output.report_format()?).as_bytes())
 }
 
 /// How many candidates an ambiguous pattern's message lists.

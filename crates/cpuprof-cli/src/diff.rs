@@ -10,7 +10,10 @@ use cpuprof_analysis::{
 };
 use cpuprof_model::{Profile, ValueUnit};
 use cpuprof_render::time::format_ns;
-use cpuprof_render::{regression_text, render_diff, render_differential, DiffDocument, FlameOptions, Link};
+use cpuprof_render::{
+    regression_text, render_diff, render_diff_annotations, render_differential, Checkouts, DiffDocument, FlameOptions,
+    Format, Link,
+};
 
 use crate::args::{DiffArgs, DiffBy, NormalizeArg, ReportFormatArg};
 use crate::input::{source_name, stack_filter, Reader, WindowSpec};
@@ -149,13 +152,18 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
                     cpuprof_render::text::visible(template)
                 )));
             }
-            Ok(Link { template: template.to_owned(), base_root: args.base_root.clone(), new_root: args.new_root.clone() })
+            Ok(Link { template: template.to_owned() })
         })
         .transpose()?;
     let min_delta = args.min_delta.as_deref().map(|t| parse_min_delta(t, normalize)).transpose()?;
     let inputs: Vec<&PathBuf> = base.iter().chain(&new).collect();
     let input_paths: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     let output = Output::new(args.output.output.as_deref(), &input_paths)?;
+    if args.output.format == ReportFormatArg::Github {
+        if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+            crate::io::refuse_appending_to_input(std::path::Path::new(&summary), "GITHUB_STEP_SUMMARY", &input_paths)?;
+        }
+    }
     let svg_output = args.flamegraph.as_deref().map(|svg| Output::new(Some(svg), &input_paths)).transpose()?;
     let mut options =
         DiffOptions::new(normalize, metric, cpuprof_analysis::defaults::ALPHA, stack_filter(&args.filter)?);
@@ -342,9 +350,10 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         rows: shown,
         explanations: &explanations,
         link: link.as_ref(),
+        checkouts: &Checkouts { base_root: args.base_root.clone(), new_root: args.new_root.clone() },
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
-    output.write(render_diff(&doc, args.output.format.into()).as_bytes())?;
+    write_report(&doc, args.output.format, output)?;
     if let Some(svg_output) = svg_output {
         let svg = differential(&base_refs, &new_refs, &options, &report)?;
         svg_output.write(&svg)?;
@@ -369,6 +378,42 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     } else {
         Err(GateTripped(crossed.join("; ")).into())
     }
+}
+
+/// Writes the report in `format`. For GitHub the annotations go to the output and the Markdown
+/// report is appended to the job summary (the file `GITHUB_STEP_SUMMARY` names: the runner
+/// gives each step its own and collects it, so it is added to, not replaced), or follows the
+/// annotations outside Actions.
+fn write_report(doc: &DiffDocument<'_>, format: ReportFormatArg, output: Output) -> Result<()> {
+    let format = match format {
+        ReportFormatArg::Table => Format::Table,
+        ReportFormatArg::Json => Format::Json,
+        ReportFormatArg::Csv => Format::Csv,
+        ReportFormatArg::Markdown => Format::Markdown,
+        ReportFormatArg::Github => {
+            let mut text = render_diff_annotations(doc);
+            let markdown = render_diff(doc, Format::Markdown);
+            match std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+                Some(summary) => append_summary(std::path::Path::new(&summary), &markdown)?,
+                None => text.push_str(&markdown),
+            }
+            return output.write(text.as_bytes());
+        }
+    };
+    output.write(render_diff(doc, format).as_bytes())
+}
+
+/// Appends `markdown` to the job summary file at `path`, after a blank line.
+fn append_summary(path: &std::path::Path, markdown: &str) -> Result<()> {
+    use std::io::Write as _;
+    let shown = cpuprof_render::text::visible(&path.display().to_string());
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("GITHUB_STEP_SUMMARY {shown}: cannot open it to add the report: {e}"))?;
+    file.write_all(format!("{markdown}\n").as_bytes())
+        .map_err(|e| anyhow::anyhow!("GITHUB_STEP_SUMMARY {shown}: cannot add the report: {e}"))
 }
 
 /// The shortest block `diff --blocks` compares (as `cpuprof blocks`' default).

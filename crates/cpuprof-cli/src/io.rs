@@ -77,6 +77,21 @@ fn file_id(meta: &Metadata) -> Option<FileId> {
     meta.is_file().then(|| (meta.dev(), meta.ino()))
 }
 
+/// Refuses `path` as a file to add to (a job summary) when it is one of `inputs`.
+pub(crate) fn refuse_appending_to_input(path: &Path, what: &str, inputs: &[&Path]) -> Result<()> {
+    let Some(id) = std::fs::metadata(path).ok().as_ref().and_then(file_id) else { return Ok(()) };
+    for input in inputs.iter().filter(|p| !is_dash(p)) {
+        if std::fs::metadata(input).ok().as_ref().and_then(file_id) == Some(id) {
+            return Err(UsageError(format!(
+                "refusing to add to the input {}: {what} names it",
+                cpuprof_render::text::visible(&input.display().to_string())
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// What standard input or output is (`< app.cpuprofile`, `> report.txt`, a pipe).
 fn stream_metadata(fd: BorrowedFd<'_>) -> Option<Metadata> {
     File::from(fd.try_clone_to_owned().ok()?).metadata().ok()

@@ -103,5 +103,5 @@ fn run_top(args: &TopArgs) -> Result<()> {
         inputs: &totals,
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
-    output.write(render_top(&doc, args.output.format.into()).as_bytes())
+    output.write(render_top(&doc, args.output.report_format()?).as_bytes())
 }

@@ -64,5 +64,5 @@ pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
         ));
     }
     let doc = BlocksDocument { source: &source, meta: &profile.meta, blocks: &found, window, limit: args.rows.limit() };
-    output.write(render_blocks(&doc, args.output.format.into()).as_bytes())
+    output.write(render_blocks(&doc, args.output.report_format()?).as_bytes())
 }

@@ -177,20 +177,25 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
 /// checkout (or the current directory).
 fn linked(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
     let location = code(&diff_location(row));
-    let (Some(link), Some(file)) = (doc.link, row.file.as_deref()) else { return location };
-    let root = if row.verdict == Verdict::Gone { &link.base_root } else { &link.new_root };
+    let (Some(link), Some(relative)) = (doc.link, checkout_path(doc, row)) else { return location };
+    let url = link
+        .template
+        .replace("{path}", &url_path(&relative))
+        .replace("{line}", &row.line.map(|l| l.to_string()).unwrap_or_default());
+    format!("[{location}]({url})")
+}
+
+/// A row's file as a path below its build's checkout (or the current directory), if it is one.
+pub(crate) fn checkout_path(doc: &DiffDocument<'_>, row: &DiffRow) -> Option<String> {
+    let file = row.file.as_deref()?;
+    let root = if row.verdict == Verdict::Gone { &doc.checkouts.base_root } else { &doc.checkouts.new_root };
     let path = display_file(file);
     let below =
         |dir: &str| path.strip_prefix(display_file(dir).trim_end_matches('/')).and_then(|p| p.strip_prefix('/'));
     // A path already below its checkout (diff names scripts so when it found their roots).
     let already = !path.starts_with('/') && !path.contains(':');
     let relative = if already { Some(path) } else { root.as_deref().or(doc.terminal.cwd).and_then(below) };
-    let Some(relative) = relative else { return location };
-    let url = link
-        .template
-        .replace("{path}", &url_path(relative))
-        .replace("{line}", &row.line.map(|l| l.to_string()).unwrap_or_default());
-    format!("[{location}]({url})")
+    relative.map(str::to_owned)
 }
 
 /// `path` for a URL: each byte outside the unreserved set and `/` percent-encoded (so no space,

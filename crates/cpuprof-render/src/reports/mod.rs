@@ -5,6 +5,7 @@
 mod chart;
 mod csv;
 mod fit;
+mod github;
 mod json;
 mod markdown;
 mod outline;
@@ -114,6 +115,13 @@ pub fn render_diff(doc: &DiffDocument<'_>, format: Format) -> String {
     }
 }
 
+/// `doc` as GitHub Actions workflow commands: an annotation per significant change shown
+/// (`::warning` hotter or new, `::notice` cooler or gone), at its file and line when the file
+/// is below its checkout, every field escaped; then a summary line.
+pub fn render_diff_annotations(doc: &DiffDocument<'_>) -> String {
+    github::annotations(doc)
+}
+
 /// A diff report with what is needed to present it.
 #[derive(Clone, Copy, Debug)]
 pub struct DiffDocument<'a> {
@@ -134,6 +142,8 @@ pub struct DiffDocument<'a> {
     pub terminal: Terminal<'a>,
     /// Markdown: where a location links to.
     pub link: Option<&'a Link>,
+    /// Where the builds were checked out: links and annotations name files below these.
+    pub checkouts: &'a Checkouts,
 }
 
 /// Links from a report's locations to their source (`diff --link`).
@@ -141,9 +151,14 @@ pub struct DiffDocument<'a> {
 pub struct Link {
     /// An http(s) URL with `{path}` (the file below its checkout) and `{line}`.
     pub template: String,
-    /// The base build's checkout folder as the profiles name it, for gone functions.
+}
+
+/// The builds' checkout folders as the profiles name them (unset: the current directory).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checkouts {
+    /// The base build's, for gone functions.
     pub base_root: Option<String>,
-    /// The new build's checkout folder.
+    /// The new build's.
     pub new_root: Option<String>,
 }
 
