@@ -29,8 +29,12 @@ fn bench(hot_rounds: u32) -> String {
     )
 }
 
+/// One recipe at a time: two at once would each slow the other's runs unevenly.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs the recipe's shell steps in `workspace`; the output of each step.
 fn run_steps(workspace: &Path) -> Vec<(String, Output)> {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let recipe = recipe();
     let job = &recipe["jobs"]["profile"];
     let bin = assert_cmd::cargo::cargo_bin("cpuprof");
@@ -136,6 +140,28 @@ fn the_job_summary_is_never_an_input_and_github_is_for_diff() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("refusing to add to the input"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read(root().join(input)).expect("fixture"), before, "the input is untouched");
+    // Nor on standard input.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("cpuprof"))
+        .current_dir(root())
+        .args(["diff", "-", "fixtures/cpuprofile/auth-async.cpuprofile", "--format", "github"])
+        .env("GITHUB_STEP_SUMMARY", root().join(input))
+        .stdin(std::fs::File::open(root().join(input)).expect("fixture"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(root().join(input)).expect("fixture"), before, "the input is untouched");
+    // No other output of the run replaces the summary.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "earlier steps\n").expect("write");
+    let out = common::cpuprof()
+        .args(["diff", input, "fixtures/cpuprofile/auth-async.cpuprofile", "--format", "github", "--flamegraph"])
+        .arg(&summary)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&summary).expect("summary"), "earlier steps\n");
     let out = common::cpuprof().args(["top", input, "--format", "github"]).output().expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--format github is for diff"), "{}", text(&out.stderr));

@@ -161,7 +161,15 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let output = Output::new(args.output.output.as_deref(), &input_paths)?;
     if args.output.format == ReportFormatArg::Github {
         if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-            crate::io::refuse_appending_to_input(std::path::Path::new(&summary), "GITHUB_STEP_SUMMARY", &input_paths)?;
+            let summary = std::path::Path::new(&summary);
+            crate::io::refuse_appending_to_input(summary, "GITHUB_STEP_SUMMARY", &input_paths)?;
+            let outputs = [("-o", args.output.output.as_deref()), ("--flamegraph", args.flamegraph.as_deref())];
+            if let Some((flag, _)) = outputs.iter().find(|(_, o)| o.is_some_and(|o| crate::io::same_file(o, summary))) {
+                return Err(UsageError(format!(
+                    "{flag} names the job summary file (GITHUB_STEP_SUMMARY), which --format github adds the report to"
+                ))
+                .into());
+            }
         }
     }
     let svg_output = args.flamegraph.as_deref().map(|svg| Output::new(Some(svg), &input_paths)).transpose()?;

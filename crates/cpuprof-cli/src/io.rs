@@ -80,16 +80,31 @@ fn file_id(meta: &Metadata) -> Option<FileId> {
 /// Refuses `path` as a file to add to (a job summary) when it is one of `inputs`.
 pub(crate) fn refuse_appending_to_input(path: &Path, what: &str, inputs: &[&Path]) -> Result<()> {
     let Some(id) = std::fs::metadata(path).ok().as_ref().and_then(file_id) else { return Ok(()) };
-    for input in inputs.iter().filter(|p| !is_dash(p)) {
-        if std::fs::metadata(input).ok().as_ref().and_then(file_id) == Some(id) {
+    for input in inputs {
+        let input_id = if is_dash(input) {
+            stream_metadata(io::stdin().as_fd()).as_ref().and_then(file_id)
+        } else {
+            std::fs::metadata(input).ok().as_ref().and_then(file_id)
+        };
+        if input_id == Some(id) {
             return Err(UsageError(format!(
                 "refusing to add to the input {}: {what} names it",
-                cpuprof_render::text::visible(&input.display().to_string())
+                if is_dash(input) {
+                    "on standard input".to_owned()
+                } else {
+                    cpuprof_render::text::visible(&input.display().to_string())
+                }
             ))
             .into());
         }
     }
     Ok(())
+}
+
+/// Whether `a` and `b` name the same file (one that exists), or the same path.
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    let id = |p: &Path| std::fs::metadata(p).ok().as_ref().and_then(file_id);
+    a == b || id(a).is_some_and(|i| Some(i) == id(b))
 }
 
 /// What standard input or output is (`< app.cpuprofile`, `> report.txt`, a pipe).

@@ -4,11 +4,18 @@
 
 pub use cpuprof_model::text::{escaped, is_unsafe_to_show};
 
-/// `s` with dangerous characters written as visible escapes (`\n`, `\t`, `\u{202e}`).
+/// `s` with dangerous characters written as visible escapes (`\n`, `\t`, `\u{202e}`), and
+/// GitHub Actions' legacy command marker `##[` (read anywhere in a line of a job's log) as
+/// `#\x23[`.
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
+            '#' if chars.peek() == Some(&'#') && chars.clone().nth(1) == Some('[') => {
+                chars.next();
+                out.push_str("#\\x23");
+            }
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
@@ -79,6 +86,14 @@ pub fn display_file(url: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_actions_command_marker_is_made_visible() {
+        assert_eq!(visible("a##[error]b ##[stop-commands]t"), "a#\\x23[error]b #\\x23[stop-commands]t");
+        assert_eq!(visible("#[a] ## [b] #"), "#[a] ## [b] #");
+        assert_eq!(visible(&visible("###[x")), "##\\x23[x");
+    }
+
     use super::*;
 
     #[test]
