@@ -165,26 +165,40 @@ fn interval_from(profile: &Profile, steps: &StepCounts) -> Option<i64> {
 struct StepCounts {
     whole_us: Vec<u64>,
     other: FxHashMap<i64, u64>,
-    count: u64,
 }
 
 impl StepCounts {
     const TABLE_US: i64 = 1 << 16;
 
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, step: i64) {
+        let us = step / 1000;
+        if step > 0 && us * 1000 == step {
+            if let Some(count) = self.whole_us.get_mut(us as usize) {
+                *count += 1;
+                return;
+            }
+        }
+        self.add_other(step);
+    }
+
+    /// [`StepCounts::add`] of a step not counted in the table (as it is).
+    #[cold]
+    fn add_other(&mut self, step: i64) {
         if step <= 0 {
             return;
         }
-        self.count += 1;
         if step % 1000 == 0 && step / 1000 < Self::TABLE_US {
-            if self.whole_us.is_empty() {
-                self.whole_us = vec![0; Self::TABLE_US as usize];
-            }
+            self.whole_us = vec![0; Self::TABLE_US as usize];
             self.whole_us[(step / 1000) as usize] += 1;
         } else {
             *self.other.entry(step).or_default() += 1;
         }
+    }
+
+    /// How many steps were counted.
+    fn count(&self) -> u64 {
+        self.whole_us.iter().sum::<u64>() + self.other.values().sum::<u64>()
     }
 
     /// Adds `other`'s counts.
@@ -200,15 +214,15 @@ impl StepCounts {
         for (step, c) in &other.other {
             *self.other.entry(*step).or_default() += c;
         }
-        self.count += other.count;
     }
 
     /// The lower median (the ⌈n/2⌉-th smallest); `None` without steps.
     fn lower_median(&self) -> Option<i64> {
-        if self.count == 0 {
+        let count = self.count();
+        if count == 0 {
             return None;
         }
-        let rank = (self.count - 1) / 2;
+        let rank = (count - 1) / 2;
         let mut counts: Vec<(i64, u64)> =
             self.whole_us.iter().enumerate().filter(|(_, c)| **c > 0).map(|(us, c)| (us as i64 * 1000, *c)).collect();
         counts.extend(self.other.iter().map(|(step, c)| (*step, *c)));
@@ -337,46 +351,73 @@ impl<'p> HalfWalk<'p> {
         }
     }
 
-    #[inline]
-    fn add(&mut self, s: TimedSample) {
+    /// Adds a batch of samples, in time order.
+    fn add_batch(&mut self, batch: &[TimedSample]) {
+        let Some((&head, rest)) = batch.split_first() else { return };
+        let rest = if self.first.is_none() {
+            self.first = Some(head);
+            self.last_ns = Some(head.time_ns);
+            self.add(head, true);
+            rest
+        } else {
+            batch
+        };
         if self.rules.count_steps {
-            if let Some(p) = self.last_ns {
-                self.steps.add(s.time_ns.saturating_sub(p));
+            let mut last = self.last_ns.unwrap_or(i64::MIN);
+            for s in rest {
+                self.steps.add(s.time_ns.saturating_sub(last));
+                last = s.time_ns;
             }
         }
-        self.last_ns = Some(s.time_ns);
-        let first = self.first.is_none();
-        if first {
-            self.first = Some(s);
+        for &s in rest {
+            self.add(s, false);
         }
-        if self.describer.facts.category[s.row as usize] == Category::Idle {
+        self.last_ns = batch.last().map(|s| s.time_ns);
+    }
+
+    /// Adds sample `s` (`first`: the half's first).
+    #[inline(always)]
+    fn add(&mut self, s: TimedSample, first: bool) {
+        if self.describer.facts.category.get(s.row as usize) == Some(&Category::Idle) {
             self.idle_samples += 1;
-            self.end_open();
+            if self.open.is_some() {
+                self.end_open();
+            }
             return;
         }
-        let gap = self.rules.gap;
-        if self.open.as_ref().is_some_and(|b| s.time_ns.saturating_sub(b.last.time_ns) > gap) {
+        if self.open.as_ref().is_some_and(|b| s.time_ns.saturating_sub(b.last.time_ns) > self.rules.gap) {
             self.end_open();
         }
-        if self.open.is_none() {
-            self.open_is_head = first;
+        let w = self.rules.weight(&s);
+        match &mut self.open {
+            Some(block) => {
+                block.last = s;
+                block.samples += 1;
+                if block.entry.is_none() {
+                    // A block's entry is its first sample's that has one.
+                    block.entry = self.describer.facts.entry.get(s.row as usize).copied().flatten();
+                }
+            }
+            None => self.open(s, first),
         }
-        let block = self.open.get_or_insert(OpenBlock {
+        self.describer.sums.add(s.row, w);
+    }
+
+    /// Opens a block at `s`.
+    #[cold]
+    fn open(&mut self, s: TimedSample, first: bool) {
+        self.open_is_head = first;
+        self.open = Some(OpenBlock {
             first_ns: s.time_ns,
             first_row: s.row,
             last: s,
-            samples: 0,
-            entry: None,
+            samples: 1,
+            entry: self.describer.facts.entry.get(s.row as usize).copied().flatten(),
         });
-        block.last = s;
-        block.samples += 1;
-        if block.entry.is_none() {
-            block.entry = self.describer.facts.entry[s.row as usize];
-        }
-        self.describer.sums.add(s.row, self.rules.weight(&s));
     }
 
     /// Ends the open block: the head is held back, any other is closed.
+    #[cold]
     fn end_open(&mut self) {
         let Some(block) = self.open.take() else { return };
         if std::mem::take(&mut self.open_is_head) {
@@ -460,7 +501,7 @@ fn close(rules: &Rules, block: OpenBlock, describer: &mut Describer<'_>, found: 
         describer.sums.add(block.last.row, last.saturating_sub(raw_last));
         found.blocks.push(describer.describe(&block, (start, duration)));
     } else {
-        describer.sums.drain().for_each(drop);
+        describer.sums.clear();
     }
 }
 
@@ -485,7 +526,7 @@ impl BlockWalk {
         };
         let (mut early, mut late) = (HalfWalk::new(profile, rules), HalfWalk::new(profile, rules));
         if let Some(timeline) = timeline {
-            timeline.for_each_half(|s| early.add(s), |s| late.add(s));
+            timeline.for_each_batch_half(|b| early.add_batch(b), |b| late.add_batch(b));
         }
         let mut steps = std::mem::take(&mut early.steps);
         steps.merge(&late.steps);
@@ -560,6 +601,56 @@ struct OpenBlock {
     entry: Option<FuncId>,
 }
 
+/// The weight per row of the block being grown. Most blocks are never described (only the
+/// longest are), so a sample only appends its row and weight to a list, in order (cheap, and
+/// the same cache lines each time); the list is summed per row when the block is described,
+/// or when it grows long (memory stays bounded whatever the block's length).
+struct BlockRows {
+    list: Vec<(u32, i64)>,
+    sums: DenseSums,
+    /// Whether `sums` holds anything.
+    folded: bool,
+}
+
+impl BlockRows {
+    /// The list's length at which it is summed into `sums`: small enough to stay in cache.
+    const FOLD_AT: usize = 1 << 13;
+
+    fn new(rows: usize) -> Self {
+        Self { list: Vec::with_capacity(Self::FOLD_AT), sums: DenseSums::new(rows), folded: false }
+    }
+
+    #[inline]
+    fn add(&mut self, row: u32, w: i64) {
+        if self.list.len() == Self::FOLD_AT {
+            self.fold();
+        }
+        self.list.push((row, w));
+    }
+
+    fn fold(&mut self) {
+        for (row, w) in self.list.drain(..) {
+            self.sums.add(row, w);
+        }
+        self.folded = true;
+    }
+
+    /// Forgets the block's rows.
+    fn clear(&mut self) {
+        self.list.clear();
+        if std::mem::take(&mut self.folded) {
+            self.sums.drain().for_each(drop);
+        }
+    }
+
+    /// The rows added to since the last drain or clear, each once, with their sums; emptied.
+    fn drain(&mut self) -> impl Iterator<Item = (u32, i64)> + '_ {
+        self.fold();
+        self.folded = false;
+        self.sums.drain()
+    }
+}
+
 /// What describing blocks needs, made once for all of them: the rows' facts, the block's
 /// weight per row, and the stack tree in depth-first order (each stack's position and the end
 /// of its subtree), so the weight under a stack is a range of the block's rows.
@@ -567,7 +658,7 @@ struct Describer<'p> {
     profile: &'p Profile,
     categories: Categories,
     facts: RowFacts,
-    sums: DenseSums,
+    sums: BlockRows,
     /// Self weight per function in a block, and the functions by position.
     funcs: DenseSums,
     func_ids: Vec<FuncId>,
@@ -587,7 +678,7 @@ impl<'p> Describer<'p> {
             profile,
             categories: Categories::new(profile),
             facts: RowFacts::of(profile),
-            sums: DenseSums::new(profile.samples.len()),
+            sums: BlockRows::new(profile.samples.len()),
             funcs: DenseSums::new(profile.funcs.len()),
             func_ids: profile.funcs.ids().collect(),
             refs: FunctionRefs::new(profile),

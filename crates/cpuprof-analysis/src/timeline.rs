@@ -250,7 +250,10 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
         BucketWalk::new(&facts, profile.samples.len(), start, bucket_ns),
     );
     if let Some(timeline) = timeline {
-        timeline.for_each_half(|s| early.add(s, weigh(&s)), |s| late.add(s, weigh(&s)));
+        timeline.for_each_batch_half(
+            |batch| batch.iter().for_each(|s| early.add(*s, weigh(s))),
+            |batch| batch.iter().for_each(|s| late.add(*s, weigh(s))),
+        );
     }
     let (mut sums, beyond) = early.finish();
     let (late_sums, late_beyond) = late.finish();
@@ -339,25 +342,32 @@ impl<'f> BucketWalk<'f> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, s: TimedSample, w: i64) {
-        if !(self.span.0..self.span.1).contains(&s.time_ns) {
-            let k = (s.time_ns.saturating_sub(self.start).max(0) / self.bucket_ns) as u64;
-            if k >= MAX_BUCKETS {
-                self.beyond = Some(self.beyond.map_or(k, |b| b.max(k)));
-                return;
-            }
-            self.settle();
-            let (from, to) = ((k as i64).saturating_mul(self.bucket_ns), (k as i64 + 1).saturating_mul(self.bucket_ns));
-            self.span =
-                (if k == 0 { i64::MIN } else { self.start.saturating_add(from) }, self.start.saturating_add(to));
-            self.current = k as usize;
-            if self.current >= self.sums.len() {
-                self.sums.resize_with(self.current + 1, BucketSums::default);
-            }
+        if !(self.span.0..self.span.1).contains(&s.time_ns) && !self.enter(s.time_ns) {
+            return;
         }
         self.samples += 1;
         self.scratch.add(s.row, w);
+    }
+
+    /// Moves to the bucket `time_ns` falls in; `false`, staying, when it is past the last
+    /// bucket there may be.
+    #[cold]
+    fn enter(&mut self, time_ns: i64) -> bool {
+        let k = (time_ns.saturating_sub(self.start).max(0) / self.bucket_ns) as u64;
+        if k >= MAX_BUCKETS {
+            self.beyond = Some(self.beyond.map_or(k, |b| b.max(k)));
+            return false;
+        }
+        self.settle();
+        let (from, to) = ((k as i64).saturating_mul(self.bucket_ns), (k as i64 + 1).saturating_mul(self.bucket_ns));
+        self.span = (if k == 0 { i64::MIN } else { self.start.saturating_add(from) }, self.start.saturating_add(to));
+        self.current = k as usize;
+        if self.current >= self.sums.len() {
+            self.sums.resize_with(self.current + 1, BucketSums::default);
+        }
+        true
     }
 
     /// Adds the samples summed (per row) since the last settling to the current bucket: its

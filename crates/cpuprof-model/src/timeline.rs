@@ -86,21 +86,50 @@ impl Timeline {
         A: FnMut(TimedSample) + Send,
         B: FnMut(TimedSample) + Send,
     {
+        self.for_each_batch_half(
+            |batch| batch.iter().copied().for_each(&mut first),
+            |batch| batch.iter().copied().for_each(&mut second),
+        );
+    }
+
+    /// [`Timeline::for_each_half`] a batch of samples at a time: for analyses whose loop over
+    /// samples is tight enough that a call per sample would cost more than the work.
+    pub fn for_each_batch_half<A, B>(&self, mut first: A, mut second: B)
+    where
+        A: FnMut(&[TimedSample]) + Send,
+        B: FnMut(&[TimedSample]) + Send,
+    {
+        if self.window.is_none() && self.rows.is_none() {
+            self.source.walk_halves(&mut first, &mut second);
+            return;
+        }
         let window = self.window;
         let rows = self.rows.as_deref();
-        let filtered = |visit: &mut dyn FnMut(TimedSample), batch: &[TimedSample]| {
+        // The batch's samples that are in the window, renumbered, gathered in `kept`.
+        let filter = |batch: &[TimedSample], kept: &mut Vec<TimedSample>| {
+            kept.clear();
             for s in batch.iter().filter(|s| window.is_none_or(|(from, to)| (from..to).contains(&s.time_ns))) {
                 match rows {
-                    None => visit(*s),
+                    None => kept.push(*s),
                     Some(rows) => {
                         if let Some(&row) = rows.get(s.row as usize).filter(|r| **r != u32::MAX) {
-                            visit(TimedSample { row, ..*s });
+                            kept.push(TimedSample { row, ..*s });
                         }
                     }
                 }
             }
         };
-        self.source.walk_halves(&mut |batch| filtered(&mut first, batch), &mut |batch| filtered(&mut second, batch));
+        let (mut early, mut late) = (Vec::new(), Vec::new());
+        self.source.walk_halves(
+            &mut |batch| {
+                filter(batch, &mut early);
+                first(&early);
+            },
+            &mut |batch| {
+                filter(batch, &mut late);
+                second(&late);
+            },
+        );
     }
 
     /// Only the samples taken in `[from_ns, to_ns)` (ns on the profile's clock) of these.
