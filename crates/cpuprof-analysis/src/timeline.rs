@@ -342,7 +342,7 @@ impl<'f> BucketWalk<'f> {
         }
     }
 
-    #[inline(always)]
+    #[inline]
     fn add(&mut self, s: TimedSample, w: i64) {
         if !(self.span.0..self.span.1).contains(&s.time_ns) && !self.enter(s.time_ns) {
             return;

@@ -78,7 +78,11 @@ impl ProfileBuilder {
     /// A builder for a profile read from `format` whose samples carry one value per entry of
     /// `value_types`.
     pub fn new(format: SourceFormat, value_types: Vec<ValueType>) -> Self {
-        let samples = Samples { values: vec![Vec::new(); value_types.len()], ..Samples::default() };
+        let samples = Samples {
+            values: vec![Vec::new(); value_types.len()].into(),
+            units: value_types.iter().map(|t| t.unit).collect(),
+            ..Samples::default()
+        };
         Self {
             strings: StringTable::default(),
             funcs: Table::default(),
@@ -206,7 +210,7 @@ impl ProfileBuilder {
             _ => self.note(ModelError::MixedTimestamps { index }),
         }
         self.samples.stack.push(stack);
-        for (column, v) in self.samples.values.iter_mut().zip(values) {
+        for (column, v) in self.samples.values.get_mut().into_iter().flatten().zip(values) {
             column.push(*v);
         }
     }
@@ -218,6 +222,16 @@ impl ProfileBuilder {
             self.note(ModelError::MixedTimestamps { index: 0 });
         }
         self.samples.timeline = Some(timeline);
+    }
+
+    /// Gives the rows added so far (with [`ProfileBuilder::sample`], without times) a
+    /// timeline of a reader's own whose sums they are, and leaves those sums to it: the rows'
+    /// values (their samples and summed durations) are found by the timeline's first walk,
+    /// whatever makes it, or when first asked for. The values given with the rows are not kept.
+    /// Add no rows after it.
+    pub fn summed_timeline(&mut self, source: impl crate::SampleSource + 'static) {
+        self.timeline(Timeline::summing(source, self.samples.stack.len()));
+        self.samples.values = std::sync::OnceLock::new();
     }
 
     /// Adds a sample row taken in VM state `state`. Use it for every sample or for none.

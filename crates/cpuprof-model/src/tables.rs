@@ -372,7 +372,11 @@ impl VmState {
 pub struct Samples {
     pub(crate) stack: Vec<StackId>,
     pub(crate) vm_state: Option<Vec<VmState>>,
-    pub(crate) values: Vec<Vec<i64>>,
+    /// The value columns; unset while they are left to the timeline to sum (a reader that
+    /// keeps a timeline need not walk it only to sum the rows: the first walk does).
+    pub(crate) values: std::sync::OnceLock<Vec<Vec<i64>>>,
+    /// Each column's unit, for summing them from the timeline.
+    pub(crate) units: Vec<ValueUnit>,
     pub(crate) timeline: Option<Timeline>,
 }
 
@@ -404,16 +408,43 @@ impl Samples {
 
     /// The column of value type number `k` (see [`Profile::value_types`]).
     pub fn values(&self, k: usize) -> &[i64] {
-        &self.values[k]
+        &self.columns()[k]
+    }
+
+    /// Whether the value columns are known without walking the timeline (`false`: they are
+    /// left to its first walk, see [`crate::ProfileBuilder::summed_timeline`]).
+    pub fn values_known(&self) -> bool {
+        self.values.get().is_some() || self.timeline.as_ref().is_some_and(Timeline::sums_known)
+    }
+
+    fn columns(&self) -> &Vec<Vec<i64>> {
+        self.values.get_or_init(|| self.summed())
+    }
+
+    /// The value columns from the timeline's sums.
+    fn summed(&self) -> Vec<Vec<i64>> {
+        let sums = self.timeline.as_ref().and_then(Timeline::row_sums).unwrap_or(&[]);
+        let sum = |row: usize| sums.get(row).copied().unwrap_or((0, 0));
+        let column = |unit: ValueUnit| -> Vec<i64> {
+            (0..self.stack.len())
+                .map(|row| match unit {
+                    ValueUnit::Count => sum(row).0,
+                    ValueUnit::Nanoseconds => sum(row).1,
+                })
+                .collect()
+        };
+        self.units.iter().map(|u| column(*u)).collect()
     }
 
     /// Multiplies value column `k` by `num / den` (rounded to the nearest integer, `den > 0`):
     /// times of windows of different lengths put on one scale (per second of window). The
     /// timeline goes: its samples no longer add up to the rows.
     pub fn scale_values(&mut self, k: usize, num: i64, den: i64) {
+        self.columns();
         self.timeline = None;
         let den = i128::from(den.max(1));
-        for v in &mut self.values[k] {
+        let Some(columns) = self.values.get_mut() else { return };
+        for v in &mut columns[k] {
             let scaled = (i128::from(*v) * i128::from(num) + den / 2).div_euclid(den);
             *v = i64::try_from(scaled).unwrap_or(if scaled < 0 { i64::MIN } else { i64::MAX });
         }
@@ -608,9 +639,10 @@ impl Profile {
             *sum = (sum.0.saturating_add(more.0), sum.1.saturating_add(more.1));
         }
         let mut map = vec![u32::MAX; rows];
+        let mut values = vec![Vec::new(); self.value_types.len()];
         let mut kept = Samples {
             vm_state: self.samples.vm_state.as_ref().map(|_| Vec::new()),
-            values: vec![Vec::new(); self.value_types.len()],
+            units: self.samples.units.clone(),
             ..Samples::default()
         };
         for (row, &(count, weight)) in sums.iter().enumerate().filter(|(_, (count, _))| *count > 0) {
@@ -619,13 +651,14 @@ impl Profile {
             if let (Some(states), Some(all)) = (kept.vm_state.as_mut(), self.samples.vm_state.as_ref()) {
                 states.push(all[row]);
             }
-            for (k, column) in kept.values.iter_mut().enumerate() {
+            for (k, column) in values.iter_mut().enumerate() {
                 column.push(match self.value_types[k].unit {
                     ValueUnit::Count => count,
                     ValueUnit::Nanoseconds => weight,
                 });
             }
         }
+        kept.values = values.into();
         kept.timeline = Some(timeline.renumbered(&map));
         self.samples = kept;
         true

@@ -7,7 +7,7 @@
 //! sample) and walk it on demand through a [`SampleSource`], so a timeline costs no per-sample
 //! allocation and every walk is one pass over those columns.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One sample on a timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,27 @@ pub struct Timeline {
     window: Option<(i64, i64)>,
     /// The source's rows as this profile numbers them (`u32::MAX`: not in this profile).
     rows: Option<Arc<[u32]>>,
+    /// The rows' sums when the reader left them to be found (see [`RowSums`]); only on the
+    /// whole timeline, as read.
+    sums: Option<Arc<RowSums>>,
+}
+
+/// The rows' sums of a timeline whose reader did not sum them: each row's number of samples and
+/// their weight (ns), found by the first walk of the whole timeline, whichever analysis makes
+/// it, so an analysis over time and the rows' values cost one walk together.
+#[derive(Debug)]
+struct RowSums {
+    rows: usize,
+    sums: OnceLock<Vec<(i64, i64)>>,
+}
+
+/// Adds a batch's samples to per-row sums.
+fn add_to(sums: &mut [(i64, i64)], batch: &[TimedSample]) {
+    for s in batch {
+        if let Some(sum) = sums.get_mut(s.row as usize) {
+            *sum = (sum.0 + 1, sum.1.saturating_add(s.weight_ns));
+        }
+    }
 }
 
 impl std::fmt::Debug for Timeline {
@@ -59,14 +80,47 @@ impl std::fmt::Debug for Timeline {
 impl Timeline {
     /// The samples `source` walks.
     pub fn new(source: impl SampleSource + 'static) -> Self {
-        Self { source: Arc::new(source), window: None, rows: None }
+        Self { source: Arc::new(source), window: None, rows: None, sums: None }
+    }
+
+    /// The samples `source` walks, numbered in `rows` rows whose sums (count, ns) are left to
+    /// the timeline: see [`Timeline::row_sums`].
+    pub(crate) fn summing(source: impl SampleSource + 'static, rows: usize) -> Self {
+        let sums = Some(Arc::new(RowSums { rows, sums: OnceLock::new() }));
+        Self { source: Arc::new(source), window: None, rows: None, sums }
+    }
+
+    /// Each row's number of samples and their weight (ns), when the rows were left to the
+    /// timeline to sum: found by a walk unless one was made already.
+    pub(crate) fn row_sums(&self) -> Option<&[(i64, i64)]> {
+        let pending = self.sums.as_ref()?;
+        if pending.sums.get().is_none() {
+            self.for_each_batch_half(|_| {}, |_| {});
+        }
+        pending.sums.get().map(Vec::as_slice)
+    }
+
+    /// Whether the rows' sums left to the timeline are found (by a walk made).
+    pub(crate) fn sums_known(&self) -> bool {
+        self.sums.as_ref().is_some_and(|p| p.sums.get().is_some())
     }
 
     /// Calls `visit` for every sample, in time order.
     pub fn for_each(&self, mut visit: impl FnMut(TimedSample)) {
         let inside = |s: &&TimedSample| self.window.is_none_or(|(from, to)| (from..to).contains(&s.time_ns));
         match &self.rows {
-            None if self.window.is_none() => self.source.walk(&mut |batch| batch.iter().copied().for_each(&mut visit)),
+            None if self.window.is_none() => match self.sums.as_deref().filter(|p| p.sums.get().is_none()) {
+                None => self.source.walk(&mut |batch| batch.iter().copied().for_each(&mut visit)),
+                Some(pending) => {
+                    // The rows' sums come with this walk.
+                    let mut sums = vec![(0, 0); pending.rows];
+                    self.source.walk(&mut |batch| {
+                        add_to(&mut sums, batch);
+                        batch.iter().copied().for_each(&mut visit);
+                    });
+                    let _ = pending.sums.set(sums);
+                }
+            },
             None => self.source.walk(&mut |batch| batch.iter().filter(inside).copied().for_each(&mut visit)),
             Some(rows) => self.source.walk(&mut |batch| {
                 for s in batch.iter().filter(inside) {
@@ -100,7 +154,27 @@ impl Timeline {
         B: FnMut(&[TimedSample]) + Send,
     {
         if self.window.is_none() && self.rows.is_none() {
-            self.source.walk_halves(&mut first, &mut second);
+            match self.sums.as_deref().filter(|p| p.sums.get().is_none()) {
+                None => self.source.walk_halves(&mut first, &mut second),
+                Some(pending) => {
+                    // The rows' sums come with this walk.
+                    let (mut early, mut late) = (vec![(0, 0); pending.rows], vec![(0, 0); pending.rows]);
+                    self.source.walk_halves(
+                        &mut |batch| {
+                            add_to(&mut early, batch);
+                            first(batch);
+                        },
+                        &mut |batch| {
+                            add_to(&mut late, batch);
+                            second(batch);
+                        },
+                    );
+                    for (sum, more) in early.iter_mut().zip(late) {
+                        *sum = (sum.0 + more.0, sum.1.saturating_add(more.1));
+                    }
+                    let _ = pending.sums.set(early);
+                }
+            }
             return;
         }
         let window = self.window;
@@ -139,7 +213,7 @@ impl Timeline {
             Some((from, to)) => (from.max(from_ns), to.min(to_ns)),
             None => (from_ns, to_ns),
         };
-        Self { window: Some(window), ..self.clone() }
+        Self { window: Some(window), sums: None, ..self.clone() }
     }
 
     /// The same samples with their rows renumbered: row `r` becomes `map[r]`.
@@ -148,7 +222,7 @@ impl Timeline {
             Some(rows) => rows.iter().map(|r| map.get(*r as usize).copied().unwrap_or(u32::MAX)).collect(),
             None => map.into(),
         };
-        Self { rows: Some(rows), ..self.clone() }
+        Self { rows: Some(rows), sums: None, ..self.clone() }
     }
 }
 

@@ -237,6 +237,86 @@ where
     Some(mean)
 }
 
+/// Which nodes the samples' sums count (those sampled, after `fixMissingSamples` gave some
+/// `(program)` samples away) and the mean interval, found without walking the samples: so the
+/// sums can be left to the timeline's first walk. `None` when finding out would take the walk:
+/// several `(program)` nodes, or one none of whose samples is sure to stay (one stays when it
+/// is the first sample, or when the next one in time order is `(program)` too, which is the
+/// usual case).
+pub(crate) fn sampled_without_walk<N: NodeIndex>(
+    nodes: &[N],
+    node_count: usize,
+    deltas: &Deltas,
+    start_ns: i64,
+    roles: &NodeRoles<'_>,
+    order: &Order,
+) -> Option<(Vec<bool>, i64)> {
+    use rayon::prelude::*;
+    let n = nodes.len();
+    let sampled = nodes
+        .par_chunks(1 << 20)
+        .map(|chunk| {
+            let mut seen = vec![false; node_count];
+            for node in chunk {
+                if let Some(s) = seen.get_mut(Into::<u32>::into(*node) as usize) {
+                    *s = true;
+                }
+            }
+            seen
+        })
+        .reduce(
+            || vec![false; node_count],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a |= b);
+                a
+            },
+        );
+    match roles.programs {
+        Programs::None => {}
+        Programs::Many(_) => return None,
+        Programs::One(p) => {
+            if n >= 3
+                && sampled.get(p as usize).copied().unwrap_or(false)
+                && !program_stays(nodes, deltas, start_ns, p, order)
+            {
+                return None;
+            }
+        }
+    }
+    let mean = match order.span {
+        Some((first, last)) if n >= 2 => ((i128::from(last) - i128::from(first)) / (n as i128 - 1)) as i64,
+        _ => 0,
+    };
+    Some((sampled, mean))
+}
+
+/// Whether a sample of the `(program)` node `p` surely keeps it: it is the first in time order,
+/// or the next sample in time order is `p` too (`fixMissingSamples` gives a `(program)` sample
+/// away only when neither neighbour is a system node).
+fn program_stays<N: NodeIndex>(nodes: &[N], deltas: &Deltas, start_ns: i64, p: u32, order: &Order) -> bool {
+    let is_late = |i: usize| order.late_by_index.binary_search(&i).is_ok();
+    // Whether a late sample goes between in-order samples at `from` and `to`: one at a time in
+    // `[from, to)` (a late sample goes before the first in-order sample strictly later).
+    let late_between = |from: i64, to: i64| {
+        let at = order.late.partition_point(|l| l.0 < from);
+        order.late.get(at).is_some_and(|l| l.0 < to)
+    };
+    let mut times = deltas.times(start_ns);
+    let Some(first) = times.next() else { return false };
+    if nodes.first().is_some_and(|n| (*n).into() == p) && order.late.first().is_none_or(|l| l.0 >= first) {
+        return true;
+    }
+    let mut before = first;
+    for (i, t) in times.enumerate().map(|(k, t)| (k + 1, t)) {
+        let pair = (nodes[i - 1]).into() == p && nodes[i].into() == p;
+        if pair && !is_late(i - 1) && !is_late(i) && !late_between(before, t) {
+            return true;
+        }
+        before = t;
+    }
+    false
+}
+
 /// [`Times`] owned, for a timeline that outlives the parse.
 pub(crate) enum OwnedTimes {
     Deltas { start_ns: i64, deltas: Deltas },
@@ -449,12 +529,19 @@ pub(crate) struct Order {
     /// Indices of the late samples, ascending.
     late_by_index: Vec<usize>,
     split: Option<SplitPoint>,
+    /// The earliest and the latest sample's time (`None` without samples).
+    span: Option<(i64, i64)>,
 }
 
 impl Order {
     /// With `split`, also picks a split point: the first in-order sample from the middle on
     /// that is not a `(program)` node.
-    fn of<N: NodeIndex>(nodes: &[N], deltas: &Deltas, start_ns: i64, split: Option<&NodeRoles<'_>>) -> Order {
+    pub(crate) fn of<N: NodeIndex>(
+        nodes: &[N],
+        deltas: &Deltas,
+        start_ns: i64,
+        split: Option<&NodeRoles<'_>>,
+    ) -> Order {
         let narrow = &deltas.narrow[..];
         let n = narrow.len();
         let middle = n / 2;
@@ -501,7 +588,8 @@ impl Order {
         }
         let late_by_index = late.iter().map(|(_, i)| *i).collect();
         late.sort_unstable();
-        Order { late, late_by_index, split: chosen }
+        let span = deltas.times(start_ns).next().map(|first| (late.first().map_or(first, |l| l.0.min(first)), max));
+        Order { late, late_by_index, split: chosen, span }
     }
 
     /// Feeds one half of the samples (or all) to `walker` in time order.

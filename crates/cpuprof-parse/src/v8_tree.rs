@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{Number, Scanner};
 use crate::timeline::Deltas;
-use crate::timeline::{attribute_sums, NodeIndex, NodeTimeline, OwnedRoles, OwnedTimes};
+use crate::timeline::{attribute_sums, sampled_without_walk, NodeIndex, NodeTimeline, Order, OwnedRoles, OwnedTimes};
 use crate::ParseOptions;
 
 #[derive(Deserialize)]
@@ -260,17 +260,40 @@ fn build<N: NodeIndex + 'static>(
     });
     let keep = window.map(|(w, start, _)| (start.saturating_add(w.from_ns), start.saturating_add(w.to_ns)));
     // One row per sampled stack: counts and summed durations. `top` needs nothing more, and
-    // memory stays proportional to the tree, not to the samples.
-    let (sums, interval) = attribute_sums(&samples, stacks.len(), &times.borrowed(), end_ns, &roles.borrowed(), keep);
+    // memory stays proportional to the tree, not to the samples. When the timeline is kept,
+    // the sums are left to its first walk (an analysis over time makes one anyway) unless
+    // which stacks are sampled is only known by walking.
+    let roles_now = roles.borrowed();
+    let summed_later = match &times {
+        OwnedTimes::Deltas { start_ns, deltas } if options.timeline && keep.is_none() && samples.len() >= 4 => {
+            let order = Order::of(&samples, deltas, *start_ns, Some(&roles_now));
+            sampled_without_walk(&samples, stacks.len(), deltas, *start_ns, &roles_now, &order)
+                .map(|(in_samples, mean)| (order, in_samples, mean))
+        }
+        _ => None,
+    };
     let mut row_of_node = vec![u32::MAX; stacks.len()];
     let mut rows = 0u32;
-    for ((stack, [count, weight]), row) in stacks.iter().zip(&sums).zip(&mut row_of_node) {
-        if *count > 0 {
-            b.sample(*stack, None, &[*count, *weight]);
-            *row = rows;
-            rows += 1;
+    let (interval, order) = if let Some((order, in_samples, mean)) = summed_later {
+        for ((stack, sampled), row) in stacks.iter().zip(&in_samples).zip(&mut row_of_node) {
+            if *sampled {
+                b.sample(*stack, None, &[0, 0]);
+                *row = rows;
+                rows += 1;
+            }
         }
-    }
+        (mean, Some(order))
+    } else {
+        let (sums, interval) = attribute_sums(&samples, stacks.len(), &times.borrowed(), end_ns, &roles_now, keep);
+        for ((stack, [count, weight]), row) in stacks.iter().zip(&sums).zip(&mut row_of_node) {
+            if *count > 0 {
+                b.sample(*stack, None, &[*count, *weight]);
+                *row = rows;
+                rows += 1;
+            }
+        }
+        (interval, None)
+    };
     let duration = match (recorded, start_ns, end_ns) {
         (Some((_, length)), ..) => Some(length),
         // A header that ends before it starts, where DevTools subtracts anyway. The length is
@@ -287,18 +310,25 @@ fn build<N: NodeIndex + 'static>(
         _ => None,
     };
     if options.timeline {
-        let timeline = Timeline::new(NodeTimeline {
+        let summed_later = order.is_some();
+
+        let source = NodeTimeline {
             nodes: samples,
             times,
             end_ns,
             roles,
             row_of_node,
-            order: std::sync::OnceLock::new(),
-        });
-        b.timeline(match keep {
-            Some((from, to)) => timeline.within(from, to),
-            None => timeline,
-        });
+            order: order.map_or_else(std::sync::OnceLock::new, |o| std::sync::OnceLock::from(Some(o))),
+        };
+        if summed_later {
+            b.summed_timeline(source);
+        } else {
+            let timeline = Timeline::new(source);
+            b.timeline(match keep {
+                Some((from, to)) => timeline.within(from, to),
+                None => timeline,
+            });
+        }
     }
     match window {
         Some((window, start, length)) => {
@@ -677,5 +707,115 @@ mod tests {
             let empty = read(bytes, Some(Bounds { from: Some(Bound::Percent(50.0)), to: Some(Bound::Percent(50.0)) }));
             assert_eq!((empty.meta.window, empty.samples.len()), (None, whole.samples.len()));
         }
+    }
+
+    /// What a profile read with its timeline says, by whichever walk its rows' sums come
+    /// from: the rows, their values, the recording, and the walk.
+    fn facts(profile: &Profile) -> (Vec<cpuprof_model::StackId>, Vec<Vec<i64>>, cpuprof_model::Meta) {
+        (
+            profile.samples.stacks().to_vec(),
+            (0..2).map(|k| profile.samples.values(k).to_vec()).collect(),
+            profile.meta.clone(),
+        )
+    }
+
+    /// Rows whose sums are left to the timeline's first walk are those the reader's own walk
+    /// sums: on every recorded fixture and on random profiles with `(program)` runs, lone
+    /// `(program)` samples, late samples and idle, whether the first walk is an analysis's or
+    /// the values' own.
+    #[test]
+    fn sums_left_to_the_timeline_are_the_sums_read() {
+        let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+        for dir in ["../../fixtures/cpuprofile", "../../fixtures/edge"] {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "cpuprofile") {
+                    inputs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+                }
+            }
+        }
+        // xorshift: random profiles of (root) → (program) | (idle) | (garbage collector) | a → b.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for case in 0..300 {
+            let n = 4 + next(60) as usize;
+            let lone_program = case % 3 == 0;
+            let mut ids = Vec::new();
+            let mut deltas = Vec::new();
+            for i in 0..n {
+                let id = match next(10) {
+                    0 | 1 => 2,
+                    2 => 3,
+                    3 => 4,
+                    4..=6 => 5,
+                    _ => 6,
+                };
+                // Some cases have no two (program) samples in a row, so the walk must decide.
+                let id = if lone_program && id == 2 && ids.last() == Some(&2) { 6 } else { id };
+                ids.push(id);
+                deltas.push(match next(12) {
+                    0 => -(next(3000) as i64),
+                    1 => 0,
+                    _ if i == 0 => 50,
+                    _ => 900 + next(400) as i64,
+                });
+            }
+            let join = |v: &[i64]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
+            let node = |id: u32, name: &str, url: &str, children: &str| {
+                format!(
+                    r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"{}","url":"{url}","lineNumber":0,"columnNumber":0}},"children":[{children}]}}"#,
+                    if url.is_empty() { 0 } else { 7 }
+                )
+            };
+            let nodes = [
+                node(1, "(root)", "", "2,3,4,5"),
+                node(2, "(program)", "", ""),
+                node(3, "(idle)", "", ""),
+                node(4, "(garbage collector)", "", ""),
+                node(5, "a", "file:///a.js", "6"),
+                node(6, "b", "file:///a.js", ""),
+            ];
+            let text = format!(
+                r#"{{"nodes":[{}],"startTime":1000,"endTime":{},"samples":[{}],"timeDeltas":[{}]}}"#,
+                nodes.join(","),
+                1000 + 1400 * n,
+                join(&ids.iter().map(|i| i64::from(*i)).collect::<Vec<_>>()),
+                join(&deltas)
+            );
+            inputs.push((format!("random case {case}: {text}"), text.into_bytes()));
+        }
+        let (mut left, mut read_at_once) = (0, 0);
+        for (name, bytes) in &inputs {
+            let origin = Origin("t".into());
+            let eager = parse(&bytes[..], &origin, &ParseOptions::default()).unwrap();
+            let values_first = read(bytes, None);
+            if values_first.samples.values_known() {
+                read_at_once += 1;
+            } else {
+                left += 1;
+            }
+            assert_eq!(facts(&values_first), facts(&eager), "{name}");
+            // An analysis's walk first: the values come with it.
+            let walk_first = read(bytes, None);
+            let samples = walked(&walk_first);
+            assert!(walk_first.samples.values_known(), "{name}");
+            assert_eq!(facts(&walk_first), facts(&eager), "{name}");
+            assert_eq!(samples, walked(&values_first), "{name}");
+            // The same with the walk in two halves on two threads.
+            let halves_first = read(bytes, None);
+            let (mut early, mut late) = (Vec::new(), Vec::new());
+            halves_first.samples.timeline().unwrap().for_each_half(|s| early.push(s), |s| late.push(s));
+            early.append(&mut late);
+            assert!(halves_first.samples.values_known(), "{name}");
+            assert_eq!(facts(&halves_first), facts(&eager), "{name}");
+            assert_eq!(early, samples, "{name}");
+        }
+        // Both ways are exercised.
+        assert!(left > 100 && read_at_once > 10, "left to the timeline {left}, read at once {read_at_once}");
     }
 }
