@@ -913,6 +913,39 @@ mod tests {
     }
 
     #[test]
+    fn a_phase_cut_from_its_buckets_is_the_window_a_walk_cuts() {
+        let pattern = "..aaab..bb|ab...aaaa..b.aaaaaaaaa|bbbbbbbbbbbb";
+        let n = pattern.chars().filter(|c| !"|=".contains(*c)).count();
+        let mut options = crate::TimelineOptions { bucket_ns: Some(3_000_000), ..Default::default() };
+        options.keep_rows = true;
+        let mut phases_seen = 0;
+        for at in 0..=n {
+            let whole = profile(pattern, at);
+            let line = crate::timeline(&whole, &options).unwrap();
+            for phase in &line.phases {
+                let sums = line.phase_rows(phase, whole.samples.len()).expect("rows kept");
+                let (mut walked, mut summed) = (profile(pattern, at), profile(pattern, at));
+                assert!(walked.retain_window(phase.start_ns, phase.end_ns));
+                assert!(summed.retain_window_summed(phase.start_ns, phase.end_ns, &sums));
+                assert_eq!(summed.samples.stacks(), walked.samples.stacks(), "split at {at}, {phase:?}");
+                for k in 0..2 {
+                    assert_eq!(summed.samples.values(k), walked.samples.values(k), "split at {at}, {phase:?}");
+                }
+                phases_seen += 1;
+            }
+        }
+        assert!(phases_seen > n + 1, "{phases_seen} phases");
+        // A sample before the recording's start is in the first bucket but in no window.
+        let mut early = profile(pattern, n);
+        early.meta.start_ns = Some(2_000_000);
+        let line = crate::timeline(&early, &options).unwrap();
+        assert!(line.phases.iter().all(|p| line.phase_rows(p, early.samples.len()).is_none()));
+        options.keep_rows = false;
+        let line = crate::timeline(&profile(pattern, n), &options).unwrap();
+        assert!(line.phase_rows(&line.phases[0], n).is_none());
+    }
+
+    #[test]
     fn the_halves_of_a_walk_find_the_blocks_one_walk_finds() {
         let patterns =
             ["..aaab..bb|ab...aaaa..", "aaaa|aaaa", "ab.ab.ab", "....", "aaaaaaaaaaaa", "a|b|a", ".a.a.aa|.bb."];

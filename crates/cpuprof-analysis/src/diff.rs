@@ -471,7 +471,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     let totals = |s: &Side| SideTotals {
         runs: s.busy_per_run.len(),
         busy_per_run: mean(&s.busy_per_run),
-        samples: s.busy_samples.iter().sum(),
+        samples: s.busy_samples.iter().fold(0, |a, b| a.saturating_add(*b)),
         run_samples: s.kept_samples.clone(),
     };
     let (base_totals, new_totals) = (totals(&b), totals(&n));
@@ -672,10 +672,12 @@ fn mean(values: &[i64]) -> f64 {
 }
 
 fn side_numbers(f: &SideFunction, side: &Side) -> SideNumbers {
-    let busy: i64 = side.busy_per_run.iter().sum();
+    // Saturating: the times of a hand-made file may be anything.
+    let sum = |v: &mut dyn Iterator<Item = i64>| v.fold(0i64, i64::saturating_add);
+    let busy = sum(&mut side.busy_per_run.iter().copied());
     let pct = |v: i64| if busy == 0 { 0.0 } else { 100.0 * v as f64 / busy as f64 };
-    let self_sum: i64 = f.runs.iter().map(|r| r.self_weight).sum();
-    let total_sum: i64 = f.runs.iter().map(|r| r.total_weight).sum();
+    let self_sum = sum(&mut f.runs.iter().map(|r| r.self_weight));
+    let total_sum = sum(&mut f.runs.iter().map(|r| r.total_weight));
     SideNumbers {
         self_per_run: mean(&f.runs.iter().map(|r| r.self_weight).collect::<Vec<_>>()),
         total_per_run: mean(&f.runs.iter().map(|r| r.total_weight).collect::<Vec<_>>()),

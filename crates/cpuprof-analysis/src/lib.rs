@@ -63,4 +63,4 @@ pub use timeline::{
 };
 pub use top::{top, Amount, Metric, Summary, TopOptions, TopReport, TopRow};
 pub use weights::Weight;
-pub use window::{apply_window, between, cut_window, recording};
+pub use window::{apply_window, between, cut_window, cut_window_summed, recording};

@@ -3,12 +3,12 @@
 //! §11). A sample belongs to the bucket its timestamp falls in, as it belongs to a window, so
 //! the buckets add up to the whole and a window of whole buckets holds exactly their samples.
 
-use cpuprof_model::{FuncId, FuncKind, Profile, TimedSample};
+use cpuprof_model::{FuncId, FuncKind, Profile, RowSum, Stretches, TimedSample};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use crate::category::{Categories, Category};
-use crate::weights::{effective, timed_weight, Weight};
+use crate::weights::{effective, weighs_time, Weight};
 use crate::window::recording;
 
 /// A function as a timeline or block names it. Its strings are shared: thousands of blocks
@@ -109,6 +109,9 @@ pub struct TimelineOptions {
     pub buckets: Option<u32>,
     /// What a sample weighs. Default is [`Weight::Time`].
     pub weight: Weight,
+    /// Keep each bucket's samples per row, so that a phase's window is cut from its buckets
+    /// without another walk (see [`Timeline::phase_rows`]).
+    pub keep_rows: bool,
 }
 
 /// One bucket: `[start_ns, end_ns)` after the recording's start.
@@ -169,6 +172,24 @@ pub struct Timeline {
     pub buckets: Vec<Bucket>,
     /// The phases, in time order, tiling the buckets.
     pub phases: Vec<Phase>,
+    /// Each bucket's samples per row, when kept (and every sample is in a bucket's span).
+    rows: Option<Vec<Vec<RowSum>>>,
+}
+
+impl Timeline {
+    /// The samples of `phase`'s window per sample row of the profile (`rows` of them): (count,
+    /// ns), as [`Profile::retain_window_summed`] takes them; `None` unless the rows were kept
+    /// ([`TimelineOptions::keep_rows`]).
+    pub fn phase_rows(&self, phase: &Phase, rows: usize) -> Option<Vec<(i64, i64)>> {
+        let kept = self.rows.as_ref()?;
+        let (first, end) = ((phase.start_ns / self.bucket_ns) as usize, (phase.end_ns / self.bucket_ns) as usize);
+        let mut sums = vec![(0i64, 0i64); rows];
+        for r in kept.get(first..end.min(kept.len()))?.iter().flatten() {
+            let sum = sums.get_mut(r.row as usize)?;
+            *sum = (sum.0 + r.samples, sum.1.saturating_add(r.ns));
+        }
+        Some(sums)
+    }
 }
 
 /// The bucket length for a recording `length_ns` long: the smallest of 1, 2, 5 × 10^k ns, at
@@ -237,7 +258,7 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
         return Err(TimelineError::TooManyBuckets { buckets: count, bucket_ns });
     }
     let facts = RowFacts::of(profile);
-    let weigh = timed_weight(profile, options.weight);
+    let by_time = weighs_time(profile, options.weight);
     let timeline = match profile.samples.timeline() {
         Some(timeline) => Some(timeline),
         None if profile.samples.is_empty() => None,
@@ -245,16 +266,12 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
     };
     // Two halves of the samples at once; each sums its own buckets, which are added up (the
     // bucket the halves meet in gets both halves' samples).
-    let (mut early, mut late) = (
-        BucketWalk::new(&facts, profile.samples.len(), start, bucket_ns),
-        BucketWalk::new(&facts, profile.samples.len(), start, bucket_ns),
-    );
+    let walk = || BucketWalk::new(&facts, start, bucket_ns, by_time, options.keep_rows);
+    let (mut early, mut late) = (walk(), walk());
     if let Some(timeline) = timeline {
-        timeline.for_each_batch_half(
-            |batch| batch.iter().for_each(|s| early.add(*s, weigh(s))),
-            |batch| batch.iter().for_each(|s| late.add(*s, weigh(s))),
-        );
+        timeline.for_each_stretch_half(&mut early, &mut late);
     }
+    let before_start = early.before_start || late.before_start;
     let (mut sums, beyond) = early.finish();
     let (late_sums, late_beyond) = late.finish();
     if let Some(k) = beyond.max(late_beyond) {
@@ -280,9 +297,12 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
             top: heaviest(profile, &sum.self_of).map(|(f, w)| (FunctionRef::of(profile, f), w)),
         })
         .collect();
+    // A sample before the recording's start is in the first bucket but in no window.
+    let rows =
+        (options.keep_rows && !before_start).then(|| sums.iter_mut().map(|s| std::mem::take(&mut s.rows)).collect());
     let entry_of: Vec<FxHashMap<FuncId, i64>> = sums.into_iter().map(|sum| sum.entry_of).collect();
     let phases = phases(profile, &buckets, &entry_of);
-    Ok(Timeline { unit: effective(profile, options.weight), length_ns: length, bucket_ns, buckets, phases })
+    Ok(Timeline { unit: effective(profile, options.weight), length_ns: length, bucket_ns, buckets, phases, rows })
 }
 
 /// One bucket's sums: samples, weight per category, self weight per function and weight per
@@ -293,10 +313,13 @@ struct BucketSums {
     categories: [i64; Category::ALL.len()],
     self_of: FxHashMap<FuncId, i64>,
     entry_of: FxHashMap<FuncId, i64>,
+    /// Its samples per row, when kept.
+    rows: Vec<RowSum>,
 }
 
 impl BucketSums {
-    fn add(&mut self, other: BucketSums) {
+    fn add(&mut self, mut other: BucketSums) {
+        self.rows.append(&mut other.rows);
         self.samples = self.samples.saturating_add(other.samples);
         for (c, o) in self.categories.iter_mut().zip(other.categories) {
             *c = c.saturating_add(o);
@@ -310,78 +333,80 @@ impl BucketSums {
     }
 }
 
-/// Samples in time order summed into buckets: per sample a count and an addition into a dense
-/// per-row scratch, settled (per category, function and entry) when a sample leaves the bucket.
+/// Samples in time order summed into buckets: a stretch per bucket (as many as the walk meets
+/// it), whose rows are summed per category, function and entry when it is settled.
 struct BucketWalk<'f> {
     facts: &'f RowFacts,
     start: i64,
     bucket_ns: i64,
+    /// Whether a row weighs its ns (else its samples).
+    by_time: bool,
     sums: Vec<BucketSums>,
+    /// The bucket of the current stretch, and of the one being settled.
     current: usize,
+    settling: usize,
     /// The current bucket's span on the profile's clock: a division only when a sample leaves it.
     span: (i64, i64),
     /// The latest bucket past [`MAX_BUCKETS`] a sample fell in.
     beyond: Option<u64>,
-    /// The current bucket's samples and weight per row since the last settling.
-    samples: i64,
-    scratch: DenseSums,
+    /// Whether the buckets keep their rows.
+    keep_rows: bool,
+    /// Whether a sample came before the recording's start (the first bucket has it).
+    before_start: bool,
 }
 
 impl<'f> BucketWalk<'f> {
-    fn new(facts: &'f RowFacts, rows: usize, start: i64, bucket_ns: i64) -> Self {
+    fn new(facts: &'f RowFacts, start: i64, bucket_ns: i64, by_time: bool, keep_rows: bool) -> Self {
         Self {
             facts,
             start,
             bucket_ns,
+            by_time,
+            keep_rows,
+            before_start: false,
             sums: vec![BucketSums::default()],
             current: 0,
-            span: (i64::MIN, start.saturating_add(bucket_ns)),
+            settling: 0,
+            span: (start, start.saturating_add(bucket_ns)),
             beyond: None,
-            samples: 0,
-            scratch: DenseSums::new(rows),
         }
-    }
-
-    #[inline]
-    fn add(&mut self, s: TimedSample, w: i64) {
-        if !(self.span.0..self.span.1).contains(&s.time_ns) && !self.enter(s.time_ns) {
-            return;
-        }
-        self.samples += 1;
-        self.scratch.add(s.row, w);
     }
 
     /// Moves to the bucket `time_ns` falls in; `false`, staying, when it is past the last
     /// bucket there may be.
     #[cold]
     fn enter(&mut self, time_ns: i64) -> bool {
+        self.before_start |= time_ns < self.start;
         let k = (time_ns.saturating_sub(self.start).max(0) / self.bucket_ns) as u64;
         if k >= MAX_BUCKETS {
             self.beyond = Some(self.beyond.map_or(k, |b| b.max(k)));
             return false;
         }
-        self.settle();
         let (from, to) = ((k as i64).saturating_mul(self.bucket_ns), (k as i64 + 1).saturating_mul(self.bucket_ns));
-        self.span = (if k == 0 { i64::MIN } else { self.start.saturating_add(from) }, self.start.saturating_add(to));
-        self.current = k as usize;
+        self.span = (self.start.saturating_add(from), self.start.saturating_add(to));
+        self.settling = std::mem::replace(&mut self.current, k as usize);
         if self.current >= self.sums.len() {
             self.sums.resize_with(self.current + 1, BucketSums::default);
         }
         true
     }
 
-    /// Adds the samples summed (per row) since the last settling to the current bucket: its
-    /// sample count, categories, functions and entries.
-    fn settle(&mut self) {
-        let bucket = &mut self.sums[self.current];
-        bucket.samples = bucket.samples.saturating_add(std::mem::take(&mut self.samples));
-        for (row, w) in self.scratch.drain() {
-            let category = self.facts.category[row as usize].index();
+    /// Adds a stretch's rows to bucket `k`: its sample count, categories, functions and
+    /// entries.
+    fn add_rows(&mut self, k: usize, rows: &[RowSum]) {
+        let bucket = &mut self.sums[k];
+        if self.keep_rows {
+            bucket.rows.extend_from_slice(rows);
+        }
+        for r in rows {
+            let w = if self.by_time { r.ns } else { r.samples };
+            bucket.samples = bucket.samples.saturating_add(r.samples);
+            let category = self.facts.category[r.row as usize].index();
             bucket.categories[category] = bucket.categories[category].saturating_add(w);
-            if let Some(leaf) = self.facts.leaf[row as usize] {
+            if let Some(leaf) = self.facts.leaf[r.row as usize] {
                 let own = bucket.self_of.entry(leaf).or_default();
                 *own = own.saturating_add(w);
-                if let Some(e) = self.facts.entry[row as usize] {
+                if let Some(e) = self.facts.entry[r.row as usize] {
                     let under = bucket.entry_of.entry(e).or_default();
                     *under = under.saturating_add(w);
                 }
@@ -389,9 +414,23 @@ impl<'f> BucketWalk<'f> {
         }
     }
 
-    fn finish(mut self) -> (Vec<BucketSums>, Option<u64>) {
-        self.settle();
+    fn finish(self) -> (Vec<BucketSums>, Option<u64>) {
         (self.sums, self.beyond)
+    }
+}
+
+impl Stretches for BucketWalk<'_> {
+    #[inline]
+    fn cut(&mut self, s: &TimedSample) -> bool {
+        !(self.span.0..self.span.1).contains(&s.time_ns) && self.enter(s.time_ns)
+    }
+
+    fn settle(&mut self, rows: &[RowSum]) {
+        self.add_rows(self.settling, rows);
+    }
+
+    fn end(&mut self, rows: &[RowSum]) {
+        self.add_rows(self.current, rows);
     }
 }
 

@@ -1,7 +1,7 @@
 //! What every analysis starts from: each stack's own (self) weight and sample count, after
 //! the stack filter.
 
-use cpuprof_model::{Profile, TimedSample, ValueUnit};
+use cpuprof_model::{Profile, ValueUnit};
 
 use crate::filter::StackFilter;
 
@@ -35,11 +35,10 @@ pub(crate) fn columns(profile: &Profile, weight: Weight) -> (Option<&[i64]>, Opt
     (column(weight_column), column(count_column))
 }
 
-/// What one timed sample weighs: its duration for [`Weight::Time`] where the profile has a
-/// time column, else 1 (a sample).
-pub(crate) fn timed_weight(profile: &Profile, weight: Weight) -> impl Fn(&TimedSample) -> i64 {
-    let by_time = weight == Weight::Time && profile.value_index(ValueUnit::Nanoseconds).is_some();
-    move |s: &TimedSample| if by_time { s.weight_ns } else { 1 }
+/// Whether a timed sample weighs its duration ([`Weight::Time`] where the profile has a time
+/// column), else 1 (a sample).
+pub(crate) fn weighs_time(profile: &Profile, weight: Weight) -> bool {
+    weight == Weight::Time && profile.value_index(ValueUnit::Nanoseconds).is_some()
 }
 
 /// Self weight and count per stack (by stack position).

@@ -46,12 +46,26 @@ pub fn apply_window(profile: &mut Profile, from: Option<Bound>, to: Option<Bound
 /// Keeps only `profile`'s samples taken in `window` (ns after the recording's start; its end may
 /// lie past the recording's), and returns it with its end clamped to the recording.
 pub fn cut_window(profile: &mut Profile, window: Window) -> Result<Window, WindowError> {
+    cut_window_with(profile, window, None)
+}
+
+/// [`cut_window`] with the window's samples already summed per row (see
+/// [`Profile::retain_window_summed`]), e.g. by [`crate::Timeline::phase_rows`].
+pub fn cut_window_summed(profile: &mut Profile, window: Window, sums: &[(i64, i64)]) -> Result<Window, WindowError> {
+    cut_window_with(profile, window, Some(sums))
+}
+
+fn cut_window_with(profile: &mut Profile, window: Window, sums: Option<&[(i64, i64)]>) -> Result<Window, WindowError> {
     let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
     let Window { from_ns, to_ns } = window;
     if from_ns >= to_ns {
         return Err(WindowError::Empty { from_ns, to_ns });
     }
-    profile.retain_window(start.saturating_add(from_ns), start.saturating_add(to_ns));
+    let (from, to) = (start.saturating_add(from_ns), start.saturating_add(to_ns));
+    match sums {
+        Some(sums) => profile.retain_window_summed(from, to, sums),
+        None => profile.retain_window(from, to),
+    };
     let (start, length_ns) = window.cut(start, length);
     let window = window.clamped(length);
     profile.meta.start_ns = Some(start);

@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 use cpuprof_analysis::{
-    between, cut_window, find_phase, recording, resolve_window, timeline, Bound, Bounds, CallGraph, CallGraphOptions,
-    StackFilter, TimelineOptions, Weight, Window,
+    between, cut_window, cut_window_summed, find_phase, recording, resolve_window, timeline, Bound, Bounds, CallGraph,
+    CallGraphOptions, StackFilter, TimelineOptions, Weight, Window,
 };
 use cpuprof_parse::{FoldedWeight, ParseError, ParseOptions, Setting};
 use cpuprof_render::text::visible;
@@ -218,12 +218,17 @@ pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, in
             spec.flag()
         ));
     }
+    let mut sums = None;
     let window = match spec {
         WindowSpec::Bounds(from, to) => {
             let length = recording(profile).map_or(0, |(_, length)| length);
             resolve_window(length, *from, *to).map_err(|e| UsageError(format!("--from/--to: {e}")))?
         }
-        WindowSpec::Phase(name) => phase_window(profile, name, &source, "--phase")?,
+        WindowSpec::Phase(name) => {
+            let (window, phase_sums) = phase_window(profile, name, &source, "--phase")?;
+            sums = phase_sums;
+            window
+        }
         WindowSpec::Between(a, b) => {
             let graph = CallGraph::new(profile, &CallGraphOptions::new(Weight::Time, StackFilter::default()));
             let find =
@@ -238,12 +243,27 @@ pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, in
             })?
         }
     };
-    cut_window(profile, window).map(Some).map_err(|e| UsageError(format!("{}: {e}", spec.flag())).into())
+    let cut = match &sums {
+        Some(sums) => cut_window_summed(profile, window, sums),
+        None => cut_window(profile, window),
+    };
+    cut.map(Some).map_err(|e| UsageError(format!("{}: {e}", spec.flag())).into())
 }
 
-/// The window of the phase `name` names (a number or a label) on `profile`'s timeline.
-pub(crate) fn phase_window(profile: &Profile, name: &str, source: &str, flag: &str) -> Result<Window> {
-    let line = timeline(profile, &TimelineOptions::default()).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+/// A phase's samples per sample row: (count, ns).
+type PhaseRows = Vec<(i64, i64)>;
+
+/// The window of the phase `name` names (a number or a label) on `profile`'s timeline, and its
+/// samples per row when the timeline's walk could sum them (see `Timeline::phase_rows`).
+pub(crate) fn phase_window(
+    profile: &Profile,
+    name: &str,
+    source: &str,
+    flag: &str,
+) -> Result<(Window, Option<PhaseRows>)> {
+    let mut options = TimelineOptions::default();
+    options.keep_rows = true;
+    let line = timeline(profile, &options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     let phase = find_phase(&line.phases, name).ok_or_else(|| {
         let list: Vec<String> = line
             .phases
@@ -253,7 +273,8 @@ pub(crate) fn phase_window(profile: &Profile, name: &str, source: &str, flag: &s
             .collect();
         UsageError(format!("{flag} {}: {source} has no such phase; its phases: {}", visible(name), list.join(", ")))
     })?;
-    Ok(Window { from_ns: phase.start_ns, to_ns: phase.end_ns })
+    let sums = line.phase_rows(phase, profile.samples.len());
+    Ok((Window { from_ns: phase.start_ns, to_ns: phase.end_ns }, sums))
 }
 
 /// The time window an analysis is cut to, as given.

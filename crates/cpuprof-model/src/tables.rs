@@ -406,7 +406,9 @@ impl Samples {
         self.vm_state.as_deref()
     }
 
-    /// The column of value type number `k` (see [`Profile::value_types`]).
+    /// The column of value type number `k` (see [`Profile::value_types`]). When the columns
+    /// were left to the timeline and no walk found them yet, this walks it (a pass over every
+    /// sample): an analysis over time that walks anyway should do so first.
     pub fn values(&self, k: usize) -> &[i64] {
         &self.columns()[k]
     }
@@ -638,6 +640,25 @@ impl Profile {
         for (sum, more) in sums.iter_mut().zip(&later) {
             *sum = (sum.0.saturating_add(more.0), sum.1.saturating_add(more.1));
         }
+        self.keep_rows_summed(&timeline, &sums);
+        true
+    }
+
+    /// [`Profile::retain_window`] with the window's samples already summed per row: `sums[row]`
+    /// is (count, ns) of the row's samples taken in `[from_ns, to_ns)`, e.g. from the time
+    /// buckets the window is made of. `false`, changing nothing, without a timeline.
+    pub fn retain_window_summed(&mut self, from_ns: i64, to_ns: i64, sums: &[(i64, i64)]) -> bool {
+        let Some(timeline) = self.samples.timeline.as_ref().map(|t| t.within(from_ns, to_ns)) else {
+            return false;
+        };
+        self.keep_rows_summed(&timeline, sums);
+        true
+    }
+
+    /// Keeps the rows with a sample in `sums` (count, ns per row), as their sums, and
+    /// `timeline` as the samples'.
+    fn keep_rows_summed(&mut self, timeline: &Timeline, sums: &[(i64, i64)]) {
+        let rows = self.samples.len();
         let mut map = vec![u32::MAX; rows];
         let mut values = vec![Vec::new(); self.value_types.len()];
         let mut kept = Samples {
@@ -645,7 +666,7 @@ impl Profile {
             units: self.samples.units.clone(),
             ..Samples::default()
         };
-        for (row, &(count, weight)) in sums.iter().enumerate().filter(|(_, (count, _))| *count > 0) {
+        for (row, &(count, weight)) in sums.iter().take(rows).enumerate().filter(|(_, (count, _))| *count > 0) {
             map[row] = kept.stack.len() as u32;
             kept.stack.push(self.samples.stack[row]);
             if let (Some(states), Some(all)) = (kept.vm_state.as_mut(), self.samples.vm_state.as_ref()) {
@@ -661,6 +682,5 @@ impl Profile {
         kept.values = values.into();
         kept.timeline = Some(timeline.renumbered(&map));
         self.samples = kept;
-        true
     }
 }

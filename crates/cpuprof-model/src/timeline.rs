@@ -71,6 +71,104 @@ fn add_to(sums: &mut [(i64, i64)], batch: &[TimedSample]) {
     }
 }
 
+/// `early` with `late` added, row by row.
+fn added(mut early: Vec<(i64, i64)>, late: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    for (sum, more) in early.iter_mut().zip(late) {
+        *sum = (sum.0 + more.0, sum.1.saturating_add(more.1));
+    }
+    early
+}
+
+/// A sample row's sums over a stretch of samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowSum {
+    /// The row (see [`TimedSample::row`]).
+    pub row: u32,
+    /// How many of the stretch's samples are in it.
+    pub samples: i64,
+    /// Their weight, ns (as [`TimedSample::weight_ns`]).
+    pub ns: i64,
+}
+
+/// An analysis that cuts samples into stretches (time buckets, blocks) and wants each
+/// stretch's weight per row: see [`Timeline::for_each_stretch_half`]. Each half of a walk
+/// calls `batch` with each batch, then `cut` with each of its samples (settling the stretch
+/// before it when `cut` says it begins one), and `end` with the last stretch.
+pub trait Stretches {
+    /// A batch of samples about to be cut, in time order: for work a batch at a time.
+    fn batch(&mut self, batch: &[TimedSample]) {
+        let _ = batch;
+    }
+
+    /// Whether `s` begins a new stretch (the samples before it, since the last cut, are then
+    /// settled).
+    fn cut(&mut self, s: &TimedSample) -> bool;
+
+    /// The stretch that the last `cut` ended: its rows, each once, with their sums (a row whose
+    /// samples weigh 0 is there too).
+    fn settle(&mut self, rows: &[RowSum]);
+
+    /// The last stretch of the walk (of its half), as [`Stretches::settle`].
+    fn end(&mut self, rows: &[RowSum]);
+}
+
+/// The sums per row of the current stretch of a walk, dense with the rows touched listed (so a
+/// stretch costs its samples, not the table), and of all stretches when the walk sums the
+/// rows.
+struct StretchSums {
+    /// Samples and ns per row; a row with 0 samples is not in `touched`.
+    sums: Vec<(i64, i64)>,
+    touched: Vec<u32>,
+    settled: Vec<RowSum>,
+    whole: Option<Vec<(i64, i64)>>,
+}
+
+impl StretchSums {
+    fn new(whole: Option<Vec<(i64, i64)>>) -> Self {
+        let rows = whole.as_ref().map_or(0, Vec::len);
+        Self { sums: vec![(0, 0); rows], touched: Vec::new(), settled: Vec::new(), whole }
+    }
+
+    fn walk(&mut self, batch: &[TimedSample], stretches: &mut impl Stretches) {
+        stretches.batch(batch);
+        for s in batch {
+            if stretches.cut(s) {
+                stretches.settle(self.take());
+            }
+            self.add(s);
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, s: &TimedSample) {
+        let Some(sum) = self.sums.get_mut(s.row as usize) else { return self.add_beyond(s) };
+        if sum.0 == 0 {
+            self.touched.push(s.row);
+        }
+        *sum = (sum.0 + 1, sum.1.saturating_add(s.weight_ns));
+    }
+
+    /// Adds a sample whose row is past the table, growing it.
+    #[cold]
+    fn add_beyond(&mut self, s: &TimedSample) {
+        self.sums.resize(s.row as usize + 1, (0, 0));
+        self.add(s);
+    }
+
+    /// The current stretch's rows with their sums, which start again from 0.
+    fn take(&mut self) -> &[RowSum] {
+        self.settled.clear();
+        for row in self.touched.drain(..) {
+            let (samples, ns) = std::mem::take(&mut self.sums[row as usize]);
+            self.settled.push(RowSum { row, samples, ns });
+            if let Some(sum) = self.whole.as_mut().and_then(|w| w.get_mut(row as usize)) {
+                *sum = (sum.0 + samples, sum.1.saturating_add(ns));
+            }
+        }
+        &self.settled
+    }
+}
+
 impl std::fmt::Debug for Timeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Timeline").field("window", &self.window).finish_non_exhaustive()
@@ -153,28 +251,60 @@ impl Timeline {
         A: FnMut(&[TimedSample]) + Send,
         B: FnMut(&[TimedSample]) + Send,
     {
+        let Some(pending) = self.pending_sums() else {
+            self.walk_halves_viewed(&mut first, &mut second);
+            return;
+        };
+        // The rows' sums come with this walk.
+        let (mut early, mut late) = (vec![(0, 0); pending.rows], vec![(0, 0); pending.rows]);
+        self.walk_halves_viewed(
+            &mut |batch| {
+                add_to(&mut early, batch);
+                first(batch);
+            },
+            &mut |batch| {
+                add_to(&mut late, batch);
+                second(batch);
+            },
+        );
+        let _ = pending.sums.set(added(early, &late));
+    }
+
+    /// Walks the samples as two halves at once (as [`Timeline::for_each_batch_half`]), cut into
+    /// stretches by `first` and `second` (each in its half), which get each stretch's sums per
+    /// row: one addition a sample for the analysis and the rows' sums together.
+    pub fn for_each_stretch_half<A, B>(&self, first: &mut A, second: &mut B)
+    where
+        A: Stretches + Send,
+        B: Stretches + Send,
+    {
+        let pending = self.pending_sums();
+        let whole = pending.map(|p| vec![(0, 0); p.rows]);
+        let (mut early, mut late) = (StretchSums::new(whole.clone()), StretchSums::new(whole));
+        self.walk_halves_viewed(&mut |batch| early.walk(batch, first), &mut |batch| late.walk(batch, second));
+        first.end(early.take());
+        second.end(late.take());
+        if let (Some(pending), Some(early), Some(late)) = (pending, early.whole, late.whole) {
+            let _ = pending.sums.set(added(early, &late));
+        }
+    }
+
+    /// The rows' sums left to this walk: on the whole timeline, before a walk found them.
+    fn pending_sums(&self) -> Option<&RowSums> {
+        if self.window.is_some() || self.rows.is_some() {
+            return None;
+        }
+        self.sums.as_deref().filter(|p| p.sums.get().is_none())
+    }
+
+    /// The samples of this view (window, renumbered rows) as two halves, in batches.
+    fn walk_halves_viewed(
+        &self,
+        first: &mut (dyn FnMut(&[TimedSample]) + Send),
+        second: &mut (dyn FnMut(&[TimedSample]) + Send),
+    ) {
         if self.window.is_none() && self.rows.is_none() {
-            match self.sums.as_deref().filter(|p| p.sums.get().is_none()) {
-                None => self.source.walk_halves(&mut first, &mut second),
-                Some(pending) => {
-                    // The rows' sums come with this walk.
-                    let (mut early, mut late) = (vec![(0, 0); pending.rows], vec![(0, 0); pending.rows]);
-                    self.source.walk_halves(
-                        &mut |batch| {
-                            add_to(&mut early, batch);
-                            first(batch);
-                        },
-                        &mut |batch| {
-                            add_to(&mut late, batch);
-                            second(batch);
-                        },
-                    );
-                    for (sum, more) in early.iter_mut().zip(late) {
-                        *sum = (sum.0 + more.0, sum.1.saturating_add(more.1));
-                    }
-                    let _ = pending.sums.set(early);
-                }
-            }
+            self.source.walk_halves(first, second);
             return;
         }
         let window = self.window;

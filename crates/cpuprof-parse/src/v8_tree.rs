@@ -711,6 +711,56 @@ mod tests {
 
     /// What a profile read with its timeline says, by whichever walk its rows' sums come
     /// from: the rows, their values, the recording, and the walk.
+    /// Cuts a walk into stretches of 3 samples, and keeps what it was given: the samples, and
+    /// each stretch's rows as settled and as summed from its samples.
+    #[derive(Default)]
+    struct Cuts {
+        samples: Vec<TimedSample>,
+        settled: Vec<Vec<cpuprof_model::RowSum>>,
+        summed: Vec<Vec<cpuprof_model::RowSum>>,
+        stretch: Vec<TimedSample>,
+        next: Option<TimedSample>,
+    }
+
+    impl Cuts {
+        fn settle(&mut self, rows: &[cpuprof_model::RowSum]) {
+            let mut rows = rows.to_vec();
+            rows.sort_by_key(|r| r.row);
+            self.settled.push(rows);
+            let mut summed: Vec<cpuprof_model::RowSum> = Vec::new();
+            for s in std::mem::take(&mut self.stretch) {
+                match summed.iter_mut().find(|r| r.row == s.row) {
+                    Some(r) => (r.samples, r.ns) = (r.samples + 1, r.ns + s.weight_ns),
+                    None => summed.push(cpuprof_model::RowSum { row: s.row, samples: 1, ns: s.weight_ns }),
+                }
+            }
+            summed.sort_by_key(|r| r.row);
+            self.summed.push(summed);
+            self.stretch.extend(self.next.take());
+        }
+    }
+
+    impl cpuprof_model::Stretches for Cuts {
+        fn cut(&mut self, s: &TimedSample) -> bool {
+            self.samples.push(*s);
+            if self.stretch.len() == 3 {
+                // The stretch is settled before `s` begins the next.
+                self.next = Some(*s);
+                return true;
+            }
+            self.stretch.push(*s);
+            false
+        }
+
+        fn settle(&mut self, rows: &[cpuprof_model::RowSum]) {
+            Cuts::settle(self, rows);
+        }
+
+        fn end(&mut self, rows: &[cpuprof_model::RowSum]) {
+            Cuts::settle(self, rows);
+        }
+    }
+
     fn facts(profile: &Profile) -> (Vec<cpuprof_model::StackId>, Vec<Vec<i64>>, cpuprof_model::Meta) {
         (
             profile.samples.stacks().to_vec(),
@@ -742,6 +792,36 @@ mod tests {
             state ^= state << 17;
             state % n
         };
+        let join = |v: &[i64]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
+        let node = |id: u32, name: &str, url: &str, children: &str| {
+            format!(
+                r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"{}","url":"{url}","lineNumber":0,"columnNumber":0}},"children":[{children}]}}"#,
+                if url.is_empty() { 0 } else { 7 }
+            )
+        };
+        let nodes = [
+            node(1, "(root)", "", "2,3,4,5"),
+            node(2, "(program)", "", ""),
+            node(3, "(idle)", "", ""),
+            node(4, "(garbage collector)", "", ""),
+            node(5, "a", "file:///a.js", "6"),
+            node(6, "b", "file:///a.js", ""),
+        ];
+        let text = |ids: &[i64], deltas: &[i64]| {
+            format!(
+                r#"{{"nodes":[{}],"startTime":1000,"endTime":{},"samples":[{}],"timeDeltas":[{}]}}"#,
+                nodes.join(","),
+                1000 + 1400 * ids.len(),
+                join(ids),
+                join(deltas)
+            )
+        };
+        // (program) pairs that prove nothing: the pair's second sample is late, or a late sample
+        // falls between them (both (program) samples may then be given away).
+        for (ids, deltas) in [([5, 5, 2, 2, 5], [10, 10, 10, -15, 25]), ([5, 2, 2, 5, 5], [10, 10, 10, -5, 15])] {
+            let text = text(&ids, &deltas);
+            inputs.push((format!("late (program) pair: {text}"), text.into_bytes()));
+        }
         for case in 0..300 {
             let n = 4 + next(60) as usize;
             let lone_program = case % 3 == 0;
@@ -765,28 +845,7 @@ mod tests {
                     _ => 900 + next(400) as i64,
                 });
             }
-            let join = |v: &[i64]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
-            let node = |id: u32, name: &str, url: &str, children: &str| {
-                format!(
-                    r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"{}","url":"{url}","lineNumber":0,"columnNumber":0}},"children":[{children}]}}"#,
-                    if url.is_empty() { 0 } else { 7 }
-                )
-            };
-            let nodes = [
-                node(1, "(root)", "", "2,3,4,5"),
-                node(2, "(program)", "", ""),
-                node(3, "(idle)", "", ""),
-                node(4, "(garbage collector)", "", ""),
-                node(5, "a", "file:///a.js", "6"),
-                node(6, "b", "file:///a.js", ""),
-            ];
-            let text = format!(
-                r#"{{"nodes":[{}],"startTime":1000,"endTime":{},"samples":[{}],"timeDeltas":[{}]}}"#,
-                nodes.join(","),
-                1000 + 1400 * n,
-                join(&ids.iter().map(|i| i64::from(*i)).collect::<Vec<_>>()),
-                join(&deltas)
-            );
+            let text = text(&ids, &deltas);
             inputs.push((format!("random case {case}: {text}"), text.into_bytes()));
         }
         let (mut left, mut read_at_once) = (0, 0);
@@ -814,6 +873,18 @@ mod tests {
             assert!(halves_first.samples.values_known(), "{name}");
             assert_eq!(facts(&halves_first), facts(&eager), "{name}");
             assert_eq!(early, samples, "{name}");
+            // The same with the walk cut into stretches: each stretch's rows are its samples'.
+            let stretches_first = read(bytes, None);
+            let mut halves = [Cuts::default(), Cuts::default()];
+            let [early, late] = &mut halves;
+            stretches_first.samples.timeline().unwrap().for_each_stretch_half(early, late);
+            assert!(stretches_first.samples.values_known(), "{name}");
+            assert_eq!(facts(&stretches_first), facts(&eager), "{name}");
+            let seen: Vec<TimedSample> = halves.iter().flat_map(|h| h.samples.clone()).collect();
+            assert_eq!(seen, samples, "{name}");
+            for half in &halves {
+                assert_eq!(half.settled, half.summed, "{name}");
+            }
         }
         // Both ways are exercised.
         assert!(left > 100 && read_at_once > 10, "left to the timeline {left}, read at once {read_at_once}");
