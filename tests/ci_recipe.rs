@@ -165,4 +165,14 @@ fn the_job_summary_is_never_an_input_and_github_is_for_diff() {
     let out = common::cpuprof().args(["top", input, "--format", "github"]).output().expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--format github is for diff"), "{}", text(&out.stderr));
+    // Refused before any input is read (a missing one is not what the user hears of first).
+    for command in ["top", "tree", "callers", "blocks"] {
+        let mut args = vec![command, "no-such.cpuprofile"];
+        if command == "callers" {
+            args.push("main");
+        }
+        let out = common::cpuprof().args(&args).args(["--format", "github"]).output().expect("run");
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("--format github is for diff"), "{command}: {}", text(&out.stderr));
+    }
 }

@@ -29,6 +29,7 @@ fn load_view(input: &Path, view: &ViewArgs) -> Result<(Profile, bool, CallGraphO
 }
 
 pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
+    let format = args.view.output.report_format()?;
     let (profile, windowed, options, output) = load_view(&args.input, &args.view)?;
     let graph = CallGraph::new(&profile, &options);
     let cut = Cut {
@@ -53,7 +54,7 @@ pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
         fold_chains: !args.no_fold_chains,
         width: terminal_width(args.view.output.output.as_deref()),
     };
-    output.write(render_tree(&doc, args.view.output.report_format()?).as_bytes())
+    output.write(render_tree(&doc, format).as_bytes())
 }
 
 /// Which lists a calls command shows.
@@ -65,6 +66,7 @@ pub(crate) enum Lists {
 }
 
 pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
+    let format = args.view.output.report_format()?;
     let (profile, _, options, output) = load_view(&args.input, &args.view)?;
     let graph = CallGraph::new(&profile, &options);
     let source = source_name(&args.input);
@@ -82,7 +84,7 @@ pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
         depth,
         width: terminal_width(args.view.output.output.as_deref()),
     };
-    output.write(render_calls(&doc, args.view.output.report_format()?).as_bytes())
+    output.write(render_calls(&doc, format).as_bytes())
 }
 
 /// How many candidates an ambiguous pattern's message lists.

@@ -81,6 +81,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
         )
         .into());
     }
+    let format = args.output.report_format()?;
     let output = Output::new(args.output.output.as_deref(), &inputs)?;
     let (Loaded { profile, window }, source, totals) = if let [input] = inputs.as_slice() {
         (load(input, &args.reading, &args.filter, &args.window, false)?, source_name(input), Vec::new())
@@ -103,5 +104,5 @@ fn run_top(args: &TopArgs) -> Result<()> {
         inputs: &totals,
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
-    output.write(render_top(&doc, args.output.report_format()?).as_bytes())
+    output.write(render_top(&doc, format).as_bytes())
 }

@@ -52,6 +52,7 @@ pub(crate) fn run_timeline(args: &TimelineArgs) -> Result<()> {
 pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
     let min_ns = crate::units::nanoseconds(&args.min, true)
         .ok_or_else(|| UsageError(format!("--min {}: expected a length of time such as 50ms or 0.2s", args.min)))?;
+    let format = args.output.report_format()?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
     let Loaded { profile, window } = load_timed(&args.input, &args.reading, &args.window, "event-loop blocks")?;
     let source = source_name(&args.input);
@@ -64,5 +65,5 @@ pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
         ));
     }
     let doc = BlocksDocument { source: &source, meta: &profile.meta, blocks: &found, window, limit: args.rows.limit() };
-    output.write(render_blocks(&doc, args.output.report_format()?).as_bytes())
+    output.write(render_blocks(&doc, format).as_bytes())
 }
