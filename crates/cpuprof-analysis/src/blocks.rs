@@ -834,18 +834,19 @@ mod tests {
         }
     }
 
+    /// A top-level stack of one function `name`.
+    fn stack(b: &mut ProfileBuilder, name: &str, kind: FuncKind) -> StackId {
+        let name = b.intern(name);
+        let func = b.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind, tier: None, library: None });
+        let frame = b.frame(Frame { func, line: None, column: None });
+        b.stack(None, frame)
+    }
+
     /// A profile of one sample per letter of `pattern`, 1 ms apart: `.` idle, `a`/`b` busy in
     /// that function, `|` a 300 ms pause before the next sample, `=` the next sample at the time
     /// of the one before.
     fn profile(pattern: &str, at: usize) -> Profile {
         let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
-        let stack = |b: &mut ProfileBuilder, name: &str, kind| {
-            let name = b.intern(name);
-            let func =
-                b.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind, tier: None, library: None });
-            let frame = b.frame(Frame { func, line: None, column: None });
-            b.stack(None, frame)
-        };
         let idle = stack(&mut b, "(idle)", FuncKind::Idle);
         let fa = stack(&mut b, "a", FuncKind::Js);
         let fb = stack(&mut b, "b", FuncKind::Js);
@@ -943,6 +944,34 @@ mod tests {
         options.keep_rows = false;
         let line = crate::timeline(&profile(pattern, n), &options).unwrap();
         assert!(line.phase_rows(&line.phases[0], n).is_none());
+        // Times that saturate: the last bucket's end is i64::MAX, which names no bucket exactly.
+        for times in [[0, 1_000_000, i64::MAX / 2, i64::MAX - 2_500_000], [0, 1_000_000, i64::MAX / 2, i64::MAX]] {
+            let far = || {
+                let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+                let stack = stack(&mut b, "a", FuncKind::Js);
+                for _ in 0..4 {
+                    b.sample(stack, None, &[1, 1_000_000]);
+                }
+                let samples: Vec<TimedSample> = (0..4u32)
+                    .map(|k| TimedSample { row: k, time_ns: times[k as usize], weight_ns: 1_000_000 })
+                    .collect();
+                b.timeline(Timeline::new(SplitAt { samples, at: 2 }));
+                b.timing(Some(0), Some(i64::MAX), Some(1_000_000));
+                b.finish().unwrap()
+            };
+            let mut options = crate::TimelineOptions { buckets: Some(40), ..Default::default() };
+            options.keep_rows = true;
+            let line = crate::timeline(&far(), &options).unwrap();
+            for phase in &line.phases {
+                let mut walked = far();
+                assert!(walked.retain_window(phase.start_ns, phase.end_ns));
+                if let Some(sums) = line.phase_rows(phase, 4) {
+                    let mut summed = far();
+                    assert!(summed.retain_window_summed(phase.start_ns, phase.end_ns, &sums));
+                    assert_eq!(summed.samples.values(0), walked.samples.values(0), "{times:?} {phase:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -271,7 +271,7 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
     if let Some(timeline) = timeline {
         timeline.for_each_stretch_half(&mut early, &mut late);
     }
-    let before_start = early.before_start || late.before_start;
+    let outside = early.outside || late.outside;
     let (mut sums, beyond) = early.finish();
     let (late_sums, late_beyond) = late.finish();
     if let Some(k) = beyond.max(late_beyond) {
@@ -297,9 +297,7 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
             top: heaviest(profile, &sum.self_of).map(|(f, w)| (FunctionRef::of(profile, f), w)),
         })
         .collect();
-    // A sample before the recording's start is in the first bucket but in no window.
-    let rows =
-        (options.keep_rows && !before_start).then(|| sums.iter_mut().map(|s| std::mem::take(&mut s.rows)).collect());
+    let rows = (options.keep_rows && !outside).then(|| sums.iter_mut().map(|s| std::mem::take(&mut s.rows)).collect());
     let entry_of: Vec<FxHashMap<FuncId, i64>> = sums.into_iter().map(|sum| sum.entry_of).collect();
     let phases = phases(profile, &buckets, &entry_of);
     Ok(Timeline { unit: effective(profile, options.weight), length_ns: length, bucket_ns, buckets, phases, rows })
@@ -351,8 +349,10 @@ struct BucketWalk<'f> {
     beyond: Option<u64>,
     /// Whether the buckets keep their rows.
     keep_rows: bool,
-    /// Whether a sample came before the recording's start (the first bucket has it).
-    before_start: bool,
+    /// Whether a sample is where a bucket and the window of its ends differ: before the
+    /// recording's start (the first bucket has it, no window does), or in a bucket whose end
+    /// saturates (a window's end does not name it exactly).
+    outside: bool,
 }
 
 impl<'f> BucketWalk<'f> {
@@ -363,7 +363,7 @@ impl<'f> BucketWalk<'f> {
             bucket_ns,
             by_time,
             keep_rows,
-            before_start: false,
+            outside: start.saturating_add(bucket_ns) == i64::MAX,
             sums: vec![BucketSums::default()],
             current: 0,
             settling: 0,
@@ -376,7 +376,6 @@ impl<'f> BucketWalk<'f> {
     /// bucket there may be.
     #[cold]
     fn enter(&mut self, time_ns: i64) -> bool {
-        self.before_start |= time_ns < self.start;
         let k = (time_ns.saturating_sub(self.start).max(0) / self.bucket_ns) as u64;
         if k >= MAX_BUCKETS {
             self.beyond = Some(self.beyond.map_or(k, |b| b.max(k)));
@@ -384,6 +383,7 @@ impl<'f> BucketWalk<'f> {
         }
         let (from, to) = ((k as i64).saturating_mul(self.bucket_ns), (k as i64 + 1).saturating_mul(self.bucket_ns));
         self.span = (self.start.saturating_add(from), self.start.saturating_add(to));
+        self.outside |= time_ns < self.start || to == i64::MAX || self.span.1 == i64::MAX;
         self.settling = std::mem::replace(&mut self.current, k as usize);
         if self.current >= self.sums.len() {
             self.sums.resize_with(self.current + 1, BucketSums::default);
@@ -399,14 +399,16 @@ impl<'f> BucketWalk<'f> {
             bucket.rows.extend_from_slice(rows);
         }
         for r in rows {
+            let row = r.row as usize;
+            // A source's row past the profile's is not one of its samples.
+            let Some(category) = self.facts.category.get(row) else { continue };
             let w = if self.by_time { r.ns } else { r.samples };
             bucket.samples = bucket.samples.saturating_add(r.samples);
-            let category = self.facts.category[r.row as usize].index();
-            bucket.categories[category] = bucket.categories[category].saturating_add(w);
-            if let Some(leaf) = self.facts.leaf[r.row as usize] {
+            bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
+            if let Some(leaf) = self.facts.leaf[row] {
                 let own = bucket.self_of.entry(leaf).or_default();
                 *own = own.saturating_add(w);
-                if let Some(e) = self.facts.entry[r.row as usize] {
+                if let Some(e) = self.facts.entry[row] {
                     let under = bucket.entry_of.entry(e).or_default();
                     *under = under.saturating_add(w);
                 }
