@@ -547,7 +547,8 @@ impl BlockWalk {
         };
         let (mut early, mut late) = (HalfWalk::new(profile, rules), HalfWalk::new(profile, rules));
         if let Some(timeline) = timeline {
-            timeline.for_each_batch_half(|b| early.add_batch(b), |b| late.add_batch(b));
+            // Blocks read no sample values, nor does `cpuprof blocks` after them.
+            timeline.for_each_batch_half_unsummed(|b| early.add_batch(b), |b| late.add_batch(b));
         }
         let mut steps = std::mem::take(&mut early.steps);
         steps.merge(&late.steps);
@@ -680,9 +681,8 @@ struct Describer<'p> {
     categories: Categories,
     facts: RowFacts,
     sums: BlockRows,
-    /// Self weight per function in a block, and the functions by position.
+    /// Self weight per function in a block.
     funcs: DenseSums,
-    func_ids: Vec<FuncId>,
     refs: FunctionRefs<'p>,
     /// Running sums of a block's rows' weights (scratch).
     prefix: Vec<i128>,
@@ -701,7 +701,6 @@ impl<'p> Describer<'p> {
             facts: RowFacts::of(profile),
             sums: BlockRows::new(profile.samples.len()),
             funcs: DenseSums::new(profile.funcs.len()),
-            func_ids: profile.funcs.ids().collect(),
             refs: FunctionRefs::new(profile),
             prefix: Vec::new(),
             rows: Vec::new(),
@@ -731,7 +730,8 @@ impl<'p> Describer<'p> {
             }
         }
         // The heaviest functions (ties in SPEC §5's order): the first few of a partial sort.
-        let mut own: Vec<(i64, FuncId)> = self.funcs.drain().map(|(f, w)| (w, self.func_ids[f as usize])).collect();
+        let mut own: Vec<(i64, FuncId)> =
+            self.funcs.drain().map(|(f, w)| (w, self.facts.func_ids[f as usize])).collect();
         let order = |a: &(i64, FuncId), b: &(i64, FuncId)| b.0.cmp(&a.0).then_with(|| func_order(profile, a.1, b.1));
         if own.len() > BLOCK_TOP {
             own.select_nth_unstable_by(BLOCK_TOP - 1, order);

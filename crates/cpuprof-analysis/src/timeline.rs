@@ -349,6 +349,9 @@ struct BucketWalk<'f> {
     beyond: Option<u64>,
     /// Whether the buckets keep their rows.
     keep_rows: bool,
+    /// A stretch's self weight per function and weight per entry, before its bucket's maps.
+    own: DenseSums,
+    under: DenseSums,
     /// Whether a sample is where a bucket and the window of its ends differ: before the
     /// recording's start (the first bucket has it, no window does), or in a bucket whose end
     /// saturates (a window's end does not name it exactly).
@@ -369,12 +372,13 @@ impl<'f> BucketWalk<'f> {
             settling: 0,
             span: (start, start.saturating_add(bucket_ns)),
             beyond: None,
+            own: DenseSums::new(facts.func_ids.len()),
+            under: DenseSums::new(facts.func_ids.len()),
         }
     }
 
     /// Moves to the bucket `time_ns` falls in; `false`, staying, when it is past the last
     /// bucket there may be.
-    #[cold]
     fn enter(&mut self, time_ns: i64) -> bool {
         let k = (time_ns.saturating_sub(self.start).max(0) / self.bucket_ns) as u64;
         if k >= MAX_BUCKETS {
@@ -406,12 +410,17 @@ impl<'f> BucketWalk<'f> {
             bucket.samples = bucket.samples.saturating_add(r.samples);
             bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
             if let Some(leaf) = self.facts.leaf[row] {
-                let own = bucket.self_of.entry(leaf).or_default();
-                *own = own.saturating_add(w);
+                self.own.add(leaf.index() as u32, w);
                 if let Some(e) = self.facts.entry[row] {
-                    let under = bucket.entry_of.entry(e).or_default();
-                    *under = under.saturating_add(w);
+                    self.under.add(e.index() as u32, w);
                 }
+            }
+        }
+        // Summed densely first: a function has many rows, the maps get it once.
+        for (sums, map) in [(&mut self.own, &mut bucket.self_of), (&mut self.under, &mut bucket.entry_of)] {
+            for (f, w) in sums.drain() {
+                let v = map.entry(self.facts.func_ids[f as usize]).or_default();
+                *v = v.saturating_add(w);
             }
         }
     }
@@ -422,9 +431,12 @@ impl<'f> BucketWalk<'f> {
 }
 
 impl Stretches for BucketWalk<'_> {
-    #[inline]
+    fn span(&self) -> (i64, i64) {
+        self.span
+    }
+
     fn cut(&mut self, s: &TimedSample) -> bool {
-        !(self.span.0..self.span.1).contains(&s.time_ns) && self.enter(s.time_ns)
+        self.enter(s.time_ns)
     }
 
     fn settle(&mut self, rows: &[RowSum]) {
@@ -444,6 +456,8 @@ pub(crate) struct RowFacts {
     pub(crate) leaf: Vec<Option<FuncId>>,
     /// The entry its stack ran under.
     pub(crate) entry: Vec<Option<FuncId>>,
+    /// The profile's functions by index.
+    pub(crate) func_ids: Vec<FuncId>,
 }
 
 impl RowFacts {
@@ -461,7 +475,7 @@ impl RowFacts {
             })
             .collect();
         let entry = stacks.iter().map(|s| entry_of_stack[s.index()]).collect();
-        Self { category, leaf, entry }
+        Self { category, leaf, entry, func_ids: profile.funcs.ids().collect() }
     }
 }
 

@@ -47,6 +47,6 @@ pub use tables::{
     Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, Tier,
     UnknownSourceFormat, ValueKind, ValueType, ValueUnit, VmState,
 };
-pub use timeline::{RowSum, SampleSource, Stretches, TimedSample, Timeline};
+pub use timeline::{RowSum, SampleSource, StretchWalk, Stretches, TimedSample, Timeline};
 pub use warning::{Setting, Warning};
 pub use window::{resolve_window, Bound, Bounds, Window, WindowError};

@@ -38,6 +38,19 @@ pub trait SampleSource: Send + Sync {
         let _ = second;
         self.walk(first);
     }
+
+    /// The row of each of the source's slots (`u32::MAX`: none), when its
+    /// [`SampleSource::walk_stretches`] names samples by slot ([`StretchWalk::push_slot`]).
+    fn slots(&self) -> Option<&[u32]> {
+        None
+    }
+
+    /// Walks the samples as [`SampleSource::walk_halves`] does, handing each to `first` or
+    /// `second` as it comes: a source whose walk makes the samples one at a time overrides it
+    /// so that no batch is written and read in between.
+    fn walk_stretches(&self, first: &mut StretchWalk<'_>, second: &mut StretchWalk<'_>) {
+        self.walk_halves(&mut |batch| first.push_all(batch), &mut |batch| batch.iter().for_each(|s| second.push(*s)));
+    }
 }
 
 /// Samples in time order (see the module documentation). Cheap to clone: the source is shared.
@@ -90,18 +103,18 @@ pub struct RowSum {
     pub ns: i64,
 }
 
-/// An analysis that cuts samples into stretches (time buckets, blocks) and wants each
-/// stretch's weight per row: see [`Timeline::for_each_stretch_half`]. Each half of a walk
-/// calls `batch` with each batch, then `cut` with each of its samples (settling the stretch
+/// An analysis that cuts samples into stretches (time buckets) and wants each stretch's
+/// weight per row: see [`Timeline::for_each_stretch_half`]. Each half of a walk calls `cut`
+/// with each sample taken outside the current [`Stretches::span`] (settling the stretch
 /// before it when `cut` says it begins one), and `end` with the last stretch.
 pub trait Stretches {
-    /// A batch of samples about to be cut, in time order: for work a batch at a time.
-    fn batch(&mut self, batch: &[TimedSample]) {
-        let _ = batch;
-    }
+    /// The current stretch's span, `[from, to)` on the profile's clock: a sample taken in it
+    /// continues the stretch without a call to `cut` (so the walk's loop makes no call for
+    /// most samples). Read again after each `cut`; an empty span has every sample cut.
+    fn span(&self) -> (i64, i64);
 
-    /// Whether `s` begins a new stretch (the samples before it, since the last cut, are then
-    /// settled).
+    /// Whether `s`, taken outside the span, begins a new stretch (the samples before it, since
+    /// the last cut, are then settled).
     fn cut(&mut self, s: &TimedSample) -> bool;
 
     /// The stretch that the last `cut` ended: its rows, each once, with their sums (a row whose
@@ -114,9 +127,10 @@ pub trait Stretches {
 
 /// The sums per row of the current stretch of a walk, dense with the rows touched listed (so a
 /// stretch costs its samples, not the table), and of all stretches when the walk sums the
+/// rows. The table is indexed by the source's slots (see [`StretchWalk::push_slot`]), or by
 /// rows.
 struct StretchSums {
-    /// Samples and ns per row; a row with 0 samples is not in `touched`.
+    /// Samples and ns per slot; a slot with 0 samples is not in `touched`.
     sums: Vec<(i64, i64)>,
     touched: Vec<u32>,
     settled: Vec<RowSum>,
@@ -124,48 +138,123 @@ struct StretchSums {
 }
 
 impl StretchSums {
-    fn new(whole: Option<Vec<(i64, i64)>>) -> Self {
-        let rows = whole.as_ref().map_or(0, Vec::len);
-        Self { sums: vec![(0, 0); rows], touched: Vec::new(), settled: Vec::new(), whole }
-    }
-
-    fn walk(&mut self, batch: &[TimedSample], stretches: &mut impl Stretches) {
-        stretches.batch(batch);
-        for s in batch {
-            if stretches.cut(s) {
-                stretches.settle(self.take());
-            }
-            self.add(s);
-        }
+    /// Sums with a table of `len` slots, adding into `whole` rows' sums when given.
+    fn new(whole: Option<Vec<(i64, i64)>>, len: usize) -> Self {
+        Self { sums: vec![(0, 0); len], touched: Vec::new(), settled: Vec::new(), whole }
     }
 
     #[inline]
-    fn add(&mut self, s: &TimedSample) {
-        let Some(sum) = self.sums.get_mut(s.row as usize) else { return self.add_beyond(s) };
+    fn add(&mut self, slot: u32, weight_ns: i64) {
+        let Some(sum) = self.sums.get_mut(slot as usize) else { return self.add_beyond(slot, weight_ns) };
         if sum.0 == 0 {
-            self.touched.push(s.row);
+            self.touched.push(slot);
         }
-        *sum = (sum.0 + 1, sum.1.saturating_add(s.weight_ns));
+        *sum = (sum.0 + 1, sum.1.saturating_add(weight_ns));
     }
 
-    /// Adds a sample whose row is past the table, growing it.
+    /// Adds a sample whose slot is past the table, growing it.
     #[cold]
-    fn add_beyond(&mut self, s: &TimedSample) {
-        self.sums.resize(s.row as usize + 1, (0, 0));
-        self.add(s);
+    fn add_beyond(&mut self, slot: u32, weight_ns: i64) {
+        self.sums.resize(slot as usize + 1, (0, 0));
+        self.add(slot, weight_ns);
     }
 
-    /// The current stretch's rows with their sums, which start again from 0.
-    fn take(&mut self) -> &[RowSum] {
+    /// The current stretch's rows with their sums, which start again from 0; `rows` numbers
+    /// the slots' rows (`u32::MAX`: none), when the slots are not rows.
+    fn take(&mut self, rows: Option<&[u32]>) -> &[RowSum] {
         self.settled.clear();
-        for row in self.touched.drain(..) {
-            let (samples, ns) = std::mem::take(&mut self.sums[row as usize]);
+        let mut settle = |slot: u32, (samples, ns): (i64, i64)| {
+            let row = match rows {
+                None => slot,
+                Some(rows) => match rows.get(slot as usize) {
+                    Some(&row) if row != u32::MAX => row,
+                    _ => return,
+                },
+            };
             self.settled.push(RowSum { row, samples, ns });
             if let Some(sum) = self.whole.as_mut().and_then(|w| w.get_mut(row as usize)) {
                 *sum = (sum.0 + samples, sum.1.saturating_add(ns));
             }
+        };
+        if self.touched.len() >= self.sums.len() / 8 {
+            // Most of the table: read in order, not at random.
+            self.touched.clear();
+            for (slot, sum) in self.sums.iter_mut().enumerate().filter(|(_, sum)| sum.0 != 0) {
+                settle(slot as u32, std::mem::take(sum));
+            }
+        } else {
+            for slot in self.touched.drain(..) {
+                settle(slot, std::mem::take(&mut self.sums[slot as usize]));
+            }
         }
         &self.settled
+    }
+}
+
+/// One half of a stretch walk ([`Timeline::for_each_stretch_half`]), fed a sample at a time
+/// by the source's walk ([`SampleSource::walk_stretches`]).
+pub struct StretchWalk<'w> {
+    sums: StretchSums,
+    /// The stretches' current span, as [`Stretches::span`] last said.
+    span: (i64, i64),
+    stretches: &'w mut (dyn Stretches + Send),
+    /// The row of each slot, when the source pushes by slot.
+    slots: Option<&'w [u32]>,
+}
+
+impl<'w> StretchWalk<'w> {
+    fn new(
+        stretches: &'w mut (dyn Stretches + Send),
+        whole: Option<Vec<(i64, i64)>>,
+        slots: Option<&'w [u32]>,
+    ) -> Self {
+        let len = slots.map_or_else(|| whole.as_ref().map_or(0, Vec::len), <[u32]>::len);
+        Self { sums: StretchSums::new(whole, len), span: stretches.span(), stretches, slots }
+    }
+
+    /// The next sample of the half, in time order (from a source without slots).
+    #[inline]
+    pub fn push(&mut self, s: TimedSample) {
+        debug_assert!(self.slots.is_none(), "a source with slots pushes by slot");
+        if !(self.span.0..self.span.1).contains(&s.time_ns) {
+            self.cross(&s);
+        }
+        self.sums.add(s.row, s.weight_ns);
+    }
+
+    /// The next samples of the half, in time order (from a source without slots).
+    pub fn push_all(&mut self, batch: &[TimedSample]) {
+        for s in batch {
+            self.push(*s);
+        }
+    }
+
+    /// The next sample of the half, in time order, named by the source's own slot (a node,
+    /// say; see [`SampleSource::slots`]): the walk's table is indexed by slot, so the sample
+    /// costs no lookup of its row.
+    #[inline]
+    pub fn push_slot(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
+        if !(self.span.0..self.span.1).contains(&time_ns) {
+            let row = self.slots.and_then(|rows| rows.get(slot as usize)).copied().unwrap_or(slot);
+            self.cross(&TimedSample { row, time_ns, weight_ns });
+        }
+        self.sums.add(slot, weight_ns);
+    }
+
+    /// `s` is outside the span: it may begin a stretch.
+    #[cold]
+    #[inline(never)]
+    fn cross(&mut self, s: &TimedSample) {
+        if self.stretches.cut(s) {
+            self.stretches.settle(self.sums.take(self.slots));
+        }
+        self.span = self.stretches.span();
+    }
+
+    /// Ends the walk: the last stretch is settled; returns the rows' sums when it made them.
+    fn end(mut self) -> Option<Vec<(i64, i64)>> {
+        self.stretches.end(self.sums.take(self.slots));
+        self.sums.whole
     }
 }
 
@@ -270,6 +359,17 @@ impl Timeline {
         let _ = pending.sums.set(added(early, &late));
     }
 
+    /// [`Timeline::for_each_batch_half`] leaving the rows' sums, when the reader left them to
+    /// the timeline, to a later walk: for an analysis that reads no sample values, run when
+    /// its caller is unlikely to read any either (a later read of them walks again).
+    pub fn for_each_batch_half_unsummed<A, B>(&self, mut first: A, mut second: B)
+    where
+        A: FnMut(&[TimedSample]) + Send,
+        B: FnMut(&[TimedSample]) + Send,
+    {
+        self.walk_halves_viewed(&mut first, &mut second);
+    }
+
     /// Walks the samples as two halves at once (as [`Timeline::for_each_batch_half`]), cut into
     /// stretches by `first` and `second` (each in its half), which get each stretch's sums per
     /// row: one addition a sample for the analysis and the rows' sums together.
@@ -280,11 +380,17 @@ impl Timeline {
     {
         let pending = self.pending_sums();
         let whole = pending.map(|p| vec![(0, 0); p.rows]);
-        let (mut early, mut late) = (StretchSums::new(whole.clone()), StretchSums::new(whole));
-        self.walk_halves_viewed(&mut |batch| early.walk(batch, first), &mut |batch| late.walk(batch, second));
-        first.end(early.take());
-        second.end(late.take());
-        if let (Some(pending), Some(early), Some(late)) = (pending, early.whole, late.whole) {
+        let whole_view = self.window.is_none() && self.rows.is_none();
+        // A view's samples are filtered and renumbered rows, never the source's slots.
+        let slots = if whole_view { self.source.slots() } else { None };
+        let (mut early, mut late) =
+            (StretchWalk::new(first, whole.clone(), slots), StretchWalk::new(second, whole, slots));
+        if whole_view {
+            self.source.walk_stretches(&mut early, &mut late);
+        } else {
+            self.walk_halves_viewed(&mut |batch| early.push_all(batch), &mut |batch| late.push_all(batch));
+        }
+        if let (Some(pending), Some(early), Some(late)) = (pending, early.end(), late.end()) {
             let _ = pending.sums.set(added(early, &late));
         }
     }

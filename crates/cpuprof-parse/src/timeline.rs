@@ -208,7 +208,7 @@ pub(crate) fn attribute_halves<N: NodeIndex, A, B>(
     order: &Order,
     roles: &NodeRoles<'_>,
     first: A,
-    mut second: B,
+    second: B,
 ) -> Option<i64>
 where
     A: FnMut(u32, i64, i64) + Send,
@@ -224,13 +224,15 @@ where
             w.first_time()
         },
         || {
-            let mut w = Walker::new(roles, n, &mut second);
+            // `second` itself, not a reference to it, so that its calls inline as `first`'s do.
+            let mut w = Walker::new(roles, n, second);
             order.walk(Half::Second, nodes, deltas, *start_ns, &mut w);
-            (w.pending_time(), w.take_pending())
+            (w.pending_time(), (w.take_pending(), w.emit))
         },
     );
     let (first_time, last_time) = (first_time.unwrap_or(at.time), last_time.unwrap_or(at.time));
     let mean = ((i128::from(last_time) - i128::from(first_time)) / (n as i128 - 1)) as i64;
+    let (last, mut second) = last;
     if let Some((node, _)) = last {
         second(node, last_time, mean);
     }
@@ -377,6 +379,25 @@ impl<N: NodeIndex> NodeTimeline<N> {
         });
         order.as_ref()
     }
+
+    /// Walks the samples in DevTools order as two halves on two threads (see
+    /// [`attribute_halves`]), or all of them through `first` when they do not split.
+    fn attribute_split<A, B>(&self, first: A, second: B)
+    where
+        A: FnMut(u32, i64, i64) + Send,
+        B: FnMut(u32, i64, i64) + Send,
+    {
+        let times = self.times.borrowed();
+        let roles = self.roles.borrowed();
+        match self.order().filter(|o| o.split.is_some()) {
+            Some(order) => {
+                attribute_halves(&self.nodes, &times, order, &roles, first, second);
+            }
+            None => {
+                attribute_in(&self.nodes, &times, self.order(), self.end_ns, &roles, first);
+            }
+        }
+    }
 }
 
 /// Hands samples to `visit` a batch at a time.
@@ -424,25 +445,18 @@ impl<N: NodeIndex> cpuprof_model::SampleSource for NodeTimeline<N> {
         first: &mut (dyn FnMut(&[cpuprof_model::TimedSample]) + Send),
         second: &mut (dyn FnMut(&[cpuprof_model::TimedSample]) + Send),
     ) {
-        let times = self.times.borrowed();
-        let roles = self.roles.borrowed();
-        let Some(order) = self.order().filter(|o| o.split.is_some()) else {
-            let mut batcher = Batcher::new(&self.row_of_node, first);
-            attribute_in(&self.nodes, &times, self.order(), self.end_ns, &roles, |node, t, d| batcher.push(node, t, d));
-            batcher.flush();
-            return;
-        };
         let (mut a, mut b) = (Batcher::new(&self.row_of_node, first), Batcher::new(&self.row_of_node, second));
-        attribute_halves(
-            &self.nodes,
-            &times,
-            order,
-            &roles,
-            |node, t, d| a.push(node, t, d),
-            |node, t, d| b.push(node, t, d),
-        );
+        self.attribute_split(|node, t, d| a.push(node, t, d), |node, t, d| b.push(node, t, d));
         a.flush();
         b.flush();
+    }
+
+    fn slots(&self) -> Option<&[u32]> {
+        Some(&self.row_of_node)
+    }
+
+    fn walk_stretches(&self, first: &mut cpuprof_model::StretchWalk<'_>, second: &mut cpuprof_model::StretchWalk<'_>) {
+        self.attribute_split(|node, t, d| first.push_slot(node, t, d), |node, t, d| second.push_slot(node, t, d));
     }
 }
 

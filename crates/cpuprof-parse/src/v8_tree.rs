@@ -741,6 +741,10 @@ mod tests {
     }
 
     impl cpuprof_model::Stretches for Cuts {
+        fn span(&self) -> (i64, i64) {
+            (0, 0)
+        }
+
         fn cut(&mut self, s: &TimedSample) -> bool {
             self.samples.push(*s);
             if self.stretch.len() == 3 {
