@@ -245,14 +245,31 @@ impl StepCounts {
 /// median of the steps counted in the same walk. The walk assumes the recorded mean interval;
 /// only when the median turns out to change a gap or a weight is the walk done again with it.
 pub fn blocks(profile: &Profile, min_ns: i64, described: Option<usize>) -> Result<Blocks, WindowError> {
+    blocks_walked(profile, min_ns, described, true)
+}
+
+/// [`blocks`] for a caller that reads no sample values after them (`cpuprof blocks`): the walk
+/// leaves the rows' sums, when the reader left them to the timeline, to a later walk instead
+/// of adding each sample to them (a later read of the values walks again).
+pub fn blocks_only(profile: &Profile, min_ns: i64, described: Option<usize>) -> Result<Blocks, WindowError> {
+    blocks_walked(profile, min_ns, described, false)
+}
+
+/// [`blocks`], the walk filling the rows' sums left to it when `fill_sums`.
+fn blocks_walked(
+    profile: &Profile,
+    min_ns: i64,
+    described: Option<usize>,
+    fill_sums: bool,
+) -> Result<Blocks, WindowError> {
     let (start, length) = recording(profile).ok_or(WindowError::NoTimes)?;
     let configured = configured_interval(profile);
     let guess = configured.or(profile.meta.interval_ns).unwrap_or(0).max(0);
-    let mut walk = BlockWalk::run(profile, min_ns, start, guess, configured.is_none(), described)?;
+    let mut walk = BlockWalk::run(profile, min_ns, start, guess, configured.is_none(), described, fill_sums)?;
     // No interval (fewer than two samples at distinct times): 0, as SPEC §12.1's mean interval.
     let interval = configured.or_else(|| interval_from(profile, &walk.steps)).unwrap_or(0).max(0);
     if interval != guess && (gap_for(interval) != gap_for(guess) || walk.used_interval) {
-        walk = BlockWalk::run(profile, min_ns, start, interval, false, described)?;
+        walk = BlockWalk::run(profile, min_ns, start, interval, false, described, fill_sums)?;
     }
     let mut found = walk.found;
     if let Some(n) = described {
@@ -537,6 +554,7 @@ impl BlockWalk {
         interval: i64,
         count_steps: bool,
         shown: Option<usize>,
+        fill_sums: bool,
     ) -> Result<Self, WindowError> {
         let by_time = profile.value_index(ValueUnit::Nanoseconds).is_some();
         let rules = Rules { min_ns, start, interval, gap: gap_for(interval), by_time, count_steps, described: shown };
@@ -547,8 +565,11 @@ impl BlockWalk {
         };
         let (mut early, mut late) = (HalfWalk::new(profile, rules), HalfWalk::new(profile, rules));
         if let Some(timeline) = timeline {
-            // Blocks read no sample values, nor does `cpuprof blocks` after them.
-            timeline.for_each_batch_half_unsummed(|b| early.add_batch(b), |b| late.add_batch(b));
+            if fill_sums {
+                timeline.for_each_batch_half(|b| early.add_batch(b), |b| late.add_batch(b));
+            } else {
+                timeline.for_each_batch_half_unsummed(|b| early.add_batch(b), |b| late.add_batch(b));
+            }
         }
         let mut steps = std::mem::take(&mut early.steps);
         steps.merge(&late.steps);
@@ -880,6 +901,24 @@ mod tests {
         b.timeline(Timeline::new(SplitAt { samples, at }));
         b.timing(Some(0), Some(t), Some(1_000_000));
         b.finish().unwrap()
+    }
+
+    /// `blocks` finds the rows' sums left to the timeline in its own walk (`diff --blocks`
+    /// reads them next: one walk for both); `blocks_only` leaves them, and they are the same
+    /// when read later.
+    #[test]
+    fn blocks_sum_the_rows_in_their_walk_unless_told_not_to() {
+        use cpuprof_parse::{parse, Origin, ParseOptions};
+        let bytes = std::fs::read("../../fixtures/cpuprofile/blocks.cpuprofile").unwrap();
+        let read = || parse(bytes.as_slice(), &Origin("blocks".into()), &ParseOptions::with_timeline()).unwrap();
+        let (summing, leaving) = (read(), read());
+        assert!(!summing.samples.values_known(), "the fixture's sums are left to the timeline");
+        let found = blocks(&summing, 50_000_000, None).unwrap();
+        assert!(summing.samples.values_known());
+        let only = blocks_only(&leaving, 50_000_000, None).unwrap();
+        assert!(!leaving.samples.values_known());
+        assert_eq!(found.lengths, only.lengths);
+        assert_eq!(leaving.samples.values(1), summing.samples.values(1));
     }
 
     #[test]

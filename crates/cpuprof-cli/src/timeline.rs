@@ -1,7 +1,7 @@
 //! `cpuprof timeline` and `cpuprof blocks`: the profile over time.
 
 use anyhow::Result;
-use cpuprof_analysis::{blocks, timeline, TimelineOptions, Weight};
+use cpuprof_analysis::{blocks_only, timeline, TimelineOptions, Weight};
 use cpuprof_render::{render_blocks, render_timeline, BlocksDocument, Format, TimelineDocument};
 
 use crate::args::{BlocksArgs, TimelineArgs, TimelineFormatArg, WeightArg};
@@ -56,7 +56,8 @@ pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
     let Loaded { profile, window } = load_timed(&args.input, &args.reading, &args.window, "event-loop blocks")?;
     let source = source_name(&args.input);
-    let found = blocks(&profile, min_ns, args.rows.limit()).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    // Nothing below reads the samples' values: the walk need not sum them.
+    let found = blocks_only(&profile, min_ns, args.rows.limit()).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     if profile.samples.is_empty() {
         crate::warn_empty(&source, &profile, window.is_some());
     } else if found.idle_samples == 0 {

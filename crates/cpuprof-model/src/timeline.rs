@@ -39,8 +39,9 @@ pub trait SampleSource: Send + Sync {
         self.walk(first);
     }
 
-    /// The row of each of the source's slots (`u32::MAX`: none), when its
-    /// [`SampleSource::walk_stretches`] names samples by slot ([`StretchWalk::push_slot`]).
+    /// The row of each of the source's slots (`u32::MAX`: none; no two slots share a row, as
+    /// [`Stretches::settle`] gives each row once), when its [`SampleSource::walk_stretches`]
+    /// names samples by slot ([`StretchWalk::push_slot`]).
     fn slots(&self) -> Option<&[u32]> {
         None
     }
@@ -68,7 +69,8 @@ pub struct Timeline {
 
 /// The rows' sums of a timeline whose reader did not sum them: each row's number of samples and
 /// their weight (ns), found by the first walk of the whole timeline, whichever analysis makes
-/// it, so an analysis over time and the rows' values cost one walk together.
+/// it (but [`Timeline::for_each_batch_half_unsummed`]), so an analysis over time and the rows'
+/// values cost one walk together.
 #[derive(Debug)]
 struct RowSums {
     rows: usize,
@@ -126,8 +128,8 @@ pub trait Stretches {
 }
 
 /// The sums per row of the current stretch of a walk, dense with the rows touched listed (so a
-/// stretch costs its samples, not the table), and of all stretches when the walk sums the
-/// rows. The table is indexed by the source's slots (see [`StretchWalk::push_slot`]), or by
+/// stretch costs its samples, or at most 8 times the slots it touched, not the table), and of
+/// all stretches when the walk sums the rows. The table is indexed by the source's slots (see [`StretchWalk::push_slot`]), or by
 /// rows.
 struct StretchSums {
     /// Samples and ns per slot; a slot with 0 samples is not in `touched`.
@@ -235,7 +237,7 @@ impl<'w> StretchWalk<'w> {
     #[inline]
     pub fn push_slot(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
         if !(self.span.0..self.span.1).contains(&time_ns) {
-            let row = self.slots.and_then(|rows| rows.get(slot as usize)).copied().unwrap_or(slot);
+            let row = self.slots.and_then(|rows| rows.get(slot as usize)).copied().unwrap_or(u32::MAX);
             self.cross(&TimedSample { row, time_ns, weight_ns });
         }
         self.sums.add(slot, weight_ns);
