@@ -50,7 +50,7 @@ pub trait SampleSource: Send + Sync {
     /// `second` as it comes: a source whose walk makes the samples one at a time overrides it
     /// so that no batch is written and read in between.
     fn walk_stretches(&self, first: &mut StretchWalk<'_>, second: &mut StretchWalk<'_>) {
-        self.walk_halves(&mut |batch| first.push_all(batch), &mut |batch| batch.iter().for_each(|s| second.push(*s)));
+        self.walk_halves(&mut |batch| first.push_all(batch), &mut |batch| second.push_all(batch));
     }
 }
 
@@ -129,8 +129,8 @@ pub trait Stretches {
 
 /// The sums per row of the current stretch of a walk, dense with the rows touched listed (so a
 /// stretch costs its samples, or at most 8 times the slots it touched, not the table), and of
-/// all stretches when the walk sums the rows. The table is indexed by the source's slots (see [`StretchWalk::push_slot`]), or by
-/// rows.
+/// all stretches when the walk sums the rows. The table is indexed by the source's slots (see
+/// [`StretchWalk::push_slot`]), or by rows.
 struct StretchSums {
     /// Samples and ns per slot; a slot with 0 samples is not in `touched`.
     sums: Vec<(i64, i64)>,
