@@ -1,8 +1,8 @@
 //! Event-loop blocks: the stretches where the loop never waited (fixtures/oracle/SPEC.md §12),
 //! what started each, what ran in it and where most of it was spent.
 
-use cpuprof_model::{FuncId, FuncKind, Profile, SourceFormat, StackId, TimedSample, ValueUnit};
-use rustc_hash::FxHashMap;
+use cpuprof_model::runs::{Run, RunRows, RunRules, Runs, StepCounts};
+use cpuprof_model::{FuncId, FuncKind, Profile, RowSum, SourceFormat, StackId, TimedSample, ValueUnit};
 
 use crate::category::{Categories, Category};
 use crate::timeline::{func_order, DenseSums, FunctionRef, FunctionRefs, RowFacts};
@@ -159,84 +159,6 @@ fn interval_from(profile: &Profile, steps: &StepCounts) -> Option<i64> {
     steps.lower_median().or_else(|| profile.meta.interval_ns.filter(|i| *i > 0))
 }
 
-/// Counts of positive steps between samples, for their median without keeping them: whole
-/// microseconds up to 65 ms (what V8 samples at) in a table, any other in a map.
-#[derive(Default)]
-struct StepCounts {
-    whole_us: Vec<u64>,
-    other: FxHashMap<i64, u64>,
-}
-
-impl StepCounts {
-    const TABLE_US: i64 = 1 << 16;
-
-    // Measured: without it the per-sample loop makes a call per step (+0.2 s on 46 M samples).
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn add(&mut self, step: i64) {
-        let us = step / 1000;
-        if step > 0 && us * 1000 == step {
-            if let Some(count) = self.whole_us.get_mut(us as usize) {
-                *count += 1;
-                return;
-            }
-        }
-        self.add_other(step);
-    }
-
-    /// [`StepCounts::add`] of a step not counted in the table (as it is).
-    #[cold]
-    fn add_other(&mut self, step: i64) {
-        if step <= 0 {
-            return;
-        }
-        if step % 1000 == 0 && step / 1000 < Self::TABLE_US {
-            self.whole_us = vec![0; Self::TABLE_US as usize];
-            self.whole_us[(step / 1000) as usize] += 1;
-        } else {
-            *self.other.entry(step).or_default() += 1;
-        }
-    }
-
-    /// How many steps were counted.
-    fn count(&self) -> u64 {
-        self.whole_us.iter().sum::<u64>() + self.other.values().sum::<u64>()
-    }
-
-    /// Adds `other`'s counts.
-    fn merge(&mut self, other: &StepCounts) {
-        if !other.whole_us.is_empty() {
-            if self.whole_us.is_empty() {
-                self.whole_us = vec![0; Self::TABLE_US as usize];
-            }
-            for (a, b) in self.whole_us.iter_mut().zip(&other.whole_us) {
-                *a += b;
-            }
-        }
-        for (step, c) in &other.other {
-            *self.other.entry(*step).or_default() += c;
-        }
-    }
-
-    /// The lower median (the ⌈n/2⌉-th smallest); `None` without steps.
-    fn lower_median(&self) -> Option<i64> {
-        let count = self.count();
-        if count == 0 {
-            return None;
-        }
-        let rank = (count - 1) / 2;
-        let mut counts: Vec<(i64, u64)> =
-            self.whole_us.iter().enumerate().filter(|(_, c)| **c > 0).map(|(us, c)| (us as i64 * 1000, *c)).collect();
-        counts.extend(self.other.iter().map(|(step, c)| (*step, *c)));
-        counts.sort_unstable();
-        let mut seen = 0u64;
-        counts.into_iter().find_map(|(step, c)| {
-            seen += c;
-            (seen > rank).then_some(step)
-        })
-    }
-}
-
 /// The event-loop blocks of `profile` at least `min_ns` long, the `described` longest of them
 /// (all: `None`) described. Needs the samples' times.
 ///
@@ -314,9 +236,6 @@ struct Rules {
     gap: i64,
     /// The profile has durations (else every sample weighs the interval).
     by_time: bool,
-    count_steps: bool,
-    /// How many of the longest blocks are described (`None`: all).
-    described: Option<usize>,
 }
 
 impl Rules {
@@ -327,147 +246,86 @@ impl Rules {
             self.interval
         }
     }
+
+    /// What a row's samples in a block weigh.
+    fn weight_of(&self, sum: &RowSum) -> i64 {
+        if self.by_time {
+            sum.ns
+        } else {
+            sum.samples.saturating_mul(self.interval)
+        }
+    }
 }
 
-/// A block held back undescribed, with its weight per row: one that may continue across the
-/// two halves of a walk.
+/// A run held back undescribed, with its rows' sums: one that may continue across the two
+/// halves of a walk.
 struct Held {
-    block: OpenBlock,
-    rows: Vec<(u32, i64)>,
+    run: Run,
+    rows: Vec<RowSum>,
 }
 
-/// One half of a walk: blocks as [`BlockWalk`] finds them, except that the half's first block
-/// (when the half starts inside it) and its last one (still open at the end) are held back.
-struct HalfWalk<'p> {
+/// One half of a walk: its runs counted as blocks and the longest described as they end,
+/// except the run it ends inside (its tail) and, in the second half, the run it began inside
+/// (its head), which are held back: they may be one block with the other half's.
+struct HalfRuns<'p> {
     rules: Rules,
     describer: Describer<'p>,
     found: Found,
-    idle_samples: i64,
-    steps: StepCounts,
     used_interval: bool,
-    open: Option<OpenBlock>,
-    /// Whether the open block began with the half's first sample.
-    open_is_head: bool,
-    first: Option<TimedSample>,
-    last_ns: Option<i64>,
+    /// Whether the run that began with the half's first sample is held back (not in the first
+    /// half, whose first run began the recording).
+    hold_head: bool,
     head: Option<Held>,
-    /// Which rows are idle, a bit each: small enough to stay in the L1 cache, where the
-    /// category column (a byte a row) does not for large profiles.
-    idle: Vec<u64>,
+    tail: Option<Held>,
 }
 
-impl<'p> HalfWalk<'p> {
-    fn new(profile: &'p Profile, rules: Rules) -> Self {
-        let describer = Describer::new(profile);
+impl<'p> HalfRuns<'p> {
+    fn new(profile: &'p Profile, rules: Rules, described: Option<usize>, hold_head: bool) -> Self {
         Self {
             rules,
-            found: Found::new(rules.described),
-            idle_samples: 0,
-            steps: StepCounts::default(),
+            describer: Describer::new(profile),
+            found: Found::new(described),
             used_interval: !rules.by_time,
-            open: None,
-            open_is_head: false,
-            first: None,
-            last_ns: None,
+            hold_head,
             head: None,
-            idle: idle_rows(&describer.facts),
-            describer,
+            tail: None,
         }
     }
 
-    /// Adds a batch of samples, in time order.
-    fn add_batch(&mut self, batch: &[TimedSample]) {
-        let Some((&head, rest)) = batch.split_first() else { return };
-        let rest = if self.first.is_none() {
-            self.first = Some(head);
-            self.last_ns = Some(head.time_ns);
-            self.add(head, true);
-            rest
-        } else {
-            batch
-        };
-        if self.rules.count_steps {
-            let mut last = self.last_ns.unwrap_or(i64::MIN);
-            for s in rest {
-                self.steps.add(s.time_ns.saturating_sub(last));
-                last = s.time_ns;
-            }
+    /// Counts `run` as a block and describes it when it may be among the longest, its rows'
+    /// sums taken from `rows` only then.
+    fn close(&mut self, run: &Run, rows: impl FnOnce() -> Vec<RowSum>) {
+        if let Some((extra, length)) = count(&self.rules, run, &mut self.found, &mut self.used_interval) {
+            let rules = self.rules;
+            let rows = rows();
+            let weights = rows.iter().map(|r| (r.row, rules.weight_of(r))).chain([(run.last.row, extra)]);
+            let block = self.describer.describe(run, weights, length);
+            self.found.blocks.push(block);
         }
-        for &s in rest {
-            self.add(s, false);
-        }
-        self.last_ns = batch.last().map(|s| s.time_ns);
     }
+}
 
-    /// Adds sample `s` (`first`: the half's first).
-    // Measured: the per-sample loop's cost halves when this is in it.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn add(&mut self, s: TimedSample, first: bool) {
-        let row = s.row as usize;
-        if self.idle.get(row / 64).is_some_and(|word| word >> (row % 64) & 1 == 1) {
-            self.idle_samples += 1;
-            if self.open.is_some() {
-                self.end_open();
+impl Runs for HalfRuns<'_> {
+    fn end(&mut self, run: &Run, rows: &mut RunRows<'_>) {
+        let is_head = run.head && self.hold_head;
+        if is_head || run.tail {
+            let held = Held { run: *run, rows: rows.sums().to_vec() };
+            if is_head {
+                self.head = Some(held);
+            } else {
+                self.tail = Some(held);
             }
             return;
         }
-        if self.open.as_ref().is_some_and(|b| s.time_ns.saturating_sub(b.last.time_ns) > self.rules.gap) {
-            self.end_open();
-        }
-        let w = self.rules.weight(&s);
-        match &mut self.open {
-            Some(block) => {
-                block.last = s;
-                block.samples += 1;
-                if block.entry.is_none() {
-                    // A block's entry is its first sample's that has one.
-                    block.entry = self.describer.facts.entry.get(s.row as usize).copied().flatten();
-                }
-            }
-            None => self.open(s, first),
-        }
-        self.describer.sums.add(s.row, w);
-    }
-
-    /// Opens a block at `s`.
-    #[cold]
-    fn open(&mut self, s: TimedSample, first: bool) {
-        self.open_is_head = first;
-        self.open = Some(OpenBlock {
-            first_ns: s.time_ns,
-            first_row: s.row,
-            last: s,
-            samples: 1,
-            entry: self.describer.facts.entry.get(s.row as usize).copied().flatten(),
-        });
-    }
-
-    /// Ends the open block: the head is held back, any other is closed.
-    #[cold]
-    fn end_open(&mut self) {
-        let Some(block) = self.open.take() else { return };
-        if std::mem::take(&mut self.open_is_head) {
-            self.head = Some(Held { block, rows: self.describer.sums.drain().collect() });
-        } else {
-            close(&self.rules, block, &mut self.describer, &mut self.found, &mut self.used_interval);
-        }
-    }
-
-    /// The open block at the end, held back (its rows taken out of the scratch).
-    fn take_tail(&mut self) -> Option<Held> {
-        let block = self.open.take()?;
-        Some(Held { block, rows: self.describer.sums.drain().collect() })
+        self.close(run, || rows.sums().to_vec());
     }
 }
 
-/// The rows whose category is idle, as a bit set.
-fn idle_rows(facts: &RowFacts) -> Vec<u64> {
+/// The rows whose facts pass `test`, as a bit set.
+fn row_bits(facts: &RowFacts, test: impl Fn(usize) -> bool) -> Vec<u64> {
     let mut bits = vec![0u64; facts.category.len().div_ceil(64)];
-    for (row, category) in facts.category.iter().enumerate() {
-        if *category == Category::Idle {
-            bits[row / 64] |= 1 << (row % 64);
-        }
+    for row in (0..facts.category.len()).filter(|r| test(*r)) {
+        bits[row / 64] |= 1 << (row % 64);
     }
     bits
 }
@@ -522,25 +380,21 @@ impl Found {
     }
 }
 
-/// Closes `block` (whose weight per row is in `describer.sums`): a block when it is at least the
-/// minimum long, counted in `found` and described when it may be among the longest.
-fn close(rules: &Rules, block: OpenBlock, describer: &mut Describer<'_>, found: &mut Found, used: &mut bool) {
-    let raw_last = rules.weight(&block.last);
+/// Counts `run` in `found` when it is a block at least the minimum long; when it is to be
+/// described, returns what its last sample weighs beyond its own weight (the weights then sum to
+/// the block's length) and the block's (start, length).
+fn count(rules: &Rules, run: &Run, found: &mut Found, used: &mut bool) -> Option<(i64, (i64, i64))> {
+    let raw_last = rules.weight(&run.last);
     let last = if raw_last <= rules.gap {
         raw_last
     } else {
         *used = true;
         rules.interval
     };
-    let duration = block.last.time_ns.saturating_add(last).saturating_sub(block.first_ns);
-    let start = block.first_ns.saturating_sub(rules.start);
-    if duration >= rules.min_ns && found.count(start, duration) {
-        // The last sample weighs what is left of the block: the weights sum to its length.
-        describer.sums.add(block.last.row, last.saturating_sub(raw_last));
-        found.blocks.push(describer.describe(&block, (start, duration)));
-    } else {
-        describer.sums.clear();
-    }
+    let duration = run.last.time_ns.saturating_add(last).saturating_sub(run.first.time_ns);
+    let start = run.first.time_ns.saturating_sub(rules.start);
+    (duration >= rules.min_ns && found.count(start, duration))
+        .then(|| (last.saturating_sub(raw_last), (start, duration)))
 }
 
 impl BlockWalk {
@@ -557,151 +411,72 @@ impl BlockWalk {
         fill_sums: bool,
     ) -> Result<Self, WindowError> {
         let by_time = profile.value_index(ValueUnit::Nanoseconds).is_some();
-        let rules = Rules { min_ns, start, interval, gap: gap_for(interval), by_time, count_steps, described: shown };
+        let rules = Rules { min_ns, start, interval, gap: gap_for(interval), by_time };
         let timeline = match profile.samples.timeline() {
             Some(timeline) => Some(timeline),
             None if profile.samples.is_empty() => None,
             None => return Err(WindowError::NoTimes),
         };
-        let (mut early, mut late) = (HalfWalk::new(profile, rules), HalfWalk::new(profile, rules));
-        if let Some(timeline) = timeline {
-            if fill_sums {
-                timeline.for_each_batch_half(|b| early.add_batch(b), |b| late.add_batch(b));
-            } else {
-                timeline.for_each_batch_half_unsummed(|b| early.add_batch(b), |b| late.add_batch(b));
+        let (mut early, mut late) =
+            (HalfRuns::new(profile, rules, shown, false), HalfRuns::new(profile, rules, shown, true));
+        let [early_half, late_half] = match timeline {
+            Some(timeline) => {
+                let facts = &early.describer.facts;
+                let idle = row_bits(facts, |row| facts.category[row] == Category::Idle);
+                let lead = row_bits(facts, |row| facts.entry[row].is_some());
+                let runs = RunRules { idle: &idle, lead: &lead, gap_ns: rules.gap, count_steps };
+                timeline.for_each_run_half(&runs, fill_sums, &mut early, &mut late)
             }
-        }
-        let mut steps = std::mem::take(&mut early.steps);
-        steps.merge(&late.steps);
-        if let (Some(p), Some(f), true) = (early.last_ns, late.first, count_steps) {
-            steps.add(f.time_ns.saturating_sub(p));
-        }
-        // The first half started the recording: its head is a block like any other.
-        let mut found = std::mem::replace(&mut early.found, Found::new(shown));
-        let mut used_interval = early.used_interval || late.used_interval;
-        let early_head = early.head.take();
-        let tail = early.take_tail();
-        let describer = &mut early.describer;
-        let mut settle = |held: Held, found: &mut Found, used: &mut bool| {
-            for (row, w) in held.rows {
-                describer.sums.add(row, w);
-            }
-            close(&rules, held.block, describer, found, used);
+            None => Default::default(),
         };
-        if let Some(head) = early_head {
-            // Blocks are in time order: the early half's head came before everything it closed.
-            let mut first = Found::new(shown);
-            settle(head, &mut first, &mut used_interval);
-            first.append(found);
-            found = first;
+        let mut steps = early_half.steps;
+        steps.merge(&late_half.steps);
+        if let (Some(p), Some(f), true) = (early_half.last_ns, late_half.first_ns, count_steps) {
+            steps.add(f.saturating_sub(p));
         }
-        // The late half's first block: held back (it ended inside the half) or still open.
-        let (late_head, late_rest_open) = match late.head.take() {
-            Some(head) => (Some(head), late.take_tail()),
-            None if late.open_is_head => (late.take_tail(), None),
-            None => (None, late.take_tail()),
-        };
-        match (tail, late_head) {
+        let late_found = std::mem::replace(&mut late.found, Found::new(shown));
+        early.used_interval |= late.used_interval;
+        // The first half's tail and the second half's head are one block when nothing separates
+        // them (a sample or a gap); each is a block of its own else.
+        let held = match (early.tail.take(), late.head.take()) {
             (Some(mut tail), Some(head))
-                if head.block.first_ns.saturating_sub(tail.block.last.time_ns) <= rules.gap =>
+                if head.run.first.time_ns.saturating_sub(tail.run.last.time_ns) <= rules.gap =>
             {
-                tail.block.last = head.block.last;
-                tail.block.samples += head.block.samples;
-                tail.block.entry = tail.block.entry.or(head.block.entry);
+                tail.run.last = head.run.last;
+                tail.run.samples += head.run.samples;
+                tail.run.lead = tail.run.lead.or(head.run.lead);
                 tail.rows.extend(head.rows);
-                settle(tail, &mut found, &mut used_interval);
+                [Some(tail), None]
             }
-            (tail, head) => {
-                if let Some(tail) = tail {
-                    settle(tail, &mut found, &mut used_interval);
-                }
-                if let Some(head) = head {
-                    settle(head, &mut found, &mut used_interval);
-                }
-            }
+            (tail, head) => [tail, head],
+        };
+        // Blocks in time order: the first half's, the held ones, the second half's, its tail.
+        // (A block is described when it is among the longest of those counted before it here:
+        // never too few, as each counted is a block.)
+        for held in held.into_iter().flatten() {
+            early.close(&held.run, || held.rows);
         }
-        found.append(std::mem::replace(&mut late.found, Found::new(shown)));
-        if let Some(rest) = late_rest_open {
-            settle(rest, &mut found, &mut used_interval);
+        early.found.append(late_found);
+        if let Some(held) = late.tail.take() {
+            early.close(&held.run, || held.rows);
         }
+        let found = early.found;
         Ok(BlockWalk {
             found: found.blocks,
             lengths: found.lengths,
-            idle_samples: early.idle_samples + late.idle_samples,
+            idle_samples: early_half.idle_samples + late_half.idle_samples,
             steps,
-            used_interval,
+            used_interval: early.used_interval,
         })
     }
 }
 
-/// A block being grown: its first sample, last sample, number of samples and entry so far.
-#[derive(Clone, Copy)]
-struct OpenBlock {
-    first_ns: i64,
-    first_row: u32,
-    last: TimedSample,
-    samples: i64,
-    entry: Option<FuncId>,
-}
-
-/// The weight per row of the block being grown. Most blocks are never described (only the
-/// longest are), so a sample only appends its row and weight to a list, in order (cheap, and
-/// the same cache lines each time); the list is summed per row when the block is described,
-/// or when it grows long (memory stays bounded whatever the block's length).
-struct BlockRows {
-    list: Vec<(u32, i64)>,
-    sums: DenseSums,
-    /// Whether `sums` holds anything.
-    folded: bool,
-}
-
-impl BlockRows {
-    /// The list's length at which it is summed into `sums`: small enough to stay in cache.
-    const FOLD_AT: usize = 1 << 13;
-
-    fn new(rows: usize) -> Self {
-        Self { list: Vec::with_capacity(Self::FOLD_AT), sums: DenseSums::new(rows), folded: false }
-    }
-
-    #[inline]
-    fn add(&mut self, row: u32, w: i64) {
-        if self.list.len() == Self::FOLD_AT {
-            self.fold();
-        }
-        self.list.push((row, w));
-    }
-
-    fn fold(&mut self) {
-        for (row, w) in self.list.drain(..) {
-            self.sums.add(row, w);
-        }
-        self.folded = true;
-    }
-
-    /// Forgets the block's rows.
-    fn clear(&mut self) {
-        self.list.clear();
-        if std::mem::take(&mut self.folded) {
-            self.sums.drain().for_each(drop);
-        }
-    }
-
-    /// The rows added to since the last drain or clear, each once, with their sums; emptied.
-    fn drain(&mut self) -> impl Iterator<Item = (u32, i64)> + '_ {
-        self.fold();
-        self.folded = false;
-        self.sums.drain()
-    }
-}
-
-/// What describing blocks needs, made once for all of them: the rows' facts, the block's
-/// weight per row, and the stack tree in depth-first order (each stack's position and the end
+/// What describing blocks needs, made once for all of them: the rows' facts and the stack tree in depth-first order (each stack's position and the end
 /// of its subtree), so the weight under a stack is a range of the block's rows.
 struct Describer<'p> {
     profile: &'p Profile,
     categories: Categories,
     facts: RowFacts,
-    sums: BlockRows,
     /// Self weight per function in a block.
     funcs: DenseSums,
     refs: FunctionRefs<'p>,
@@ -720,7 +495,6 @@ impl<'p> Describer<'p> {
             profile,
             categories: Categories::new(profile),
             facts: RowFacts::of(profile),
-            sums: BlockRows::new(profile.samples.len()),
             funcs: DenseSums::new(profile.funcs.len()),
             refs: FunctionRefs::new(profile),
             prefix: Vec::new(),
@@ -730,18 +504,25 @@ impl<'p> Describer<'p> {
         }
     }
 
-    /// The block `open`, from the weight per row summed in `sums` (which it empties).
-    fn describe(&mut self, open: &OpenBlock, (start_ns, duration_ns): (i64, i64)) -> Block {
+    /// The block of `run`, from its weight per row (a row may come more than once).
+    fn describe(
+        &mut self,
+        run: &Run,
+        weights: impl Iterator<Item = (u32, i64)>,
+        (start_ns, duration_ns): (i64, i64),
+    ) -> Block {
         let profile = self.profile;
         let stacks = profile.samples.stacks();
-        let entry_func = open.entry.unwrap_or_else(|| profile.func_of(stacks[open.first_row as usize]));
+        // A block's entry is its first sample's that has one.
+        let entry = run.lead.and_then(|row| self.facts.entry.get(row as usize).copied().flatten());
+        let entry_func = entry.unwrap_or_else(|| profile.func_of(stacks[run.first.row as usize]));
         let mut total = 0i64;
         let pre = &self.pre;
         let mut rows = std::mem::take(&mut self.rows);
         rows.clear();
-        rows.extend(self.sums.drain().map(|(row, w)| {
-            let stack = stacks[row as usize];
-            (pre[stack.index()], stack, w)
+        rows.extend(weights.filter_map(|(row, w)| {
+            let stack = *stacks.get(row as usize)?;
+            Some((pre[stack.index()], stack, w))
         }));
         for &(_, stack, w) in &rows {
             total = total.saturating_add(w);
@@ -766,7 +547,7 @@ impl<'p> Describer<'p> {
         Block {
             start_ns,
             duration_ns,
-            samples: open.samples,
+            samples: run.samples,
             entry: self.refs.of(entry_func),
             top,
             common: common.map(|s| self.refs.of(profile.func_of(s))),

@@ -30,6 +30,7 @@ pub mod defaults;
 mod duration;
 mod ids;
 mod merge;
+pub mod runs;
 mod strings;
 mod tables;
 pub mod text;

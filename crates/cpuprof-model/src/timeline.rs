@@ -9,6 +9,8 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::runs::{RunHalf, RunRules, RunWalk, Runs};
+
 /// One sample on a timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimedSample {
@@ -52,6 +54,12 @@ pub trait SampleSource: Send + Sync {
     fn walk_stretches(&self, first: &mut StretchWalk<'_>, second: &mut StretchWalk<'_>) {
         self.walk_halves(&mut |batch| first.push_all(batch), &mut |batch| second.push_all(batch));
     }
+
+    /// Walks the samples as [`SampleSource::walk_halves`] does, handing each to `first` or
+    /// `second` as it comes (see [`SampleSource::walk_stretches`]).
+    fn walk_runs(&self, first: &mut RunWalk<'_>, second: &mut RunWalk<'_>) {
+        self.walk_halves(&mut |batch| first.push_all(batch), &mut |batch| second.push_all(batch));
+    }
 }
 
 /// Samples in time order (see the module documentation). Cheap to clone: the source is shared.
@@ -69,7 +77,7 @@ pub struct Timeline {
 
 /// The rows' sums of a timeline whose reader did not sum them: each row's number of samples and
 /// their weight (ns), found by the first walk of the whole timeline, whichever analysis makes
-/// it (but [`Timeline::for_each_batch_half_unsummed`]), so an analysis over time and the rows'
+/// it (but a run walk told not to: [`Timeline::for_each_run_half`]), so an analysis over time and the rows'
 /// values cost one walk together.
 #[derive(Debug)]
 struct RowSums {
@@ -131,7 +139,7 @@ pub trait Stretches {
 /// stretch costs its samples, or at most 8 times the slots it touched, not the table), and of
 /// all stretches when the walk sums the rows. The table is indexed by the source's slots (see
 /// [`StretchWalk::push_slot`]), or by rows.
-struct StretchSums {
+pub(crate) struct StretchSums {
     /// Samples and ns per slot; a slot with 0 samples is not in `touched`.
     sums: Vec<(i64, i64)>,
     touched: Vec<u32>,
@@ -141,12 +149,12 @@ struct StretchSums {
 
 impl StretchSums {
     /// Sums with a table of `len` slots, adding into `whole` rows' sums when given.
-    fn new(whole: Option<Vec<(i64, i64)>>, len: usize) -> Self {
+    pub(crate) fn new(whole: Option<Vec<(i64, i64)>>, len: usize) -> Self {
         Self { sums: vec![(0, 0); len], touched: Vec::new(), settled: Vec::new(), whole }
     }
 
     #[inline]
-    fn add(&mut self, slot: u32, weight_ns: i64) {
+    pub(crate) fn add(&mut self, slot: u32, weight_ns: i64) {
         let Some(sum) = self.sums.get_mut(slot as usize) else { return self.add_beyond(slot, weight_ns) };
         if sum.0 == 0 {
             self.touched.push(slot);
@@ -163,7 +171,7 @@ impl StretchSums {
 
     /// The current stretch's rows with their sums, which start again from 0; `rows` numbers
     /// the slots' rows (`u32::MAX`: none), when the slots are not rows.
-    fn take(&mut self, rows: Option<&[u32]>) -> &[RowSum] {
+    pub(crate) fn take(&mut self, rows: Option<&[u32]>) -> &[RowSum] {
         self.settled.clear();
         let mut settle = |slot: u32, (samples, ns): (i64, i64)| {
             let row = match rows {
@@ -361,17 +369,6 @@ impl Timeline {
         let _ = pending.sums.set(added(early, &late));
     }
 
-    /// [`Timeline::for_each_batch_half`] leaving the rows' sums, when the reader left them to
-    /// the timeline, to a later walk: for an analysis that reads no sample values, run when
-    /// its caller is unlikely to read any either (a later read of them walks again).
-    pub fn for_each_batch_half_unsummed<A, B>(&self, mut first: A, mut second: B)
-    where
-        A: FnMut(&[TimedSample]) + Send,
-        B: FnMut(&[TimedSample]) + Send,
-    {
-        self.walk_halves_viewed(&mut first, &mut second);
-    }
-
     /// Walks the samples as two halves at once (as [`Timeline::for_each_batch_half`]), cut into
     /// stretches by `first` and `second` (each in its half), which get each stretch's sums per
     /// row: one addition a sample for the analysis and the rows' sums together.
@@ -395,6 +392,41 @@ impl Timeline {
         if let (Some(pending), Some(early), Some(late)) = (pending, early.end(), late.end()) {
             let _ = pending.sums.set(added(early, &late));
         }
+    }
+
+    /// Walks the samples as two halves at once (as [`Timeline::for_each_batch_half`]), cut into
+    /// runs by `rules` (see [`crate::runs`]), each half's runs told to `first` and `second` in
+    /// time order; returns what each half saw. `sum_rows`: whether the walk also finds the rows'
+    /// sums left to the timeline, when they are (else a later read of them walks again).
+    pub fn for_each_run_half<A, B>(
+        &self,
+        rules: &RunRules<'_>,
+        sum_rows: bool,
+        first: &mut A,
+        second: &mut B,
+    ) -> [RunHalf; 2]
+    where
+        A: Runs + Send,
+        B: Runs + Send,
+    {
+        let pending = self.pending_sums().filter(|_| sum_rows);
+        let rows = pending.map_or(rules.idle.len() * 64, |p| p.rows);
+        let whole_view = self.window.is_none() && self.rows.is_none();
+        // A view's samples are filtered and renumbered rows, never the source's slots.
+        let slots = if whole_view { self.source.slots() } else { None };
+        let sum = pending.is_some();
+        let (mut early, mut late) =
+            (RunWalk::new(rules, first, rows, sum, slots), RunWalk::new(rules, second, rows, sum, slots));
+        if whole_view {
+            self.source.walk_runs(&mut early, &mut late);
+        } else {
+            self.walk_halves_viewed(&mut |batch| early.push_all(batch), &mut |batch| late.push_all(batch));
+        }
+        let ((early, early_sums), (late, late_sums)) = (early.end(rows), late.end(rows));
+        if let (Some(pending), Some(early_sums), Some(late_sums)) = (pending, early_sums, late_sums) {
+            let _ = pending.sums.set(added(early_sums, &late_sums));
+        }
+        [early, late]
     }
 
     /// The rows' sums left to this walk: on the whole timeline, before a walk found them.

@@ -458,6 +458,10 @@ impl<N: NodeIndex> cpuprof_model::SampleSource for NodeTimeline<N> {
     fn walk_stretches(&self, first: &mut cpuprof_model::StretchWalk<'_>, second: &mut cpuprof_model::StretchWalk<'_>) {
         self.attribute_split(|node, t, d| first.push_slot(node, t, d), |node, t, d| second.push_slot(node, t, d));
     }
+
+    fn walk_runs(&self, first: &mut cpuprof_model::runs::RunWalk<'_>, second: &mut cpuprof_model::runs::RunWalk<'_>) {
+        self.attribute_split(|node, t, d| first.push_slot(node, t, d), |node, t, d| second.push_slot(node, t, d));
+    }
 }
 
 /// DevTools' condition for giving a `(program)` sample to its neighbours' node: neither
@@ -697,7 +701,9 @@ impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
         Self { roles, fixes, n, emit, first: 0, prev: u32::MAX, pending: (u32::MAX, 0), pushed: 0 }
     }
 
-    #[inline]
+    // Not inlined: the samples it gets are few (most go through `push_run`), and `emit` called
+    // from fewer places is inlined in `push_run`'s loop.
+    #[inline(never)]
     fn push(&mut self, next: u32, t: i64) {
         let (mut node, pt) = self.pending;
         if self.pushed == 0 {
