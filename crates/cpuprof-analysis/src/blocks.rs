@@ -1,7 +1,7 @@
 //! Event-loop blocks: the stretches where the loop never waited (fixtures/oracle/SPEC.md §12),
 //! what started each, what ran in it and where most of it was spent.
 
-use cpuprof_model::runs::{Run, RunRows, RunRules, Runs, StepCounts};
+use cpuprof_model::runs::{Run, RunRows, RunRules, Runs, RunsWalked, StepCounts};
 use cpuprof_model::{FuncId, FuncKind, Profile, RowSum, SourceFormat, StackId, TimedSample, ValueUnit};
 
 use crate::category::{Categories, Category};
@@ -419,21 +419,20 @@ impl BlockWalk {
         };
         let (mut early, mut late) =
             (HalfRuns::new(profile, rules, shown, false), HalfRuns::new(profile, rules, shown, true));
-        let [early_half, late_half] = match timeline {
+        let walked = match timeline {
             Some(timeline) => {
                 let facts = &early.describer.facts;
                 let idle = row_bits(facts, |row| facts.category[row] == Category::Idle);
                 let lead = row_bits(facts, |row| facts.entry[row].is_some());
-                let runs = RunRules { idle: &idle, lead: &lead, gap_ns: rules.gap, count_steps };
+                // A run's length is its last sample's weight past that sample's time only when
+                // the profile has durations (else every sample weighs the interval).
+                let told = if by_time { min_ns } else { 0 };
+                let runs = RunRules { idle: &idle, lead: &lead, gap_ns: rules.gap, count_steps, min_ns: told };
                 timeline.for_each_run_half(&runs, fill_sums, &mut early, &mut late)
             }
-            None => Default::default(),
+            None => RunsWalked::default(),
         };
-        let mut steps = early_half.steps;
-        steps.merge(&late_half.steps);
-        if let (Some(p), Some(f), true) = (early_half.last_ns, late_half.first_ns, count_steps) {
-            steps.add(f.saturating_sub(p));
-        }
+        let [early_half, late_half] = walked.halves;
         let late_found = std::mem::replace(&mut late.found, Found::new(shown));
         early.used_interval |= late.used_interval;
         // The first half's tail and the second half's head are one block when nothing separates
@@ -465,7 +464,7 @@ impl BlockWalk {
             found: found.blocks,
             lengths: found.lengths,
             idle_samples: early_half.idle_samples + late_half.idle_samples,
-            steps,
+            steps: walked.steps,
             used_interval: early.used_interval,
         })
     }

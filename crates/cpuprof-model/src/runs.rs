@@ -19,8 +19,12 @@ pub struct RunRules<'a> {
     pub lead: &'a [u64],
     /// Consecutive samples further apart than this, ns, are in different runs.
     pub gap_ns: i64,
-    /// Whether to count the steps between consecutive samples ([`RunHalf::steps`]).
+    /// Whether to count the steps between consecutive samples ([`RunsWalked::steps`]).
     pub count_steps: bool,
+    /// The runs shorter than this, ns, are not told of (0: all are), but at a half's ends: a
+    /// run's length is from its first sample to its last one's end (its time and weight), when
+    /// that weight is at most the gap (a run whose last sample weighs more is always told).
+    pub min_ns: i64,
 }
 
 /// A run of samples, as the walk of one half found it.
@@ -71,6 +75,8 @@ struct RunList {
     sums: StretchSums,
     /// Whether `sums` holds anything.
     folded: bool,
+    /// How many samples were folded into `sums`.
+    folded_samples: i64,
 }
 
 impl RunList {
@@ -96,13 +102,25 @@ impl RunList {
                 self.sums.add(slot, w);
             }
         }
+        self.folded_samples += self.len as i64;
         self.len = 0;
         self.folded = true;
+    }
+
+    /// The run's number of samples.
+    fn samples(&self) -> i64 {
+        self.folded_samples + self.len as i64
+    }
+
+    /// The last sample appended (its slot and weight); the list holds one after any push.
+    fn last(&self) -> (u32, i64) {
+        self.list[self.len.wrapping_sub(1) & (Self::FOLD_AT - 1)]
     }
 
     /// Forgets the run's samples.
     fn clear(&mut self) {
         self.len = 0;
+        self.folded_samples = 0;
         if std::mem::take(&mut self.folded) {
             self.sums.take(None);
         }
@@ -118,7 +136,14 @@ pub struct RunHalf {
     pub last_ns: Option<i64>,
     /// How many of its samples were idle.
     pub idle_samples: i64,
-    /// The steps between its consecutive samples, when counted.
+}
+
+/// What a run walk saw, besides its runs ([`crate::Timeline::for_each_run_half`]).
+#[derive(Debug, Default)]
+pub struct RunsWalked {
+    /// What each half saw.
+    pub halves: [RunHalf; 2],
+    /// The steps between consecutive samples, when counted ([`RunRules::count_steps`]).
     pub steps: StepCounts,
 }
 
@@ -129,7 +154,6 @@ pub struct RunWalk<'w> {
     idle: Vec<u64>,
     lead: Vec<u64>,
     gap: i64,
-    count_steps: bool,
     /// Whether the next sample takes the slow way: it is the half's first, or the walk sums
     /// the rows (the usual sample's way stays small enough to be inlined in the source's loop).
     slow: bool,
@@ -137,14 +161,11 @@ pub struct RunWalk<'w> {
     before_ns: i64,
     runs: &'w mut (dyn Runs + Send),
     slots: Option<&'w [u32]>,
-    /// The run being grown, samples named by slot (`samples` 0: none): its first sample, and
-    /// its last one's slot, time and weight (kept apart: a whole sample written at a time is
-    /// written in parts and read back whole, which the processor cannot forward).
+    min_ns: i64,
+    /// Whether a run is being grown: its first sample, named by slot (its last is the list's
+    /// last at the time `before_ns`).
+    open: bool,
     first: TimedSample,
-    last_slot: u32,
-    last_ns: i64,
-    last_weight: i64,
-    samples: i64,
     /// The run's lead, by slot (`u32::MAX`: none yet).
     lead_slot: u32,
     head: bool,
@@ -152,6 +173,8 @@ pub struct RunWalk<'w> {
     /// Per-slot sums of every sample, when the walk sums the rows.
     whole: Option<Vec<(i64, i64)>>,
     half: RunHalf,
+    /// The steps between consecutive samples, when counted.
+    steps: Option<StepCounts>,
     queue: Box<Queue>,
 }
 
@@ -197,21 +220,17 @@ impl<'w> RunWalk<'w> {
             Some(slots) => (by_slot(rules.idle, slots), by_slot(rules.lead, slots), slots.len()),
             None => (rules.idle.to_vec(), rules.lead.to_vec(), rows),
         };
-        let nothing = TimedSample { row: u32::MAX, time_ns: 0, weight_ns: 0 };
         Self {
             idle,
             lead,
             gap: rules.gap_ns,
-            count_steps: rules.count_steps,
             slow: true,
             before_ns: 0,
             runs,
             slots,
-            first: nothing,
-            last_slot: 0,
-            last_ns: 0,
-            last_weight: 0,
-            samples: 0,
+            min_ns: rules.min_ns,
+            open: false,
+            first: TimedSample { row: u32::MAX, time_ns: 0, weight_ns: 0 },
             lead_slot: u32::MAX,
             head: false,
             list: RunList {
@@ -219,9 +238,11 @@ impl<'w> RunWalk<'w> {
                 len: 0,
                 sums: StretchSums::new(None, len),
                 folded: false,
+                folded_samples: 0,
             },
             whole: sum_rows.then(|| vec![(0, 0); len]),
             half: RunHalf::default(),
+            steps: rules.count_steps.then(StepCounts::default),
             queue: Box::new(Queue { slots: [0; Queue::LEN], times: [0; Queue::LEN], weights: [0; Queue::LEN], len: 0 }),
         }
     }
@@ -258,11 +279,44 @@ impl<'w> RunWalk<'w> {
     /// Takes the queued samples.
     #[inline(never)]
     fn take_queue(&mut self) {
-        let n = std::mem::take(&mut self.queue.len);
-        for k in 0..n.min(Queue::LEN) {
-            let (slot, time_ns, weight_ns) = (self.queue.slots[k], self.queue.times[k], self.queue.weights[k]);
-            self.take(slot, time_ns, weight_ns);
+        let n = std::mem::take(&mut self.queue.len).min(Queue::LEN);
+        let mut k = 0;
+        while k < n {
+            k = self.grow_fast(k, n);
+            if k < n {
+                let (slot, time_ns, weight_ns) = (self.queue.slots[k], self.queue.times[k], self.queue.weights[k]);
+                self.take(slot, time_ns, weight_ns);
+                k += 1;
+            }
         }
+    }
+
+    /// Takes the queued samples from the `k`-th on (of `n`) while each only grows the run
+    /// being grown (one that has its lead), in a loop that keeps the walk's state in
+    /// registers; returns the first it leaves to [`RunWalk::take`].
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn grow_fast(&mut self, mut k: usize, n: usize) -> usize {
+        if self.slow || !self.open || self.lead_slot == u32::MAX {
+            return k;
+        }
+        let (idle, gap, queue, list) = (&self.idle[..], self.gap, &*self.queue, &mut self.list);
+        let mut steps = self.steps.as_mut();
+        let (mut before, mut len) = (self.before_ns, list.len);
+        while k < n.min(Queue::LEN) && len < RunList::FOLD_AT {
+            let (slot, time_ns) = (queue.slots[k], queue.times[k]);
+            let step = time_ns.saturating_sub(before);
+            if step > gap || bit(idle, slot) {
+                break;
+            }
+            if let Some(steps) = &mut steps {
+                steps.add(step);
+            }
+            list.list[len] = (slot, queue.weights[k]);
+            (before, len, k) = (time_ns, len + 1, k + 1);
+        }
+        (self.before_ns, list.len) = (before, len);
+        k
     }
 
     /// Takes the next sample.
@@ -273,14 +327,14 @@ impl<'w> RunWalk<'w> {
             return self.push_slow(slot, time_ns, weight_ns);
         }
         let step = time_ns.saturating_sub(self.before_ns);
-        self.before_ns = time_ns;
-        if self.count_steps {
-            self.half.steps.add(step);
+        if let Some(steps) = &mut self.steps {
+            steps.add(step);
         }
         self.grow(slot, time_ns, weight_ns, step);
+        self.before_ns = time_ns;
     }
 
-    /// [`RunWalk::push_slot`] of the half's first sample, or of any when the walk sums the rows.
+    /// [`RunWalk::take`] of the half's first sample, or of any when the walk sums the rows.
     #[cold]
     #[inline(never)]
     fn push_slow(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
@@ -292,43 +346,38 @@ impl<'w> RunWalk<'w> {
             self.half.first_ns = Some(time_ns);
             self.before_ns = time_ns;
             self.grow(slot, time_ns, weight_ns, 0);
-            if self.samples > 0 {
-                self.head = true;
-            }
+            self.head = self.open;
             return;
         }
         let step = time_ns.saturating_sub(self.before_ns);
-        self.before_ns = time_ns;
-        if self.count_steps {
-            self.half.steps.add(step);
+        if let Some(steps) = &mut self.steps {
+            steps.add(step);
         }
         self.grow(slot, time_ns, weight_ns, step);
+        self.before_ns = time_ns;
     }
 
-    /// Adds a sample `step` ns after the one before to the run being grown, or ends it.
+    /// Adds a sample `step` ns after the one before (taken at `before_ns`, which its time
+    /// replaces after) to the run being grown, or ends it.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn grow(&mut self, slot: u32, time_ns: i64, weight_ns: i64, step: i64) {
         if bit(&self.idle, slot) {
             return self.idle_sample();
         }
-        if self.samples > 0 && step <= self.gap {
-            (self.last_slot, self.last_ns, self.last_weight) = (slot, time_ns, weight_ns);
-            self.samples += 1;
-            if self.lead_slot == u32::MAX {
-                self.find_lead(slot);
-            }
-        } else {
-            self.open(slot, time_ns, weight_ns);
+        if !self.open || step > self.gap {
+            self.open(TimedSample { row: slot, time_ns, weight_ns });
+        } else if self.lead_slot == u32::MAX {
+            self.find_lead(slot);
         }
         self.list.push(slot, weight_ns);
     }
 
     /// An idle sample: it ends the run being grown.
-    #[inline(never)]
+    #[inline]
     fn idle_sample(&mut self) {
         self.half.idle_samples += 1;
-        if self.samples > 0 {
+        if self.open {
             self.end_run(false);
         }
     }
@@ -342,33 +391,43 @@ impl<'w> RunWalk<'w> {
         }
     }
 
-    /// Opens a run at a sample (named by slot), ending the one before, if any.
+    /// Opens a run at `s` (named by slot), ending the one before, if any.
     #[cold]
     #[inline(never)]
-    fn open(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
-        if self.samples > 0 {
+    fn open(&mut self, s: TimedSample) {
+        if self.open {
             self.end_run(false);
         }
-        self.first = TimedSample { row: slot, time_ns, weight_ns };
-        (self.last_slot, self.last_ns, self.last_weight) = (slot, time_ns, weight_ns);
-        self.samples = 1;
-        self.lead_slot = if bit(&self.lead, slot) { slot } else { u32::MAX };
+        self.open = true;
+        self.first = s;
+        self.lead_slot = if bit(&self.lead, s.row) { s.row } else { u32::MAX };
     }
 
-    /// Ends the run being grown (`tail`: at the end of the half).
+    /// Ends the run being grown (`tail`: at the end of the half), whose last sample is the
+    /// list's last, taken at `before_ns`.
     #[cold]
     #[inline(never)]
     fn end_run(&mut self, tail: bool) {
+        self.open = false;
+        let head = std::mem::take(&mut self.head);
+        let (last_slot, last_weight) = self.list.last();
+        let last_ns = self.before_ns;
+        let short = last_weight <= self.gap
+            && last_ns.saturating_add(last_weight).saturating_sub(self.first.time_ns) < self.min_ns;
+        if short && !head && !tail {
+            self.list.clear();
+            return;
+        }
         let row = |slot: u32| match self.slots {
             None => slot,
             Some(rows) => rows.get(slot as usize).copied().unwrap_or(u32::MAX),
         };
         let run = Run {
             first: TimedSample { row: row(self.first.row), ..self.first },
-            last: TimedSample { row: row(self.last_slot), time_ns: self.last_ns, weight_ns: self.last_weight },
-            samples: std::mem::take(&mut self.samples),
+            last: TimedSample { row: row(last_slot), time_ns: last_ns, weight_ns: last_weight },
+            samples: self.list.samples(),
             lead: (self.lead_slot != u32::MAX).then(|| row(self.lead_slot)),
-            head: std::mem::take(&mut self.head),
+            head,
             tail,
         };
         self.runs.end(&run, &mut RunRows { rows: &mut self.list, slots: self.slots });
@@ -376,10 +435,10 @@ impl<'w> RunWalk<'w> {
     }
 
     /// Ends the walk of the half: the run still open, if any, ends as its tail; returns what
-    /// the half saw and the rows' sums when it made them (indexed by row).
-    pub(crate) fn end(mut self, rows: usize) -> (RunHalf, Option<Vec<(i64, i64)>>) {
+    /// the half saw, its steps and the rows' sums when it made them (indexed by row).
+    pub(crate) fn end(mut self, rows: usize) -> (RunHalf, StepCounts, Option<Vec<(i64, i64)>>) {
         self.take_queue();
-        if self.samples > 0 {
+        if self.open {
             self.end_run(true);
         }
         self.half.last_ns = self.half.first_ns.map(|_| self.before_ns);
@@ -395,7 +454,7 @@ impl<'w> RunWalk<'w> {
                 sums
             }
         });
-        (self.half, whole)
+        (self.half, self.steps.unwrap_or_default(), whole)
     }
 }
 
@@ -543,10 +602,11 @@ mod tests {
         }
     }
 
-    /// The runs of `samples` (rows named), as the walk's rules say, written plainly: each with
-    /// its rows' (samples, ns) in row order.
-    fn reference(samples: &[TimedSample], idle: &[u64], gap: i64) -> Vec<(i64, i64, i64, Vec<RowSum>)> {
-        let mut runs: Vec<(i64, i64, i64, Vec<RowSum>)> = Vec::new();
+    /// The runs of `samples` (rows named), as the walk's rules say, written plainly: their
+    /// first and last sample's time, number of samples, rows' (samples, ns) in row order, and
+    /// last sample's weight.
+    fn reference(samples: &[TimedSample], idle: &[u64], gap: i64) -> Vec<(i64, i64, i64, Vec<RowSum>, i64)> {
+        let mut runs: Vec<(i64, i64, i64, Vec<RowSum>, i64)> = Vec::new();
         let mut open = false;
         let mut before = None;
         for s in samples {
@@ -557,12 +617,13 @@ mod tests {
                 continue;
             }
             if !open || step.is_some_and(|step| step > gap) {
-                runs.push((s.time_ns, s.time_ns, 0, Vec::new()));
+                runs.push((s.time_ns, s.time_ns, 0, Vec::new(), 0));
                 open = true;
             }
             let run = runs.last_mut().unwrap();
             run.1 = s.time_ns;
             run.2 += 1;
+            run.4 = s.weight_ns;
             match run.3.iter_mut().find(|r| r.row == s.row) {
                 Some(r) => (r.samples, r.ns) = (r.samples + 1, r.ns + s.weight_ns),
                 None => run.3.push(RowSum { row: s.row, samples: 1, ns: s.weight_ns }),
@@ -613,7 +674,9 @@ mod tests {
             let named: Vec<TimedSample> =
                 samples.iter().map(|s| TimedSample { row: slot_rows[s.row as usize], ..*s }).collect();
             let want = reference(&named, &idle, gap);
-            let rules = RunRules { idle: &idle, lead: &lead, gap_ns: gap, count_steps: true };
+            // Every run told in some cases; in others, only those at least 4 µs long.
+            let min_ns = if case % 3 == 1 { 4_000 } else { 0 };
+            let rules = RunRules { idle: &idle, lead: &lead, gap_ns: gap, count_steps: true, min_ns };
             for at in [0, len / 3, len] {
                 for by_slot in [true, false] {
                     let (mut early, mut late) = (Told::default(), Told::default());
@@ -624,7 +687,8 @@ mod tests {
                     };
                     // The rows' sums left to the timeline are found by the walk when it is told to.
                     let sum_rows = (at + usize::from(by_slot)) % 2 == 0;
-                    let [first, second] = timeline.for_each_run_half(&rules, sum_rows, &mut early, &mut late);
+                    let walked = timeline.for_each_run_half(&rules, sum_rows, &mut early, &mut late);
+                    let [first, second] = walked.halves;
                     assert_eq!(timeline.sums_known(), sum_rows);
                     let mut row_sums = vec![(0i64, 0i64); rows];
                     for s in named.iter().filter(|s| s.row != u32::MAX) {
@@ -649,9 +713,14 @@ mod tests {
                         }
                     }
                     got.extend(rest);
+                    // The runs told: all but those shorter than the minimum (to the last sample's end,
+                    // when it weighs at most the gap), which are told only at the halves' ends.
+                    let told = |first: i64, last: i64, w: i64| w > gap || last + w - first >= min_ns;
+                    got.retain(|(run, _)| told(run.first.time_ns, run.last.time_ns, run.last.weight_ns));
+                    let want: Vec<_> = want.iter().filter(|r| told(r.0, r.1, r.4)).collect();
                     let context = format!("case {case}, split at {at} of {len}, by slot {by_slot}");
                     assert_eq!(got.len(), want.len(), "{context}");
-                    for ((run, sums), (first_ns, last_ns, n, rows)) in got.iter().zip(&want) {
+                    for ((run, sums), (first_ns, last_ns, n, rows, _)) in got.iter().zip(want) {
                         assert_eq!(
                             (run.first.time_ns, run.last.time_ns, run.samples),
                             (*first_ns, *last_ns, *n),
@@ -669,12 +738,10 @@ mod tests {
                     for pair in named.windows(2) {
                         steps.add(pair[1].time_ns - pair[0].time_ns);
                     }
-                    let mut walked = first.steps;
-                    walked.merge(&second.steps);
-                    if let (Some(p), Some(f)) = (first.last_ns, second.first_ns) {
-                        walked.add(f - p);
-                    }
-                    assert_eq!((walked.count(), walked.lower_median()), (steps.count(), steps.lower_median()));
+                    assert_eq!(
+                        (walked.steps.count(), walked.steps.lower_median()),
+                        (steps.count(), steps.lower_median())
+                    );
                 }
             }
         }

@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::runs::{RunHalf, RunRules, RunWalk, Runs};
+use crate::runs::{RunRules, RunWalk, Runs, RunsWalked};
 
 /// One sample on a timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -396,15 +396,15 @@ impl Timeline {
 
     /// Walks the samples as two halves at once (as [`Timeline::for_each_batch_half`]), cut into
     /// runs by `rules` (see [`crate::runs`]), each half's runs told to `first` and `second` in
-    /// time order; returns what each half saw. `sum_rows`: whether the walk also finds the rows'
-    /// sums left to the timeline, when they are (else a later read of them walks again).
+    /// time order; returns what each half saw and the steps. `sum_rows`: whether the walk also
+    /// finds the rows' sums left to the timeline, when they are (else a later read walks again).
     pub fn for_each_run_half<A, B>(
         &self,
         rules: &RunRules<'_>,
         sum_rows: bool,
         first: &mut A,
         second: &mut B,
-    ) -> [RunHalf; 2]
+    ) -> RunsWalked
     where
         A: Runs + Send,
         B: Runs + Send,
@@ -422,11 +422,16 @@ impl Timeline {
         } else {
             self.walk_halves_viewed(&mut |batch| early.push_all(batch), &mut |batch| late.push_all(batch));
         }
-        let ((early, early_sums), (late, late_sums)) = (early.end(rows), late.end(rows));
+        let ((early, mut steps, early_sums), (late, late_steps, late_sums)) = (early.end(rows), late.end(rows));
         if let (Some(pending), Some(early_sums), Some(late_sums)) = (pending, early_sums, late_sums) {
             let _ = pending.sums.set(added(early_sums, &late_sums));
         }
-        [early, late]
+        steps.merge(&late_steps);
+        // The step between the halves.
+        if let (true, Some(before), Some(after)) = (rules.count_steps, early.last_ns, late.first_ns) {
+            steps.add(after.saturating_sub(before));
+        }
+        RunsWalked { halves: [early, late], steps }
     }
 
     /// The rows' sums left to this walk: on the whole timeline, before a walk found them.
