@@ -297,9 +297,14 @@ impl<'p> HalfRuns<'p> {
     fn close(&mut self, run: &Run, rows: impl FnOnce() -> Vec<RowSum>) {
         if let Some((extra, length)) = count(&self.rules, run, &mut self.found, &mut self.used_interval) {
             let rules = self.rules;
-            let rows = rows();
-            let weights = rows.iter().map(|r| (r.row, rules.weight_of(r))).chain([(run.last.row, extra)]);
-            let block = self.describer.describe(run, weights, length);
+            let mut weights: Vec<(u32, i64)> = rows().iter().map(|r| (r.row, rules.weight_of(r))).collect();
+            // The last sample weighs what is left of the block (less when it weighs more than the
+            // gap): added to its row's entry that holds it (the last, when halves' rows were put
+            // together), never as an entry of its own, so that no weight is negative.
+            if let Some(last) = weights.iter_mut().rev().find(|(row, _)| *row == run.last.row) {
+                last.1 = last.1.saturating_add(extra);
+            }
+            let block = self.describer.describe(run, weights.into_iter(), length);
             self.found.blocks.push(block);
         }
     }
@@ -425,8 +430,8 @@ impl BlockWalk {
                 let idle = row_bits(facts, |row| facts.category[row] == Category::Idle);
                 let lead = row_bits(facts, |row| facts.entry[row].is_some());
                 // A run's length is its last sample's weight past that sample's time only when
-                // the profile has durations (else every sample weighs the interval).
-                let told = if by_time { min_ns } else { 0 };
+                // the profile has durations (else every sample weighs the interval): else all.
+                let told = if by_time { min_ns } else { i64::MIN };
                 let runs = RunRules { idle: &idle, lead: &lead, gap_ns: rules.gap, count_steps, min_ns: told };
                 timeline.for_each_run_half(&runs, fill_sums, &mut early, &mut late)
             }
@@ -470,8 +475,9 @@ impl BlockWalk {
     }
 }
 
-/// What describing blocks needs, made once for all of them: the rows' facts and the stack tree in depth-first order (each stack's position and the end
-/// of its subtree), so the weight under a stack is a range of the block's rows.
+/// What describing blocks needs, made once for all of them: the rows' facts and the stack tree
+/// in depth-first order (each stack's position and the end of its subtree), so the weight under
+/// a stack is a range of the block's rows.
 struct Describer<'p> {
     profile: &'p Profile,
     categories: Categories,
@@ -503,7 +509,8 @@ impl<'p> Describer<'p> {
         }
     }
 
-    /// The block of `run`, from its weight per row (a row may come more than once).
+    /// The block of `run`, from its weight per row (none negative; a row may come more than
+    /// once).
     fn describe(
         &mut self,
         run: &Run,
@@ -699,6 +706,22 @@ mod tests {
         assert!(!leaving.samples.values_known());
         assert_eq!(found.lengths, only.lengths);
         assert_eq!(leaving.samples.values(1), summing.samples.values(1));
+    }
+
+    #[test]
+    fn a_last_sample_weighing_more_than_the_gap_leaves_the_common_frame_as_it_is() {
+        // a's sample is followed by a 300 ms pause (past the gap), so it weighs the interval in
+        // the block; b ran 3 of its 4 ms: the block was blocked in b. (a's stack comes before
+        // b's in the tree: a weight of a's own for the pause, and one taking it back, would
+        // put the running sum past half at a.)
+        let pattern = "..bbba|..";
+        let n = pattern.chars().filter(|c| !"|=".contains(*c)).count();
+        for at in 0..=n {
+            let found = blocks(&profile(pattern, at), 1, None).unwrap();
+            let block = &found.blocks[0];
+            assert_eq!(block.duration_ns, 4_000_000, "split at {at}");
+            assert_eq!(block.common.as_ref().map(|f| &*f.name), Some("b"), "split at {at}");
+        }
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! A run is a maximal stretch of samples, in time order, none in an idle row and none further
 //! from the sample before it than a gap. Finding them costs a few instructions a sample, so
 //! the walk that finds them is fed by the source itself ([`crate::SampleSource::walk_runs`]),
-//! a sample at a time, with no batch in between; the analysis is called once a run, and sums
-//! a run's rows only for the runs it asks them of (see [`RunRows`]).
+//! which only queues each sample (by its own slot: no row looked up); a tight loop takes the
+//! queue. The analysis is called once a run, and sums a run's rows only for the runs it asks
+//! them of (see [`RunRows`]).
 
 use crate::timeline::{RowSum, StretchSums, TimedSample};
 use rustc_hash::FxHashMap;
@@ -21,9 +22,10 @@ pub struct RunRules<'a> {
     pub gap_ns: i64,
     /// Whether to count the steps between consecutive samples ([`RunsWalked::steps`]).
     pub count_steps: bool,
-    /// The runs shorter than this, ns, are not told of (0: all are), but at a half's ends: a
-    /// run's length is from its first sample to its last one's end (its time and weight), when
-    /// that weight is at most the gap (a run whose last sample weighs more is always told).
+    /// The runs shorter than this, ns, are not told of (`i64::MIN`: all are), but at a half's
+    /// ends: a run's length is from its first sample to its last one's end (its time and
+    /// weight), when that weight is at most the gap (a run whose last sample weighs more is
+    /// always told).
     pub min_ns: i64,
 }
 
@@ -57,7 +59,8 @@ pub struct RunRows<'a> {
 }
 
 impl RunRows<'_> {
-    /// The run's rows, each once, with their sums (a row whose samples weigh 0 is there too).
+    /// The run's rows, each once, with their sums (a row whose samples weigh 0 is there too);
+    /// empty when asked again.
     pub fn sums(&mut self) -> &[RowSum] {
         self.rows.fold();
         self.rows.folded = false;
@@ -112,7 +115,8 @@ impl RunList {
         self.folded_samples + self.len as i64
     }
 
-    /// The last sample appended (its slot and weight); the list holds one after any push.
+    /// The last sample appended (its slot and weight): after any push the list holds it (a
+    /// fold empties the list before a push, never after); not after [`RunRows::sums`].
     fn last(&self) -> (u32, i64) {
         self.list[self.len.wrapping_sub(1) & (Self::FOLD_AT - 1)]
     }
@@ -154,17 +158,17 @@ pub struct RunWalk<'w> {
     idle: Vec<u64>,
     lead: Vec<u64>,
     gap: i64,
-    /// Whether the next sample takes the slow way: it is the half's first, or the walk sums
-    /// the rows (the usual sample's way stays small enough to be inlined in the source's loop).
+    /// Whether the next sample takes the slow way ([`RunWalk::push_slow`]): it is the half's
+    /// first, or the walk sums the rows.
     slow: bool,
     /// The time of the sample before.
     before_ns: i64,
     runs: &'w mut (dyn Runs + Send),
     slots: Option<&'w [u32]>,
     min_ns: i64,
-    /// Whether a run is being grown: its first sample, named by slot (its last is the list's
-    /// last at the time `before_ns`).
+    /// Whether a run is being grown (its last sample is the list's last, taken at `before_ns`).
     open: bool,
+    /// The run's first sample, named by slot.
     first: TimedSample,
     /// The run's lead, by slot (`u32::MAX`: none yet).
     lead_slot: u32,
@@ -458,17 +462,12 @@ impl<'w> RunWalk<'w> {
     }
 }
 
-/// Adds a sample to per-slot sums, growing them for a slot past their end.
+/// Adds a sample to per-slot sums (a slot past them, which names no row, to none).
 #[inline]
-fn add_whole(whole: &mut Vec<(i64, i64)>, slot: u32, weight_ns: i64) {
-    if slot == u32::MAX {
-        return;
+fn add_whole(whole: &mut [(i64, i64)], slot: u32, weight_ns: i64) {
+    if let Some(sum) = whole.get_mut(slot as usize) {
+        *sum = (sum.0 + 1, sum.1.saturating_add(weight_ns));
     }
-    if whole.len() <= slot as usize {
-        whole.resize(slot as usize + 1, (0, 0));
-    }
-    let sum = &mut whole[slot as usize];
-    *sum = (sum.0 + 1, sum.1.saturating_add(weight_ns));
 }
 
 /// Counts of positive steps between samples, for their median without keeping them: whole
@@ -602,11 +601,19 @@ mod tests {
         }
     }
 
-    /// The runs of `samples` (rows named), as the walk's rules say, written plainly: their
-    /// first and last sample's time, number of samples, rows' (samples, ns) in row order, and
-    /// last sample's weight.
-    fn reference(samples: &[TimedSample], idle: &[u64], gap: i64) -> Vec<(i64, i64, i64, Vec<RowSum>, i64)> {
-        let mut runs: Vec<(i64, i64, i64, Vec<RowSum>, i64)> = Vec::new();
+    /// A run as [`reference`] writes it.
+    struct Want {
+        first: TimedSample,
+        last: TimedSample,
+        samples: i64,
+        lead: Option<u32>,
+        /// Its rows' (samples, ns), in row order.
+        rows: Vec<RowSum>,
+    }
+
+    /// The runs of `samples` (rows named), as the walk's rules say, written plainly.
+    fn reference(samples: &[TimedSample], idle: &[u64], lead: &[u64], gap: i64) -> Vec<Want> {
+        let mut runs: Vec<Want> = Vec::new();
         let mut open = false;
         let mut before = None;
         for s in samples {
@@ -617,20 +624,22 @@ mod tests {
                 continue;
             }
             if !open || step.is_some_and(|step| step > gap) {
-                runs.push((s.time_ns, s.time_ns, 0, Vec::new(), 0));
+                runs.push(Want { first: *s, last: *s, samples: 0, lead: None, rows: Vec::new() });
                 open = true;
             }
             let run = runs.last_mut().unwrap();
-            run.1 = s.time_ns;
-            run.2 += 1;
-            run.4 = s.weight_ns;
-            match run.3.iter_mut().find(|r| r.row == s.row) {
+            run.last = *s;
+            run.samples += 1;
+            if run.lead.is_none() && s.row != u32::MAX && bit(lead, s.row) {
+                run.lead = Some(s.row);
+            }
+            match run.rows.iter_mut().find(|r| r.row == s.row) {
                 Some(r) => (r.samples, r.ns) = (r.samples + 1, r.ns + s.weight_ns),
-                None => run.3.push(RowSum { row: s.row, samples: 1, ns: s.weight_ns }),
+                None => run.rows.push(RowSum { row: s.row, samples: 1, ns: s.weight_ns }),
             }
         }
         for run in &mut runs {
-            run.3.sort_by_key(|r| r.row);
+            run.rows.sort_by_key(|r| r.row);
         }
         runs
     }
@@ -645,7 +654,9 @@ mod tests {
             seed % n
         };
         let gap = 5_000;
-        for case in 0..40 {
+        // Runs the minimum leaves untold (the check above is for them).
+        let mut short_runs_left_untold = 0;
+        for case in 0..60 {
             // Long runs (past the queue and the fold) in some cases, short ones in others.
             let (len, idle_in) = if case % 4 == 0 { (20_000, 9_000) } else { (1 + next(600) as usize, 6) };
             let (slots, rows) = (40u32, 30usize);
@@ -653,7 +664,8 @@ mod tests {
             let slot_rows: Vec<u32> =
                 (0..slots).map(|k| if k >= 30 { u32::MAX } else { k * 7 % rows as u32 }).collect();
             let idle = vec![1u64 << 3 | 1 << 17];
-            let lead = vec![!0u64 ^ (1 << 5)];
+            // Rows 5 and 20 are no run's lead (nor are slots without a row).
+            let lead = vec![!0u64 ^ (1 << 5) ^ (1 << 20)];
             let mut t = next(1_000) as i64;
             let samples: Vec<TimedSample> = (0..len)
                 .map(|_| {
@@ -668,14 +680,20 @@ mod tests {
                     // No gap (5_001 and more) in the long cases.
                     t += [0, 1_000, 1_000, 999, 4_000, 5_000, 5_001, 60_000]
                         [next(if len > 9_000 { 6 } else { 8 }) as usize];
-                    TimedSample { row: slot, time_ns: t, weight_ns: next(3_000) as i64 }
+                    // Whole µs in some cases (runs exactly the minimum long), some past the gap.
+                    let weight_ns = match case % 4 {
+                        0 => next(3_000) as i64,
+                        _ => [0, 1_000, 2_000, 3_000, 7_000][next(5) as usize],
+                    };
+                    TimedSample { row: slot, time_ns: t, weight_ns }
                 })
                 .collect();
             let named: Vec<TimedSample> =
                 samples.iter().map(|s| TimedSample { row: slot_rows[s.row as usize], ..*s }).collect();
-            let want = reference(&named, &idle, gap);
-            // Every run told in some cases; in others, only those at least 4 µs long.
-            let min_ns = if case % 3 == 1 { 4_000 } else { 0 };
+            let want = reference(&named, &idle, &lead, gap);
+            // Every run told in some cases; in others, only those at least 4 or 9 µs long (more
+            // than the gap: a run whose last sample weighs more is told, however short).
+            let min_ns = [i64::MIN, 4_000, 9_000][case % 3];
             let rules = RunRules { idle: &idle, lead: &lead, gap_ns: gap, count_steps: true, min_ns };
             for at in [0, len / 3, len] {
                 for by_slot in [true, false] {
@@ -696,6 +714,16 @@ mod tests {
                             (row_sums[s.row as usize].0 + 1, row_sums[s.row as usize].1 + s.weight_ns);
                     }
                     assert_eq!(timeline.row_sums(), Some(&row_sums[..]));
+                    let context = format!("case {case}, split at {at} of {len}, by slot {by_slot}");
+                    // The runs told: all but those shorter than the minimum (to the last sample's
+                    // end, when it weighs at most the gap), which are told only at a half's ends.
+                    let told = |first: &TimedSample, last: &TimedSample| {
+                        last.weight_ns > gap || last.time_ns + last.weight_ns - first.time_ns >= min_ns
+                    };
+                    for (run, _) in early.0.iter().chain(&late.0) {
+                        assert!(told(&run.first, &run.last) || run.head || run.tail, "{context}: {run:?}");
+                    }
+                    short_runs_left_untold += want.iter().filter(|w| !told(&w.first, &w.last)).count();
                     // The halves' runs, the run they meet in put together, are the reference's.
                     let mut got: Vec<(Run, Option<Vec<RowSum>>)> = early.0;
                     let mut rest = late.0.into_iter().peekable();
@@ -707,28 +735,22 @@ mod tests {
                             let mut run = tail.0;
                             run.last = head.0.last;
                             run.samples += head.0.samples;
+                            run.lead = run.lead.or(head.0.lead);
                             got.push((run, None));
                         } else {
                             got.push(head);
                         }
                     }
                     got.extend(rest);
-                    // The runs told: all but those shorter than the minimum (to the last sample's end,
-                    // when it weighs at most the gap), which are told only at the halves' ends.
-                    let told = |first: i64, last: i64, w: i64| w > gap || last + w - first >= min_ns;
-                    got.retain(|(run, _)| told(run.first.time_ns, run.last.time_ns, run.last.weight_ns));
-                    let want: Vec<_> = want.iter().filter(|r| told(r.0, r.1, r.4)).collect();
-                    let context = format!("case {case}, split at {at} of {len}, by slot {by_slot}");
+                    got.retain(|(run, _)| told(&run.first, &run.last));
+                    let want: Vec<&Want> = want.iter().filter(|r| told(&r.first, &r.last)).collect();
                     assert_eq!(got.len(), want.len(), "{context}");
-                    for ((run, sums), (first_ns, last_ns, n, rows, _)) in got.iter().zip(want) {
-                        assert_eq!(
-                            (run.first.time_ns, run.last.time_ns, run.samples),
-                            (*first_ns, *last_ns, *n),
-                            "{context}"
-                        );
+                    for ((run, sums), want) in got.iter().zip(want) {
+                        let got = (run.first, run.last, run.samples, run.lead);
+                        assert_eq!(got, (want.first, want.last, want.samples, want.lead), "{context}");
                         if let Some(sums) = sums {
                             // Slots without a row are in no sums.
-                            let known: Vec<RowSum> = rows.iter().filter(|r| r.row != u32::MAX).copied().collect();
+                            let known: Vec<RowSum> = want.rows.iter().filter(|r| r.row != u32::MAX).copied().collect();
                             assert_eq!(sums, &known, "{context}");
                         }
                     }
@@ -745,6 +767,7 @@ mod tests {
                 }
             }
         }
+        assert!(short_runs_left_untold > 100, "{short_runs_left_untold} runs left untold");
     }
 
     /// The second half's first run, when it began with the half's first sample.

@@ -77,8 +77,8 @@ pub struct Timeline {
 
 /// The rows' sums of a timeline whose reader did not sum them: each row's number of samples and
 /// their weight (ns), found by the first walk of the whole timeline, whichever analysis makes
-/// it (but a run walk told not to: [`Timeline::for_each_run_half`]), so an analysis over time and the rows'
-/// values cost one walk together.
+/// it (but a run walk told not to: [`Timeline::for_each_run_half`]), so an analysis over time
+/// and the rows' values cost one walk together.
 #[derive(Debug)]
 struct RowSums {
     rows: usize,

@@ -701,9 +701,7 @@ impl<'r, E: FnMut(u32, i64, i64)> Walker<'r, E> {
         Self { roles, fixes, n, emit, first: 0, prev: u32::MAX, pending: (u32::MAX, 0), pushed: 0 }
     }
 
-    // Not inlined: the samples it gets are few (most go through `push_run`), and `emit` called
-    // from fewer places is inlined in `push_run`'s loop.
-    #[inline(never)]
+    #[inline]
     fn push(&mut self, next: u32, t: i64) {
         let (mut node, pt) = self.pending;
         if self.pushed == 0 {
