@@ -474,8 +474,30 @@ fn add_whole(whole: &mut [(i64, i64)], slot: u32, weight_ns: i64) {
 /// microseconds up to 65 ms (what V8 samples at) in a table, any other in a map.
 #[derive(Debug, Default)]
 pub struct StepCounts {
+    /// Counts by whole microseconds; entry 0 counts the steps of 0, which are not counted.
     whole_us: Vec<u64>,
     other: FxHashMap<i64, u64>,
+}
+
+/// The inverse of 125 modulo 2^64 (1000 = 2^3 * 125), by Newton's iteration (each step
+/// doubles the correct low bits; 125 is its own inverse modulo 8).
+const INVERSE_125: u64 = {
+    let mut inverse: u64 = 125;
+    let mut i = 0;
+    while i < 5 {
+        inverse = inverse.wrapping_mul(2u64.wrapping_sub(125u64.wrapping_mul(inverse)));
+        i += 1;
+    }
+    inverse
+};
+
+/// `ns / 1000` when `ns` (as 64 bits) is a multiple of 1000, else a number over `u64::MAX /
+/// 1000`: exact division by multiplication with the inverse (Granlund and Montgomery), a
+/// multiply and a rotate in place of a division and a multiply back. A negative `ns` is never
+/// a multiple as 64 bits (2^64 is not one of 1000) and always lands above.
+#[inline]
+fn exact_us(ns: i64) -> u64 {
+    (ns as u64).wrapping_mul(INVERSE_125).rotate_right(3)
 }
 
 impl StepCounts {
@@ -486,14 +508,11 @@ impl StepCounts {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub fn add(&mut self, step: i64) {
-        let us = step / 1000;
-        if step > 0 && us * 1000 == step {
-            if let Some(count) = self.whole_us.get_mut(us as usize) {
-                *count += 1;
-                return;
-            }
+        // A step of 0 lands in entry 0 (never read); a step not whole or too long, past the end.
+        match self.whole_us.get_mut(exact_us(step) as usize) {
+            Some(count) => *count += 1,
+            None => self.add_other(step),
         }
-        self.add_other(step);
     }
 
     /// [`StepCounts::add`] of a step not counted in the table (as it is).
@@ -510,9 +529,14 @@ impl StepCounts {
         }
     }
 
+    /// The table's counts of positive steps, by whole microseconds.
+    fn whole(&self) -> impl Iterator<Item = (i64, u64)> + '_ {
+        self.whole_us.iter().enumerate().skip(1).map(|(us, c)| (us as i64, *c))
+    }
+
     /// How many steps were counted.
     pub fn count(&self) -> u64 {
-        self.whole_us.iter().sum::<u64>() + self.other.values().sum::<u64>()
+        self.whole().map(|(_, c)| c).sum::<u64>() + self.other.values().sum::<u64>()
     }
 
     /// Adds `other`'s counts.
@@ -538,7 +562,7 @@ impl StepCounts {
         }
         let rank = (count - 1) / 2;
         let mut counts: Vec<(i64, u64)> =
-            self.whole_us.iter().enumerate().filter(|(_, c)| **c > 0).map(|(us, c)| (us as i64 * 1000, *c)).collect();
+            self.whole().filter(|(_, c)| *c > 0).map(|(us, c)| (us * 1000, c)).collect();
         counts.extend(self.other.iter().map(|(step, c)| (*step, *c)));
         counts.sort_unstable();
         let mut seen = 0u64;
@@ -793,5 +817,32 @@ mod tests {
         assert_eq!(steps.count(), 11);
         assert_eq!(steps.lower_median(), Some(2_000));
         assert_eq!(StepCounts::default().lower_median(), None);
+    }
+
+    #[test]
+    fn exact_division_by_a_thousand_finds_the_multiples_and_only_them() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut values = vec![0, 1, 999, 1000, 1001, 8000, 125_000, 65_535_000, 65_536_000, i64::MAX, i64::MIN, -1000];
+        values.extend((0..100_000).map(|i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Multiples of 1000 and their neighbours, small and large, of either sign.
+            let base = (state >> (i % 40)) as i64 / 1000 * 1000;
+            let base = if i % 3 == 0 { -base } else { base };
+            base + [0, 1, -1, 8, 125, 500][i % 6]
+        }));
+        for ns in values {
+            let want = (ns >= 0 && ns % 1000 == 0).then_some((ns / 1000) as u64);
+            match want {
+                Some(us) => assert_eq!(exact_us(ns), us, "{ns}"),
+                None => assert!(exact_us(ns) > u64::MAX / 1000, "{ns}"),
+            }
+        }
+        // Zero is counted nowhere, in the table or out of it.
+        let mut steps = StepCounts::default();
+        steps.add(3000);
+        steps.add(0);
+        assert_eq!((steps.count(), steps.lower_median()), (1, Some(3000)));
     }
 }
