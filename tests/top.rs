@@ -313,3 +313,50 @@ fn several_inputs_are_merged_with_each_ones_total() {
     assert!(text.starts_with("2 profiles, merged"), "{text}");
     assert!(inputs.iter().all(|i| text.contains(&format!("input {i}: "))), "{text}");
 }
+
+/// One spelling of a script in every output, whichever input named it (issue 21): V8 names
+/// blocks.js by `file://` url in the `.cpuprofile`, node by path in the tick log of the same
+/// workload; reports, data formats and folded stacks name it by path, `convert` to
+/// `.cpuprofile` by url again (as V8 does), and `diff` of the two pairs its functions.
+#[test]
+fn scripts_on_disk_have_one_spelling_in_every_output() {
+    let (profile, log) = ("fixtures/cpuprofile/blocks.cpuprofile", "fixtures/ticklog/blocks.log");
+    let text = std::fs::read_to_string(root().join(profile)).unwrap();
+    let url = text.split('"').find(|s| s.starts_with("file://") && s.ends_with("/blocks.js")).unwrap().to_owned();
+    let path = url.strip_prefix("file://").unwrap();
+    assert!(std::fs::read_to_string(root().join(log)).unwrap().contains(&format!("handleReport {path}:")));
+    let run = |args: &[&str]| {
+        let out = cpuprof().args(args).current_dir(root()).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for input in [profile, log] {
+        for args in [
+            &["top", input, "--format", "json"][..],
+            &["top", input, "--format", "csv"],
+            &["top", input, "--format", "markdown"],
+            &["top", input, "--wide"],
+            &["tree", input, "--format", "json"],
+            &["callers", "handleReport", input, "--format", "json"],
+            &["blocks", input, "--format", "json"],
+            &["timeline", input, "--format", "json"],
+            &["collapse", input],
+            &["flamegraph", input, "-o", "-"],
+        ] {
+            let out = run(args);
+            assert!(out.contains(path), "{args:?} names {path}");
+            assert!(!out.contains("file://"), "{args:?} names a file:// url");
+        }
+        let converted = run(&["convert", input, "--output-format", "cpuprofile", "-o", "-"]);
+        assert!(converted.contains(&format!("\"url\":\"{url}\"")), "convert of {input} names {url}");
+    }
+    let diff: Value = serde_json::from_str(&run(&["diff", profile, log, "--format", "json", "--all"])).unwrap();
+    let rows: Vec<&Value> = diff["rows"].as_array().unwrap().iter().filter(|r| r["file"] == path).collect();
+    // Sampled on both sides, so paired (a spelling apart would make each new and gone).
+    for name in ["handleReport", "onConfigLoaded", "tickSmall"] {
+        let row = rows.iter().find(|r| r["name"] == name).unwrap_or_else(|| panic!("{name} in {rows:?}"));
+        assert!(row["verdict"] != "new" && row["verdict"] != "gone", "{row}");
+    }
+    let named = |verdict: &str| rows.iter().filter(|r| r["verdict"] == verdict).map(|r| &r["name"]).collect::<Vec<_>>();
+    assert!(named("new").iter().all(|n| !named("gone").contains(n)), "{rows:?}");
+}

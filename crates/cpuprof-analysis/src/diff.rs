@@ -277,20 +277,16 @@ struct Side {
     kept_samples: Vec<i64>,
 }
 
-/// The file as matching sees it: tick logs name scripts by path, `.cpuprofile`s by
-/// `file://` url (percent-encoded: `my%20app`); Windows paths by either separator.
+/// The file as matching sees it: the model holds scripts on disk by path (`file://` urls
+/// made paths when read); a Windows path by either separator (`C:\app\x.js` as a tick log
+/// writes it, `C:/app/x.js` from a url) is `C:/app/x.js`.
 fn match_file(file: &str) -> String {
-    let Some(path) = file.strip_prefix("file://") else {
-        // A Windows path as a tick log writes it, `C:\app\x.js`, is `C:/app/x.js`.
-        return if is_windows_path(file) { file.replace('\\', "/") } else { file.to_owned() };
-    };
-    let path = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
-    // `file:///C:/app/x.js` is `C:/app/x.js`.
-    let path = match path.as_bytes() {
-        [b'/', drive, b':', ..] if drive.is_ascii_alphabetic() => &path[1..],
-        _ => &path,
-    };
-    path.replace('\\', "/")
+    let path = cpuprof_model::file_url::script_path(file);
+    if is_windows_path(&path) {
+        path.replace('\\', "/")
+    } else {
+        path.into_owned()
+    }
 }
 
 /// `C:\…`, `C:/…` or a UNC path `\\host\…`.

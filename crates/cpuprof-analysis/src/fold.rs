@@ -197,9 +197,9 @@ mod tests {
         assert_eq!(
             lines.iter().map(|(s, w)| (s.as_str(), *w)).collect::<Vec<_>>(),
             vec![
-                ("main file:///a.js:1;cold file:///a.js:10;colder file:///a.js:20", 2),
-                ("main file:///a.js:1;hot file:///a.js:5", 90),
-                ("tiny file:///a.js:30", 1),
+                ("main /a.js:1;cold /a.js:10;colder /a.js:20", 2),
+                ("main /a.js:1;hot /a.js:5", 90),
+                ("tiny /a.js:30", 1),
             ]
         );
         assert_eq!((f.total, f.samples), (93, 93));
@@ -209,7 +209,7 @@ mod tests {
     fn frames_show_the_name_then_a_short_location() {
         let f = folded(None);
         let shown: Vec<(&str, &str)> = f.tree.labels_shown().collect();
-        assert!(shown.contains(&("hot file:///a.js:5", "hot a.js:5")), "{shown:?}");
+        assert!(shown.contains(&("hot /a.js:5", "hot a.js:5")), "{shown:?}");
         let mut b = cpuprof_model::ProfileBuilder::new(
             cpuprof_model::SourceFormat::CpuProfile,
             vec![cpuprof_model::ValueType::SAMPLES],
@@ -235,11 +235,7 @@ mod tests {
         let lines = lines(&f);
         assert_eq!(
             lines.iter().map(|(s, w)| (s.as_str(), *w)).collect::<Vec<_>>(),
-            vec![
-                ("main file:///a.js:1", 2),
-                ("main file:///a.js:1;hot file:///a.js:5", 90),
-                ("tiny file:///a.js:30", 1)
-            ]
+            vec![("main /a.js:1", 2), ("main /a.js:1;hot /a.js:5", 90), ("tiny /a.js:30", 1)]
         );
         assert_eq!(lines.iter().map(|s| s.1).sum::<i64>(), 93);
     }

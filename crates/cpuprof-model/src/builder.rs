@@ -114,8 +114,12 @@ impl ProfileBuilder {
         self.strings.intern(s)
     }
 
-    /// The id of `func`, adding it if it is new.
-    pub fn func(&mut self, func: Func) -> FuncId {
+    /// The id of `func`, adding it if it is new; its file, when a `file://` url, as its path
+    /// (one spelling whatever the input: see [`crate::file_url`]).
+    pub fn func(&mut self, mut func: Func) -> FuncId {
+        if let Some(path) = crate::file_url::path_of_file_url(self.strings.get(func.file)) {
+            func.file = self.intern(&path);
+        }
         if let Some(id) = self.func_index.get(&func) {
             return *id;
         }

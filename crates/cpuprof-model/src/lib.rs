@@ -28,6 +28,7 @@ mod builder;
 mod children;
 pub mod defaults;
 mod duration;
+pub mod file_url;
 mod ids;
 mod merge;
 pub mod runs;

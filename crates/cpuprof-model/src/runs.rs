@@ -561,8 +561,7 @@ impl StepCounts {
             return None;
         }
         let rank = (count - 1) / 2;
-        let mut counts: Vec<(i64, u64)> =
-            self.whole().filter(|(_, c)| *c > 0).map(|(us, c)| (us * 1000, c)).collect();
+        let mut counts: Vec<(i64, u64)> = self.whole().filter(|(_, c)| *c > 0).map(|(us, c)| (us * 1000, c)).collect();
         counts.extend(self.other.iter().map(|(step, c)| (*step, *c)));
         counts.sort_unstable();
         let mut seen = 0u64;

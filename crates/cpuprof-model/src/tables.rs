@@ -158,7 +158,8 @@ pub struct Library {
 pub struct Func {
     /// The name as the profile has it; `StrId::EMPTY` for anonymous functions.
     pub name: StrId,
-    /// The script url or file as the profile has it; `StrId::EMPTY` when unknown.
+    /// The script as the profile names it, a `file://` url as its path (see
+    /// [`crate::file_url`]); `StrId::EMPTY` when unknown.
     pub file: StrId,
     /// 1-based line where the function starts, if known.
     pub line: Option<u32>,

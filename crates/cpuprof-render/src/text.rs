@@ -79,11 +79,6 @@ pub fn truncate_middle(s: &str, max: usize) -> String {
     format!("{front}…{back}")
 }
 
-/// A url shortened for display: `file:///srv/app.js` → `/srv/app.js`.
-pub fn display_file(url: &str) -> &str {
-    url.strip_prefix("file://").unwrap_or(url)
-}
-
 #[cfg(test)]
 mod tests {
 

@@ -13,7 +13,7 @@ use super::words::{
     unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
-use crate::text::{display_file, escaped, is_unsafe_to_show, truncate};
+use crate::text::{escaped, is_unsafe_to_show, truncate};
 
 /// Text safe in Markdown prose and GFM table cells: only what Markdown would read as syntax
 /// there is escaped — emphasis, code, links, tables, headings, math and mentions by a backslash
@@ -111,7 +111,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             amount(r.total_weight),
             doc.pct(r.total_weight),
             code(&truncate(&r.name, 120)),
-            code(display_file(&loc)),
+            code(&loc),
         ));
     }
     out
@@ -189,9 +189,8 @@ fn linked(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
 pub(crate) fn checkout_path(doc: &DiffDocument<'_>, row: &DiffRow) -> Option<String> {
     let file = row.file.as_deref()?;
     let root = if row.verdict == Verdict::Gone { &doc.checkouts.base_root } else { &doc.checkouts.new_root };
-    let path = display_file(file);
-    let below =
-        |dir: &str| path.strip_prefix(display_file(dir).trim_end_matches('/')).and_then(|p| p.strip_prefix('/'));
+    let path = file;
+    let below = |dir: &str| path.strip_prefix(dir.trim_end_matches('/')).and_then(|p| p.strip_prefix('/'));
     // A path already below its checkout (diff names scripts so when it found their roots).
     let already = !path.starts_with('/') && !path.contains(':');
     let relative = if already { Some(path) } else { root.as_deref().or(doc.terminal.cwd).and_then(below) };

@@ -9,7 +9,7 @@ use cpuprof_analysis::{
 use cpuprof_model::SourceFormat;
 
 use super::{DiffDocument, TopDocument};
-use crate::text::{display_file, truncate, visible};
+use crate::text::{truncate, visible};
 use crate::time::format_ns;
 
 /// What `blocks` says of a recording without idle samples.
@@ -18,7 +18,6 @@ pub(crate) const NO_IDLE_NOTE: &str = "the recording has no idle samples: the ev
 /// `name (file:line)`, with the file shortened as tables show it.
 pub(crate) fn function_text(f: &cpuprof_analysis::FunctionRef) -> String {
     let Some(file) = f.file.as_deref().filter(|f| !f.is_empty()) else { return f.name.to_string() };
-    let file = display_file(file);
     let short = file.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or(file);
     match f.line {
         Some(line) => format!("{} ({short}:{line})", f.name),
@@ -48,7 +47,7 @@ pub(crate) fn top_amount(doc: &TopDocument<'_>, value: i64) -> String {
 
 /// `file:line:column` as far as known.
 pub(crate) fn top_location(row: &TopRow) -> String {
-    let mut s = row.file.as_deref().map(display_file).unwrap_or_default().to_owned();
+    let mut s = row.file.as_deref().unwrap_or_default().to_owned();
     if let Some(line) = row.line {
         s.push_str(&format!(":{line}"));
         if let Some(column) = row.column {
@@ -206,7 +205,7 @@ pub(crate) fn pcts(doc: &DiffDocument<'_>, row: &DiffRow) -> (f64, f64) {
 }
 
 pub(crate) fn diff_location(row: &DiffRow) -> String {
-    let mut s = row.file.as_deref().map(display_file).unwrap_or_default().to_owned();
+    let mut s = row.file.as_deref().unwrap_or_default().to_owned();
     if let Some(line) = row.line {
         let _ = write!(s, ":{line}");
     }
@@ -303,7 +302,6 @@ pub(crate) fn unit_amount(unit: Weight, value: i64) -> String {
 /// `file:line` of a call-tree node's function, short (the file's last component), or `""`.
 pub(crate) fn short_location(row: &TopRow) -> String {
     let Some(file) = row.file.as_deref().filter(|f| !f.is_empty()) else { return String::new() };
-    let file = display_file(file);
     let short = file.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or(file);
     match row.line {
         Some(line) => format!("{short}:{line}"),

@@ -16,9 +16,11 @@
 //! exactly (say every stack has one sample, each of another length), the difference is
 //! returned as a note, as are invented counts or times and what the format has no place for.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
+use cpuprof_model::file_url::file_url_of_path;
 use cpuprof_model::{Children, FuncKind, Profile, StackId, StrId, Timeline, ValueUnit, VmState};
 
 /// A written `.cpuprofile` and what the user should know about it.
@@ -468,7 +470,12 @@ fn write_nodes(out: &mut Vec<u8>, profile: &Profile, nodes: &Nodes, hits: &[u64]
             Some(f) => profile.func_file(f),
             None => profile.strings.get(file),
         };
-        serde_json::to_writer(&mut *out, url)?;
+        // V8 names a script on disk by its `file://` url; the model holds its path.
+        let url = match kind {
+            FuncKind::Js => file_url_of_path(url).map_or(Cow::Borrowed(url), Cow::Owned),
+            _ => Cow::Borrowed(url),
+        };
+        serde_json::to_writer(&mut *out, &url)?;
         let zero_based = |v: Option<u32>| v.map_or(-1, |v| i64::from(v) - 1);
         write!(
             out,
