@@ -347,9 +347,28 @@ fn scripts_on_disk_have_one_spelling_in_every_output() {
             assert!(out.contains(path), "{args:?} names {path}");
             assert!(!out.contains("file://"), "{args:?} names a file:// url");
         }
+        // A pattern may name the script either way.
+        let (by_url, by_path) = (format!("handleReport@{url}:151"), format!("handleReport@{path}:151"));
+        let callers = |pattern: &str| run(&["callers", pattern, input, "--format", "json"]);
+        assert_eq!(callers(&by_url), callers(&by_path), "{input}");
         let converted = run(&["convert", input, "--output-format", "cpuprofile", "-o", "-"]);
         assert!(converted.contains(&format!("\"url\":\"{url}\"")), "convert of {input} names {url}");
     }
+    // Folded stacks write a path with a space in it as its url, and read it back as the path.
+    let dir = tempfile::tempdir().unwrap();
+    let spaced = dir.path().join("spaced.cpuprofile");
+    std::fs::write(&spaced, text.replace(&url, "file:///srv/my%20app%20/blocks.js")).unwrap();
+    let folded = dir.path().join("spaced.folded");
+    let spaced = spaced.to_str().unwrap();
+    run(&["collapse", spaced, "-o", folded.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&folded).unwrap().contains("handleReport file:///srv/my%20app%20/blocks.js:151"));
+    let files = |input: &str| -> Vec<(String, String)> {
+        let top: Value =
+            serde_json::from_str(&run(&["top", input, "--format", "json", "--weight", "samples"])).unwrap();
+        top["rows"].as_array().unwrap().iter().map(|r| (r["name"].to_string(), r["file"].to_string())).collect()
+    };
+    assert_eq!(files(folded.to_str().unwrap()), files(spaced));
+    assert!(files(spaced).contains(&("\"handleReport\"".into(), "\"/srv/my app /blocks.js\"".into())));
     let diff: Value = serde_json::from_str(&run(&["diff", profile, log, "--format", "json", "--all"])).unwrap();
     let rows: Vec<&Value> = diff["rows"].as_array().unwrap().iter().filter(|r| r["file"] == path).collect();
     // Sampled on both sides, so paired (a spelling apart would make each new and gone).

@@ -575,10 +575,10 @@ impl<'p> CallGraph<'p> {
     }
 }
 
-/// `name@file:line:column`, as a pattern.
+/// `name@file:line:column`, as a pattern (a `file://` url as the path the model holds).
 struct At<'a> {
     name: &'a str,
-    file: &'a str,
+    file: std::borrow::Cow<'a, str>,
     line: Option<u32>,
     column: Option<u32>,
 }
@@ -586,7 +586,7 @@ struct At<'a> {
 impl At<'_> {
     fn matches(&self, row: &TopRow) -> bool {
         let file_matches = row.file.as_deref().is_some_and(|file| {
-            file.strip_suffix(self.file).is_some_and(|before| {
+            file.strip_suffix(&*self.file).is_some_and(|before| {
                 before.is_empty() || before.ends_with('/') || before.ends_with('\\') || before.ends_with(':')
             })
         });
@@ -608,5 +608,5 @@ fn parse_at(pattern: &str, at: usize) -> Option<At<'_>> {
         },
         _ => (location, None, None),
     };
-    (!file.is_empty()).then_some(At { name, file, line, column })
+    (!file.is_empty()).then(|| At { name, file: cpuprof_model::file_url::script_path(file), line, column })
 }

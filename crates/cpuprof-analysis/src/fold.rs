@@ -132,6 +132,10 @@ fn function_label(
     if func.kind != FuncKind::Js || file.is_empty() {
         return name.to_owned();
     }
+    // A reader splits `name file` at the last space before something like a path: a path with a
+    // space in it (`/srv/my app/a.js`) goes as its url, which has none and reads back as the path.
+    let url = file.contains(' ').then(|| cpuprof_model::file_url::file_url_of_path(file)).flatten();
+    let file = url.as_deref().unwrap_or(file);
     match func.line.filter(|_| with_line) {
         Some(line) => format!("{name} {file}:{line}"),
         None => format!("{name} {file}"),

@@ -438,8 +438,9 @@ pub(crate) enum NormalizeArg {
 
 const COLLAPSE_HELP: &str = "\
 FORMAT:
-  One line per distinct stack, callers first: `main file:///app.js:3;work file:///app.js:9 1234`.
-  Labels are `name file:line` (JavaScript), the bare name for native code and (program),
+  One line per distinct stack, callers first: `main /app/main.js:3;work /app/main.js:9 1234`.
+  Labels are `name file:line` (JavaScript; a script path with a space in it is written as its
+  file:// url, so that it reads back whole), the bare name for native code and (program),
   (garbage collector), (idle); `;` inside a name becomes `；` and line breaks `\\n`, so one
   frame stays one frame, and a name ending in ` <number>` keeps that space as U+00A0, so no
   reader takes the number for a count. Weights are sample counts (the default, as every folded

@@ -53,13 +53,14 @@ pub(crate) enum Found {
     Map(Box<Script>),
 }
 
-/// How the profile names files: `file://` urls (`.cpuprofile`), POSIX paths or Windows paths
-/// (tick logs). Mapped sources are named the same way.
+/// How the profile names files: urls, POSIX paths or Windows paths (`C:\\app\\x.js` as a tick
+/// log writes them, `C:/app/x.js` from a `.cpuprofile`'s `file:///C:/app/x.js`). Mapped sources
+/// are named the same way, with the script's separator.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Style {
     Url,
     Path,
-    WindowsPath,
+    WindowsPath { backslash: bool },
 }
 
 /// A script as the profile names it.
@@ -91,7 +92,7 @@ pub(crate) fn find(file: &str, dir: Option<&Path>, near: Option<&Path>) -> Found
         return found;
     }
     let on_disk = match name.style {
-        Style::WindowsPath => None,
+        Style::WindowsPath { .. } => None,
         Style::Url | Style::Path => (name.url.scheme() == "file").then(|| name.url.to_file_path().ok()).flatten(),
     };
     if let Some(script) = on_disk {
@@ -299,7 +300,10 @@ fn script(map: DecodedMap, map_url: &Url, text: Option<ScriptText>, style: Style
                 Ok(url) if url.scheme() == "file" && style == Style::Path => {
                     url.to_file_path().map_or_else(|()| url.to_string(), |p| p.display().to_string())
                 }
-                Ok(url) if url.scheme() == "file" && style == Style::WindowsPath => windows_path(&url),
+                Ok(url) if url.scheme() == "file" => match style {
+                    Style::WindowsPath { backslash } => windows_path(&url, backslash),
+                    _ => url.to_string(),
+                },
                 Ok(url) => url.to_string(),
                 Err(_) => source.to_owned(),
             })
@@ -359,12 +363,14 @@ fn is_windows_path(file: &str) -> bool {
 }
 
 /// A `file:///C:/dir/file.ts` url as the Windows path `C:\dir\file.ts`, and
-/// `file://server/share/file.ts` as `\\server\share\file.ts`.
-fn windows_path(url: &Url) -> String {
+/// `file://server/share/file.ts` as `\\server\share\file.ts`; with `/` in place of `\`
+/// unless `backslash`.
+fn windows_path(url: &Url, backslash: bool) -> String {
     let path = percent_encoding::percent_decode_str(url.path()).decode_utf8_lossy();
+    let separator = if backslash { "\\" } else { "/" };
     match url.host_str().filter(|h| !h.is_empty()) {
         Some(host) => format!("\\\\{host}{}", path.replace('/', "\\")),
-        None => path.trim_start_matches('/').replace('/', "\\"),
+        None => path.trim_start_matches('/').replace('/', separator),
     }
 }
 
@@ -375,9 +381,10 @@ fn script_name(file: &str) -> Option<ScriptName> {
         return None;
     }
     let (url, style) = if let Some(unc) = file.strip_prefix("\\\\") {
-        (Url::parse(&format!("file://{}", unc.replace('\\', "/"))).ok()?, Style::WindowsPath)
+        (Url::parse(&format!("file://{}", unc.replace('\\', "/"))).ok()?, Style::WindowsPath { backslash: true })
     } else if is_windows_path(file) {
-        (Url::parse(&format!("file:///{}", file.replace('\\', "/"))).ok()?, Style::WindowsPath)
+        let backslash = file.contains('\\');
+        (Url::parse(&format!("file:///{}", file.replace('\\', "/"))).ok()?, Style::WindowsPath { backslash })
     } else if file.contains("://") {
         (Url::parse(file).ok()?, Style::Url)
     } else {
@@ -424,11 +431,19 @@ mod tests {
         let package = script_name("/srv/app/node_modules/@scope/pkg/index.js").unwrap();
         assert_eq!(in_dir(dir, &package.segments).last().unwrap(), &dir.join("node_modules/@scope/pkg/index.js"));
         let windows = script_name(r"C:\Users\dev\proj\dist\app.min.js").unwrap();
-        assert!(windows.style == Style::WindowsPath);
+        assert!(windows.style == Style::WindowsPath { backslash: true });
         assert_eq!(in_dir(dir, &windows.segments).last().unwrap(), &dir.join("app.min.js"));
-        assert_eq!(windows_path(&windows.url.join("../src/a b.ts").unwrap()), r"C:\Users\dev\proj\src\a b.ts");
+        assert_eq!(windows_path(&windows.url.join("../src/a b.ts").unwrap(), true), r"C:\Users\dev\proj\src\a b.ts");
+        // From a `.cpuprofile`'s url the model holds `C:/…`: its sources keep the `/`.
+        let slashed = script_name("C:/Users/dev/my proj/dist/app.min.js").unwrap();
+        assert!(slashed.style == Style::WindowsPath { backslash: false });
+        let source = slashed.url.join("../node_modules/fast-deep-equal/index.js").unwrap();
+        assert_eq!(windows_path(&source, false), "C:/Users/dev/my proj/node_modules/fast-deep-equal/index.js");
         let unc = script_name(r"\\fileserver\share\app\dist\app.js").unwrap();
-        assert_eq!(windows_path(&unc.url.join("../src/pricing.ts").unwrap()), r"\\fileserver\share\app\src\pricing.ts");
+        assert_eq!(
+            windows_path(&unc.url.join("../src/pricing.ts").unwrap(), true),
+            r"\\fileserver\share\app\src\pricing.ts"
+        );
         let deep = script_name(&format!("/{}x.js", "d/".repeat(10_000))).unwrap();
         assert_eq!(in_dir(dir, &deep.segments).len(), MAX_DIR_DEPTH);
         let spaced = script_name("file:///srv/my%20app/a.js").unwrap();
