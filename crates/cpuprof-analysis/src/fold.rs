@@ -38,12 +38,17 @@ pub struct FoldOptions {
     /// Files under other names in function labels (a script url → the name `diff` matches
     /// it by; see [`crate::matched_file_names`]). Default is `None`: as the profile names them.
     pub file_names: Option<FxHashMap<String, String>>,
+    /// Labels for folded text that is read back (`collapse`, `convert` to folded): a reader
+    /// splits `name file` at the last space before something like a path, so a script path with
+    /// a space in it (`/srv/my app/a.js`) goes as its `file://` url, which has none and reads
+    /// back as the path. Default is `false`: paths as they are (flame graphs).
+    pub read_back: bool,
 }
 
 impl FoldOptions {
     /// Options with every field given but `prune_below`.
     pub fn new(by: GroupBy, weight: Weight, filter: StackFilter) -> Self {
-        Self { by, weight, filter, prune_below: None, without_lines: false, file_names: None }
+        Self { by, weight, filter, prune_below: None, without_lines: false, file_names: None, read_back: false }
     }
 }
 
@@ -84,7 +89,7 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
             let label = if by_group {
                 group_label(profile, func, options.by == GroupBy::Package)
             } else {
-                function_label(profile, func, !options.without_lines, options.file_names.as_ref())
+                function_label(profile, func, options)
             };
             let label = escape_frame(&label);
             let shown = || {
@@ -119,24 +124,18 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
 }
 
 /// `name file:line` (or `name file`) for JavaScript with a url, else the name (`(anonymous)` when empty).
-fn function_label(
-    profile: &Profile,
-    func: &Func,
-    with_line: bool,
-    file_names: Option<&FxHashMap<String, String>>,
-) -> String {
+fn function_label(profile: &Profile, func: &Func, options: &FoldOptions) -> String {
     let name = func.display_name(&profile.strings);
     let name = if name.is_empty() { "(anonymous)" } else { &name };
     let file = profile.func_file(func);
-    let file = file_names.and_then(|names| names.get(file)).map_or(file, String::as_str);
+    let file = options.file_names.as_ref().and_then(|names| names.get(file)).map_or(file, String::as_str);
     if func.kind != FuncKind::Js || file.is_empty() {
         return name.to_owned();
     }
-    // A reader splits `name file` at the last space before something like a path: a path with a
-    // space in it (`/srv/my app/a.js`) goes as its url, which has none and reads back as the path.
-    let url = file.contains(' ').then(|| cpuprof_model::file_url::file_url_of_path(file)).flatten();
+    let url =
+        (options.read_back && file.contains(' ')).then(|| cpuprof_model::file_url::file_url_of_path(file)).flatten();
     let file = url.as_deref().unwrap_or(file);
-    match func.line.filter(|_| with_line) {
+    match func.line.filter(|_| !options.without_lines) {
         Some(line) => format!("{name} {file}:{line}"),
         None => format!("{name} {file}"),
     }

@@ -115,7 +115,9 @@ fn encode(profile: &Profile, target: TargetFormat, args: &TargetArgs) -> Result<
             // Everything, idle included, as sample counts: what readers of folded stacks take
             // the numbers for (`cpuprof collapse` writes time by default).
             let filter = StackFilter { include_idle: true, ..StackFilter::default() };
-            let folded = fold(profile, &FoldOptions::new(GroupBy::Function, Weight::Samples, filter));
+            let mut options = FoldOptions::new(GroupBy::Function, Weight::Samples, filter);
+            options.read_back = true;
+            let folded = fold(profile, &options);
             render_collapsed(&folded).into_bytes()
         }
     };

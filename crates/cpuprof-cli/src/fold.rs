@@ -14,7 +14,7 @@ pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
     // Folded text carries no unit and every reader of it (cpuprof's included) takes its
     // numbers for sample counts: those are the default here; times only on request.
-    let Folding { profile, folded, windowed, .. } = folded(&args.fold, None, Weight::Samples)?;
+    let Folding { profile, folded, windowed, .. } = folded(&args.fold, None, Weight::Samples, true)?;
     if !folded.tree.has_stacks() {
         crate::warn_empty(&source_name(&args.fold.input), &profile, windowed);
     }
@@ -30,7 +30,7 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // half of that are merged into their callers before it sees them. Not when reversed: the
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
     let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
-    let Folding { profile, folded, shaped_by, windowed } = folded(&args.fold, prune, Weight::Time)?;
+    let Folding { profile, folded, shaped_by, windowed } = folded(&args.fold, prune, Weight::Time, false)?;
     // An empty profile is not an error (README, "Empty profiles"): a warning, and a valid SVG
     // that says there is nothing to draw.
     let empty = !folded.tree.has_stacks();
@@ -79,7 +79,9 @@ struct Folding {
 }
 
 /// `default_weight` applies when `--weight` is not given (tick logs always default to ticks).
-fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> Result<Folding> {
+/// The profile folded as `args` say; `read_back`: labels for folded text (see
+/// [`FoldOptions::read_back`]).
+fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight, read_back: bool) -> Result<Folding> {
     let filter = stack_filter(&args.filter)?;
     let Loaded { profile, window } =
         load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?;
@@ -118,6 +120,7 @@ fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight) -> 
     }
     let mut options = FoldOptions::new(by, weight, filter);
     options.prune_below = prune_below;
+    options.read_back = read_back;
     let folded = fold(&profile, &options);
     Ok(Folding { profile, folded, shaped_by, windowed: window.is_some() })
 }
