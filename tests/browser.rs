@@ -7,24 +7,13 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::{cpuprof, root};
 
 /// Runs the browser check; `None` when no Chromium is installed (outside CI).
 fn check(svg: &std::path::Path, args: &[&str]) -> Option<std::process::Output> {
-    let out = Command::new("node")
-        .arg("tests/browser/check-svg.js")
-        .arg(svg)
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("node runs the browser check");
-    if out.status.code() == Some(77) {
-        assert!(std::env::var_os("CI").is_none(), "CI must have Chromium: {}", String::from_utf8_lossy(&out.stderr));
-        return None;
-    }
-    Some(out)
+    let mut all: Vec<&std::ffi::OsStr> = vec![svg.as_os_str()];
+    all.extend(args.iter().map(std::ffi::OsStr::new));
+    common::browser_check("tests/browser/check-svg.js", &all)
 }
 
 fn flamegraph(input: &str, dir: &std::path::Path) -> std::path::PathBuf {

@@ -132,3 +132,15 @@ pub(crate) fn clean(path: &str) -> String {
         (false, false) => joined,
     }
 }
+
+/// Runs a browser check (`node SCRIPT ARGS…`, a script of tests/browser that drives headless
+/// Chromium); `None` when no Chromium is installed (exit 77), which only outside CI is a skip.
+pub(crate) fn browser_check(script: &str, args: &[&std::ffi::OsStr]) -> Option<std::process::Output> {
+    let out =
+        Command::new("node").arg(script).args(args).current_dir(root()).output().expect("node runs the browser check");
+    if out.status.code() == Some(77) {
+        assert!(std::env::var_os("CI").is_none(), "CI must have Chromium: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    Some(out)
+}

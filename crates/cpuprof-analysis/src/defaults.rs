@@ -6,3 +6,18 @@ pub const ALPHA: f64 = 0.05;
 /// Call-tree nodes under this percentage of the profile's total are left out (summed into
 /// their parent's `pruned`): DevTools shows everything, which buries a terminal.
 pub const TREE_MIN_PERCENT: f64 = 1.0;
+
+/// A report's timeline has at most this many buckets (of a round length): a range dragged on
+/// it is as fine as that.
+pub const REPORT_MAX_BUCKETS: u32 = 200;
+
+/// A report's call tree is pruned (light call paths folded into `(pruned)` nodes) to at most
+/// this many nodes…
+pub const REPORT_MAX_NODES: usize = 40_000;
+
+/// …and its buckets to at most this many (node, weight) entries in all: with the nodes, what
+/// keeps a report of a profile of any size to a few MB.
+pub const REPORT_MAX_ENTRIES: usize = 300_000;
+
+/// A report lists at most this many event-loop blocks (the longest).
+pub const REPORT_BLOCKS: usize = 100;

@@ -32,6 +32,7 @@ mod gate;
 mod hide;
 mod keys;
 mod recursion;
+mod report_data;
 mod stats;
 mod timeline;
 mod top;
@@ -58,6 +59,7 @@ pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold}
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};
 pub use recursion::collapse_recursion;
+pub use report_data::{report_data, PrunedPaths, ReportBucket, ReportData, ReportDataOptions, ReportFunction, PRUNED};
 pub use timeline::{
     default_bucket_ns, find_phase, timeline, Bucket, FunctionRef, Phase, Timeline, TimelineError, TimelineOptions,
     MAX_BUCKETS,

@@ -173,7 +173,7 @@ pub struct Timeline {
     /// The phases, in time order, tiling the buckets.
     pub phases: Vec<Phase>,
     /// Each bucket's samples per row, when kept (and every sample is in a bucket's span).
-    rows: Option<Vec<Vec<RowSum>>>,
+    pub(crate) rows: Option<Vec<Vec<RowSum>>>,
 }
 
 impl Timeline {
@@ -195,7 +195,14 @@ impl Timeline {
 /// The bucket length for a recording `length_ns` long: the smallest of 1, 2, 5 × 10^k ns, at
 /// least 1 ms, that cuts it into at most 50 buckets.
 pub fn default_bucket_ns(length_ns: i64) -> i64 {
-    let wanted = length_ns.max(0).saturating_add(49) / 50;
+    round_bucket_ns(length_ns, 50)
+}
+
+/// The smallest of 1, 2, 5 × 10^k ns, at least 1 ms, that cuts `length_ns` into at most
+/// `buckets` buckets.
+pub(crate) fn round_bucket_ns(length_ns: i64, buckets: u32) -> i64 {
+    let buckets = i64::from(buckets.max(1));
+    let wanted = length_ns.max(0).saturating_add(buckets - 1) / buckets;
     let mut step: i64 = 1_000_000;
     loop {
         for m in [1, 2, 5] {

@@ -333,7 +333,7 @@ fn by_category(
 }
 
 /// The key of every function (`NO_KEY` for the root pseudo-function, which is never a row).
-fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
+pub(crate) fn func_keys(profile: &Profile, by: GroupBy, keys: &mut Keys) -> Vec<u32> {
     profile
         .funcs
         .as_slice()
@@ -431,6 +431,18 @@ pub(crate) fn with_totals(
     out
 }
 
+/// `value` split over a stack's line hits `(line, ticks)` by the cumulative-floor rule: exact
+/// integers, the parts add up to the whole.
+pub(crate) fn line_parts(hits: &[(u32, u32)], value: i64) -> impl Iterator<Item = (u32, i64)> + '_ {
+    let ticks_total: u64 = hits.iter().map(|(_, t)| u64::from(*t)).sum();
+    let share = move |cum: u64| (i128::from(value) * i128::from(cum) / i128::from(ticks_total.max(1))) as i64;
+    hits.iter().scan(0u64, move |cum, (line, ticks)| {
+        let before = *cum;
+        *cum += u64::from(*ticks);
+        Some((*line, share(*cum) - share(before)))
+    })
+}
+
 /// Grouping by line: each stack's self weight split over its line hits by the cumulative-floor
 /// rule (exact integers, the parts add up to the whole). A `.cpuprofile` has no call-site
 /// lines, so total equals self.
@@ -465,13 +477,7 @@ fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys, p
             add(key, self_w[s], self_c[s], keys);
             continue;
         }
-        let share = |v: i64, cum: u64| (i128::from(v) * i128::from(cum) / i128::from(ticks_total)) as i64;
-        let mut cum = 0u64;
-        for (line, ticks) in hits {
-            let before = cum;
-            cum += u64::from(ticks);
-            let w = share(self_w[s], cum) - share(self_w[s], before);
-            let c = share(self_c[s], cum) - share(self_c[s], before);
+        for ((line, w), (_, c)) in line_parts(&hits, self_w[s]).zip(line_parts(&hits, self_c[s])) {
             let mut key = function_key(profile, func, Some(line));
             key.column = None;
             key.function_line = func.line.filter(|_| per_function);

@@ -56,6 +56,54 @@ pub(crate) enum Command {
     /// What blocked the event loop: stretches without idle samples, longest first
     #[command(after_help = BLOCKS_HELP)]
     Blocks(BlocksArgs),
+    /// One self-contained HTML page to explore the profile: timeline, top, flame graph, callers and callees, blocks
+    #[command(after_help = REPORT_HELP)]
+    Report(ReportArgs),
+}
+
+const REPORT_HELP: &str = "\
+THE PAGE:
+  One HTML file that opens from disk, offline (its Content-Security-Policy allows no network
+  access): the profile's facts and category split, the timeline (CPU by category, event-loop
+  blocks marked; drag across it and every view follows that stretch of time), the top table
+  (by function, file or package; sort, filter), a flame graph (zoom, search, icicle), and for
+  a function its callers, callees and lines. Its numbers are `top`'s, `callers`' and
+  `callees'`: for a dragged range, those of `--from`/`--to` at the range's ends. A large profile's
+  light call paths (under a share chosen to keep the page to a few MB) are kept under
+  `(pruned)` by function: self times stay exact, the header says how much was pruned.
+
+EXAMPLES:
+  cpuprof report app.cpuprofile                 # writes app.report.html beside it
+  cpuprof report app.cpuprofile -o /tmp/app.html
+  cpuprof report isolate-0x5a1e2c0-4242-v8.log --from 2s --hide '^node:'
+  cpuprof diff base.cpuprofile new.cpuprofile --report diff.html";
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// Profile to read (as for `top`), or - for stdin (with -o)
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// Write the page to FILE (- = stdout; written atomically). Default: NAME.report.html beside the input
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+
+    /// What a sample weighs
+    #[arg(long, value_enum, default_value_t = WeightArg::Time)]
+    pub(crate) weight: WeightArg,
+
+    /// List event-loop blocks at least this long
+    #[arg(long, value_name = "TIME", default_value = "50ms")]
+    pub(crate) min_block: String,
+
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+
+    #[command(flatten)]
+    pub(crate) window: WindowArgs,
+
+    #[command(flatten)]
+    pub(crate) reading: InputArgs,
 }
 
 const TIMELINE_HELP: &str = "\

@@ -192,8 +192,20 @@ pub(crate) fn load(
     window: &WindowArgs,
     collapse: bool,
 ) -> Result<Loaded> {
+    load_read(input, reading, filter, window, collapse, false)
+}
+
+/// [`load`], the samples read with their times when `timeline` (for a report's timeline).
+pub(crate) fn load_read(
+    input: &Path,
+    reading: &InputArgs,
+    filter: &FilterArgs,
+    window: &WindowArgs,
+    collapse: bool,
+    timeline: bool,
+) -> Result<Loaded> {
     let bounds = window_bounds(window)?;
-    let profile = Reader::new(reading)?.load(input, false, bounds.as_ref())?;
+    let profile = Reader::new(reading)?.load(input, timeline, bounds.as_ref())?;
     let mut profile = hide_frames(profile, filter, input)?;
     if collapse {
         profile = cpuprof_analysis::collapse_recursion(&profile)

@@ -9,6 +9,7 @@ mod diff;
 mod fold;
 mod input;
 mod io;
+mod report;
 mod run;
 mod signals;
 mod timeline;

@@ -51,6 +51,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Merge(args) => crate::convert::run_merge(&args),
         Command::Timeline(args) => crate::timeline::run_timeline(&args),
         Command::Blocks(args) => crate::timeline::run_blocks(&args),
+        Command::Report(args) => crate::report::run_report(&args),
     }
 }
 

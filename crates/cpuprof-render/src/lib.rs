@@ -27,7 +27,7 @@ pub use reports::{
     TimelineDocument, TopDocument, TreeDocument, TreeView,
 };
 pub use writers::cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
-pub use writers::flamegraph::render_empty_flamegraph;
+pub use writers::flamegraph::{frame_color, render_empty_flamegraph};
 pub use writers::flamegraph::{render_collapsed, render_differential, render_flamegraph, FlameOptions};
 pub use writers::pprof::render_pprof;
 

@@ -355,6 +355,13 @@ fn xml_safe(text: &str) -> String {
 /// neighbouring frames stay apart: warm for your code, blue for packages, green for node's
 /// internals, yellow for native code, red for GC, grey for the VM.
 fn color_of(class: Category, label: &str) -> Color {
+    let [r, g, b] = frame_color(class, label);
+    Color { r, g, b }
+}
+
+/// The colour of a frame labelled `label` of category `class`, as `[r, g, b]`: what the SVG
+/// flame graphs and the HTML report both paint it with.
+pub fn frame_color(class: Category, label: &str) -> [u8; 3] {
     // FNV-1a: stable across runs and platforms.
     let hash = label.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     let v = |range: u8, shift: u32| ((hash >> shift) % u64::from(range)) as u8;
@@ -369,7 +376,7 @@ fn color_of(class: Category, label: &str) -> Color {
             (grey, grey, grey)
         }
     };
-    Color { r, g, b }
+    [r, g, b]
 }
 
 #[cfg(test)]

@@ -1,0 +1,67 @@
+//! `cpuprof report`: the HTML page to explore a profile.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use cpuprof_analysis::{blocks_only, report_data, ReportDataOptions, Weight};
+use cpuprof_report::{render_report, ReportPage};
+
+use crate::args::{ReportArgs, WeightArg};
+use crate::input::{load_read, source_name, stack_filter, Loaded};
+use crate::io::{is_dash, Output};
+use crate::usage::UsageError;
+
+/// Where a report of `input` goes by default: beside it, `NAME.report.html` (the input's name
+/// without its profile extensions), never over it (the output refuses an input anyway).
+pub(crate) fn default_report_path(input: &Path) -> Option<PathBuf> {
+    if is_dash(input) {
+        return None;
+    }
+    let name = input.file_name()?.to_string_lossy().into_owned();
+    let mut stem = name.as_str();
+    for ext in [".gz", ".cpuprofile", ".json", ".log", ".pb", ".prof", ".pprof", ".folded", ".txt"] {
+        stem = stem.strip_suffix(ext).unwrap_or(stem);
+    }
+    let stem = if stem.is_empty() { "profile" } else { stem };
+    Some(input.with_file_name(format!("{stem}.report.html")))
+}
+
+pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
+    let path = match (&args.output, default_report_path(&args.input)) {
+        (Some(path), _) => path.clone(),
+        (None, Some(path)) => path,
+        (None, None) => {
+            return Err(UsageError("a report of standard input needs -o FILE (or -o - for stdout)".to_owned()).into())
+        }
+    };
+    let filter = stack_filter(&args.filter)?;
+    let min_ns = crate::units::nanoseconds(&args.min_block, true)
+        .filter(|ns| *ns > 0)
+        .ok_or_else(|| UsageError(format!("--min-block {}: expected a length of time such as 50ms", args.min_block)))?;
+    let output = Output::new(Some(&path), &[args.input.as_path()])?;
+    let Loaded { profile, .. } = load_read(&args.input, &args.reading, &args.filter, &args.window, false, true)?;
+    let source = source_name(&args.input);
+    if profile.samples.is_empty() {
+        crate::warn_empty(&source, &profile, args.window.from.is_some() || args.window.to.is_some());
+    }
+    let mut options = ReportDataOptions::default();
+    options.weight = match args.weight {
+        WeightArg::Time => Weight::Time,
+        WeightArg::Samples => Weight::Samples,
+    };
+    options.filter = filter;
+    let data = report_data(&profile, &options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    // Blocks need sample times; a profile without them has none to show.
+    let blocks = if data.timed {
+        blocks_only(&profile, min_ns, Some(cpuprof_analysis::defaults::REPORT_BLOCKS)).ok()
+    } else {
+        None
+    };
+    let page = ReportPage { source: &source, meta: &profile.meta, data: &data, blocks: blocks.as_ref() };
+    let html = render_report(&page)?;
+    output.write(html.as_bytes())?;
+    if !is_dash(&path) {
+        crate::say(&format!("wrote {}", path.display()));
+    }
+    Ok(())
+}

@@ -1,0 +1,685 @@
+// cpuprof report: every view is computed here, in the page, from the data cpuprof embedded
+// (crates/cpuprof-analysis/src/report_data.rs says what it holds). Names come from other
+// people's code: they reach the DOM as text (textContent) only, never as markup.
+"use strict";
+
+(function main() {
+  const D = JSON.parse(document.getElementById("data").textContent);
+  const $ = (id) => document.getElementById(id);
+
+  /** An element with text (never markup) and an optional class. */
+  function make(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  // ---- numbers as the terminal reports write them ----
+  function formatNs(ns) {
+    const a = Math.abs(ns);
+    if (a >= 60e9) return (ns / 60e9).toFixed(2) + " min";
+    if (a >= 1e9) return (ns / 1e9).toFixed(2) + " s";
+    if (a >= 1e6) return (ns / 1e6).toFixed(2) + " ms";
+    if (a >= 1e3) return (ns / 1e3).toFixed(2) + " µs";
+    return ns + " ns";
+  }
+  const formatWeight = (w) => (D.unit === "samples" ? w.toLocaleString("en-US") : formatNs(w));
+  const percent = (part, whole) => (whole > 0 ? ((100 * part) / whole).toFixed(2) + "%" : "–");
+
+  // ---- the tables ----
+  const F = D.functions;
+  const nodeParent = D.nodes.parent;
+  const nodeFunction = D.nodes.function;
+  const nodeCount = nodeParent.length;
+  const children = Array.from({ length: nodeCount }, () => []);
+  const roots = [];
+  for (let n = 0; n < nodeCount; n++) {
+    if (nodeParent[n] < 0) roots.push(n);
+    else children[nodeParent[n]].push(n);
+  }
+  const nameOf = (f) => (f < 0 ? "(pruned)" : F.name[f]);
+  const pathOf = (f) => (f < 0 || F.file[f] < 0 ? null : D.paths[F.file[f]]);
+  function location(f) {
+    const path = pathOf(f);
+    if (path === null) return "";
+    return F.line[f] === null ? path : path + ":" + F.line[f];
+  }
+  function shortLocation(f) {
+    const path = pathOf(f);
+    if (path === null) return "";
+    const base = path.slice(path.lastIndexOf("/") + 1);
+    return F.line[f] === null ? base : base + ":" + F.line[f];
+  }
+  // The buckets' weights, decoded once: per bucket, nodes and their self weights.
+  const bucketCount = D.buckets.start_ns.length;
+  const bucketNodes = [];
+  const bucketWeights = [];
+  for (const flat of D.buckets.weights) {
+    const nodes = new Int32Array(flat.length / 2);
+    const weights = new Float64Array(flat.length / 2);
+    let node = 0;
+    for (let i = 0; i < flat.length; i += 2) {
+      node += flat[i];
+      nodes[i / 2] = node;
+      weights[i / 2] = flat[i + 1];
+    }
+    bucketNodes.push(nodes);
+    bucketWeights.push(weights);
+  }
+
+  // ---- the state: a range of buckets, a function, the flame graph's zoom and search ----
+  const state = { from: 0, to: bucketCount, fn: -1, zoom: -1, sort: "self", group: "function" };
+  let view = null;
+
+  /** Everything the range holds: each node's self and total, the denominator, the categories. */
+  function compute() {
+    const self = new Float64Array(nodeCount);
+    let counted = 0;
+    let countedSamples = 0;
+    let samples = 0;
+    const categories = new Float64Array(D.categories.length);
+    for (let b = state.from; b < state.to; b++) {
+      const nodes = bucketNodes[b];
+      const weights = bucketWeights[b];
+      for (let i = 0; i < nodes.length; i++) self[nodes[i]] += weights[i];
+      counted += D.buckets.counted[b];
+      countedSamples += D.buckets.counted_samples[b];
+      samples += D.buckets.samples[b];
+      D.buckets.categories[b].forEach((w, k) => (categories[k] += w));
+    }
+    const total = Float64Array.from(self);
+    for (let n = nodeCount - 1; n >= 0; n--) if (nodeParent[n] >= 0) total[nodeParent[n]] += total[n];
+    return { self, total, counted, countedSamples, samples, categories };
+  }
+
+  /**
+   * Self and total per key (a function, file or package): self from the nodes whose key it
+   * is, total once per path however often the key recurs on it (as `top`).
+   */
+  function totals(keyOf, keyCount) {
+    const self = new Float64Array(keyCount);
+    const total = new Float64Array(keyCount);
+    const onPath = new Int32Array(keyCount);
+    const todo = roots.map((n) => [n, false]);
+    while (todo.length > 0) {
+      const [n, leaving] = todo.pop();
+      const key = keyOf(n);
+      if (leaving) {
+        if (key >= 0) onPath[key]--;
+        continue;
+      }
+      if (view.total[n] === 0) continue;
+      if (key >= 0) {
+        self[key] += view.self[n];
+        if (onPath[key] === 0) total[key] += view.total[n];
+        onPath[key]++;
+      }
+      todo.push([n, true]);
+      for (const c of children[n]) todo.push([c, false]);
+    }
+    return { self, total };
+  }
+
+  function keyOfGroup(group) {
+    if (group === "file") return (n) => (nodeFunction[n] < 0 ? -1 : F.file_group[nodeFunction[n]]);
+    if (group === "package") return (n) => (nodeFunction[n] < 0 ? -1 : F.package_group[nodeFunction[n]]);
+    return (n) => nodeFunction[n];
+  }
+
+  // ---- header ----
+  function header() {
+    $("source").textContent = D.source;
+    const facts = $("facts");
+    const fact = (name, text, value) => {
+      const div = make("div");
+      div.dataset.fact = name;
+      if (value !== undefined) div.dataset.value = String(value);
+      div.append(make("dt", name), make("dd", text));
+      facts.append(div);
+    };
+    fact("format", D.format, D.format);
+    if (D.duration_ns !== null) fact("duration", formatNs(D.duration_ns), D.duration_ns);
+    const samples = D.buckets.samples.reduce((a, b) => a + b, 0);
+    fact("samples", samples.toLocaleString("en-US"), samples);
+    if (D.interval_ns !== null) fact("interval", formatNs(D.interval_ns), D.interval_ns);
+    if (D.pruned.nodes > 0) {
+      fact(
+        "pruned",
+        D.pruned.nodes + " call paths under " + (100 * D.pruned.under_share).toPrecision(2) + "% each (" +
+          formatWeight(D.pruned.weight) + " of self time, kept under (pruned) by function)",
+        D.pruned.weight,
+      );
+    }
+    for (const w of D.warnings) $("warnings").append(make("li", w));
+    D.categories.forEach((c, k) => {
+      const li = make("li");
+      const swatch = make("i");
+      swatch.style.background = D.category_colors[k];
+      li.append(swatch, make("span", c));
+      $("legend").append(li);
+    });
+    $("footer").textContent =
+      "Written by cpuprof. Self: time with the function on top of the stack; total: with it anywhere on the stack. " +
+      "Percentages are of the counted samples (idle excluded unless --include-idle).";
+  }
+
+  function categorySplit() {
+    const split = $("split");
+    split.replaceChildren();
+    const all = view.categories.reduce((a, b) => a + b, 0);
+    D.categories.forEach((c, k) => {
+      const w = view.categories[k];
+      split.dataset[c] = String(w);
+      if (w <= 0) return;
+      const span = make("span");
+      span.style.background = D.category_colors[k];
+      span.style.width = (100 * w) / all + "%";
+      span.title = c + ": " + formatWeight(w) + " (" + percent(w, all) + ")";
+      split.append(span);
+    });
+    const legend = $("legend").children;
+    D.categories.forEach((c, k) => {
+      legend[k].lastChild.textContent = c + " " + percent(view.categories[k], all);
+    });
+  }
+
+  // ---- timeline ----
+  let chart = null;
+  function timeline() {
+    if (!D.timed || typeof uPlot === "undefined") {
+      $("timeline-note").textContent = D.timed
+        ? "The chart could not be drawn."
+        : "This profile's samples have no times (" + D.format + "): it has no timeline; every view shows the whole profile.";
+      return;
+    }
+    const xs = D.buckets.start_ns.map((s) => s / 1e9);
+    // Stacked bars of each category's share of its bucket's wall time (idle left out: CPU).
+    const shown = D.categories.map((c, k) => k).filter((k) => D.categories[k] !== "idle");
+    const series = [{ label: "time (s)" }];
+    const data = [xs];
+    for (let i = shown.length - 1; i >= 0; i--) {
+      const ys = D.buckets.categories.map((cats, b) => {
+        let sum = 0;
+        for (let j = 0; j <= i; j++) sum += cats[shown[j]];
+        const length = D.buckets.end_ns[b] - D.buckets.start_ns[b];
+        return D.unit === "samples" ? sum : (100 * sum) / length;
+      });
+      data.push(ys);
+      const k = shown[i];
+      series.push({
+        label: D.categories[k],
+        fill: D.category_colors[k],
+        stroke: D.category_colors[k],
+        width: 0,
+        paths: uPlot.paths.bars({ size: [1, Infinity], gap: 0, align: 1 }),
+        points: { show: false },
+        value: (u, v, si, idx) => (idx === null ? "" : percent(D.buckets.categories[idx][k], D.buckets.end_ns[idx] - D.buckets.start_ns[idx])),
+      });
+    }
+    const width = Math.max(320, $("timeline").clientWidth || document.body.clientWidth - 40);
+    chart = new uPlot(
+      {
+        width,
+        height: 180,
+        series,
+        scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(D.unit === "samples" ? max : 100, 1)] } },
+        axes: [{ label: "seconds" }, { label: D.unit === "samples" ? "samples" : "% of wall time" }],
+        cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
+        legend: { show: true, live: true },
+        hooks: {
+          draw: [drawBlocks],
+          setSelect: [
+            (u) => {
+              if (u.select.width < 2) return;
+              const t0 = u.posToVal(u.select.left, "x");
+              const t1 = u.posToVal(u.select.left + u.select.width, "x");
+              const b0 = Math.max(0, Math.floor((t0 * 1e9) / D.bucket_ns));
+              const b1 = Math.min(bucketCount, Math.max(b0 + 1, Math.ceil((t1 * 1e9) / D.bucket_ns)));
+              setRange(b0, b1);
+            },
+          ],
+        },
+      },
+      data,
+      $("timeline"),
+    );
+  }
+
+  function drawBlocks(u) {
+    if (!D.blocks) return;
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.fillStyle = "rgba(198, 40, 40, 0.75)";
+    for (const b of D.blocks.list) {
+      const x0 = u.valToPos(b.start_ns / 1e9, "x", true);
+      const x1 = u.valToPos((b.start_ns + b.duration_ns) / 1e9, "x", true);
+      ctx.fillRect(x0, u.bbox.top, Math.max(1, x1 - x0), 4 * devicePixelRatio);
+    }
+    ctx.restore();
+  }
+
+  function setRange(from, to) {
+    state.from = from;
+    state.to = to;
+    state.zoom = -1;
+    const whole = from === 0 && to === bucketCount;
+    $("whole").hidden = whole;
+    const range = $("range");
+    if (whole) {
+      range.textContent = "";
+      delete range.dataset.fromNs;
+      delete range.dataset.toNs;
+      if (chart) chart.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
+    } else {
+      const fromNs = D.buckets.start_ns[from];
+      const toNs = D.buckets.end_ns[to - 1];
+      range.dataset.fromNs = String(fromNs);
+      range.dataset.toNs = String(toNs);
+      range.textContent =
+        formatNs(fromNs) + " – " + formatNs(toNs) + "   (cpuprof top --from " + fromNs / 1e6 + "ms --to " + toNs / 1e6 + "ms)";
+      if (chart) {
+        const left = chart.valToPos(fromNs / 1e9, "x");
+        const right = chart.valToPos(toNs / 1e9, "x");
+        chart.setSelect({ left, width: right - left, top: 0, height: chart.bbox.height / devicePixelRatio }, false);
+      }
+    }
+    refresh();
+  }
+
+  // ---- blocks ----
+  function blocks() {
+    if (!D.blocks) return;
+    $("blocks-section").hidden = false;
+    const b = D.blocks;
+    $("blocks-summary").textContent =
+      b.count + " blocks of at least " + formatNs(b.min_ns) + ": p50 " + formatNs(b.p50_ns) + ", p95 " + formatNs(b.p95_ns) +
+      ", max " + formatNs(b.max_ns) + "; " + b.blocked_pct.toFixed(1) + "% of the wall time blocked" +
+      (b.idle_samples === 0 ? " (no idle samples: the event loop never waited in this recording)" : "") +
+      (b.list.length < b.count ? "; the " + b.list.length + " longest are listed" : "") + ". Click one to look at its time.";
+    const body = $("blocks").tBodies[0];
+    const named = (f) => (f ? f.name + (f.file ? " " + f.file.slice(f.file.lastIndexOf("/") + 1) + (f.line ? ":" + f.line : "") : "") : "");
+    const longestFirst = [...b.list].sort((x, y) => y.duration_ns - x.duration_ns || x.start_ns - y.start_ns);
+    for (const block of longestFirst) {
+      const tr = make("tr", null, "clickable");
+      tr.append(
+        make("td", formatNs(block.start_ns), "num"),
+        make("td", formatNs(block.duration_ns), "num"),
+        make("td", named(block.entry)),
+        make("td", block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : ""),
+        make("td", block.top.map(([f, w]) => f.name + " " + formatNs(w)).join(", ")),
+      );
+      tr.addEventListener("click", () => {
+        const b0 = Math.floor(block.start_ns / D.bucket_ns);
+        const b1 = Math.min(bucketCount, Math.ceil((block.start_ns + block.duration_ns) / D.bucket_ns));
+        setRange(Math.max(0, b0), Math.max(b0 + 1, b1));
+      });
+      body.append(tr);
+    }
+  }
+
+  // ---- top ----
+  const TOP_ROWS = 200;
+  function topTable() {
+    const group = state.group;
+    const keyCount = group === "file" ? D.files.length : group === "package" ? D.packages.length : F.name.length;
+    const { self, total } = totals(keyOfGroup(group), keyCount);
+    // A group's first function stands for its category and location.
+    const first = new Int32Array(keyCount).fill(-1);
+    for (let f = F.name.length - 1; f >= 0; f--) {
+      const key = group === "file" ? F.file_group[f] : group === "package" ? F.package_group[f] : f;
+      first[key] = f;
+    }
+    const label = (key) => (group === "file" ? D.files[key] : group === "package" ? D.packages[key] : F.name[key]);
+    const text = $("filter").value.trim().toLowerCase();
+    const category = $("category").value;
+    const rows = [];
+    for (let key = 0; key < keyCount; key++) {
+      if (self[key] === 0 && total[key] === 0) continue;
+      const f = first[key];
+      if (category !== "" && D.categories[F.category[f]] !== category) continue;
+      const where = group === "function" ? location(f) : "";
+      if (text !== "" && !label(key).toLowerCase().includes(text) && !where.toLowerCase().includes(text)) continue;
+      rows.push(key);
+    }
+    const metric = state.sort === "total" ? total : self;
+    rows.sort((a, b) => metric[b] - metric[a] || compareIdentity(a, b, label, group));
+    const shown = rows.slice(0, TOP_ROWS);
+    $("top-note").textContent =
+      rows.length > TOP_ROWS ? "the first " + TOP_ROWS + " of " + rows.length + " rows" : rows.length + " rows";
+    const body = $("top").tBodies[0];
+    body.replaceChildren();
+    for (const key of shown) {
+      const f = first[key];
+      const tr = make("tr", null, group === "function" ? "clickable" : "");
+      tr.dataset.key = String(key);
+      tr.dataset.self = String(self[key]);
+      tr.dataset.total = String(total[key]);
+      const nameCell = make("td", label(key));
+      nameCell.dataset.name = label(key);
+      tr.append(
+        make("td", formatWeight(self[key]), "num"),
+        make("td", percent(self[key], view.counted), "num"),
+        make("td", formatWeight(total[key]), "num"),
+        make("td", percent(total[key], view.counted), "num"),
+        nameCell,
+        make("td", group === "function" ? location(f) : "", "loc"),
+      );
+      if (group === "function") {
+        if (key === state.fn) tr.classList.add("selected");
+        tr.addEventListener("click", () => selectFunction(key));
+      }
+      body.append(tr);
+    }
+    for (const th of $("top").tHead.querySelectorAll("th[data-sort]")) {
+      th.classList.toggle("sorted", th.dataset.sort === state.sort);
+    }
+  }
+
+  /** Rows of equal weight in `top`'s order: name, file, line, column, kind. */
+  function compareIdentity(a, b, label, group) {
+    const byText = (x, y) => (x < y ? -1 : x > y ? 1 : 0);
+    const c = byText(label(a), label(b));
+    if (c !== 0 || group !== "function") return c;
+    return (
+      byText(pathOf(a) ?? "", pathOf(b) ?? "") ||
+      (F.line[a] ?? -1) - (F.line[b] ?? -1) ||
+      (F.column[a] ?? -1) - (F.column[b] ?? -1) ||
+      byText(F.kind[a], F.kind[b])
+    );
+  }
+
+  // ---- one function: callers, callees, lines ----
+  function selectFunction(f) {
+    state.fn = f;
+    refresh();
+    $("function-section").scrollIntoView({ block: "nearest" });
+  }
+
+  function functionView() {
+    const section = $("function-section");
+    const f = state.fn;
+    if (f < 0) {
+      section.hidden = true;
+      return;
+    }
+    section.hidden = false;
+    $("function-name").textContent = F.name[f];
+    const callers = new Map();
+    const callees = new Map();
+    let self = 0;
+    let total = 0;
+    // Below each node: the weight that reaches a frame of `f` at or under it (callees are read
+    // from the innermost frame of `f`, callers from the outermost: SPEC §8).
+    const reach = new Float64Array(nodeCount);
+    for (let n = nodeCount - 1; n >= 0; n--) {
+      if (nodeFunction[n] === f) reach[n] = view.total[n];
+      const p = nodeParent[n];
+      if (p >= 0 && nodeFunction[p] !== f) reach[p] += reach[n];
+    }
+    for (let n = 0; n < nodeCount; n++) {
+      if (nodeFunction[n] !== f || view.total[n] === 0) continue;
+      self += view.self[n];
+      let outermost = true;
+      for (let a = nodeParent[n]; a >= 0; a = nodeParent[a]) {
+        if (nodeFunction[a] === f) {
+          outermost = false;
+          break;
+        }
+      }
+      if (outermost) {
+        total += view.total[n];
+        const p = nodeParent[n];
+        const caller = p < 0 ? -2 : nodeFunction[p];
+        callers.set(caller, (callers.get(caller) ?? 0) + view.total[n]);
+      }
+      for (const c of children[n]) {
+        const through = view.total[c] - reach[c];
+        if (through > 0) callees.set(nodeFunction[c], (callees.get(nodeFunction[c]) ?? 0) + through);
+      }
+    }
+    const facts = $("function-facts");
+    facts.textContent =
+      location(f) + " — self " + formatWeight(self) + " (" + percent(self, view.counted) + "), total " + formatWeight(total) +
+      " (" + percent(total, view.counted) + ")";
+    facts.dataset.self = String(self);
+    facts.dataset.total = String(total);
+    const fill = (table, map) => {
+      const body = table.tBodies[0];
+      body.replaceChildren();
+      const rows = [...map.entries()].sort((a, b) => b[1] - a[1] || compareIdentity(a[0], b[0], nameOf, "function"));
+      for (const [g, w] of rows) {
+        const tr = make("tr", null, g >= 0 ? "clickable" : "");
+        tr.dataset.total = String(w);
+        const name = g === -2 ? "(root)" : nameOf(g);
+        const cell = make("td", name);
+        cell.dataset.name = name;
+        if (g >= 0) {
+          cell.append(make("span", " " + shortLocation(g), "loc"));
+          tr.dataset.file = pathOf(g) ?? "";
+          tr.dataset.line = F.line[g] === null ? "" : String(F.line[g]);
+          tr.addEventListener("click", () => selectFunction(g));
+        }
+        tr.append(make("td", formatWeight(w), "num"), make("td", percent(w, total), "num"), cell);
+        body.append(tr);
+      }
+    };
+    fill($("callers"), callers);
+    fill($("callees"), callees);
+    const lines = D.lines.filter((l) => l[0] === f);
+    $("lines-box").hidden = lines.length === 0;
+    const body = $("lines").tBodies[0];
+    body.replaceChildren();
+    const lineSelf = lines.reduce((a, l) => a + l[2], 0);
+    for (const [, line, w] of [...lines].sort((a, b) => b[2] - a[2] || a[1] - b[1])) {
+      const tr = make("tr");
+      tr.append(make("td", line, "num"), make("td", formatWeight(w), "num"), make("td", percent(w, lineSelf), "num"));
+      body.append(tr);
+    }
+  }
+
+  // ---- flame graph ----
+  const ROW = 18;
+  const canvas = $("flame");
+  let frames = [];
+  let search = null;
+  function flame() {
+    const width = Math.max(320, canvas.parentElement.clientWidth);
+    const icicle = $("icicle").checked;
+    const whole = roots.reduce((a, r) => a + view.total[r], 0);
+    // The zoomed node takes the whole width; its ancestors are drawn full width too.
+    const zoom = state.zoom >= 0 && view.total[state.zoom] > 0 ? state.zoom : -1;
+    const scaleTotal = zoom >= 0 ? view.total[zoom] : whole;
+    frames = [];
+    let maxDepth = 0;
+    const place = (n, x, depth) => {
+      const w = (view.total[n] / scaleTotal) * width;
+      if (w < 0.3) return;
+      frames.push({ n, x, w, depth });
+      maxDepth = Math.max(maxDepth, depth);
+      let cx = x;
+      const kids = children[n].filter((c) => view.total[c] > 0);
+      kids.sort((a, b) => (nameOf(nodeFunction[a]) < nameOf(nodeFunction[b]) ? -1 : 1));
+      for (const c of kids) {
+        place(c, cx, depth + 1);
+        cx += (view.total[c] / scaleTotal) * width;
+      }
+    };
+    frames.push({ n: -1, x: 0, w: width, depth: 0 });
+    if (zoom >= 0) {
+      const chain = [];
+      for (let a = zoom; a >= 0; a = nodeParent[a]) chain.unshift(a);
+      chain.slice(0, -1).forEach((a, i) => frames.push({ n: a, x: 0, w: width, depth: i + 1 }));
+      place(zoom, 0, chain.length);
+    } else {
+      let x = 0;
+      for (const r of [...roots].sort((a, b) => (nameOf(nodeFunction[a]) < nameOf(nodeFunction[b]) ? -1 : 1))) {
+        if (view.total[r] === 0) continue;
+        place(r, x, 1);
+        x += (view.total[r] / whole) * width;
+      }
+    }
+    const height = (maxDepth + 1) * ROW + 2;
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = width * ratio;
+    canvas.height = height * ratio;
+    canvas.style.height = height + "px";
+    const ctx = canvas.getContext("2d");
+    ctx.scale(ratio, ratio);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    let matched = 0;
+    const matches = new Uint8Array(nodeCount);
+    if (search) {
+      // The share of the total under a matching frame, once per path.
+      for (let n = 0; n < nodeCount; n++) {
+        const p = nodeParent[n];
+        const above = p >= 0 && matches[p] > 0;
+        const hit = searchMatches(nodeFunction[n]);
+        matches[n] = hit ? (above ? 2 : 1) : above ? 2 : 0;
+        if (hit && !above) matched += view.total[n];
+      }
+    }
+    for (const fr of frames) {
+      const y = icicle ? fr.depth * ROW : height - (fr.depth + 1) * ROW;
+      const f = fr.n < 0 ? -1 : nodeFunction[fr.n];
+      let color = fr.n < 0 ? "#c8c8c8" : f < 0 ? "#bbbbbb" : F.color[f];
+      if (search && fr.n >= 0 && searchMatches(f)) color = "#e040fb";
+      ctx.fillStyle = color;
+      ctx.fillRect(fr.x, y, Math.max(fr.w - 0.5, 0.3), ROW - 1);
+      if (fr.w > 24) {
+        ctx.fillStyle = "#000";
+        const label = fr.n < 0 ? "all (" + formatWeight(whole) + ")" : frameLabel(f);
+        ctx.fillText(fit(ctx, label, fr.w - 6), fr.x + 3, y + ROW / 2);
+      }
+      fr.y = y;
+    }
+    canvas.dataset.frames = String(frames.length);
+    $("reset-zoom").hidden = zoom < 0;
+    const share = whole > 0 ? (100 * matched) / whole : 0;
+    $("matched").textContent = search ? "matched " + share.toFixed(2) + "% of the total (" + formatWeight(matched) + ")" : "";
+    $("matched").dataset.weight = search ? String(matched) : "";
+  }
+
+  function searchMatches(f) {
+    if (!search) return false;
+    if (f < 0) return false;
+    search.lastIndex = 0;
+    if (search.test(F.name[f])) return true;
+    const path = pathOf(f);
+    search.lastIndex = 0;
+    return path !== null && search.test(path);
+  }
+
+  const frameLabel = (f) => (f < 0 ? "(pruned)" : F.name[f] + (pathOf(f) === null ? "" : " " + shortLocation(f)));
+
+  /** `text` cut from the right (the name first, then its location) to fit `width` pixels. */
+  function fit(ctx, text, width) {
+    if (ctx.measureText(text).width <= width) return text;
+    let lo = 0;
+    let hi = text.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (ctx.measureText(text.slice(0, mid) + "…").width <= width) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo === 0 ? "" : text.slice(0, lo) + "…";
+  }
+
+  function frameAt(event) {
+    const rect = canvas.getBoundingClientRect();
+    const x = event.clientX - rect.left;
+    const y = event.clientY - rect.top;
+    for (let i = frames.length - 1; i >= 0; i--) {
+      const fr = frames[i];
+      if (x >= fr.x && x < fr.x + fr.w && y >= fr.y && y < fr.y + ROW) return fr;
+    }
+    return null;
+  }
+
+  canvas.addEventListener("mousemove", (event) => {
+    const fr = frameAt(event);
+    const tip = $("tip");
+    if (!fr) {
+      tip.hidden = true;
+      return;
+    }
+    const whole = roots.reduce((a, r) => a + view.total[r], 0);
+    tip.replaceChildren();
+    if (fr.n < 0) {
+      tip.append(make("div", "all: " + formatWeight(whole)));
+    } else {
+      const f = nodeFunction[fr.n];
+      tip.append(make("strong", nameOf(f)));
+      if (f >= 0 && location(f) !== "") tip.append(make("div", location(f), "loc"));
+      tip.append(
+        make("div", "total " + formatWeight(view.total[fr.n]) + " (" + percent(view.total[fr.n], whole) + "), self " +
+          formatWeight(view.self[fr.n])),
+      );
+      if (f >= 0) tip.append(make("div", D.categories[F.category[f]], "loc"));
+    }
+    tip.hidden = false;
+    tip.style.left = Math.min(event.clientX + 12, window.innerWidth - 300) + "px";
+    tip.style.top = event.clientY + 14 + "px";
+  });
+  canvas.addEventListener("mouseleave", () => ($("tip").hidden = true));
+  canvas.addEventListener("click", (event) => {
+    const fr = frameAt(event);
+    if (!fr) return;
+    state.zoom = fr.n;
+    if (fr.n >= 0 && nodeFunction[fr.n] >= 0) state.fn = nodeFunction[fr.n];
+    refresh();
+  });
+
+  // ---- wiring ----
+  function refresh() {
+    view = compute();
+    categorySplit();
+    topTable();
+    functionView();
+    flame();
+  }
+
+  for (const c of D.categories) $("category").append(make("option", c));
+  $("group").addEventListener("change", () => {
+    state.group = $("group").value;
+    topTable();
+  });
+  $("category").addEventListener("change", topTable);
+  $("filter").addEventListener("input", topTable);
+  for (const th of $("top").tHead.querySelectorAll("th[data-sort]")) {
+    th.addEventListener("click", () => {
+      state.sort = th.dataset.sort;
+      topTable();
+    });
+  }
+  $("whole").addEventListener("click", () => setRange(0, bucketCount));
+  $("icicle").addEventListener("change", flame);
+  $("reset-zoom").addEventListener("click", () => {
+    state.zoom = -1;
+    flame();
+  });
+  $("search").addEventListener("input", () => {
+    const text = $("search").value;
+    if (text === "") search = null;
+    else {
+      try {
+        search = new RegExp(text);
+      } catch {
+        search = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+      }
+    }
+    flame();
+  });
+  window.addEventListener("resize", () => {
+    if (chart) chart.setSize({ width: Math.max(320, $("timeline").clientWidth), height: 180 });
+    flame();
+  });
+
+  header();
+  blocks();
+  view = compute();
+  timeline();
+  refresh();
+  document.body.dataset.ready = "true";
+})();

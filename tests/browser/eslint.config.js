@@ -1,0 +1,45 @@
+// ESLint for the report page's own script (crates/cpuprof-report/assets/report.js) and the
+// browser checks. Run from the repository root (tests/report.rs does):
+//   node tests/browser/node_modules/eslint/bin/eslint.js -c tests/browser/eslint.config.js
+"use strict";
+
+const js = require("@eslint/js");
+
+const common = {
+  ...js.configs.recommended.rules,
+  "no-var": "error",
+  "prefer-const": "error",
+  eqeqeq: "error",
+  "no-implicit-globals": "error",
+  // Names reach the page as text: no markup sinks.
+  "no-restricted-properties": [
+    "error",
+    { property: "innerHTML", message: "set text with textContent" },
+    { property: "outerHTML", message: "set text with textContent" },
+    { property: "insertAdjacentHTML", message: "set text with textContent" },
+  ],
+  "no-eval": "error",
+  "no-implied-eval": "error",
+  "no-new-func": "error",
+};
+
+module.exports = [
+  {
+    files: ["crates/cpuprof-report/assets/report.js"],
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: "script",
+      globals: { window: "readonly", document: "readonly", devicePixelRatio: "readonly", uPlot: "readonly" },
+    },
+    rules: common,
+  },
+  {
+    files: ["tests/browser/*.js"],
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: "commonjs",
+      globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly", __dirname: "readonly", Buffer: "readonly", setTimeout: "readonly", clearTimeout: "readonly", document: "readonly", window: "readonly" },
+    },
+    rules: common,
+  },
+];
