@@ -97,6 +97,13 @@ async function profileChecks(page, errors) {
   for (const [c, v] of Object.entries(top.summary.categories)) same(split[c], v.total, `category ${c}`);
   await compareTop(page, top, "top");
 
+  // Grouped by file and by package.
+  for (const by of ["file", "package"]) {
+    await page.selectOption("#group", by);
+    await compareTop(page, cli("top", input, "--by", by), `top --by ${by}`);
+  }
+  await page.selectOption("#group", "function");
+
   // Sorted by total.
   await page.click('th[data-sort="total"]');
   await compareTop(page, cli("top", input, "--sort", "total"), "top --sort total");

@@ -7,8 +7,8 @@ pub const ALPHA: f64 = 0.05;
 /// their parent's `pruned`): DevTools shows everything, which buries a terminal.
 pub const TREE_MIN_PERCENT: f64 = 1.0;
 
-/// A report's timeline has at most this many buckets (of a round length): a range dragged on
-/// it is as fine as that.
+/// A report's timeline has at most this many buckets (of a round length: fewer, longer ones
+/// when their entries would pass [`REPORT_MAX_ENTRIES`]): a range dragged on it is as fine as that.
 pub const REPORT_MAX_BUCKETS: u32 = 200;
 
 /// A report's call tree is pruned (light call paths folded into `(pruned)` nodes) to at most
@@ -21,3 +21,16 @@ pub const REPORT_MAX_ENTRIES: usize = 300_000;
 
 /// A report lists at most this many event-loop blocks (the longest).
 pub const REPORT_BLOCKS: usize = 100;
+
+/// A report keeps each function's heaviest this many lines (of self time).
+pub const REPORT_LINES: usize = 20;
+
+/// A report prunes its call tree harder (down to [`REPORT_MIN_NODES`]) rather than show fewer
+/// than this many buckets.
+pub const REPORT_MIN_BUCKETS: usize = 50;
+
+/// The fewest nodes a report prunes its call tree to.
+pub const REPORT_MIN_NODES: usize = 2_500;
+
+/// …unless more than this percentage of the self time would then be under `(pruned)` nodes.
+pub const REPORT_MAX_PRUNED_PERCENT: f64 = 1.0;

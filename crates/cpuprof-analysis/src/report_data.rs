@@ -127,7 +127,8 @@ pub struct ReportData {
     /// The buckets, in time order.
     pub buckets: Vec<ReportBucket>,
     /// Per function, per line: its self weight on that line over the whole profile, where the
-    /// profile has line-level ticks: (function, line, weight).
+    /// profile has line-level ticks: (function, line, weight); the heaviest
+    /// [`crate::defaults::REPORT_LINES`] lines of each function.
     pub lines: Vec<(u32, u32, i64)>,
     /// What pruning took.
     pub pruned: PrunedPaths,
@@ -140,9 +141,10 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
     let categories = Categories::new(profile);
     let mut keys = Keys::default();
     let function_of = func_keys(profile, GroupBy::Function, &mut keys);
-    let function_keys = std::mem::take(&mut keys.keys);
+    let function_keys = keys.keys;
+    let mut keys = Keys::default();
     let file_of = func_keys(profile, GroupBy::File, &mut keys);
-    let files: Vec<String> = std::mem::take(&mut keys.keys).into_iter().map(|k| k.into_row([0; 4]).name).collect();
+    let files: Vec<String> = keys.keys.into_iter().map(|k| k.into_row([0; 4]).name).collect();
     let mut keys = Keys::default();
     let package_of = func_keys(profile, GroupBy::Package, &mut keys);
     let packages: Vec<String> = keys.keys.into_iter().map(|k| k.into_row([0; 4]).name).collect();
@@ -242,7 +244,31 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
     }
 
     let lines = line_weights(profile, &mask.kept, &function_of, options.weight);
-    let (parents, node_functions, pruned) = prune(tree, &mut buckets, options);
+    // Prune, then merge buckets to fit the entries. Each bucket has an entry per node with self
+    // time in it, so a smaller tree leaves more buckets: prune harder while there would be fewer
+    // than REPORT_MIN_BUCKETS, as long as what is pruned stays under REPORT_MAX_PRUNED_PERCENT.
+    let wanted = buckets.len().min(crate::defaults::REPORT_MIN_BUCKETS);
+    let whole: i64 = buckets.iter().flat_map(|b| &b.weights).map(|(_, w)| *w).fold(0, i64::saturating_add);
+    let too_much = (whole as f64 * crate::defaults::REPORT_MAX_PRUNED_PERCENT / 100.0) as i64;
+    let mut max_nodes = options.max_nodes;
+    let mut fewer_buckets = None;
+    let (parents, node_functions, pruned, buckets, bucket_ns) = loop {
+        let (parents, functions, pruned, pruned_buckets) = prune(&tree, &buckets, max_nodes);
+        if pruned.weight > too_much {
+            if let Some(candidate) = fewer_buckets.take() {
+                break candidate;
+            }
+        }
+        let (merged, length) = coarsen(pruned_buckets, bucket_ns, options.max_entries, parents.len());
+        let candidate = (parents, functions, pruned, merged, length);
+        if candidate.3.len() >= wanted || max_nodes <= crate::defaults::REPORT_MIN_NODES {
+            break candidate;
+        }
+        fewer_buckets = Some(candidate);
+        max_nodes /= 2;
+    };
+    let (functions, files, packages, node_functions, lines) =
+        used_only(&functions, &files, &packages, node_functions, lines);
     Ok(ReportData {
         unit: effective(profile, options.weight),
         timed,
@@ -256,6 +282,50 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
         lines,
         pruned,
     })
+}
+
+/// Only the functions the tree names (a profile names many without samples: a tick log, every
+/// function V8 compiled) and the files and packages they are in, renumbered.
+#[allow(clippy::type_complexity)]
+fn used_only(
+    functions: &[ReportFunction],
+    files: &[String],
+    packages: &[String],
+    mut node_functions: Vec<u32>,
+    mut lines: Vec<(u32, u32, i64)>,
+) -> (Vec<ReportFunction>, Vec<String>, Vec<String>, Vec<u32>, Vec<(u32, u32, i64)>) {
+    let mut new_index = vec![u32::MAX; functions.len()];
+    let mut kept: Vec<ReportFunction> = Vec::new();
+    for f in node_functions.iter_mut().filter(|f| **f != PRUNED) {
+        let slot = &mut new_index[*f as usize];
+        if *slot == u32::MAX {
+            *slot = kept.len() as u32;
+            kept.push(functions[*f as usize].clone());
+        }
+        *f = *slot;
+    }
+    lines.retain(|l| new_index[l.0 as usize] != u32::MAX);
+    for l in &mut lines {
+        l.0 = new_index[l.0 as usize];
+    }
+    lines.sort_unstable();
+    let mut compact = |labels: &[String], group: fn(&mut ReportFunction) -> &mut u32| {
+        let mut new_group = vec![u32::MAX; labels.len()];
+        let mut out: Vec<String> = Vec::new();
+        for f in &mut kept {
+            let g = group(f);
+            let slot = &mut new_group[*g as usize];
+            if *slot == u32::MAX {
+                *slot = out.len() as u32;
+                out.push(labels[*g as usize].clone());
+            }
+            *g = *slot;
+        }
+        out
+    };
+    let files = compact(files, |f| &mut f.file_group);
+    let packages = compact(packages, |f| &mut f.package_group);
+    (kept, files, packages, node_functions, lines)
 }
 
 /// Each function's self weight per line, over the whole profile (the split of `top --by line`).
@@ -284,9 +354,18 @@ fn line_weights(profile: &Profile, kept: &[bool], function_of: &[u32], weight: W
             *out.entry((function, line)).or_default() += part;
         }
     }
+    // The heaviest lines of each function (ties: the first), in function and line order.
     let mut lines: Vec<(u32, u32, i64)> = out.into_iter().map(|((f, l), w)| (f, l, w)).collect();
-    lines.sort_unstable();
-    lines
+    lines.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then(a.1.cmp(&b.1)));
+    let mut kept: Vec<(u32, u32, i64)> = Vec::with_capacity(lines.len());
+    for line in lines {
+        let same = kept.iter().rev().take_while(|l| l.0 == line.0).count();
+        if same < crate::defaults::REPORT_LINES {
+            kept.push(line);
+        }
+    }
+    kept.sort_unstable();
+    kept
 }
 
 /// The tree of functions being built: nodes keyed by (parent, function).
@@ -349,21 +428,22 @@ impl Dense {
     }
 }
 
-/// Prunes the tree until it fits the budget (see the module's comment), renumbering the kept
-/// nodes parents first; returns the parents, the nodes' functions and what was pruned.
+/// Prunes the tree to at most `max_nodes` nodes (see the module's
+/// comment), renumbering the kept nodes parents first and the buckets' entries with them;
+/// returns the parents, the nodes' functions, what was pruned and the buckets renumbered.
+#[allow(clippy::type_complexity)]
 fn prune(
-    tree: Tree,
-    buckets: &mut [ReportBucket],
-    options: &ReportDataOptions,
-) -> (Vec<Option<u32>>, Vec<u32>, PrunedPaths) {
-    let entries = |buckets: &[ReportBucket]| buckets.iter().map(|b| b.weights.len()).sum::<usize>();
+    tree: &Tree,
+    buckets: &[ReportBucket],
+    max_nodes: usize,
+) -> (Vec<Option<u32>>, Vec<u32>, PrunedPaths, Vec<ReportBucket>) {
     let n = tree.len();
-    if n <= options.max_nodes && entries(buckets) <= options.max_entries {
-        return (tree.parents, tree.functions, PrunedPaths::default());
+    if n <= max_nodes {
+        return (tree.parents.clone(), tree.functions.clone(), PrunedPaths::default(), buckets.to_vec());
     }
     // Each node's total over the whole profile (children come after their parents).
     let mut total = vec![0i64; n];
-    for b in buckets.iter() {
+    for b in buckets {
         for (node, w) in &b.weights {
             total[*node as usize] = total[*node as usize].saturating_add(*w);
         }
@@ -377,26 +457,82 @@ fn prune(
     let mut sorted: Vec<i64> = total.clone();
     sorted.sort_unstable_by(|a, b| b.cmp(a));
     // Keep the heaviest `keep` nodes' worth (a parent is never lighter than its child, so the
-    // kept nodes form a tree), halving until the pruned tree fits.
-    let mut keep = options.max_nodes / 2;
+    // kept nodes form a tree) and fold the rest; fewer when the folded ones, one per function
+    // under each kept node, overflow the budget.
+    let mut keep = max_nodes / 2;
     loop {
-        let limit = sorted.get(keep.min(n.saturating_sub(1))).copied().unwrap_or(0).max(1);
-        let (parents, functions, remap, pruned) = pruned_tree(&tree, &total, limit);
-        let mut candidate: Vec<ReportBucket> = buckets.to_vec();
-        let mut scratch = Dense::new(parents.len());
-        for b in &mut candidate {
-            for (node, w) in &b.weights {
-                scratch.add(remap[*node as usize], *w);
-            }
-            b.weights = scratch.take();
-        }
-        if (parents.len() <= options.max_nodes && entries(&candidate) <= options.max_entries) || keep <= 1 {
-            buckets.clone_from_slice(&candidate);
+        let limit = sorted.get(keep.min(n - 1)).copied().unwrap_or(0).max(1);
+        let (parents, functions, remap, pruned) = pruned_tree(tree, &total, limit);
+        if parents.len() <= max_nodes || keep <= 1 {
+            let mut scratch = Dense::new(parents.len());
+            let remapped = buckets
+                .iter()
+                .map(|b| {
+                    for (node, w) in &b.weights {
+                        scratch.add(remap[*node as usize], *w);
+                    }
+                    ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
+                })
+                .collect();
             let share = if whole > 0 { limit as f64 / whole as f64 } else { 0.0 };
-            let weight = pruned.1;
-            return (parents, functions, PrunedPaths { under_share: share.min(1.0), weight, nodes: pruned.0 });
+            let pruned = PrunedPaths { under_share: share.min(1.0), weight: pruned.1, nodes: pruned.0 };
+            return (parents, functions, pruned, remapped);
         }
         keep /= 2;
+    }
+}
+
+impl ReportBucket {
+    fn clone_without_weights(&self) -> Self {
+        ReportBucket { weights: Vec::new(), ..*self }
+    }
+}
+
+/// Buckets merged into longer ones (a round length that is a multiple of `bucket_ns`) until
+/// their entries number at most `max_entries`: each bucket holds an entry per function with
+/// self time in it at least, so a long, diverse profile gets fewer, longer buckets.
+fn coarsen(buckets: Vec<ReportBucket>, bucket_ns: i64, max_entries: usize, nodes: usize) -> (Vec<ReportBucket>, i64) {
+    let entries = |buckets: &[ReportBucket]| buckets.iter().map(|b| b.weights.len()).sum::<usize>();
+    if entries(&buckets) <= max_entries || buckets.len() <= 1 {
+        return (buckets, bucket_ns);
+    }
+    let mut scratch = Dense::new(nodes);
+    let mut length = bucket_ns;
+    loop {
+        length = crate::timeline::round_bucket_ns(length.saturating_mul(2), 1);
+        let m = if length % bucket_ns == 0 {
+            (length / bucket_ns) as usize
+        } else if length >= i64::MAX / 4 {
+            buckets.len() // the longest bucket there is: all in one
+        } else {
+            continue;
+        };
+        let merged: Vec<ReportBucket> = buckets
+            .chunks(m)
+            .map(|part| {
+                let mut b = ReportBucket {
+                    start_ns: part[0].start_ns,
+                    end_ns: part[part.len() - 1].end_ns,
+                    ..ReportBucket::default()
+                };
+                for p in part {
+                    b.samples = b.samples.saturating_add(p.samples);
+                    b.counted = b.counted.saturating_add(p.counted);
+                    b.counted_samples = b.counted_samples.saturating_add(p.counted_samples);
+                    for (c, v) in b.categories.iter_mut().zip(p.categories) {
+                        *c = c.saturating_add(v);
+                    }
+                    for (node, w) in &p.weights {
+                        scratch.add(*node, *w);
+                    }
+                }
+                b.weights = scratch.take();
+                b
+            })
+            .collect();
+        if entries(&merged) <= max_entries || merged.len() <= 1 {
+            return (merged, length);
+        }
     }
 }
 
