@@ -68,7 +68,8 @@ fn the_page_shows_what_the_commands_say() {
 }
 
 /// Every name of tests/hostile.rs's set (and the recorded hostile-names workload) is shown as
-/// text: no element, handler, link or script comes from the data.
+/// text, in a profile's page and a comparison's: no element, handler, link or script comes from
+/// the data.
 #[test]
 #[allow(clippy::print_stderr)]
 fn hostile_names_stay_text() {
@@ -80,6 +81,25 @@ fn hostile_names_stay_text() {
         return;
     };
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+
+    let names = serde_json::to_string(common::hostile::NAMES).unwrap();
+    let (one, two) = (dir.path().join("h.cpuprofile"), dir.path().join("h2.cpuprofile"));
+    std::fs::write(&one, common::hostile::hostile_cpuprofile(1).to_string()).unwrap();
+    std::fs::write(&two, common::hostile::hostile_cpuprofile(2).to_string()).unwrap();
+    let page = dir.path().join("names.html");
+    report(one.to_str().unwrap(), &page);
+    let diff_page = dir.path().join("names-diff.html");
+    cpuprof().arg("diff").arg(&one).arg(&two).arg("--report").arg(&diff_page).assert().success();
+    for html in [page, diff_page] {
+        let out = browser("hostile", &[html.as_os_str(), names.as_ref()]).expect("Chromium ran above");
+        assert!(
+            out.status.success(),
+            "{}:\n{}\n{}",
+            html.display(),
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
 }
 
 /// The page is one file: its only script and style are inline and named by hash in a policy
@@ -130,10 +150,68 @@ fn the_page_script_is_linted() {
             "-c",
             "tests/browser/eslint.config.js",
         ])
-        .args(["crates/cpuprof-report/assets/report.js", "tests/browser/check-report.js", "tests/browser/check-svg.js"])
+        .args([
+            "crates/cpuprof-report/assets/page.js",
+            "crates/cpuprof-report/assets/report.js",
+            "crates/cpuprof-report/assets/diff.js",
+        ])
+        .args(["tests/browser/check-report.js", "tests/browser/check-svg.js"])
         .args(["tests/browser/eslint.config.js"])
         .current_dir(root())
         .output()
         .expect("node runs eslint");
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+/// `cpuprof diff --report` of fixtures/diff: the page shows the changes the fixture was made
+/// with (its README), each function's runs as `top` of each run says, its callers as `callers`
+/// says, and the differential flame graph.
+#[test]
+#[allow(clippy::print_stderr)]
+fn the_diff_page_shows_the_fixture_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("diff.html");
+    let base: Vec<String> = (1..=3).map(|i| format!("fixtures/diff/base.{i}.cpuprofile")).collect();
+    let new: Vec<String> = (1..=3).map(|i| format!("fixtures/diff/new.{i}.cpuprofile")).collect();
+    cpuprof()
+        .arg("diff")
+        .arg("--base")
+        .args(&base)
+        .arg("--new")
+        .args(&new)
+        .arg("--report")
+        .arg(&html)
+        .assert()
+        .success();
+    let sides = serde_json::json!({ "base": base, "new": new }).to_string();
+    let shot = artifacts().join("diff.png");
+    let Some(out) = browser("diff", &[html.as_os_str(), sides.as_ref(), binary().as_os_str(), shot.as_os_str()]) else {
+        eprintln!("SKIPPED: no Chromium");
+        return;
+    };
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+}
+
+/// `diff --report` never writes over an input, nor over another of its outputs.
+#[test]
+fn the_diff_page_refuses_inputs_and_shared_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.cpuprofile");
+    std::fs::copy(root().join("fixtures/diff/base.1.cpuprofile"), &base).unwrap();
+    let before = std::fs::read(&base).unwrap();
+    let new = root().join("fixtures/diff/new.1.cpuprofile");
+    let over_input = cpuprof().arg("diff").arg(&base).arg(&new).arg("--report").arg(&base).assert().failure();
+    assert!(String::from_utf8_lossy(&over_input.get_output().stderr)
+        .contains("refusing to write the output over the input"));
+    assert_eq!(std::fs::read(&base).unwrap(), before, "the input was changed");
+    let page = dir.path().join("d.html");
+    for flag in ["-o", "--flamegraph"] {
+        let shared =
+            cpuprof().arg("diff").arg(&base).arg(&new).arg("--report").arg(&page).arg(flag).arg(&page).assert().code(2);
+        assert!(
+            String::from_utf8_lossy(&shared.get_output().stderr).contains("refusing to write two outputs"),
+            "{flag}"
+        );
+    }
+    assert!(!page.exists(), "written though refused");
 }

@@ -1,7 +1,9 @@
 // Opens a `cpuprof report` page in headless Chromium (playwright-core, Debian's Chromium) and
 // checks what it shows against cpuprof's own JSON commands for the same input:
 //   node check-report.js profile REPORT.html INPUT CPUPROF SCREENSHOT.png
-//   node check-report.js hostile REPORT.html
+//   node check-report.js hostile REPORT.html [NAMES.json: the names the page must show as text]
+//   node check-report.js diff REPORT.html '{"base":[…],"new":[…]}' CPUPROF SCREENSHOT.png
+//     (a `cpuprof diff --report` page of fixtures/diff: the rows its README says changed)
 // Exit 0: every check passed; 1: a check failed (printed); 77: no Chromium or playwright-core
 // here (the Rust test decides whether that is a skip).
 "use strict";
@@ -185,23 +187,117 @@ async function profileChecks(page, errors) {
 
 async function hostileChecks(page) {
   // Nothing from the data became markup: the page has only the elements it builds itself.
+  const kind = await page.$eval("body", (b) => b.dataset.kind);
   const found = await page.evaluate(() => ({
     scripts: document.scripts.length,
-    images: document.images.length,
+    images: [...document.images].filter((img) => !img.src.startsWith("data:image/svg+xml;base64,")).length,
     handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
-    links: [...document.querySelectorAll("a[href]")].length,
+    links: [...document.querySelectorAll("a[href]")].filter((a) => !a.href.startsWith("data:image/svg+xml;base64,")).length,
     pwned: window.pwned === true,
-    names: [...document.querySelectorAll("#top td[data-name]")].map((td) => td.dataset.name),
+    names: [...document.querySelectorAll("#top td[data-name], #verdicts tbody td:nth-child(7)")].map((td) => td.dataset.name ?? td.textContent),
   }));
   same(found.scripts, 2, "script elements");
-  same(found.images, 0, "img elements");
+  same(found.images, 0, "img elements but the flame graph");
   same(found.handlers, 0, "elements with on… attributes");
-  same(found.links, 0, "links");
+  same(found.links, 0, "links but the flame graph's");
   check(!found.pwned, "an injected script ran");
-  check(found.names.includes("<script>alert(1)</script>"), `the name <script>alert(1)</script> is not shown as text: ${JSON.stringify(found.names.slice(0, 5))}`);
+  // Every name of the set, exactly, as text.
+  const expected = input ? JSON.parse(input) : ["<script>alert(1)</script>"];
+  const missing = expected.filter((n) => !found.names.includes(n));
+  check(missing.length === 0, `names not shown as text: ${JSON.stringify(missing)} (shown: ${JSON.stringify(found.names.slice(0, 8))})`);
   // Every hostile row can be opened and searched.
-  await page.click("#top tbody tr:first-child");
-  await page.fill("#search", "<script>");
+  if (kind === "diff") {
+    await page.click("#verdicts tbody tr:first-child");
+    await page.fill("#filter", "<script>");
+  } else {
+    await page.click("#top tbody tr:first-child");
+    await page.fill("#search", "<script>");
+  }
+  check(!(await page.evaluate(() => window.pwned === true)), "an injected script ran after a click");
+}
+
+/** What fixtures/diff/README.md says changed between base.js and new.js. */
+const DIFF_EXPECTED = { doubledWork: "hotter", addedWork: "new", halvedWork: "cooler", removedWork: "gone" };
+
+async function diffChecks(page) {
+  const sides = JSON.parse(input);
+  const oracle = JSON.parse(
+    execFileSync(cpuprof, ["diff", "--base", ...sides.base, "--new", ...sides.new, "--all", "--format", "json"], {
+      encoding: "utf8",
+      maxBuffer: 1 << 28,
+    }),
+  );
+  const rows = () =>
+    page.$$eval("#verdicts tbody tr", (trs) =>
+      trs.map((tr) => ({
+        verdict: tr.dataset.verdict,
+        name: tr.children[6].textContent,
+        location: tr.children[7].textContent,
+        shown: tr.children[0].textContent,
+      })),
+    );
+  // The rows as ranked, each with its verdict and location.
+  const all = await rows();
+  same(all.length, Math.min(500, oracle.rows.length), "rows shown");
+  oracle.rows.slice(0, 50).forEach((r, i) => {
+    const location = r.file === null ? "" : r.line === null ? r.file : `${r.file}:${r.line}`;
+    same(`${all[i]?.name} ${all[i]?.verdict} ${all[i]?.location}`, `${r.name} ${r.verdict} ${location}`, `row ${i}`);
+  });
+  // The changes the fixture was made with, and nothing else significant.
+  await page.selectOption("#verdict", "changed");
+  const changed = await rows();
+  same(
+    JSON.stringify(changed.map((r) => [r.name, r.verdict]).sort()),
+    JSON.stringify(Object.entries(DIFF_EXPECTED).sort()),
+    "significant changes",
+  );
+  const counts = JSON.parse(await page.$eval("#summary", (e) => e.dataset.counts));
+  same(JSON.stringify(counts, Object.keys(counts).sort()), JSON.stringify({ cooler: 1, gone: 1, hotter: 1, new: 1 }), "summary counts");
+  for (const verdict of ["hotter", "new", "cooler", "gone"]) {
+    await page.selectOption("#verdict", verdict);
+    const shown = await rows();
+    check(shown.every((r) => r.verdict === verdict), `--verdict ${verdict} shows other rows`);
+    check(shown.some((r) => DIFF_EXPECTED[r.name] === verdict), `no ${verdict} row from the fixture`);
+  }
+  await page.selectOption("#verdict", "");
+  // Filter and sort.
+  await page.fill("#filter", "work");
+  check((await rows()).every((r) => (r.name + r.location).toLowerCase().includes("work")), "the filter let other rows through");
+  await page.fill("#filter", "");
+  await page.click("#verdicts th[data-sort=p]");
+  const byP = await page.$$eval("#verdicts tbody tr", (trs) => trs.map((tr) => Number(tr.dataset.row)));
+  const pOf = (i) => oracle.rows[i].p_value;
+  check(byP.every((row, i) => i === 0 || pOf(byP[i - 1]) <= pOf(row)), "sorted by p: not ascending");
+  await page.click("#verdicts th[data-sort=p]");
+
+  // Each run of a function, against `cpuprof top` of that run.
+  for (const name of Object.keys(DIFF_EXPECTED)) {
+    await page.click(`#verdicts tbody tr:has(td:text-is("${name}"))`);
+    const runs = await page.$$eval("#runs tbody tr", (trs) => trs.map((tr) => ({ side: tr.dataset.side, self: Number(tr.dataset.self), total: Number(tr.dataset.total) })));
+    const files = [...sides.base.map((f) => ["base", f]), ...sides.new.map((f) => ["new", f])];
+    same(runs.length, files.length, `${name}: runs`);
+    files.forEach(([side, file], i) => {
+      const top = cli("top", file, "--all").rows.find((r) => r.name === name && r.file && r.file.endsWith("fixtures/diff/app.js"));
+      same(`${runs[i]?.side} ${runs[i]?.self} ${runs[i]?.total}`, `${side} ${top ? top.self : 0} ${top ? top.total : 0}`, `${name}: ${file}`);
+    });
+    check((await page.$$("#strip circle")).length === files.length, `${name}: a dot per run`);
+    // Where the change came from: its callers in the new runs (main, for every function here).
+    const callers = await page.$$eval("#explain-callers tbody tr", (trs) => trs.map((tr) => tr.dataset.name));
+    const expected = cli("callers", name, DIFF_EXPECTED[name] === "gone" ? sides.base[0] : sides.new[0]);
+    const names = expected.callers.map((c) => c.name);
+    check(callers.length > 0 && callers.every((c) => names.includes(c)), `${name}: callers ${JSON.stringify(callers)} not among ${JSON.stringify(names)}`);
+  }
+
+  // The differential flame graph: an image that decodes, of the new side's functions.
+  const image = await page.$eval("#flame-image", (img) => ({ width: img.naturalWidth, src: img.src }));
+  check(image.width > 0, "the flame graph image did not load");
+  const svg = Buffer.from(image.src.slice(image.src.indexOf(",") + 1), "base64").toString("utf8");
+  check(svg.includes("doubledWork") && svg.includes("addedWork"), "the flame graph lacks the changed functions");
+  check(!svg.includes("removedWork") || svg.includes("only in base"), "a gone function drawn as present");
+
+  await page.screenshot({ path: screenshot, fullPage: true });
+  const png = fs.readFileSync(screenshot);
+  check(png.length > 20000, `screenshot ${screenshot} is ${png.length} bytes: blank?`);
 }
 
 (async () => {
@@ -227,6 +323,7 @@ async function hostileChecks(page) {
     await page.waitForSelector("body[data-ready]", { timeout: 20000 });
     const readyMs = Date.now() - started;
     if (mode === "hostile") await hostileChecks(page);
+    else if (mode === "diff") await diffChecks(page);
     else await profileChecks(page, errors);
     check(errors.length === 0, `console errors: ${errors.join(" | ")}`);
     check(requests.length === 0, `network requests: ${requests.join(" ")}`);

@@ -1,4 +1,4 @@
-// ESLint for the report page's own script (crates/cpuprof-report/assets/report.js) and the
+// ESLint for the report pages' own scripts (crates/cpuprof-report/assets/*.js) and the
 // browser checks. Run from the repository root (tests/report.rs does):
 //   node tests/browser/node_modules/eslint/bin/eslint.js -c tests/browser/eslint.config.js
 "use strict";
@@ -25,13 +25,27 @@ const common = {
 
 module.exports = [
   {
-    files: ["crates/cpuprof-report/assets/report.js"],
+    files: ["crates/cpuprof-report/assets/*.js"],
     languageOptions: {
       ecmaVersion: 2022,
       sourceType: "script",
-      globals: { window: "readonly", document: "readonly", devicePixelRatio: "readonly", uPlot: "readonly" },
+      // page.js's helpers: the scripts are one inline script, page.js first.
+      globals: {
+        window: "readonly",
+        document: "readonly",
+        devicePixelRatio: "readonly",
+        uPlot: "readonly",
+        $: "readonly",
+        make: "readonly",
+        formatNs: "readonly",
+        fact: "readonly",
+      },
     },
     rules: common,
+  },
+  {
+    files: ["crates/cpuprof-report/assets/page.js"],
+    languageOptions: { globals: { $: "off", make: "off", formatNs: "off", fact: "off" } },
   },
   {
     files: ["tests/browser/*.js"],

@@ -6,6 +6,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+pub(crate) mod hostile;
+
 /// The repository root.
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")

@@ -34,3 +34,10 @@ pub const REPORT_MIN_NODES: usize = 2_500;
 
 /// …unless more than this percentage of the self time would then be under `(pruned)` nodes.
 pub const REPORT_MAX_PRUNED_PERCENT: f64 = 1.0;
+
+/// A diff's report holds at most this many rows (in rank order: every significant change comes
+/// before the noise), which keeps its page small for profiles of thousands of functions.
+pub const REPORT_DIFF_ROWS: usize = 2_000;
+
+/// A diff's report explains this many of the changes (as `diff --explain N`).
+pub const REPORT_EXPLAIN: usize = 20;

@@ -120,7 +120,7 @@ impl Verdict {
 }
 
 /// One side's numbers for one function.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideNumbers {
     /// Self weight per run (mean over the runs), in the report's [`DiffReport::unit`]: ns, or
     /// sample counts when a profile has no times.
@@ -135,6 +135,10 @@ pub struct SideNumbers {
     pub self_pct: f64,
     /// Total time as a percentage of busy time.
     pub total_pct: f64,
+    /// Self weight of each run, in the order given (zeros where the function did not run).
+    pub self_runs: Vec<i64>,
+    /// Total weight of each run.
+    pub total_runs: Vec<i64>,
 }
 
 /// One function, compared.
@@ -484,8 +488,15 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
         for (old, new_fn) in pair_by_line(olds, news, by_line) {
             let line = new_fn.or(old).and_then(|f| f.line);
             let kind = new_fn.or(old).map_or(FuncKind::Other, |f| f.kind);
-            let numbers =
-                |f: Option<&SideFunction>, s: &Side| f.map_or_else(SideNumbers::default, |f| side_numbers(f, s));
+            let numbers = |f: Option<&SideFunction>, s: &Side| {
+                f.map_or_else(
+                    || {
+                        let runs = s.busy_per_run.len();
+                        SideNumbers { self_runs: vec![0; runs], total_runs: vec![0; runs], ..SideNumbers::default() }
+                    },
+                    |f| side_numbers(f, s),
+                )
+            };
             let base_numbers = numbers(old, &b);
             let new_numbers = numbers(new_fn, &n);
             let name = if key.0.is_empty() { "(anonymous)".to_owned() } else { key.0.clone() };
@@ -681,6 +692,8 @@ fn side_numbers(f: &SideFunction, side: &Side) -> SideNumbers {
         total_samples: f.runs.iter().map(|r| r.total_samples).sum(),
         self_pct: pct(self_sum),
         total_pct: pct(total_sum),
+        self_runs: f.runs.iter().map(|r| r.self_weight).collect(),
+        total_runs: f.runs.iter().map(|r| r.total_weight).collect(),
     }
 }
 

@@ -305,6 +305,7 @@ mod tests {
             total_samples: 0,
             self_pct: pct,
             total_pct: pct,
+            ..SideNumbers::default()
         };
         DiffRow {
             name: "f".to_owned(),

@@ -344,6 +344,7 @@ EXAMPLES:
   cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile
   cpuprof diff before.cpuprofile after.cpuprofile --format markdown -o diff.md
   cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile --explain
+  cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile --report diff.html
   cpuprof diff --base base/*.cpuprofile --new pr/*.cpuprofile \\
       --fail-on self:+5% --format github # in GitHub Actions
   cpuprof diff before.cpuprofile after.cpuprofile --by line --focus priceOrder
@@ -407,6 +408,11 @@ pub(crate) struct DiffArgs {
     /// Also write a differential flame graph (red grew, blue shrank; shaped like NEW) to SVG
     #[arg(long, value_name = "SVG")]
     pub(crate) flamegraph: Option<PathBuf>,
+
+    /// Also write the comparison as one self-contained HTML page: the verdicts (sortable, filterable),
+    /// each function's runs side by side, where its change came from, and the differential flame graph
+    #[arg(long, value_name = "HTML")]
+    pub(crate) report: Option<PathBuf>,
 
     /// Exit 3 when a significant regression crosses METRIC:THRESHOLD (self or total; +2pp, +20%, +5ms;
     /// block:+50ms: the longest event-loop block); repeatable

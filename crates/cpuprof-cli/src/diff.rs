@@ -163,7 +163,11 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
             let summary = std::path::Path::new(&summary);
             crate::io::refuse_appending_to_input(summary, "GITHUB_STEP_SUMMARY", &input_paths)?;
-            let outputs = [("-o", args.output.output.as_deref()), ("--flamegraph", args.flamegraph.as_deref())];
+            let outputs = [
+                ("-o", args.output.output.as_deref()),
+                ("--flamegraph", args.flamegraph.as_deref()),
+                ("--report", args.report.as_deref()),
+            ];
             if let Some((flag, _)) = outputs.iter().find(|(_, o)| o.is_some_and(|o| crate::io::same_file(o, summary))) {
                 return Err(UsageError(format!(
                     "{flag} names the job summary file (GITHUB_STEP_SUMMARY), which --format github adds the report to"
@@ -173,6 +177,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         }
     }
     let svg_output = args.flamegraph.as_deref().map(|svg| Output::new(Some(svg), &input_paths)).transpose()?;
+    let html_output = args.report.as_deref().map(|html| Output::new(Some(html), &input_paths)).transpose()?;
     let mut options =
         DiffOptions::new(normalize, metric, cpuprof_analysis::defaults::ALPHA, stack_filter(&args.filter)?);
     options.base_root.clone_from(&args.base_root);
@@ -362,9 +367,17 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     write_report(&doc, args.output.format, output)?;
-    if let Some(svg_output) = svg_output {
-        let svg = differential(&base_refs, &new_refs, &options, &report)?;
-        svg_output.write(&svg)?;
+    let svg = if svg_output.is_some() || html_output.is_some() {
+        Some(differential(&base_refs, &new_refs, &options, &report)?)
+    } else {
+        None
+    };
+    if let (Some(svg_output), Some(svg)) = (svg_output, &svg) {
+        svg_output.write(svg)?;
+    }
+    if let (Some(html_output), Some(svg)) = (html_output, &svg) {
+        let page = diff_page(&doc, &base_refs, &new_refs, &options, svg);
+        html_output.write(page?.as_bytes())?;
     }
 
     let mut crossed: Vec<String> = gate
@@ -386,6 +399,37 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     } else {
         Err(GateTripped(crossed.join("; ")).into())
     }
+}
+
+/// The HTML page of the comparison: every row up to [`REPORT_DIFF_ROWS`], the first changes
+/// explained, the differential flame graph `svg`.
+///
+/// [`REPORT_DIFF_ROWS`]: cpuprof_analysis::defaults::REPORT_DIFF_ROWS
+fn diff_page(
+    doc: &DiffDocument<'_>,
+    base: &[&Profile],
+    new: &[&Profile],
+    options: &DiffOptions,
+    svg: &[u8],
+) -> Result<String> {
+    use cpuprof_analysis::defaults::{REPORT_DIFF_ROWS, REPORT_EXPLAIN};
+    let report = doc.report;
+    // Explanations are of functions (rows of lines have none).
+    let explanations = if options.by == GroupBy::Function {
+        explain(base, new, report, options, REPORT_EXPLAIN)
+    } else {
+        Vec::new()
+    };
+    let rows = &report.rows[..report.rows.len().min(REPORT_DIFF_ROWS)];
+    let doc = DiffDocument { rows, explanations: &explanations, ..*doc };
+    let json = cpuprof_render::render_diff_json_line(&doc);
+    Ok(cpuprof_report::render_diff_report(&cpuprof_report::DiffPage {
+        json: &json,
+        base_sources: doc.base_sources,
+        new_sources: doc.new_sources,
+        rows: report.rows.len(),
+        flame_svg: svg,
+    })?)
 }
 
 /// Writes the report in `format`. For GitHub the annotations go to the output and the Markdown

@@ -1,29 +1,13 @@
-// cpuprof report: every view is computed here, in the page, from the data cpuprof embedded
-// (crates/cpuprof-analysis/src/report_data.rs says what it holds). Names come from other
-// people's code: they reach the DOM as text (textContent) only, never as markup.
+// cpuprof report of a profile: every view is computed here, in the page, from the data cpuprof
+// embedded (crates/cpuprof-analysis/src/report_data.rs says what it holds). Names come from
+// other people's code: they reach the DOM as text (textContent) only, never as markup (the
+// helpers are page.js's).
 "use strict";
 
 (function main() {
+  if (document.body.dataset.kind !== "profile") return;
   const D = JSON.parse(document.getElementById("data").textContent);
-  const $ = (id) => document.getElementById(id);
 
-  /** An element with text (never markup) and an optional class. */
-  function make(tag, text, cls) {
-    const e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    if (cls) e.className = cls;
-    return e;
-  }
-
-  // ---- numbers as the terminal reports write them ----
-  function formatNs(ns) {
-    const a = Math.abs(ns);
-    if (a >= 60e9) return (ns / 60e9).toFixed(2) + " min";
-    if (a >= 1e9) return (ns / 1e9).toFixed(2) + " s";
-    if (a >= 1e6) return (ns / 1e6).toFixed(2) + " ms";
-    if (a >= 1e3) return (ns / 1e3).toFixed(2) + " µs";
-    return ns + " ns";
-  }
   const formatWeight = (w) => (D.unit === "samples" ? w.toLocaleString("en-US") : formatNs(w));
   const percent = (part, whole) => (whole > 0 ? ((100 * part) / whole).toFixed(2) + "%" : "–");
 
@@ -130,14 +114,6 @@
   // ---- header ----
   function header() {
     $("source").textContent = D.source;
-    const facts = $("facts");
-    const fact = (name, text, value) => {
-      const div = make("div");
-      div.dataset.fact = name;
-      if (value !== undefined) div.dataset.value = String(value);
-      div.append(make("dt", name), make("dd", text));
-      facts.append(div);
-    };
     fact("format", D.format, D.format);
     if (D.duration_ns !== null) fact("duration", formatNs(D.duration_ns), D.duration_ns);
     const samples = D.buckets.samples.reduce((a, b) => a + b, 0);

@@ -18,7 +18,9 @@ use sha2::{Digest, Sha256};
 
 const TEMPLATE: &str = include_str!("../assets/report.html");
 const STYLE: &str = include_str!("../assets/report.css");
-const SCRIPT: &str = include_str!("../assets/report.js");
+const PAGE_SCRIPT: &str = include_str!("../assets/page.js");
+const PROFILE_SCRIPT: &str = include_str!("../assets/report.js");
+const DIFF_SCRIPT: &str = include_str!("../assets/diff.js");
 const UPLOT_JS: &str = include_str!("../assets/vendor/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../assets/vendor/uplot/uPlot.min.css");
 
@@ -32,6 +34,21 @@ pub struct ReportPage<'a> {
     pub data: &'a ReportData,
     /// The event-loop blocks, where the profile has a timeline.
     pub blocks: Option<&'a Blocks>,
+}
+
+/// A comparison's report: what the page of `cpuprof diff --report` shows.
+pub struct DiffPage<'a> {
+    /// The comparison as `diff --format json` writes it (its rows, up to a page's worth, with
+    /// the first changes explained), on one line.
+    pub json: &'a str,
+    /// The base inputs as named (the page's title names the first of each side).
+    pub base_sources: &'a [String],
+    /// The new inputs as named.
+    pub new_sources: &'a [String],
+    /// How many rows the comparison has (the document may hold fewer).
+    pub rows: usize,
+    /// The differential flame graph (SVG), shown as an image.
+    pub flame_svg: &'a [u8],
 }
 
 /// Why a report could not be rendered.
@@ -53,10 +70,29 @@ pub fn render_report(page: &ReportPage<'_>) -> Result<String, ReportError> {
     fill("profile", page.source, &json)
 }
 
+/// The page of a comparison, as one HTML document.
+pub fn render_diff_report(page: &DiffPage<'_>) -> Result<String, ReportError> {
+    // The document is serde_json's own output: embedded as it is, not parsed again.
+    let flame = format!("data:image/svg+xml;base64,{}", data_encoding::BASE64.encode(page.flame_svg));
+    let json = format!(
+        r#"{{"diff":{},"rows_total":{},"flame":{}}}"#,
+        page.json,
+        page.rows,
+        serde_json::to_string(&flame).map_err(|e| ReportError(e.to_string()))?
+    );
+    let first = |sources: &[String]| sources.first().cloned().unwrap_or_default();
+    let title = format!("{} → {}", first(page.base_sources), first(page.new_sources));
+    fill("diff", &title, &json)
+}
+
 /// The template filled: `kind` (`profile` or `diff`) says which views the script builds.
 fn fill(kind: &str, source: &str, json: &str) -> Result<String, ReportError> {
-    let script = format!("{UPLOT_JS}\n{SCRIPT}");
-    let style = format!("{UPLOT_CSS}\n{STYLE}");
+    // A comparison's page has no timeline: no uPlot.
+    let (script, style) = if kind == "diff" {
+        (format!("{PAGE_SCRIPT}\n{DIFF_SCRIPT}"), STYLE.to_owned())
+    } else {
+        (format!("{UPLOT_JS}\n{PAGE_SCRIPT}\n{PROFILE_SCRIPT}"), format!("{UPLOT_CSS}\n{STYLE}"))
+    };
     // Nothing in the page's own code may end its element early (the data is escaped below).
     debug_assert!(!script.contains("</script") && !style.contains("</style"));
     let policy = format!(
@@ -335,7 +371,7 @@ mod tests {
 
     #[test]
     fn the_page_code_cannot_end_its_element() {
-        for asset in [SCRIPT, UPLOT_JS] {
+        for asset in [PAGE_SCRIPT, PROFILE_SCRIPT, DIFF_SCRIPT, UPLOT_JS] {
             assert!(!asset.to_ascii_lowercase().contains("</script"));
         }
         for asset in [STYLE, UPLOT_CSS] {

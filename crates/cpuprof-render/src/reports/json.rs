@@ -268,6 +268,11 @@ struct DiffRowJson<'a> {
     new_self_samples: i64,
     base_total_samples: i64,
     new_total_samples: i64,
+    /// Each run's self and total weight, in the order given.
+    base_self_runs: &'a [i64],
+    new_self_runs: &'a [i64],
+    base_total_runs: &'a [i64],
+    new_total_runs: &'a [i64],
     /// With `--explain`, for the rows explained: where the change came from.
     #[serde(skip_serializing_if = "Option::is_none")]
     explain: Option<ExplainJson<'a>>,
@@ -349,6 +354,17 @@ fn explain_json(e: &Explanation) -> ExplainJson<'_> {
 }
 
 pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
+    let mut out = serde_json::to_string_pretty(&diff_json(doc)).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// The same document as [`diff`], on one line (to embed).
+pub(crate) fn diff_compact(doc: &DiffDocument<'_>) -> String {
+    serde_json::to_string(&diff_json(doc)).unwrap_or_default()
+}
+
+fn diff_json<'a>(doc: &'a DiffDocument<'a>) -> DiffJson<'a> {
     let r = doc.report;
     let side = |sources, t: &cpuprof_analysis::SideTotals| SideJson {
         sources,
@@ -356,7 +372,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         total: t.busy_per_run,
         samples: t.samples,
     };
-    let json = DiffJson {
+    DiffJson {
         normalize: match r.normalize {
             Normalize::Time => "time",
             Normalize::Share => "share",
@@ -402,13 +418,14 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
                 new_self_samples: row.new.self_samples,
                 base_total_samples: row.base.total_samples,
                 new_total_samples: row.new.total_samples,
+                base_self_runs: &row.base.self_runs,
+                new_self_runs: &row.new.self_runs,
+                base_total_runs: &row.base.total_runs,
+                new_total_runs: &row.new.total_runs,
                 explain: doc.explanation(i).map(explain_json),
             })
             .collect(),
-    };
-    let mut out = serde_json::to_string_pretty(&json).unwrap_or_default();
-    out.push('\n');
-    out
+    }
 }
 
 /// A JSON value as serde_json writes it (strings escaped, floats as it prints them).

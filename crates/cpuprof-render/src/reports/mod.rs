@@ -115,6 +115,11 @@ pub fn render_diff(doc: &DiffDocument<'_>, format: Format) -> String {
     }
 }
 
+/// `doc` as the JSON document of [`Format::Json`], on one line: what a page embeds.
+pub fn render_diff_json_line(doc: &DiffDocument<'_>) -> String {
+    json::diff_compact(doc)
+}
+
 /// `doc` as GitHub Actions workflow commands: an annotation per significant change shown
 /// (`::warning` hotter or new, `::notice` cooler or gone), at its file and line when the file
 /// is below its checkout, every field escaped; then a summary line.
