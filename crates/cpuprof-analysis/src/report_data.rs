@@ -96,8 +96,8 @@ pub struct ReportBucket {
 /// How much pruning took.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PrunedPaths {
-    /// Paths whose total was under this share of the whole (0..=1) were pruned; 0: none was.
-    pub under_share: f64,
+    /// Each pruned path's total was at most this share of the whole (0..=1); 0: none was pruned.
+    pub at_most_share: f64,
     /// The self weight of their functions, now under `(pruned)` nodes.
     pub weight: i64,
     /// How many tree nodes were folded.
@@ -454,15 +454,21 @@ fn prune(
         }
     }
     let whole: i64 = tree.parents.iter().zip(&total).filter(|(p, _)| p.is_none()).map(|(_, t)| *t).sum();
-    let mut sorted: Vec<i64> = total.clone();
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
-    // Keep the heaviest `keep` nodes' worth (a parent is never lighter than its child, so the
-    // kept nodes form a tree) and fold the rest; fewer when the folded ones, one per function
-    // under each kept node, overflow the budget.
+    // Heaviest first, ties in tree order: a parent is never lighter than its child and comes
+    // before it, so every prefix is a tree (a threshold on the weight would not be: a recursion
+    // is a chain of equal totals, all kept or none).
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by(|a, b| total[*b as usize].cmp(&total[*a as usize]).then(a.cmp(b)));
+    // Keep the heaviest `keep` nodes and fold the rest; fewer when the folded ones, one per
+    // function under each kept node, overflow the budget.
     let mut keep = max_nodes / 2;
     loop {
-        let limit = sorted.get(keep.min(n - 1)).copied().unwrap_or(0).max(1);
-        let (parents, functions, remap, pruned) = pruned_tree(tree, &total, limit);
+        let keep_now = keep.clamp(1, n);
+        let mut kept = vec![false; n];
+        for s in &order[..keep_now] {
+            kept[*s as usize] = true;
+        }
+        let (parents, functions, remap, pruned) = pruned_tree(tree, &total, &kept);
         if parents.len() <= max_nodes || keep <= 1 {
             let mut scratch = Dense::new(parents.len());
             let remapped = buckets
@@ -474,8 +480,9 @@ fn prune(
                     ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
                 })
                 .collect();
-            let share = if whole > 0 { limit as f64 / whole as f64 } else { 0.0 };
-            let pruned = PrunedPaths { under_share: share.min(1.0), weight: pruned.1, nodes: pruned.0 };
+            let heaviest_folded = order.get(keep_now).map_or(0, |s| total[*s as usize]);
+            let share = if whole > 0 { heaviest_folded as f64 / whole as f64 } else { 0.0 };
+            let pruned = PrunedPaths { at_most_share: share.min(1.0), weight: pruned.1, nodes: pruned.0 };
             return (parents, functions, pruned, remapped);
         }
         keep /= 2;
@@ -536,11 +543,11 @@ fn coarsen(buckets: Vec<ReportBucket>, bucket_ns: i64, max_entries: usize, nodes
     }
 }
 
-/// The tree with the nodes lighter than `limit` folded: each under its nearest kept ancestor's
+/// The tree with the nodes not `kept` (and their descendants) folded: each under its nearest kept ancestor's
 /// `(pruned)` child, as a child of that named by its own function. Returns the new parents and
 /// functions (parents first), the new node of each old one, and (nodes folded, their self weight).
 #[allow(clippy::type_complexity)]
-fn pruned_tree(tree: &Tree, total: &[i64], limit: i64) -> (Vec<Option<u32>>, Vec<u32>, Vec<u32>, (u64, i64)) {
+fn pruned_tree(tree: &Tree, total: &[i64], kept: &[bool]) -> (Vec<Option<u32>>, Vec<u32>, Vec<u32>, (u64, i64)) {
     let n = tree.len();
     let mut out = Tree::default();
     let mut remap = vec![0u32; n];
@@ -549,8 +556,8 @@ fn pruned_tree(tree: &Tree, total: &[i64], limit: i64) -> (Vec<Option<u32>>, Vec
     let mut folded = 0u64;
     for s in 0..n {
         let parent = tree.parents[s];
-        let parent_kept = parent.is_none_or(|p| total[p as usize] >= limit);
-        if total[s] >= limit && parent_kept {
+        let parent_kept = parent.is_none_or(|p| kept[p as usize]);
+        if kept[s] && parent_kept {
             remap[s] = out.node(parent.map(|p| remap[p as usize]), tree.functions[s]);
             kept_above[s] = Some(remap[s]);
         } else {
@@ -574,4 +581,60 @@ fn pruned_tree(tree: &Tree, total: &[i64], limit: i64) -> (Vec<Option<u32>>, Vec
     }
     let weight = (0..n).filter(|s| kept_above[*s] != Some(remap[*s])).map(|s| own[s]).sum();
     (out.parents, out.functions, remap, (folded, weight))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{top, Metric, TopOptions};
+    use cpuprof_parse::{parse, Origin, ParseOptions};
+    use std::collections::HashMap;
+
+    fn read(path: &str) -> Profile {
+        let bytes = std::fs::read(format!("../../fixtures/{path}")).unwrap();
+        parse(bytes.as_slice(), &Origin(path.into()), &ParseOptions::with_timeline()).unwrap()
+    }
+
+    /// Pruned hard, the tree and the buckets keep to their budgets, and every function's self
+    /// weight (over its nodes in every bucket, under `(pruned)` too) is still what `top` says.
+    #[test]
+    fn pruning_keeps_the_budget_and_every_self_weight() {
+        // The fixtures whose trees are deep enough to prune.
+        for path in ["cpuprofile/deep-recursion.cpuprofile", "ticklog/deep-recursion.log"] {
+            let profile = read(path);
+            let whole = report_data(&profile, &ReportDataOptions::default()).unwrap();
+            // The floor: a (pruned) node holds a node per function folded into it.
+            let budget = (whole.parents.len() / 8).max(2 * whole.functions.len() + 4);
+            assert!(whole.parents.len() > budget, "{path}: nothing to prune ({} nodes)", whole.parents.len());
+            let options = ReportDataOptions { max_nodes: budget, max_entries: 150, ..ReportDataOptions::default() };
+            let data = report_data(&profile, &options).unwrap();
+            assert!(data.parents.len() <= budget, "{path}: {} nodes, budget {budget}", data.parents.len());
+            let entries: usize = data.buckets.iter().map(|b| b.weights.len()).sum();
+            assert!(entries <= 150 || data.buckets.len() == 1, "{path}: {entries} entries");
+            assert!(data.pruned.nodes > 0 && data.pruned.weight > 0, "{path}: {:?}", data.pruned);
+            assert!(data.node_functions.contains(&PRUNED), "{path}: no (pruned) node");
+
+            let mut self_of: HashMap<(&str, Option<&str>, Option<u32>), i64> = HashMap::default();
+            for bucket in &data.buckets {
+                for (node, w) in &bucket.weights {
+                    let f = data.node_functions[*node as usize];
+                    assert_ne!(f, PRUNED, "{path}: self weight on a (pruned) node");
+                    let f = &data.functions[f as usize];
+                    *self_of.entry((&f.name, f.file.as_deref(), f.line)).or_default() += w;
+                }
+            }
+            let oracle = top(
+                &profile,
+                &TopOptions::new(GroupBy::Function, Weight::Time, Metric::SelfTime, StackFilter::default()),
+            );
+            let expected: HashMap<(&str, Option<&str>, Option<u32>), i64> = oracle
+                .rows
+                .iter()
+                .filter(|r| r.self_weight > 0)
+                .map(|r| ((r.name.as_str(), r.file.as_deref(), r.line), r.self_weight))
+                .collect();
+            self_of.retain(|_, w| *w > 0);
+            assert_eq!(self_of, expected, "{path}");
+        }
+    }
 }

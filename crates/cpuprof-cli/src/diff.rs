@@ -415,11 +415,8 @@ fn diff_page(
     use cpuprof_analysis::defaults::{REPORT_DIFF_ROWS, REPORT_EXPLAIN};
     let report = doc.report;
     // Explanations are of functions (rows of lines have none).
-    let explanations = if options.by == GroupBy::Function {
-        explain(base, new, report, options, REPORT_EXPLAIN)
-    } else {
-        Vec::new()
-    };
+    let explanations =
+        if options.by == GroupBy::Function { explain(base, new, report, options, REPORT_EXPLAIN) } else { Vec::new() };
     let rows = &report.rows[..report.rows.len().min(REPORT_DIFF_ROWS)];
     let doc = DiffDocument { rows, explanations: &explanations, ..*doc };
     let json = cpuprof_render::render_diff_json_line(&doc);

@@ -122,7 +122,7 @@
     if (D.pruned.nodes > 0) {
       fact(
         "pruned",
-        D.pruned.nodes + " call paths under " + (100 * D.pruned.under_share).toPrecision(2) + "% each (" +
+        D.pruned.nodes + " call paths of at most " + (100 * D.pruned.at_most_share).toPrecision(2) + "% each (" +
           formatWeight(D.pruned.weight) + " of self time, kept under (pruned) by function)",
         D.pruned.weight,
       );

@@ -200,7 +200,7 @@ struct Buckets {
 
 #[derive(Serialize)]
 struct Pruned {
-    under_share: f64,
+    at_most_share: f64,
     weight: i64,
     nodes: u64,
 }
@@ -344,7 +344,7 @@ impl<'a> PageData<'a> {
             buckets,
             lines: data.lines.iter().map(|(f, l, w)| [i64::from(*f), i64::from(*l), *w]).collect(),
             pruned: Pruned {
-                under_share: data.pruned.under_share,
+                at_most_share: data.pruned.at_most_share,
                 weight: data.pruned.weight,
                 nodes: data.pruned.nodes,
             },
