@@ -459,34 +459,49 @@ fn prune(
     // is a chain of equal totals, all kept or none).
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_unstable_by(|a, b| total[*b as usize].cmp(&total[*a as usize]).then(a.cmp(b)));
-    // Keep the heaviest `keep` nodes and fold the rest; fewer when the folded ones, one per
-    // function under each kept node, overflow the budget.
-    let mut keep = max_nodes / 2;
-    loop {
-        let keep_now = keep.clamp(1, n);
+    // Keep the heaviest `keep` nodes and fold the rest, for the largest `keep` whose tree fits
+    // the budget (the folded nodes add one per function under each kept node, so the tree
+    // grows with `keep`, not one for one): a binary search, each try one pass over the tree.
+    let fold = |keep: usize| {
         let mut kept = vec![false; n];
-        for s in &order[..keep_now] {
+        for s in &order[..keep] {
             kept[*s as usize] = true;
         }
-        let (parents, functions, remap, pruned) = pruned_tree(tree, &total, &kept);
-        if parents.len() <= max_nodes || keep <= 1 {
-            let mut scratch = Dense::new(parents.len());
-            let remapped = buckets
-                .iter()
-                .map(|b| {
-                    for (node, w) in &b.weights {
-                        scratch.add(remap[*node as usize], *w);
-                    }
-                    ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
-                })
-                .collect();
-            let heaviest_folded = order.get(keep_now).map_or(0, |s| total[*s as usize]);
-            let share = if whole > 0 { heaviest_folded as f64 / whole as f64 } else { 0.0 };
-            let pruned = PrunedPaths { at_most_share: share.min(1.0), weight: pruned.1, nodes: pruned.0 };
-            return (parents, functions, pruned, remapped);
+        pruned_tree(tree, &total, &kept)
+    };
+    let (mut fits, mut over) = (1usize, max_nodes.min(n));
+    let mut best = fold(fits);
+    while fits + 1 < over {
+        let middle = fits + (over - fits) / 2;
+        let tried = fold(middle);
+        if tried.0.len() <= max_nodes {
+            (fits, best) = (middle, tried);
+        } else {
+            over = middle;
         }
-        keep /= 2;
     }
+    if over == max_nodes.min(n) && over > fits {
+        // The top of the range was never tried.
+        let tried = fold(over);
+        if tried.0.len() <= max_nodes {
+            (fits, best) = (over, tried);
+        }
+    }
+    let (parents, functions, remap, pruned) = best;
+    let mut scratch = Dense::new(parents.len());
+    let remapped = buckets
+        .iter()
+        .map(|b| {
+            for (node, w) in &b.weights {
+                scratch.add(remap[*node as usize], *w);
+            }
+            ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
+        })
+        .collect();
+    let heaviest_folded = order.get(fits).map_or(0, |s| total[*s as usize]);
+    let share = if whole > 0 { heaviest_folded as f64 / whole as f64 } else { 0.0 };
+    let pruned = PrunedPaths { at_most_share: share.min(1.0), weight: pruned.1, nodes: pruned.0 };
+    (parents, functions, pruned, remapped)
 }
 
 impl ReportBucket {

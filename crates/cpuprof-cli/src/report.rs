@@ -50,13 +50,14 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
         WeightArg::Samples => Weight::Samples,
     };
     options.filter = filter;
-    let data = report_data(&profile, &options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
-    // Blocks need sample times; a profile without them has none to show.
-    let blocks = if data.timed {
-        blocks_only(&profile, min_ns, Some(cpuprof_analysis::defaults::REPORT_BLOCKS)).ok()
-    } else {
-        None
-    };
+    // Two walks over the samples, side by side. Blocks need sample times: a profile without
+    // them has none to show.
+    let (data, blocks) = rayon::join(
+        || report_data(&profile, &options),
+        || blocks_only(&profile, min_ns, Some(cpuprof_analysis::defaults::REPORT_BLOCKS)).ok(),
+    );
+    let data = data.map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let blocks = blocks.filter(|_| data.timed);
     let page = ReportPage { source: &source, meta: &profile.meta, data: &data, blocks: blocks.as_ref() };
     let html = render_report(&page)?;
     output.write(html.as_bytes())?;
