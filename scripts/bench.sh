@@ -17,6 +17,9 @@
 #   time        `cpuprof timeline`, `blocks`, and `top` with a window (`--from 0`, which reads the samples' times) and
 #               `top --phase steady`, beside plain `cpuprof top` on the same 500 MB .cpuprofile, and `diff --blocks`
 #               beside `diff` of the two 500 MB profiles
+#   report      `cpuprof report` (the HTML page) beside `cpuprof top` on the same 500 MB .cpuprofile, the page's size,
+#               and its time to interactive in headless Chromium (scripts/bench/open-report.js; needs Chromium and
+#               `npm ci` in tests/browser), beside `cpuprof diff --report` and `cpuprof diff` of the two 500 MB profiles
 #   ticklog     `cpuprof top` vs `node --prof-process` on the 50M tick log; `cpuprof top` on the 1G log (MB/s)
 #   flamegraph  `cpuprof flamegraph` from the .cpuprofile and from its folded stacks vs `inferno-flamegraph` on the
 #               same folded file (the folded file is `cpuprof collapse` of the .cpuprofile, as in bench-flamegraph.sh)
@@ -60,7 +63,7 @@ usage() {
   exit 2
 }
 
-all_groups=(top tree time ticklog flamegraph diff criterion)
+all_groups=(top tree time report ticklog flamegraph diff criterion)
 quick=${BENCH_QUICK:-0}
 [[ $quick == 0 || $quick == 1 ]] || { echo "bench: BENCH_QUICK must be 0 or 1 (got $quick)" >&2; exit 2; }
 if ((quick)); then
@@ -331,6 +334,32 @@ if wants time; then
   fi
   section "(a3) timeline, blocks and windows of a $(mb "$profile_a") MB .cpuprofile, beside top"
   report_table time
+fi
+
+# -----------------------------------------------------------------------------------------------------------------
+# (a4) report: the HTML page beside top, its size, and how long it takes to open
+
+if wants report; then
+  note "group report"
+  page=$work/report.html
+  measure report report-top 1 fast "cpuprof top" "$profile_a" "$cpuprof" top "$profile_a" -n 20 -o /dev/null
+  measure report report-page 0 fast "cpuprof report" "$profile_a" "$cpuprof" report "$profile_a" -o "$page"
+  ensure_cpuprofile "$profile_b" "$profile_mb" 43
+  measure report report-diff 0 fast "cpuprof diff" "$profile_a" "$cpuprof" diff "$profile_a" "$profile_b" -o /dev/null
+  measure report report-diff-page 0 fast "cpuprof diff --report" "$profile_a" \
+    "$cpuprof" diff "$profile_a" "$profile_b" -o /dev/null --report "$work/diff-report.html"
+  section "(a4) the HTML report of a $(mb "$profile_a") MB .cpuprofile, beside top"
+  report_table report
+  {
+    printf '\nPage: %s MB.' "$(mb "$page")"
+    if [[ -f $work/diff-report.html ]]; then printf ' Diff page: %s MB.' "$(mb "$work/diff-report.html")"; fi
+    if [[ -d tests/browser/node_modules/playwright-core ]] && { [[ -n ${CHROMIUM:-} ]] || command -v chromium >/dev/null; }; then
+      printf ' Time to interactive in headless Chromium (navigation to the page drawn, 5 runs after a warm-up): %s\n' \
+        "$(node scripts/bench/open-report.js "$page" 5)"
+    else
+      printf ' Time to interactive: skipped (no Chromium, or no npm ci in tests/browser)\n'
+    fi
+  } | tee -a "$work/report.md"
 fi
 
 # -----------------------------------------------------------------------------------------------------------------

@@ -295,6 +295,9 @@ async function diffChecks(page) {
   check(svg.includes("doubledWork") && svg.includes("addedWork"), "the flame graph lacks the changed functions");
   check(!svg.includes("removedWork") || svg.includes("only in base"), "a gone function drawn as present");
 
+  await page.click(`#verdicts tbody tr:has(td:text-is("doubledWork"))`);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: screenshot.replace(/\.png$/, ".screen.png") });
   await page.screenshot({ path: screenshot, fullPage: true });
   const png = fs.readFileSync(screenshot);
   check(png.length > 20000, `screenshot ${screenshot} is ${png.length} bytes: blank?`);
@@ -322,6 +325,8 @@ async function diffChecks(page) {
     await page.goto(url);
     await page.waitForSelector("body[data-ready]", { timeout: 20000 });
     const readyMs = Date.now() - started;
+    // What opens on a screen (docs/report.png is one), before anything is clicked.
+    if (screenshot && mode === "profile") await page.screenshot({ path: screenshot.replace(/\.png$/, ".screen.png") });
     if (mode === "hostile") await hostileChecks(page);
     else if (mode === "diff") await diffChecks(page);
     else await profileChecks(page, errors);

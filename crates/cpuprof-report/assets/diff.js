@@ -96,7 +96,7 @@
       tr.dataset.row = String(index);
       tr.dataset.verdict = row.verdict;
       if (index === state.selected) tr.classList.add("selected");
-      const verdict = make("td", row.verdict + (row.significant || row.verdict === "unchanged" ? "" : " (not significant)"), "verdict-" + row.verdict);
+      const verdict = make("td", row.verdict + (row.significant || row.verdict === "unchanged" ? "" : " (not significant)"), "verdict-" + (row.significant ? row.verdict : "unchanged"));
       const cls = n.delta > 0 ? "num gain" : n.delta < 0 ? "num loss" : "num";
       const ratio = row[metric + "_ratio"];
       tr.append(
