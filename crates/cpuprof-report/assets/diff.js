@@ -276,11 +276,31 @@
       verdicts();
     });
   }
-  $("flame-image").src = page.flame;
-  $("save-flame").href = page.flame;
   $("footer").textContent = "Made by cpuprof diff. The page is self-contained: it loads nothing from the network.";
   header();
   verdicts();
   blocks();
-  document.body.dataset.ready = "true";
+  flameGraph().then(
+    () => (document.body.dataset.ready = "true"),
+    (e) => {
+      $("flame-section").append(make("p", "The flame graph could not be shown: " + e, "warnings"));
+      document.body.dataset.ready = "true";
+    },
+  );
+
+  /** The differential flame graph: gzipped SVG in the data, inflated here, shown as an image. */
+  async function flameGraph() {
+    const gzipped = Uint8Array.from(atob(page.flame_svg_gzip_base64), (c) => c.charCodeAt(0));
+    const inflated = new Blob([gzipped]).stream().pipeThrough(new DecompressionStream("gzip"));
+    const svg = new Blob([await new Response(inflated).arrayBuffer()], { type: "image/svg+xml" });
+    const url = URL.createObjectURL(svg);
+    const image = $("flame-image");
+    const loaded = new Promise((resolve, reject) => {
+      image.onload = resolve;
+      image.onerror = () => reject(new Error("the image did not decode"));
+    });
+    image.src = url;
+    $("save-flame").href = url;
+    await loaded;
+  }
 })();

@@ -6,7 +6,7 @@
 //! is escaped by the engine) with `assets/report.css`, `assets/report.js` and uPlot (the
 //! timeline chart, vendored in `assets/vendor/uplot` with its licence) inline. Its
 //! Content-Security-Policy allows exactly that script and that style (by hash), images from
-//! `data:` and nothing else: no network, no other script, whatever a function's name says.
+//! `data:` and `blob:` (the diff page's flame graph, inflated in the page) and nothing else: no network, no other script, whatever a function's name says.
 //! The data is a `<script type="application/json">` block (never run) that the page reads with
 //! `JSON.parse`, and names reach the page's DOM as text only.
 #![deny(missing_docs)]
@@ -72,10 +72,15 @@ pub fn render_report(page: &ReportPage<'_>) -> Result<String, ReportError> {
 
 /// The page of a comparison, as one HTML document.
 pub fn render_diff_report(page: &DiffPage<'_>) -> Result<String, ReportError> {
-    // The document is serde_json's own output: embedded as it is, not parsed again.
-    let flame = format!("data:image/svg+xml;base64,{}", data_encoding::BASE64.encode(page.flame_svg));
+    // The document is serde_json's own output: embedded as it is, not parsed again. The flame
+    // graph is gzipped (a big comparison's SVG is megabytes of repetitive XML: a tenth of it
+    // compressed); the page inflates it with the browser's DecompressionStream.
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gzip, page.flame_svg).map_err(|e| ReportError(e.to_string()))?;
+    let gzipped = gzip.finish().map_err(|e| ReportError(e.to_string()))?;
+    let flame = data_encoding::BASE64.encode(&gzipped);
     let json = format!(
-        r#"{{"diff":{},"rows_total":{},"flame":{}}}"#,
+        r#"{{"diff":{},"rows_total":{},"flame_svg_gzip_base64":{}}}"#,
         page.json,
         page.rows,
         serde_json::to_string(&flame).map_err(|e| ReportError(e.to_string()))?
@@ -96,7 +101,7 @@ fn fill(kind: &str, source: &str, json: &str) -> Result<String, ReportError> {
     // Nothing in the page's own code may end its element early (the data is escaped below).
     debug_assert!(!script.contains("</script") && !style.contains("</style"));
     let policy = format!(
-        "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'",
+        "default-src 'none'; script-src '{}'; style-src '{}'; img-src data: blob:; connect-src 'none'; base-uri 'none'; form-action 'none'",
         csp_hash(&script),
         csp_hash(&style)
     );
