@@ -44,13 +44,14 @@ module.exports = [
         make: "readonly",
         formatNs: "readonly",
         fact: "readonly",
+        codePointOrder: "readonly",
       },
     },
     rules: common,
   },
   {
     files: ["crates/cpuprof-report/assets/page.js"],
-    languageOptions: { globals: { $: "off", make: "off", formatNs: "off", fact: "off" } },
+    languageOptions: { globals: { $: "off", make: "off", formatNs: "off", fact: "off", codePointOrder: "off" } },
   },
   {
     files: ["tests/browser/*.js"],

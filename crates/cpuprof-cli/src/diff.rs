@@ -367,15 +367,23 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     write_report(&doc, args.output.format, output)?;
-    let svg = if svg_output.is_some() || html_output.is_some() {
-        Some(differential(&base_refs, &new_refs, &options, &report)?)
-    } else {
-        None
-    };
+    let svg =
+        (svg_output.is_some() || html_output.is_some()).then(|| differential(&base_refs, &new_refs, &options, &report));
     if let (Some(svg_output), Some(svg)) = (svg_output, &svg) {
-        svg_output.write(svg)?;
+        match svg {
+            Ok(svg) => svg_output.write(svg)?,
+            Err(e) => return Err(anyhow::anyhow!("{e}")),
+        }
     }
     if let (Some(html_output), Some(svg)) = (html_output, &svg) {
+        // The page without its flame graph is still the comparison.
+        let svg = match svg {
+            Ok(svg) => Some(svg.as_slice()),
+            Err(e) => {
+                crate::warn(&format!("the report has no flame graph: {e}"));
+                None
+            }
+        };
         let page = diff_page(&doc, &base_refs, &new_refs, &options, svg);
         html_output.write(page?.as_bytes())?;
     }
@@ -410,7 +418,7 @@ fn diff_page(
     base: &[&Profile],
     new: &[&Profile],
     options: &DiffOptions,
-    svg: &[u8],
+    svg: Option<&[u8]>,
 ) -> Result<String> {
     use cpuprof_analysis::defaults::{REPORT_DIFF_ROWS, REPORT_EXPLAIN};
     let report = doc.report;

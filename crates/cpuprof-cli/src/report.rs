@@ -39,7 +39,7 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
         .filter(|ns| *ns > 0)
         .ok_or_else(|| UsageError(format!("--min-block {}: expected a length of time such as 50ms", args.min_block)))?;
     let output = Output::new(Some(&path), &[args.input.as_path()])?;
-    let Loaded { profile, .. } = load_read(&args.input, &args.reading, &args.filter, &args.window, false, true)?;
+    let Loaded { profile, window } = load_read(&args.input, &args.reading, &args.filter, &args.window, false, true)?;
     let source = source_name(&args.input);
     if profile.samples.is_empty() {
         crate::warn_empty(&source, &profile, args.window.from.is_some() || args.window.to.is_some());
@@ -58,7 +58,13 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
     );
     let data = data.map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     let blocks = blocks.filter(|_| data.timed);
-    let page = ReportPage { source: &source, meta: &profile.meta, data: &data, blocks: blocks.as_ref() };
+    let page = ReportPage {
+        source: &source,
+        meta: &profile.meta,
+        data: &data,
+        blocks: blocks.as_ref(),
+        window_from_ns: window.map(|w| w.from_ns),
+    };
     let html = render_report(&page)?;
     output.write(html.as_bytes())?;
     if !is_dash(&path) {

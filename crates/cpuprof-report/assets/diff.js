@@ -82,7 +82,7 @@
       base: (a, b) => b.n.base - a.n.base,
       new: (a, b) => b.n.new - a.n.new,
       p: (a, b) => a.row.p_value - b.row.p_value,
-      name: (a, b) => (a.row.name < b.row.name ? -1 : a.row.name > b.row.name ? 1 : 0),
+      name: (a, b) => codePointOrder(a.row.name, b.row.name),
     }[state.sort];
     if (by) list = list.slice().sort((a, b) => by(a, b) || a.index - b.index);
     for (const th of document.querySelectorAll("#verdicts th[data-sort]")) {
@@ -290,6 +290,12 @@
 
   /** The differential flame graph: gzipped SVG in the data, inflated here, shown as an image. */
   async function flameGraph() {
+    if (page.flame_svg_gzip_base64 === null) {
+      $("flame-image").hidden = true;
+      $("save-flame").hidden = true;
+      $("flame-section").append(make("p", "No flame graph: cpuprof could not draw this comparison's (see its warning).", "note"));
+      return;
+    }
     const gzipped = Uint8Array.from(atob(page.flame_svg_gzip_base64), (c) => c.charCodeAt(0));
     const inflated = new Blob([gzipped]).stream().pipeThrough(new DecompressionStream("gzip"));
     const svg = new Blob([await new Response(inflated).arrayBuffer()], { type: "image/svg+xml" });

@@ -1,7 +1,7 @@
 // What both pages (a profile's and a comparison's) share: reaching elements, making them with
 // text (never markup: names come from other people's code), and numbers as the terminal
 // reports write them. Loaded before report.js or diff.js, in the same inline script.
-/* exported $, make, formatNs, fact */
+/* exported $, make, formatNs, fact, codePointOrder */
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -31,4 +31,18 @@ function fact(name, text, value) {
   if (value !== undefined) div.dataset.value = String(value);
   div.append(make("dt", name), make("dd", text));
   $("facts").append(div);
+}
+
+/**
+ * Strings in the order cpuprof sorts them (Rust compares UTF-8 bytes, which is code point order);
+ * JavaScript's `<` compares UTF-16 units, which puts 😀 before ｘ.
+ */
+function codePointOrder(x, y) {
+  if (x === y) return 0;
+  const a = [...x];
+  const b = [...y];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return a[i].codePointAt(0) - b[i].codePointAt(0);
+  }
+  return a.length - b.length;
 }

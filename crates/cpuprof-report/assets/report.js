@@ -169,7 +169,9 @@
         : "This profile's samples have no times (" + D.format + "): it has no timeline; every view shows the whole profile.";
       return;
     }
+    // One more x at the last bucket's end, so that the axis (and a drag) reaches it.
     const xs = D.buckets.start_ns.map((s) => s / 1e9);
+    xs.push(D.buckets.end_ns[bucketCount - 1] / 1e9);
     // Stacked bars of each category's share of its bucket's wall time (idle left out: CPU).
     const shown = D.categories.map((c, k) => k).filter((k) => D.categories[k] !== "idle");
     const series = [{ label: "time (s)" }];
@@ -181,6 +183,7 @@
         const length = D.buckets.end_ns[b] - D.buckets.start_ns[b];
         return D.unit === "samples" ? sum : (100 * sum) / length;
       });
+      ys.push(null);
       data.push(ys);
       const k = shown[i];
       series.push({
@@ -190,7 +193,7 @@
         width: 0,
         paths: uPlot.paths.bars({ size: [1, Infinity], gap: 0, align: 1 }),
         points: { show: false },
-        value: (u, v, si, idx) => (idx === null ? "" : percent(D.buckets.categories[idx][k], D.buckets.end_ns[idx] - D.buckets.start_ns[idx])),
+        value: (u, v, si, idx) => (idx === null || idx >= bucketCount ? "" : percent(D.buckets.categories[idx][k], D.buckets.end_ns[idx] - D.buckets.start_ns[idx])),
       });
     }
     const width = Math.max(320, $("timeline").clientWidth || document.body.clientWidth - 40);
@@ -210,8 +213,12 @@
               if (u.select.width < 2) return;
               const t0 = u.posToVal(u.select.left, "x");
               const t1 = u.posToVal(u.select.left + u.select.width, "x");
-              const b0 = Math.max(0, Math.floor((t0 * 1e9) / D.bucket_ns));
-              const b1 = Math.min(bucketCount, Math.max(b0 + 1, Math.ceil((t1 * 1e9) / D.bucket_ns)));
+              // Whole buckets: from the one the drag starts in to the one it ends in.
+              const starts = D.buckets.start_ns;
+              let b0 = 0;
+              while (b0 + 1 < bucketCount && starts[b0 + 1] <= t0 * 1e9) b0++;
+              let b1 = b0 + 1;
+              while (b1 < bucketCount && starts[b1] < t1 * 1e9) b1++;
               setRange(b0, b1);
             },
           ],
@@ -250,10 +257,13 @@
     } else {
       const fromNs = D.buckets.start_ns[from];
       const toNs = D.buckets.end_ns[to - 1];
-      range.dataset.fromNs = String(fromNs);
-      range.dataset.toNs = String(toNs);
+      // Into the recording: a report of a window has its times from the window's start.
+      const offset = D.window_from_ns || 0;
+      range.dataset.fromNs = String(fromNs + offset);
+      range.dataset.toNs = String(toNs + offset);
       range.textContent =
-        formatNs(fromNs) + " – " + formatNs(toNs) + "   (cpuprof top --from " + fromNs / 1e6 + "ms --to " + toNs / 1e6 + "ms)";
+        formatNs(fromNs + offset) + " – " + formatNs(toNs + offset) + " into the recording   (cpuprof top --from " +
+        (fromNs + offset) / 1e6 + "ms --to " + (toNs + offset) / 1e6 + "ms)";
       if (chart) {
         const left = chart.valToPos(fromNs / 1e9, "x");
         const right = chart.valToPos(toNs / 1e9, "x");
@@ -354,7 +364,7 @@
 
   /** Rows of equal weight in `top`'s order: name, file, line, column, kind. */
   function compareIdentity(a, b, label, group) {
-    const byText = (x, y) => (x < y ? -1 : x > y ? 1 : 0);
+    const byText = codePointOrder;
     const c = byText(label(a), label(b));
     if (c !== 0 || group !== "function") return c;
     return (
@@ -456,6 +466,8 @@
 
   // ---- flame graph ----
   const ROW = 18;
+  // Rows a canvas can hold (browsers stop drawing past ~32,000 pixels).
+  const MAX_ROWS = 1500;
   const canvas = $("flame");
   let frames = [];
   let search = null;
@@ -468,28 +480,48 @@
     const scaleTotal = zoom >= 0 ? view.total[zoom] : whole;
     frames = [];
     let maxDepth = 0;
-    const place = (n, x, depth) => {
-      const w = (view.total[n] / scaleTotal) * width;
-      if (w < 0.3) return;
-      frames.push({ n, x, w, depth });
-      maxDepth = Math.max(maxDepth, depth);
-      let cx = x;
-      const kids = children[n].filter((c) => view.total[c] > 0);
-      kids.sort((a, b) => (nameOf(nodeFunction[a]) < nameOf(nodeFunction[b]) ? -1 : 1));
-      for (const c of kids) {
-        place(c, cx, depth + 1);
-        cx += (view.total[c] / scaleTotal) * width;
+    let cut = false;
+    // Siblings by name, then in tree order (a stable order from draw to draw).
+    const byName = (a, b) => {
+      const x = nameOf(nodeFunction[a]);
+      const y = nameOf(nodeFunction[b]);
+      return x < y ? -1 : x > y ? 1 : a - b;
+    };
+    // Without recursion (a stack can be thousands of frames deep), and no deeper than a canvas
+    // can be tall: the frames below MAX_ROWS are left out (zoom in to see them).
+    const place = (top, x0, depth0) => {
+      const todo = [[top, x0, depth0]];
+      while (todo.length > 0) {
+        const [n, x, depth] = todo.pop();
+        const w = (view.total[n] / scaleTotal) * width;
+        if (w < 0.3) continue;
+        if (depth >= MAX_ROWS) {
+          cut = true;
+          continue;
+        }
+        frames.push({ n, x, w, depth });
+        maxDepth = Math.max(maxDepth, depth);
+        let cx = x;
+        const kids = children[n].filter((c) => view.total[c] > 0).sort(byName);
+        const placed = [];
+        for (const c of kids) {
+          placed.push([c, cx, depth + 1]);
+          cx += (view.total[c] / scaleTotal) * width;
+        }
+        for (let i = placed.length - 1; i >= 0; i--) todo.push(placed[i]);
       }
     };
     frames.push({ n: -1, x: 0, w: width, depth: 0 });
     if (zoom >= 0) {
+      // The zoomed frame's callers, full width: the nearest ones when there are too many.
       const chain = [];
       for (let a = zoom; a >= 0; a = nodeParent[a]) chain.unshift(a);
-      chain.slice(0, -1).forEach((a, i) => frames.push({ n: a, x: 0, w: width, depth: i + 1 }));
-      place(zoom, 0, chain.length);
+      const callers = chain.slice(0, -1).slice(-Math.floor(MAX_ROWS / 2));
+      callers.forEach((a, i) => frames.push({ n: a, x: 0, w: width, depth: i + 1 }));
+      place(zoom, 0, callers.length + 1);
     } else {
       let x = 0;
-      for (const r of [...roots].sort((a, b) => (nameOf(nodeFunction[a]) < nameOf(nodeFunction[b]) ? -1 : 1))) {
+      for (const r of [...roots].sort(byName)) {
         if (view.total[r] === 0) continue;
         place(r, x, 1);
         x += (view.total[r] / whole) * width;
@@ -531,6 +563,7 @@
       fr.y = y;
     }
     canvas.dataset.frames = String(frames.length);
+    $("flame-note").textContent = cut ? "Frames deeper than " + MAX_ROWS + " levels are not drawn: click a deep frame to zoom in." : "";
     $("reset-zoom").hidden = zoom < 0;
     const share = whole > 0 ? (100 * matched) / whole : 0;
     $("matched").textContent = search ? "matched " + share.toFixed(2) + "% of the total (" + formatWeight(matched) + ")" : "";

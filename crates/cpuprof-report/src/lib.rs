@@ -34,6 +34,9 @@ pub struct ReportPage<'a> {
     pub data: &'a ReportData,
     /// The event-loop blocks, where the profile has a timeline.
     pub blocks: Option<&'a Blocks>,
+    /// Where the window the profile was cut to starts in the recording (its times count from
+    /// there), when it was cut.
+    pub window_from_ns: Option<i64>,
 }
 
 /// A comparison's report: what the page of `cpuprof diff --report` shows.
@@ -47,8 +50,8 @@ pub struct DiffPage<'a> {
     pub new_sources: &'a [String],
     /// How many rows the comparison has (the document may hold fewer).
     pub rows: usize,
-    /// The differential flame graph (SVG), shown as an image.
-    pub flame_svg: &'a [u8],
+    /// The differential flame graph (SVG), shown as an image; `None` when it could not be drawn.
+    pub flame_svg: Option<&'a [u8]>,
 }
 
 /// Why a report could not be rendered.
@@ -75,16 +78,16 @@ pub fn render_diff_report(page: &DiffPage<'_>) -> Result<String, ReportError> {
     // The document is serde_json's own output: embedded as it is, not parsed again. The flame
     // graph is gzipped (a big comparison's SVG is megabytes of repetitive XML: a tenth of it
     // compressed); the page inflates it with the browser's DecompressionStream.
-    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gzip, page.flame_svg).map_err(|e| ReportError(e.to_string()))?;
-    let gzipped = gzip.finish().map_err(|e| ReportError(e.to_string()))?;
-    let flame = data_encoding::BASE64.encode(&gzipped);
-    let json = format!(
-        r#"{{"diff":{},"rows_total":{},"flame_svg_gzip_base64":{}}}"#,
-        page.json,
-        page.rows,
-        serde_json::to_string(&flame).map_err(|e| ReportError(e.to_string()))?
-    );
+    let flame = match page.flame_svg {
+        Some(svg) => {
+            let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            std::io::Write::write_all(&mut gzip, svg).map_err(|e| ReportError(e.to_string()))?;
+            let gzipped = gzip.finish().map_err(|e| ReportError(e.to_string()))?;
+            format!("\"{}\"", data_encoding::BASE64.encode(&gzipped))
+        }
+        None => "null".to_owned(),
+    };
+    let json = format!(r#"{{"diff":{},"rows_total":{},"flame_svg_gzip_base64":{flame}}}"#, page.json, page.rows);
     let first = |sources: &[String]| sources.first().cloned().unwrap_or_default();
     let title = format!("{} → {}", first(page.base_sources), first(page.new_sources));
     fill("diff", &title, &json)
@@ -155,6 +158,7 @@ struct PageData<'a> {
     warnings: Vec<String>,
     timed: bool,
     bucket_ns: i64,
+    window_from_ns: Option<i64>,
     categories: Vec<&'static str>,
     category_colors: Vec<String>,
     functions: Functions<'a>,
@@ -339,6 +343,7 @@ impl<'a> PageData<'a> {
             warnings: page.meta.warnings.iter().map(|w| w.message.clone()).collect(),
             timed: data.timed,
             bucket_ns: data.bucket_ns,
+            window_from_ns: page.window_from_ns,
             categories: Category::ALL.iter().map(|c| c.as_str()).collect(),
             category_colors: Category::ALL.iter().map(|c| hex(cpuprof_render::frame_color(*c, c.as_str()))).collect(),
             functions,
