@@ -46,6 +46,8 @@ fn the_page_shows_what_the_commands_say() {
         "fixtures/ticklog/blocks.log",
         "fixtures/cpuprofile/packages.cpuprofile",
         "fixtures/cpuprofile/deep-recursion.cpuprofile",
+        // 5,000 frames deep: laid out without recursion, drawn to a canvas's height.
+        "fixtures/edge/deep-chain.cpuprofile",
         // No sample times: one bucket, no timeline.
         "fixtures/pprof/handmade.pb.gz",
     ] {
