@@ -23,6 +23,9 @@ fn every_command_warns_and_writes_an_empty_output() {
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!((json["samples"].as_i64(), json["rows"].as_array().map(Vec::len)), (Some(0), Some(0)));
 
+    let (page, _) = run(&["report", EMPTY, "-o", "-"]);
+    assert!(String::from_utf8(page).unwrap().contains("data-kind=\"profile\""));
+
     let (folded, _) = run(&["collapse", EMPTY]);
     assert!(folded.is_empty());
 
@@ -54,4 +57,10 @@ fn filters_that_leave_nothing_are_an_empty_profile_too() {
     assert!(stderr.contains("after the filters"), "{stderr}");
     assert!(String::from_utf8(svg).unwrap().contains("no samples to draw"));
     run(&["collapse", file, "--from", "3600s"]);
+    // The report's page (to stdout) says so too, for a window and for a focus matching nothing.
+    for args in [&["--from", "3600s"][..], &["--focus", "no-such-function"]] {
+        let (page, stderr) = run(&[&["report", file, "-o", "-"][..], args].concat());
+        assert!(stderr.contains("after the filters"), "{args:?}: {stderr}");
+        assert!(String::from_utf8(page).unwrap().starts_with("<!DOCTYPE html>"), "{args:?}");
+    }
 }

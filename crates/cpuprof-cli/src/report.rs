@@ -30,8 +30,15 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
     let path = match (&args.output, default_report_path(&args.input)) {
         (Some(path), _) => path.clone(),
         (None, Some(path)) => path,
-        (None, None) => {
+        (None, None) if is_dash(&args.input) => {
             return Err(UsageError("a report of standard input needs -o FILE (or -o - for stdout)".to_owned()).into())
+        }
+        (None, None) => {
+            return Err(UsageError(format!(
+                "{}: no file name to name the report after: give -o FILE",
+                args.input.display()
+            ))
+            .into())
         }
     };
     let filter = stack_filter(&args.filter)?;
@@ -41,9 +48,6 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
     let output = Output::new(Some(&path), &[args.input.as_path()])?;
     let Loaded { profile, window } = load_read(&args.input, &args.reading, &args.filter, &args.window, false, true)?;
     let source = source_name(&args.input);
-    if profile.samples.is_empty() {
-        crate::warn_empty(&source, &profile, args.window.from.is_some() || args.window.to.is_some());
-    }
     let mut options = ReportDataOptions::default();
     options.weight = match args.weight {
         WeightArg::Time => Weight::Time,
@@ -57,6 +61,10 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
         || blocks_only(&profile, min_ns, Some(cpuprof_analysis::defaults::REPORT_BLOCKS)).ok(),
     );
     let data = data.map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    // Nothing counted: an empty profile, window, or filters that matched nothing (as `top` says).
+    if data.buckets.iter().all(|b| b.weights.is_empty()) {
+        crate::warn_empty(&source, &profile, window.is_some());
+    }
     let blocks = blocks.filter(|_| data.timed);
     let page = ReportPage {
         source: &source,

@@ -193,7 +193,11 @@
         width: 0,
         paths: uPlot.paths.bars({ size: [1, Infinity], gap: 0, align: 1 }),
         points: { show: false },
-        value: (u, v, si, idx) => (idx === null || idx >= bucketCount ? "" : percent(D.buckets.categories[idx][k], D.buckets.end_ns[idx] - D.buckets.start_ns[idx])),
+        // Of the bucket's wall time (or, counting samples, of its samples).
+        value: (u, v, si, idx) =>
+          idx === null || idx >= bucketCount
+            ? ""
+            : percent(D.buckets.categories[idx][k], D.unit === "samples" ? D.buckets.samples[idx] : D.buckets.end_ns[idx] - D.buckets.start_ns[idx]),
       });
     }
     const width = Math.max(320, $("timeline").clientWidth || document.body.clientWidth - 40);

@@ -88,7 +88,11 @@ pub fn render_diff_report(page: &DiffPage<'_>) -> Result<String, ReportError> {
         None => "null".to_owned(),
     };
     let json = format!(r#"{{"diff":{},"rows_total":{},"flame_svg_gzip_base64":{flame}}}"#, page.json, page.rows);
-    let first = |sources: &[String]| sources.first().cloned().unwrap_or_default();
+    let first = |sources: &[String]| match sources {
+        [one] => one.clone(),
+        [first, rest @ ..] => format!("{first} (+{})", rest.len()),
+        [] => String::new(),
+    };
     let title = format!("{} → {}", first(page.base_sources), first(page.new_sources));
     fill("diff", &title, &json)
 }
