@@ -71,6 +71,9 @@ pub struct ReportFunction {
     pub file_group: u32,
     /// Its row of `top --by package`: an index into [`ReportData::packages`].
     pub package_group: u32,
+    /// Its total over the whole profile, once per path (`top`'s): exact, however much of the
+    /// tree is pruned.
+    pub whole_total: i64,
 }
 
 /// One bucket of the timeline.
@@ -118,8 +121,12 @@ pub struct ReportData {
     pub functions: Vec<ReportFunction>,
     /// The labels of `top --by file`'s rows.
     pub files: Vec<String>,
+    /// Each file's total over the whole profile (as [`ReportFunction::whole_total`]).
+    pub file_totals: Vec<i64>,
     /// The labels of `top --by package`'s rows.
     pub packages: Vec<String>,
+    /// Each package's total over the whole profile.
+    pub package_totals: Vec<i64>,
     /// The call tree: each node's parent (`None` for the outermost frames), parents first.
     pub parents: Vec<Option<u32>>,
     /// Each node's function, or [`PRUNED`].
@@ -171,6 +178,7 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
                 category: Category::of_func(profile, &profile.funcs.as_slice()[f]),
                 file_group: file_of[f],
                 package_group: package_of[f],
+                whole_total: 0,
             }
         })
         .collect();
@@ -244,6 +252,24 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
     }
 
     let lines = line_weights(profile, &mask.kept, &function_of, options.weight);
+    // Exact totals over the whole profile, from the tree before it is pruned: what the page's
+    // top shows for the whole profile (a range's come from the pruned tree).
+    let mut functions = functions;
+    let (function_totals, file_totals, package_totals) = {
+        let node_total = node_totals(&tree, &buckets);
+        let fs = &functions;
+        let of = |key: fn(&ReportFunction) -> u32, count: usize| {
+            once_per_path(&tree, &node_total, |n| key(&fs[tree.functions[n] as usize]), count)
+        };
+        (
+            once_per_path(&tree, &node_total, |n| tree.functions[n], functions.len()),
+            of(|f| f.file_group, files.len()),
+            of(|f| f.package_group, packages.len()),
+        )
+    };
+    for (f, total) in functions.iter_mut().zip(function_totals) {
+        f.whole_total = total;
+    }
     // Prune, then merge buckets to fit the entries. Each bucket has an entry per node with self
     // time in it, so a smaller tree leaves more buckets: prune harder while there would be fewer
     // than REPORT_MIN_BUCKETS, as long as what is pruned stays under REPORT_MAX_PRUNED_PERCENT.
@@ -267,15 +293,17 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
         fewer_buckets = Some(candidate);
         max_nodes /= 2;
     };
-    let (functions, files, packages, node_functions, lines) =
-        used_only(&functions, &files, &packages, node_functions, lines);
+    let (functions, (files, file_totals), (packages, package_totals), node_functions, lines) =
+        used_only(&functions, (&files, &file_totals), (&packages, &package_totals), node_functions, lines);
     Ok(ReportData {
         unit: effective(profile, options.weight),
         timed,
         bucket_ns,
         functions,
         files,
+        file_totals,
         packages,
+        package_totals,
         parents,
         node_functions,
         buckets,
@@ -289,11 +317,11 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
 #[allow(clippy::type_complexity)]
 fn used_only(
     functions: &[ReportFunction],
-    files: &[String],
-    packages: &[String],
+    files: (&[String], &[i64]),
+    packages: (&[String], &[i64]),
     mut node_functions: Vec<u32>,
     mut lines: Vec<(u32, u32, i64)>,
-) -> (Vec<ReportFunction>, Vec<String>, Vec<String>, Vec<u32>, Vec<(u32, u32, i64)>) {
+) -> (Vec<ReportFunction>, (Vec<String>, Vec<i64>), (Vec<String>, Vec<i64>), Vec<u32>, Vec<(u32, u32, i64)>) {
     let mut new_index = vec![u32::MAX; functions.len()];
     let mut kept: Vec<ReportFunction> = Vec::new();
     for f in node_functions.iter_mut().filter(|f| **f != PRUNED) {
@@ -309,15 +337,16 @@ fn used_only(
         l.0 = new_index[l.0 as usize];
     }
     lines.sort_unstable();
-    let mut compact = |labels: &[String], group: fn(&mut ReportFunction) -> &mut u32| {
+    let mut compact = |(labels, totals): (&[String], &[i64]), group: fn(&mut ReportFunction) -> &mut u32| {
         let mut new_group = vec![u32::MAX; labels.len()];
-        let mut out: Vec<String> = Vec::new();
+        let mut out: (Vec<String>, Vec<i64>) = (Vec::new(), Vec::new());
         for f in &mut kept {
             let g = group(f);
             let slot = &mut new_group[*g as usize];
             if *slot == u32::MAX {
-                *slot = out.len() as u32;
-                out.push(labels[*g as usize].clone());
+                *slot = out.0.len() as u32;
+                out.0.push(labels[*g as usize].clone());
+                out.1.push(totals[*g as usize]);
             }
             *g = *slot;
         }
@@ -326,6 +355,65 @@ fn used_only(
     let files = compact(files, |f| &mut f.file_group);
     let packages = compact(packages, |f| &mut f.package_group);
     (kept, files, packages, node_functions, lines)
+}
+
+/// Each node's total (its self weight in every bucket, and its descendants').
+fn node_totals(tree: &Tree, buckets: &[ReportBucket]) -> Vec<i64> {
+    let mut total = vec![0i64; tree.len()];
+    for b in buckets {
+        for (node, w) in &b.weights {
+            total[*node as usize] = total[*node as usize].saturating_add(*w);
+        }
+    }
+    // Children come after their parents.
+    for s in (0..tree.len()).rev() {
+        if let Some(p) = tree.parents[s] {
+            total[p as usize] = total[p as usize].saturating_add(total[s]);
+        }
+    }
+    total
+}
+
+/// Per key, the total of the paths through a node of that key, counted once per path however
+/// often the key recurs on it (as `top`): a walk down the tree without recursion.
+fn once_per_path(tree: &Tree, node_total: &[i64], key_of: impl Fn(usize) -> u32, keys: usize) -> Vec<i64> {
+    let n = tree.len();
+    // Children lists, compressed: first child index per node.
+    let mut starts = vec![0usize; n + 1];
+    for p in tree.parents.iter().flatten() {
+        starts[*p as usize + 1] += 1;
+    }
+    for i in 0..n {
+        starts[i + 1] += starts[i];
+    }
+    let mut fill = starts.clone();
+    let mut children = vec![0u32; starts[n]];
+    for (s, p) in tree.parents.iter().enumerate() {
+        if let Some(p) = p {
+            children[fill[*p as usize]] = s as u32;
+            fill[*p as usize] += 1;
+        }
+    }
+    let mut totals = vec![0i64; keys];
+    let mut on_path = vec![0u32; keys];
+    let mut todo: Vec<(u32, bool)> = (0..n).filter(|s| tree.parents[*s].is_none()).map(|s| (s as u32, false)).collect();
+    while let Some((s, leaving)) = todo.pop() {
+        let key = key_of(s as usize) as usize;
+        if leaving {
+            on_path[key] -= 1;
+            continue;
+        }
+        if node_total[s as usize] == 0 {
+            continue;
+        }
+        if on_path[key] == 0 {
+            totals[key] = totals[key].saturating_add(node_total[s as usize]);
+        }
+        on_path[key] += 1;
+        todo.push((s, true));
+        todo.extend(children[starts[s as usize]..starts[s as usize + 1]].iter().map(|c| (*c, false)));
+    }
+    totals
 }
 
 /// Each function's self weight per line, over the whole profile (the split of `top --by line`).
@@ -642,14 +730,38 @@ mod tests {
                 &profile,
                 &TopOptions::new(GroupBy::Function, Weight::Time, Metric::SelfTime, StackFilter::default()),
             );
-            let expected: HashMap<(&str, Option<&str>, Option<u32>), i64> = oracle
-                .rows
-                .iter()
-                .filter(|r| r.self_weight > 0)
-                .map(|r| ((r.name.as_str(), r.file.as_deref(), r.line), r.self_weight))
-                .collect();
+            // top's rows with a weight, by identity.
+            let top_rows = |weight: fn(&crate::TopRow) -> i64| -> HashMap<(&str, Option<&str>, Option<u32>), i64> {
+                let rows = oracle.rows.iter().filter(|r| weight(r) > 0);
+                rows.map(|r| ((r.name.as_str(), r.file.as_deref(), r.line), weight(r))).collect()
+            };
             self_of.retain(|_, w| *w > 0);
-            assert_eq!(self_of, expected, "{path}");
+            assert_eq!(self_of, top_rows(|r| r.self_weight), "{path}");
+
+            // The whole profile's totals are top's, by function, file and package.
+            let totals: HashMap<(&str, Option<&str>, Option<u32>), i64> = data
+                .functions
+                .iter()
+                .filter(|f| f.whole_total > 0)
+                .map(|f| ((f.name.as_str(), f.file.as_deref(), f.line), f.whole_total))
+                .collect();
+            assert_eq!(totals, top_rows(|r| r.total_weight), "{path}: totals");
+            for (by, labels, totals) in [
+                (GroupBy::File, &data.files, &data.file_totals),
+                (GroupBy::Package, &data.packages, &data.package_totals),
+            ] {
+                let oracle =
+                    top(&profile, &TopOptions::new(by, Weight::Time, Metric::SelfTime, StackFilter::default()));
+                let mine: HashMap<&str, i64> =
+                    labels.iter().map(String::as_str).zip(totals.iter().copied()).filter(|(_, t)| *t > 0).collect();
+                let expected: HashMap<&str, i64> = oracle
+                    .rows
+                    .iter()
+                    .filter(|r| r.total_weight > 0)
+                    .map(|r| (r.name.as_str(), r.total_weight))
+                    .collect();
+                assert_eq!(mine, expected, "{path}: totals by {by:?}");
+            }
         }
     }
 }

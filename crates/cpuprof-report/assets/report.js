@@ -54,6 +54,7 @@
 
   // ---- the state: a range of buckets, a function, the flame graph's zoom and search ----
   const state = { from: 0, to: bucketCount, fn: -1, zoom: -1, sort: "self", group: "function" };
+  const wholeRange = () => state.from === 0 && state.to === bucketCount;
   let view = null;
 
   /** Everything the range holds: each node's self and total, the denominator, the categories. */
@@ -314,6 +315,11 @@
     const group = state.group;
     const keyCount = group === "file" ? D.files.length : group === "package" ? D.packages.length : F.name.length;
     const { self, total } = totals(keyOfGroup(group), keyCount);
+    if (wholeRange()) {
+      // The whole profile's totals are exact whatever was pruned (computed before pruning).
+      const exact = group === "file" ? D.file_totals : group === "package" ? D.package_totals : F.whole_total;
+      exact.forEach((t, key) => (total[key] = t));
+    }
     // A group's first function stands for its category and location.
     const first = new Int32Array(keyCount).fill(-1);
     for (let f = F.name.length - 1; f >= 0; f--) {
@@ -428,6 +434,7 @@
         if (through > 0) callees.set(nodeFunction[c], (callees.get(nodeFunction[c]) ?? 0) + through);
       }
     }
+    if (wholeRange()) total = F.whole_total[f];
     const facts = $("function-facts");
     facts.textContent =
       location(f) + " — self " + formatWeight(self) + " (" + percent(self, view.counted) + "), total " + formatWeight(total) +

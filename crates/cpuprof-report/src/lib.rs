@@ -168,7 +168,9 @@ struct PageData<'a> {
     functions: Functions<'a>,
     paths: Vec<&'a str>,
     files: &'a [String],
+    file_totals: &'a [i64],
     packages: &'a [String],
+    package_totals: &'a [i64],
     nodes: Nodes,
     buckets: Buckets,
     lines: Vec<[i64; 3]>,
@@ -187,6 +189,8 @@ struct Functions<'a> {
     category: Vec<usize>,
     file_group: Vec<u32>,
     package_group: Vec<u32>,
+    /// Total over the whole profile (exact: computed before pruning).
+    whole_total: Vec<i64>,
     color: Vec<String>,
 }
 
@@ -268,6 +272,7 @@ impl<'a> PageData<'a> {
             category: Vec::new(),
             file_group: Vec::new(),
             package_group: Vec::new(),
+            whole_total: Vec::new(),
             color: Vec::new(),
         };
         for f in &data.functions {
@@ -284,6 +289,7 @@ impl<'a> PageData<'a> {
             functions.category.push(f.category.index());
             functions.file_group.push(f.file_group);
             functions.package_group.push(f.package_group);
+            functions.whole_total.push(f.whole_total);
             functions.color.push(hex(cpuprof_render::frame_color(f.category, &f.name)));
         }
         let nodes = Nodes {
@@ -353,7 +359,9 @@ impl<'a> PageData<'a> {
             functions,
             paths,
             files: &data.files,
+            file_totals: &data.file_totals,
             packages: &data.packages,
+            package_totals: &data.package_totals,
             nodes,
             buckets,
             lines: data.lines.iter().map(|(f, l, w)| [i64::from(*f), i64::from(*l), *w]).collect(),
