@@ -59,6 +59,89 @@ pub(crate) enum Command {
     /// One self-contained HTML page to explore the profile: timeline, top, flame graph, callers and callees, blocks
     #[command(after_help = REPORT_HELP)]
     Report(ReportArgs),
+    /// Profile a command (every Node process it starts), or attach to a running Node process
+    #[command(after_help = RECORD_HELP)]
+    Record(RecordArgs),
+}
+
+const RECORD_HELP: &str = "\
+A COMMAND:
+  Every Node process COMMAND starts, and each of its worker threads, is profiled: NODE_OPTIONS
+  (yours kept) gains `--require` of a small preload that profiles the thread in process and
+  writes its profile when it ends (node 20 takes neither --cpu-prof nor --prof in NODE_OPTIONS).
+  Ctrl-C, SIGTERM and SIGHUP go on to COMMAND; a Node process that would die of one exits
+  instead (with 128 + the signal's number) so that its profile is written, unless the program
+  handles the signal itself. When COMMAND ends, the profiles are kept (-o), `cpuprof top` of
+  them all is printed, with each one's total, and cpuprof exits with COMMAND's exit status.
+
+A RUNNING PROCESS (--pid):
+  SIGUSR1 opens its inspector on 127.0.0.1 (port 9229, or the port it was started with), as Node
+  documents; cpuprof profiles it (and its worker threads) over the DevTools protocol for
+  --duration or until Ctrl-C, then disables the profiler and closes the inspector again if it
+  opened it. While attached, anyone on this machine can connect to that port: a debugger has
+  full control of the process. --url attaches to an inspector that is already open.
+
+EXAMPLES:
+  cpuprof record -- node app.js
+  cpuprof record -o profiles -- npm test
+  cpuprof record --duration 30s --report load.html -- node server.js
+  cpuprof record --prof -- node app.js             # a V8 tick log instead
+  cpuprof record --pid 4242 --duration 10s -o live.cpuprofile
+  cpuprof record --url ws://127.0.0.1:9229/0f2c… --duration 5s";
+
+#[derive(Debug, Args)]
+#[allow(clippy::struct_excessive_bools)]
+pub(crate) struct RecordArgs {
+    /// The command to run and profile, after `--`
+    #[arg(value_name = "COMMAND", last = true, required_unless_present_any = ["pid", "url"], conflicts_with_all = ["pid", "url"])]
+    pub(crate) command: Vec<std::ffi::OsString>,
+
+    /// Attach to this running Node process instead
+    #[arg(long, value_name = "PID")]
+    pub(crate) pid: Option<u32>,
+
+    /// With --pid: the port its inspector opens on (default: the one it was started with, else 9229)
+    #[arg(long, value_name = "PORT", requires = "pid")]
+    pub(crate) inspect_port: Option<u16>,
+
+    /// Attach to an inspector that is already open (ws://HOST:PORT/ID or http://HOST:PORT); any host but loopback only when named here
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+
+    /// Sampling interval
+    #[arg(long, value_name = "TIME", default_value = "1ms")]
+    pub(crate) interval: String,
+
+    /// Stop after this long: COMMAND gets SIGINT, as from Ctrl-C (ending of it counts as success), and is killed 10 s later if still running
+    #[arg(long, value_name = "TIME")]
+    pub(crate) duration: Option<String>,
+
+    /// Record a V8 tick log (node --prof) instead of .cpuprofile files; COMMAND must be node
+    #[arg(long, conflicts_with_all = ["pid", "url"])]
+    pub(crate) prof: bool,
+
+    /// Keep the profiles in DIR (made if needed), or in FILE.cpuprofile (several: merged, as `cpuprof merge` does). Default: cpuprof-record-PID
+    #[arg(short, long, value_name = "DIR|FILE")]
+    pub(crate) output: Option<PathBuf>,
+
+    /// Also write a flame graph of them all (as `cpuprof flamegraph`)
+    #[arg(long, value_name = "FILE.svg")]
+    pub(crate) flamegraph: Option<PathBuf>,
+
+    /// Also write the HTML report of them all (as `cpuprof report`)
+    #[arg(long, value_name = "FILE.html")]
+    pub(crate) report: Option<PathBuf>,
+
+    /// Print no `top` when done
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+
+    #[command(flatten)]
+    pub(crate) rows: RowsArgs,
+
+    /// Format of the `top` printed when done
+    #[arg(long, value_enum, default_value_t = ReportFormatArg::Table)]
+    pub(crate) format: ReportFormatArg,
 }
 
 const REPORT_HELP: &str = "\
@@ -805,11 +888,11 @@ pub(crate) struct CallsArgs {
 pub(crate) struct RowsArgs {
     /// Show the N first rows
     #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
-    limit: u64,
+    pub(crate) limit: u64,
 
     /// Show every row (overrides -n)
     #[arg(long)]
-    all: bool,
+    pub(crate) all: bool,
 }
 
 impl RowsArgs {

@@ -9,6 +9,7 @@ mod diff;
 mod fold;
 mod input;
 mod io;
+mod record;
 mod report;
 mod run;
 mod signals;
@@ -39,6 +40,9 @@ fn main() -> ExitCode {
             if let Some(gate) = err.downcast_ref::<diff::GateTripped>() {
                 say(&gate.to_string());
                 return ExitCode::from(3);
+            }
+            if let Some(record::CommandExit(status)) = err.downcast_ref::<record::CommandExit>() {
+                return ExitCode::from(*status);
             }
             if let Some(usage) = err.downcast_ref::<usage::UsageError>() {
                 say(&format!("error: {usage}"));

@@ -52,6 +52,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Timeline(args) => crate::timeline::run_timeline(&args),
         Command::Blocks(args) => crate::timeline::run_blocks(&args),
         Command::Report(args) => crate::report::run_report(&args),
+        Command::Record(args) => crate::record::run_record(&args),
     }
 }
 

@@ -4,14 +4,20 @@
 //! starts that waits for those signals (signal-hook: its handler only wakes the thread, the
 //! removal runs in ordinary code); on one it removes the listed files and ends the process with
 //! 128 + the signal's number (130, 143, 129), as a shell reports a process killed by it.
+//!
+//! `record` changes what a signal does while it waits ([`Reaction`]): it forwards the signal to
+//! the command it runs, or asks the profiling to stop; a second signal while stopping ends the
+//! process as before.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, Once, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Once, PoisonError};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
+use signal_hook::iterator::exfiltrator::WithOrigin;
+use signal_hook::iterator::SignalsInfo;
+use signal_hook::low_level::siginfo::Cause;
 use tempfile::NamedTempFile;
 
 /// The temporary files that exist now. Held while one is made, renamed or removed, so that the
@@ -35,22 +41,87 @@ pub(crate) fn exit_status() -> Option<u8> {
     }
 }
 
+/// What the signal thread does with a signal.
+#[derive(Clone)]
+pub(crate) enum Reaction {
+    /// Remove the temporary files and end the process.
+    Exit,
+    /// Send it on to this process (the command `record` runs), unless the terminal sent it
+    /// (Ctrl-C), which signals the command's whole process group, that process with it.
+    Forward(u32),
+    /// Set this flag; a second signal ends the process.
+    Stop(Arc<AtomicBool>),
+}
+
+static REACTION: Mutex<Reaction> = Mutex::new(Reaction::Exit);
+
+/// While the returned guard lives, signals get `reaction` instead of ending the process.
+pub(crate) fn react(reaction: Reaction) -> ReactionGuard {
+    watch_signals();
+    *REACTION.lock().unwrap_or_else(PoisonError::into_inner) = reaction;
+    ReactionGuard
+}
+
+/// Puts back the usual reaction (end the process) when dropped.
+pub(crate) struct ReactionGuard;
+
+impl Drop for ReactionGuard {
+    fn drop(&mut self) {
+        *REACTION.lock().unwrap_or_else(PoisonError::into_inner) = Reaction::Exit;
+    }
+}
+
+/// Reacts to one signal as [`REACTION`] says; whether the process should end.
+fn react_to(signal: i32, cause: Cause) -> bool {
+    let mut reaction = REACTION.lock().unwrap_or_else(PoisonError::into_inner);
+    match &*reaction {
+        Reaction::Exit => true,
+        Reaction::Forward(pid) => {
+            if !matches!(cause, Cause::Kernel) {
+                forward(*pid, signal);
+            }
+            // The command's exit status says how the run ended, not this signal.
+            CAUGHT.store(0, Ordering::SeqCst);
+            false
+        }
+        Reaction::Stop(flag) => {
+            flag.store(true, Ordering::SeqCst);
+            *reaction = Reaction::Exit;
+            false
+        }
+    }
+}
+
+/// Sends `signal` to `pid`: a process that is gone already is no error.
+fn forward(pid: u32, signal: i32) {
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return };
+    let signal = match signal {
+        SIGINT => rustix::process::Signal::INT,
+        SIGTERM => rustix::process::Signal::TERM,
+        _ => rustix::process::Signal::HUP,
+    };
+    let _ = rustix::process::kill_process(pid, signal);
+}
+
 /// Starts the signal thread, once. Where signals cannot be watched the run goes on as before.
-fn watch_signals() {
+pub(crate) fn watch_signals() {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
         const WATCHED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
         for signal in WATCHED {
             let _ = signal_hook::flag::register_usize(signal, &CAUGHT, signal as usize);
         }
-        let Ok(mut signals) = Signals::new(WATCHED) else { return };
+        let Ok(mut signals) = SignalsInfo::<WithOrigin>::new(WATCHED) else { return };
         let thread = std::thread::Builder::new().name("cpuprof-signals".to_owned()).spawn(move || {
-            if let Some(signal) = signals.forever().next() {
+            for origin in signals.forever() {
+                if !react_to(origin.signal, origin.cause) {
+                    continue;
+                }
                 let files = pending();
                 for file in files.iter() {
                     let _ = std::fs::remove_file(file);
                 }
-                std::process::exit(128 + signal);
+                std::process::exit(128 + origin.signal);
             }
         });
         drop(thread);

@@ -1,0 +1,346 @@
+//! `cpuprof record`: run a command with its Node processes profiled, or attach to a running
+//! one; keep the profiles, then `top` (and the flame graph, the report) of them all, made by
+//! the commands that make them from files.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use clap::Parser;
+use cpuprof_model::parse_duration_ns;
+use cpuprof_record::attach::{attach, AttachOptions};
+use cpuprof_record::command::{CommandOptions, Recorded, Recording, Thread};
+
+use crate::args::{Cli, RecordArgs, ReportFormatArg};
+use crate::signals::{react, Reaction};
+use crate::usage::UsageError;
+
+/// The recorded command's exit status, which `record` exits with once its work is done.
+#[derive(Debug)]
+pub(crate) struct CommandExit(pub(crate) u8);
+
+impl std::fmt::Display for CommandExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the recorded command exited with status {}", self.0)
+    }
+}
+
+impl std::error::Error for CommandExit {}
+
+/// How long a command stopped by --duration gets to write its profiles before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+pub(crate) fn run_record(args: &RecordArgs) -> Result<()> {
+    let interval = duration(&args.interval, "--interval")?;
+    if interval.is_zero() {
+        return Err(UsageError("--interval must be more than 0".to_owned()).into());
+    }
+    let stop_after = args.duration.as_deref().map(|d| duration(d, "--duration")).transpose()?;
+    check_outputs(args)?;
+    let (kept, status) = if args.pid.is_some() || args.url.is_some() {
+        (attached(args, interval, stop_after)?, None)
+    } else {
+        let (kept, status) = commanded(args, interval, stop_after)?;
+        (kept, Some(status))
+    };
+    summarize(args, &kept)?;
+    match status.map(exit_code) {
+        Some(0) | None => Ok(()),
+        Some(code) => Err(CommandExit(code).into()),
+    }
+}
+
+/// `--interval 1ms`, `--duration 30s`: a duration as the other time options take them.
+fn duration(text: &str, flag: &str) -> Result<Duration> {
+    let ns = parse_duration_ns(text, true)
+        .ok_or_else(|| UsageError(format!("{flag} {text}: expected a duration such as 1ms, 500us or 30s")))?;
+    Ok(Duration::from_nanos(ns as u64))
+}
+
+/// Refuses, before anything runs, the outputs that could not be written after it.
+fn check_outputs(args: &RecordArgs) -> Result<()> {
+    let outputs = [args.output.as_deref(), args.flamegraph.as_deref(), args.report.as_deref()];
+    if outputs.iter().flatten().any(|p| crate::io::is_dash(p)) {
+        return Err(UsageError("record writes files: - (stdout) is not one of them".to_owned()).into());
+    }
+    if args.prof && args.output.as_deref().is_some_and(is_profile_file) {
+        return Err(UsageError("--prof keeps tick logs in a directory: give -o a directory".to_owned()).into());
+    }
+    Ok(())
+}
+
+/// Whether `-o` names one profile file rather than a directory.
+fn is_profile_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "cpuprofile")
+}
+
+/// Runs the command and keeps what its processes wrote; with the command's exit status.
+fn commanded(
+    args: &RecordArgs,
+    interval: Duration,
+    stop_after: Option<Duration>,
+) -> Result<(Vec<PathBuf>, ExitStatus)> {
+    let Some((program, rest)) = args.command.split_first() else {
+        return Err(
+            UsageError("give the command to record after --, e.g. cpuprof record -- node app.js".to_owned()).into()
+        );
+    };
+    if args.prof && !Path::new(program).file_name().is_some_and(|n| n.to_string_lossy().starts_with("node")) {
+        let message = "--prof asks V8 for a tick log on node's own command line (NODE_OPTIONS does not take it): record node itself, e.g. cpuprof record --prof -- node app.js";
+        return Err(UsageError(message.to_owned()).into());
+    }
+    let options = CommandOptions { program: program.clone(), args: rest.to_vec(), interval, tick_log: args.prof };
+    let (recording, mut command) = Recording::prepare(&options)?;
+    let shown = shown_command(&args.command);
+    let mut child = command.spawn().with_context(|| format!("cannot run {shown}"))?;
+    let status = {
+        let _forwarding = react(Reaction::Forward(child.id()));
+        wait(&mut child, stop_after, &shown)?
+    };
+    let recorded = recording.collect()?;
+    if recorded.is_empty() {
+        let why = if status.success() { "" } else { " (it failed before writing one)" };
+        crate::say(&format!(
+            "{shown} exited with status {}; no Node process of it wrote a profile{why}",
+            exit_code(status)
+        ));
+        return Err(anyhow!("nothing was recorded: is {shown} a Node program?"));
+    }
+    let default = format!("cpuprof-record-{}", child.id());
+    Ok((keep(args, &recorded, &default)?, status))
+}
+
+/// The command as a shell would show it, for messages.
+fn shown_command(command: &[OsString]) -> String {
+    let words: Vec<String> = command.iter().map(|w| w.to_string_lossy().into_owned()).collect();
+    format!("`{}`", words.join(" "))
+}
+
+/// Waits for the command; after `stop_after`, sends it SIGINT (as Ctrl-C would), and kills it
+/// when it has not ended [`STOP_GRACE`] later. A command that ends of the SIGINT sent to stop it
+/// (130) ended as asked: its status is success.
+fn wait(child: &mut std::process::Child, stop_after: Option<Duration>, shown: &str) -> Result<ExitStatus> {
+    use std::os::unix::process::ExitStatusExt;
+    let started = Instant::now();
+    let mut stopped_at: Option<Instant> = None;
+    loop {
+        if let Some(status) = child.try_wait().context("cannot wait for the recorded command")? {
+            let interrupted = exit_code(status) == 128 + rustix::process::Signal::INT.as_raw() as u8;
+            return Ok(if stopped_at.is_some() && interrupted { ExitStatus::from_raw(0) } else { status });
+        }
+        match (stop_after, stopped_at) {
+            (Some(limit), None) if started.elapsed() >= limit => {
+                crate::say(&format!("{shown}: stopping it after {limit:?} (SIGINT)"));
+                signal(child.id(), rustix::process::Signal::INT);
+                stopped_at = Some(Instant::now());
+            }
+            (_, Some(at)) if at.elapsed() >= STOP_GRACE => {
+                crate::warn(&format!(
+                    "{shown} did not end {STOP_GRACE:?} after SIGINT: killing it (its profiles may be lost)"
+                ));
+                let _ = child.kill();
+                return child.wait().context("cannot wait for the recorded command");
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, signal: rustix::process::Signal) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+}
+
+/// A process's exit status as a shell gives it: its code, or 128 + the signal that killed it.
+fn exit_code(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code as u8,
+        (None, Some(signal)) => (128 + signal) as u8,
+        (None, None) => 1,
+    }
+}
+
+/// Attaches to the running process and keeps what it recorded.
+fn attached(args: &RecordArgs, interval: Duration, stop_after: Option<Duration>) -> Result<Vec<PathBuf>> {
+    if let Some(url) = &args.url {
+        check_url(url)?;
+    }
+    let options = AttachOptions {
+        pid: args.pid,
+        inspect_port: args.inspect_port,
+        url: args.url.clone(),
+        interval,
+        duration: stop_after,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let attached = {
+        let _stopping = react(Reaction::Stop(Arc::clone(&stop)));
+        attach(&options, &stop, &mut |message| crate::say(message))?
+    };
+    for note in &attached.notes {
+        crate::warn(note);
+    }
+    if attached.profiles.is_empty() {
+        return Err(anyhow!("nothing was recorded"));
+    }
+    // The profiles go where a command's would, named alike.
+    let dir =
+        tempfile::Builder::new().prefix("cpuprof-attach-").tempdir().context("cannot make a temporary directory")?;
+    let pid = args.pid.map_or_else(|| "inspector".to_owned(), |p| p.to_string());
+    let mut recorded = Vec::new();
+    for profile in &attached.profiles {
+        let (thread, file_name) = match profile.thread_id {
+            Some(id) if id > 0 => (Thread::Worker(id), format!("attached.{pid}.worker-{id}.cpuprofile")),
+            _ => (Thread::Main, format!("attached.{pid}.main.cpuprofile")),
+        };
+        let path = dir.path().join(&file_name);
+        std::fs::write(&path, &profile.json).with_context(|| format!("cannot write {}", path.display()))?;
+        let argv = args.pid.map(command_line).unwrap_or_default();
+        recorded.push(Recorded { path, pid: args.pid.unwrap_or(0), thread, argv, file_name });
+    }
+    keep(args, &recorded, &format!("cpuprof-record-{pid}"))
+}
+
+/// A process's command line from /proc (empty where it cannot be read), for its profiles' labels.
+fn command_line(pid: u32) -> Vec<String> {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    bytes.split(|b| *b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect()
+}
+
+/// `--url`: a WebSocket or HTTP address; not checked further here (the library refuses a host
+/// it should not reach), only its scheme.
+fn check_url(url: &str) -> Result<()> {
+    if ["ws://", "http://"].iter().any(|scheme| url.starts_with(scheme)) {
+        Ok(())
+    } else {
+        Err(UsageError(format!("--url {url}: expected ws://HOST:PORT/ID or http://HOST:PORT")).into())
+    }
+}
+
+/// Copies the recorded profiles to where `-o` says (`default`, a directory, when it says
+/// nothing); the paths kept.
+fn keep(args: &RecordArgs, recorded: &[Recorded], default: &str) -> Result<Vec<PathBuf>> {
+    let target = args.output.clone().unwrap_or_else(|| PathBuf::from(default));
+    if is_profile_file(&target) {
+        return keep_in_file(recorded, &target);
+    }
+    std::fs::create_dir_all(&target).with_context(|| format!("cannot make the directory {}", target.display()))?;
+    let mut kept = Vec::new();
+    for one in recorded {
+        let path = target.join(&one.file_name);
+        let bytes = std::fs::read(&one.path).with_context(|| format!("cannot read {}", one.path.display()))?;
+        crate::io::Output::new(Some(&path), &[])?.write(&bytes)?;
+        kept.push(path);
+    }
+    let processes: std::collections::BTreeSet<u32> = recorded.iter().map(|r| r.pid).collect();
+    crate::say(&format!(
+        "{} kept in {}/ ({} from {} process{}):",
+        plural(recorded.len(), "profile"),
+        target.display(),
+        recorded.len(),
+        processes.len(),
+        if processes.len() == 1 { "" } else { "es" }
+    ));
+    for (one, path) in recorded.iter().zip(&kept) {
+        crate::say(&format!("  {}  {}", path.file_name().unwrap_or_default().to_string_lossy(), one.label()));
+    }
+    Ok(kept)
+}
+
+/// `-o FILE.cpuprofile`: the one profile, or the merge of several (`cpuprof merge`).
+fn keep_in_file(recorded: &[Recorded], target: &Path) -> Result<Vec<PathBuf>> {
+    if let [one] = recorded {
+        let bytes = std::fs::read(&one.path).with_context(|| format!("cannot read {}", one.path.display()))?;
+        crate::io::Output::new(Some(target), &[])?.write(&bytes)?;
+        crate::say(&format!("profile kept in {}: {}", target.display(), one.label()));
+    } else {
+        let mut words: Vec<OsString> = vec!["cpuprof".into(), "merge".into()];
+        words.extend(recorded.iter().map(|r| r.path.clone().into_os_string()));
+        words.extend(["-o".into(), target.as_os_str().to_owned()]);
+        run_as(words)?;
+        crate::say(&format!("{} merged into {}:", plural(recorded.len(), "profile"), target.display()));
+        for one in recorded {
+            crate::say(&format!("  {}", one.label()));
+        }
+    }
+    Ok(vec![target.to_owned()])
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `top` of the kept profiles (each one's total when there are several), then the flame graph
+/// and the report when asked: what those commands make of the same files.
+fn summarize(args: &RecordArgs, kept: &[PathBuf]) -> Result<()> {
+    let files = || kept.iter().map(|p| p.clone().into_os_string());
+    if !args.quiet {
+        let mut words: Vec<OsString> = vec!["cpuprof".into(), "top".into()];
+        words.extend(files());
+        words.extend(["--format".into(), format_name(args.format).into()]);
+        if args.rows.all {
+            words.push("--all".into());
+        } else {
+            words.extend(["-n".into(), args.rows.limit.to_string().into()]);
+        }
+        run_as(words)?;
+    }
+    if let Some(svg) = &args.flamegraph {
+        let mut words: Vec<OsString> = vec!["cpuprof".into(), "flamegraph".into()];
+        words.extend(files());
+        words.extend(["-o".into(), svg.clone().into_os_string()]);
+        run_as(words)?;
+        crate::say(&format!("flame graph written to {}", svg.display()));
+    }
+    if let Some(page) = &args.report {
+        // The report reads one profile: several are merged first.
+        let merged_dir;
+        let input = if let [one] = kept {
+            one.clone()
+        } else {
+            merged_dir = tempfile::tempdir().context("cannot make a temporary directory")?;
+            let merged = merged_dir.path().join("merged.cpuprofile");
+            let mut words: Vec<OsString> = vec!["cpuprof".into(), "merge".into()];
+            words.extend(files());
+            words.extend(["-o".into(), merged.clone().into_os_string()]);
+            run_as(words)?;
+            merged
+        };
+        run_as(vec![
+            "cpuprof".into(),
+            "report".into(),
+            input.into_os_string(),
+            "-o".into(),
+            page.clone().into_os_string(),
+        ])?;
+        crate::say(&format!("report written to {}", page.display()));
+    }
+    Ok(())
+}
+
+fn format_name(format: ReportFormatArg) -> &'static str {
+    match format {
+        ReportFormatArg::Table => "table",
+        ReportFormatArg::Json => "json",
+        ReportFormatArg::Csv => "csv",
+        ReportFormatArg::Markdown => "markdown",
+        ReportFormatArg::Github => "github",
+    }
+}
+
+/// Runs another cpuprof command on the same terms as from the command line.
+fn run_as(words: Vec<OsString>) -> Result<()> {
+    let cli = Cli::try_parse_from(words).map_err(|e| anyhow!("{}", e.to_string().trim()))?;
+    crate::run::run(cli)
+}

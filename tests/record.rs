@@ -1,0 +1,286 @@
+//! `cpuprof record -- COMMAND`: real Node processes, recorded and read back. What each profile
+//! holds is checked with the independent oracle (fixtures/oracle/top.js) against what the
+//! workload is built around; tick logs against `node --prof-process`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{cpuprof, root};
+use serde_json::Value;
+
+/// The oracle's `top` of one profile (every row, idle left out as `top` leaves it out).
+fn oracle(path: &Path) -> Value {
+    let out = Command::new("node")
+        .arg(root().join("fixtures/oracle/top.js"))
+        .arg(path)
+        .output()
+        .expect("node runs the oracle");
+    assert!(out.status.success(), "oracle on {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("the oracle prints JSON")
+}
+
+/// A function's total in the oracle's rows (0 when it is not there).
+fn total_of(report: &Value, name: &str) -> f64 {
+    report["rows"].as_array().unwrap().iter().filter(|r| r["name"] == name).map(|r| r["total"].as_f64().unwrap()).sum()
+}
+
+/// The oracle's total of the samples that ran JavaScript or native code (not `(program)`,
+/// `(garbage collector)`).
+fn busy(report: &Value) -> f64 {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["name"].as_str().unwrap().starts_with('('))
+        .map(|r| r["self"].as_f64().unwrap())
+        .sum()
+}
+
+/// The profiles kept in `dir`, by file name.
+fn kept(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files
+}
+
+fn name(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+#[test]
+fn every_worker_thread_gives_a_profile_of_its_own_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("profiles");
+    cpuprof()
+        .args(["record", "-q", "-o"])
+        .arg(&dir)
+        .args(["--", "node", "fixtures/workloads/workers.js"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let files = kept(&dir);
+    let names: Vec<String> = files.iter().map(|f| name(f)).collect();
+    assert_eq!(names.len(), 4, "the main thread and three workers: {names:?}");
+    // workers.js starts its workers in this order, so thread ids 1, 2, 3 run these.
+    let expected =
+        [("main", "mainSpin"), ("worker-1", "hashStrings"), ("worker-2", "sortNumbers"), ("worker-3", "countPrimes")];
+    for (thread, function) in expected {
+        let file = files.iter().find(|f| name(f).ends_with(&format!(".{thread}.cpuprofile"))).unwrap_or_else(|| {
+            panic!("no profile of the {thread} thread among {names:?}");
+        });
+        assert!(name(file).starts_with("workers."), "named by the script: {}", name(file));
+        let report = oracle(file);
+        let share = total_of(&report, function) / busy(&report);
+        assert!(share > 0.5, "{thread}: {function} holds {:.0}% of the busy time", share * 100.0);
+        for (_, other) in expected.iter().filter(|(_, f)| *f != function) {
+            assert_eq!(total_of(&report, other), 0.0, "{thread}'s profile has {other}, another thread's work");
+        }
+    }
+}
+
+#[test]
+fn a_forked_child_process_gives_a_profile_and_the_merged_top_is_the_sum_of_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let out = cpuprof()
+        .args(["record", "--all", "--format", "json", "-o"])
+        .arg(&dir)
+        .args(["--", "node", "fixtures/workloads/busy-server.js", "--for", "1500", "--child"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let files = kept(&dir);
+    assert_eq!(files.len(), 2, "the process and its forked child: {files:?}");
+    let reports: Vec<Value> = files.iter().map(|f| oracle(f)).collect();
+    // The child (forked with --as-child) runs childSpin; its parent never does.
+    let child = reports.iter().filter(|r| total_of(r, "childSpin") > 0.5 * busy(r)).count();
+    let parent = reports.iter().filter(|r| total_of(r, "childSpin") == 0.0 && total_of(r, "busyHash") > 0.5 * busy(r));
+    assert_eq!((child, parent.count()), (1, 1), "one profile for each process");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("2 profiles kept in") && stderr.contains("2 processes"), "{stderr}");
+    assert!(stderr.contains("--as-child"), "each profile named by its process's command line: {stderr}");
+
+    // The printed top is of both: each function's self and total the sum of the oracle's.
+    // On stdout, the command's own lines first (busy-server's "ready", "done"), then top.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = &stdout[stdout.find('{').expect("top's JSON after the command's output")..];
+    let printed: Value = serde_json::from_str(json).expect("record --format json prints top's JSON");
+    let mut expected: BTreeMap<(String, String, String, String), (f64, f64)> = BTreeMap::new();
+    for report in &reports {
+        for row in report["rows"].as_array().unwrap() {
+            let key =
+                (row["name"].to_string(), row["file"].to_string(), row["line"].to_string(), row["column"].to_string());
+            let sums = expected.entry(key).or_default();
+            sums.0 += row["self"].as_f64().unwrap();
+            sums.1 += row["total"].as_f64().unwrap();
+        }
+    }
+    let rows = printed["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), expected.len(), "one row per function of either profile");
+    for row in rows {
+        let key =
+            (row["name"].to_string(), row["file"].to_string(), row["line"].to_string(), row["column"].to_string());
+        let (self_ns, total_ns) = expected[&key];
+        assert_eq!((row["self"].as_f64().unwrap(), row["total"].as_f64().unwrap()), (self_ns, total_ns), "{key:?}");
+    }
+    assert_eq!(printed["inputs"].as_array().map(Vec::len), Some(2), "each profile's own total is shown");
+}
+
+/// A process started by a test, killed when the test ends however it ends.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn sigint_to_record_stops_a_server_and_its_profile_is_kept_and_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kept");
+    let mut record = Running(
+        Command::new(assert_cmd::cargo::cargo_bin("cpuprof"))
+            .current_dir(root())
+            .args(["record", "-n", "5", "-o"])
+            .arg(&dir)
+            .args(["--", "node", "fixtures/workloads/busy-server.js", "--worker"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdout = BufReader::new(record.0.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.starts_with("ready "), "the server starts: {line:?}");
+    std::thread::sleep(Duration::from_millis(1000));
+    let pid = rustix::process::Pid::from_raw(record.0.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = record.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "record ends after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(record.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "the server's status: ended by SIGINT. stderr: {stderr}");
+    let files = kept(&dir);
+    assert_eq!(files.len(), 2, "the main thread's and the worker's profiles: {files:?}");
+    for file in &files {
+        let report = oracle(file);
+        assert!(total_of(&report, "busyHash") > 0.5 * busy(&report), "{}", file.display());
+    }
+    assert!(rest.contains("busyHash"), "top of them is printed: {rest}");
+}
+
+#[test]
+fn duration_stops_the_command_as_asked_and_that_is_success() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("one.cpuprofile");
+    let started = Instant::now();
+    let (svg, page) = (tmp.path().join("flame.svg"), tmp.path().join("page.html"));
+    let out = cpuprof()
+        .args(["record", "-q", "--duration", "1s", "--interval", "500us", "-o"])
+        .arg(&file)
+        .arg("--flamegraph")
+        .arg(&svg)
+        .arg("--report")
+        .arg(&page)
+        .args(["--", "node", "fixtures/workloads/busy-server.js"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("stopping it after 1s"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let report = oracle(&file);
+    assert!(total_of(&report, "busyHash") > 0.5 * busy(&report));
+    // The interval asked for: V8 samples no faster than asked (and late under load).
+    let interval = report["interval_ns"].as_f64().unwrap();
+    assert!((400_000.0..1_000_000.0).contains(&interval), "mean interval {interval} ns for --interval 500us");
+    // The flame graph and the page are those of the kept profile.
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("busyHash"), "the flame graph names the hot function");
+    let page = std::fs::read_to_string(&page).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("busyHash"), "the report holds the profile");
+}
+
+#[test]
+fn a_tick_log_is_recorded_with_prof_and_read_as_node_prof_process_reads_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("logs");
+    cpuprof()
+        .args(["record", "-q", "--prof", "-o"])
+        .arg(&dir)
+        .args(["--", "node", "fixtures/workloads/busy-server.js", "--for", "1200"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let files = kept(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(name(&files[0]).ends_with(".log"));
+    let processed = Command::new("node").arg("--prof-process").arg(&files[0]).output().unwrap();
+    let text = String::from_utf8_lossy(&processed.stdout);
+    let first_js = text.lines().skip_while(|l| !l.starts_with(" [JavaScript]:")).nth(2).unwrap_or_default();
+    assert!(first_js.contains("busyHash"), "node --prof-process's hottest JS: {first_js:?}");
+    let out = cpuprof().args(["top", "--format", "json"]).arg(&files[0]).output().unwrap();
+    let top: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = top["rows"].as_array().unwrap().iter().find(|r| r["kind"] == "js").unwrap();
+    assert!(first["name"].as_str().unwrap().contains("busyHash"), "{first}");
+}
+
+#[test]
+fn the_commands_exit_status_and_node_options_are_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cpuprof()
+        .env("NODE_OPTIONS", "--title=recorded-title")
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path())
+        .args(["--", "node", "-e", "console.log(process.title); process.exit(5)"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "recorded-title", "the user's NODE_OPTIONS still apply");
+    assert_eq!(kept(tmp.path()).len(), 1, "the profile is kept whatever the status");
+}
+
+#[test]
+fn what_cannot_be_recorded_is_said_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Not a Node program: nothing recorded is a failure of record's own.
+    let out = cpuprof()
+        .args(["record", "-o"])
+        .arg(tmp.path().join("x"))
+        .args(["--", "sh", "-c", "exit 0"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("nothing was recorded"), "{stderr}");
+    assert!(!tmp.path().join("x").exists(), "no empty directory is left");
+    // A program that does not exist.
+    let out = cpuprof().args(["record", "--", "no-such-program-here"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run `no-such-program-here`"));
+    // No command at all, and a tick log of what is not node: usage.
+    assert_eq!(cpuprof().args(["record"]).output().unwrap().status.code(), Some(2));
+    let out = cpuprof().args(["record", "--prof", "--", "npm", "test"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
