@@ -78,7 +78,7 @@ fn every_worker_thread_gives_a_profile_of_its_own_work() {
         let share = total_of(&report, function) / busy(&report);
         assert!(share > 0.5, "{thread}: {function} holds {:.0}% of the busy time", share * 100.0);
         for (_, other) in expected.iter().filter(|(_, f)| *f != function) {
-            assert_eq!(total_of(&report, other), 0.0, "{thread}'s profile has {other}, another thread's work");
+            assert!(total_of(&report, other) <= 0.0, "{thread}'s profile has {other}, another thread's work");
         }
     }
 }
@@ -100,7 +100,7 @@ fn a_forked_child_process_gives_a_profile_and_the_merged_top_is_the_sum_of_them(
     let reports: Vec<Value> = files.iter().map(|f| oracle(f)).collect();
     // The child (forked with --as-child) runs childSpin; its parent never does.
     let child = reports.iter().filter(|r| total_of(r, "childSpin") > 0.5 * busy(r)).count();
-    let parent = reports.iter().filter(|r| total_of(r, "childSpin") == 0.0 && total_of(r, "busyHash") > 0.5 * busy(r));
+    let parent = reports.iter().filter(|r| total_of(r, "childSpin") <= 0.0 && total_of(r, "busyHash") > 0.5 * busy(r));
     assert_eq!((child, parent.count()), (1, 1), "one profile for each process");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("2 profiles kept in") && stderr.contains("2 processes"), "{stderr}");
@@ -130,6 +130,23 @@ fn a_forked_child_process_gives_a_profile_and_the_merged_top_is_the_sum_of_them(
         assert_eq!((row["self"].as_f64().unwrap(), row["total"].as_f64().unwrap()), (self_ns, total_ns), "{key:?}");
     }
     assert_eq!(printed["inputs"].as_array().map(Vec::len), Some(2), "each profile's own total is shown");
+
+    // And it is `top` of `cpuprof merge` of the kept files.
+    let merged = tmp.path().join("merged.cpuprofile");
+    cpuprof().arg("merge").args(&files).arg("-o").arg(&merged).assert().success();
+    let out = cpuprof().args(["top", "--all", "--format", "json"]).arg(&merged).output().unwrap();
+    let of_merge: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fields = |rows: &Value| -> Vec<(String, String, String, String)> {
+        let mut all: Vec<_> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["name"].to_string(), r["file"].to_string(), r["self"].to_string(), r["total"].to_string()))
+            .collect();
+        all.sort();
+        all
+    };
+    assert_eq!(fields(&printed["rows"]), fields(&of_merge["rows"]));
 }
 
 /// A process started by a test, killed when the test ends however it ends.
@@ -161,7 +178,7 @@ fn sigint_to_record_stops_a_server_and_its_profile_is_kept_and_reported() {
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     assert!(line.starts_with("ready "), "the server starts: {line:?}");
-    std::thread::sleep(Duration::from_millis(1000));
+    std::thread::sleep(Duration::from_secs(1));
     let pid = rustix::process::Pid::from_raw(record.0.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let started = Instant::now();
@@ -232,7 +249,7 @@ fn a_tick_log_is_recorded_with_prof_and_read_as_node_prof_process_reads_it() {
         .success();
     let files = kept(&dir);
     assert_eq!(files.len(), 1, "{files:?}");
-    assert!(name(&files[0]).ends_with(".log"));
+    assert_eq!(files[0].extension().and_then(|e| e.to_str()), Some("log"));
     let processed = Command::new("node").arg("--prof-process").arg(&files[0]).output().unwrap();
     let text = String::from_utf8_lossy(&processed.stdout);
     let first_js = text.lines().skip_while(|l| !l.starts_with(" [JavaScript]:")).nth(2).unwrap_or_default();

@@ -135,7 +135,7 @@ fn wait(child: &mut std::process::Child, stop_after: Option<Duration>, shown: &s
         match (stop_after, stopped_at) {
             (Some(limit), None) if started.elapsed() >= limit => {
                 crate::say(&format!("{shown}: stopping it after {limit:?} (SIGINT)"));
-                signal(child.id(), rustix::process::Signal::INT);
+                crate::signals::send(child.id(), rustix::process::Signal::INT);
                 stopped_at = Some(Instant::now());
             }
             (_, Some(at)) if at.elapsed() >= STOP_GRACE => {
@@ -148,12 +148,6 @@ fn wait(child: &mut std::process::Child, stop_after: Option<Duration>, shown: &s
             _ => {}
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(pid: u32, signal: rustix::process::Signal) {
-    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
-        let _ = rustix::process::kill_process(pid, signal);
     }
 }
 
@@ -202,8 +196,8 @@ fn attached(args: &RecordArgs, interval: Duration, stop_after: Option<Duration>)
         };
         let path = dir.path().join(&file_name);
         std::fs::write(&path, &profile.json).with_context(|| format!("cannot write {}", path.display()))?;
-        let argv = args.pid.map(command_line).unwrap_or_default();
-        recorded.push(Recorded { path, pid: args.pid.unwrap_or(0), thread, argv, file_name });
+        let command = args.pid.map(command_line).unwrap_or_default();
+        recorded.push(Recorded { path, pid: args.pid.unwrap_or(0), thread, argv: command, file_name });
     }
     keep(args, &recorded, &format!("cpuprof-record-{pid}"))
 }

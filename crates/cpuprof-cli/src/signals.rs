@@ -92,15 +92,21 @@ fn react_to(signal: i32, cause: Cause) -> bool {
     }
 }
 
-/// Sends `signal` to `pid`: a process that is gone already is no error.
+/// Sends `signal` (its number) on to `pid`.
 fn forward(pid: u32, signal: i32) {
-    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return };
     let signal = match signal {
         SIGINT => rustix::process::Signal::INT,
         SIGTERM => rustix::process::Signal::TERM,
         _ => rustix::process::Signal::HUP,
     };
-    let _ = rustix::process::kill_process(pid, signal);
+    send(pid, signal);
+}
+
+/// Sends `signal` to `pid`: a process that is gone already is no error.
+pub(crate) fn send(pid: u32, signal: rustix::process::Signal) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
 }
 
 /// Starts the signal thread, once. Where signals cannot be watched the run goes on as before.

@@ -347,6 +347,13 @@ fn endpoint_of_pid(
     inspect_port: Option<u16>,
     on_progress: &mut dyn FnMut(&str),
 ) -> Result<Endpoint, AttachError> {
+    if !std::path::Path::new("/proc/self/status").is_file() {
+        return Err(AttachError::Proc {
+            path: "/proc".to_owned(),
+            detail: "attaching by pid needs Linux's /proc; open the inspector another way and attach by its URL"
+                .to_owned(),
+        });
+    }
     match procfs::reach(pid) {
         Reach::Ok => {}
         Reach::Missing => return Err(AttachError::NoSuchProcess { pid }),
@@ -542,11 +549,11 @@ fn record(
     let end = options.duration.map(|d| Instant::now() + d);
     while !stop.load(Ordering::Relaxed) && end.is_none_or(|end| Instant::now() < end) {
         if let Err(e) = session.pump() {
-            return Err(fail("", e, COMMAND_TIMEOUT, "profiling"));
+            return Err(fail("reading the inspector's messages", e, COMMAND_TIMEOUT, "profiling"));
         }
         handle_worker_events(session, &mut threads, interval_us, on_progress, notes, true);
         if session.finished() {
-            on_progress(&format!("{who} has finished its program (it waits for the debugger to disconnect)"));
+            on_progress("the program has finished (Node waits for the debugger to disconnect)");
             break;
         }
     }

@@ -21,6 +21,9 @@ use tungstenite::{Message, WebSocket};
 /// How long one read of the socket waits before the caller gets control back.
 pub(crate) const POLL: Duration = Duration::from_millis(50);
 
+/// How long a message may take to be written.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The largest message taken: a long profile of a big program runs to tens of megabytes, in
 /// one frame.
 const MAX_MESSAGE: usize = 1 << 30;
@@ -295,7 +298,9 @@ impl Session {
         if self.closed {
             return Err(CallError::Closed);
         }
-        while self.read_one()? {}
+        // Bounded, so that a chatty target still lets the caller look at its stop flag.
+        let until = Instant::now() + POLL;
+        while self.read_one()? && Instant::now() < until {}
         Ok(())
     }
 
@@ -337,7 +342,16 @@ impl Session {
         if self.closed {
             return Err(CallError::Closed);
         }
-        self.ws.send(Message::text(text)).map_err(|e| self.failure(e))
+        let mut result = self.ws.send(Message::text(text));
+        // The message is queued; an interrupted or slow write is finished by flushing.
+        let deadline = Instant::now() + WRITE_TIMEOUT;
+        while let Err(tungstenite::Error::Io(e)) = &result {
+            if !is_timeout(e) || Instant::now() >= deadline {
+                break;
+            }
+            result = self.ws.flush();
+        }
+        result.map_err(|e| self.failure(e))
     }
 
     /// Reads one message, if one arrives within [`POLL`]; `Ok(false)` when none did.
@@ -442,6 +456,9 @@ fn empty_object() -> Box<RawValue> {
     RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
 }
 
+/// Whether an I/O error only means "not now": a read or write timeout, or a signal (a socket
+/// with a timeout is not restarted after a signal handler, SA_RESTART or not: Ctrl-C caught by
+/// the caller interrupts the read).
 fn is_timeout(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
 }
