@@ -295,9 +295,106 @@ fn what_cannot_be_recorded_is_said_in_one_line() {
     let out = cpuprof().args(["record", "--", "no-such-program-here"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run `no-such-program-here`"));
+    // Outputs that could not be written are refused before the command runs.
+    std::fs::write(tmp.path().join("app.js"), "console.log('ran')").unwrap();
+    let refusals: [&[&str]; 4] = [
+        &["--report", "app.js"],
+        &["-o", "a.cpuprofile", "--flamegraph", "a.cpuprofile"],
+        &["--flamegraph", "no/such/dir/f.svg"],
+        &["--duration", "0s"],
+    ];
+    for options in refusals {
+        let out = cpuprof()
+            .current_dir(tmp.path())
+            .arg("record")
+            .args(options)
+            .args(["--", "node", "app.js"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{options:?}");
+        assert!(out.stdout.is_empty(), "{options:?}: the command did not run");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1, "{options:?}");
+    }
+    assert_eq!(std::fs::read_to_string(tmp.path().join("app.js")).unwrap(), "console.log('ran')");
     // No command at all, and a tick log of what is not node: usage.
     assert_eq!(cpuprof().args(["record"]).output().unwrap().status.code(), Some(2));
     let out = cpuprof().args(["record", "--prof", "--", "npm", "test"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
+
+#[test]
+fn duration_and_signals_reach_node_under_a_wrapper_and_a_second_signal_kills_a_busy_program() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `sh -c` stands for npm and other wrappers: the node under it is stopped too, and writes.
+    let dir = tmp.path().join("wrapped");
+    let started = Instant::now();
+    let out = cpuprof()
+        .args(["record", "-q", "--duration", "1s", "-o"])
+        .arg(&dir)
+        .args(["--", "sh", "-c", "node fixtures/workloads/busy-server.js; echo after"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(8), "stopped by the SIGINT, not killed 10 s later");
+    assert_eq!(kept(&dir).len(), 1);
+
+    // A program busy in synchronous code cannot see the first SIGINT; the second kills it.
+    let busy = tmp.path().join("spin.js");
+    std::fs::write(&busy, "for (;;) {}\n").unwrap();
+    let mut record = Running(
+        Command::new(assert_cmd::cargo::cargo_bin("cpuprof"))
+            .current_dir(root())
+            .args(["record", "-q", "-o"])
+            .arg(tmp.path().join("spun"))
+            .arg("--")
+            .arg("node")
+            .arg(&busy)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = rustix::process::Pid::from_raw(record.0.id() as i32).unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(record.0.try_wait().unwrap().is_none(), "one SIGINT waits for the program");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = record.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the second SIGINT ends it");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(record.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("a second signal") && stderr.contains("was killed (signal 9)"), "{stderr}");
+}
+
+#[test]
+fn a_process_left_running_can_still_start_node_after_the_recording() {
+    // A daemon the command leaves behind keeps NODE_OPTIONS, which names the preload: node must
+    // still start once the recording is over (and the process is not profiled).
+    let tmp = tempfile::tempdir().unwrap();
+    let saved = tmp.path().join("env.txt");
+    let script = format!(
+        "require('fs').writeFileSync({:?}, JSON.stringify({{o: process.env.NODE_OPTIONS, d: process.env.CPUPROF_RECORD_DIR}}))",
+        saved.to_str().unwrap()
+    );
+    cpuprof().args(["record", "-q", "-o"]).arg(tmp.path().join("p")).args(["--", "node", "-e", &script]).assert().success();
+    let env: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let recording = env["d"].as_str().unwrap();
+    assert!(!Path::new(recording).exists(), "the recording's directory is removed");
+    let out = Command::new("node")
+        .env("NODE_OPTIONS", env["o"].as_str().unwrap())
+        .env("CPUPROF_RECORD_DIR", recording)
+        .args(["-e", "console.log('started')"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "started");
 }

@@ -109,11 +109,11 @@ pub(crate) struct RecordArgs {
     pub(crate) url: Option<String>,
 
     /// Sampling interval
-    #[arg(long, value_name = "TIME", default_value = "1ms")]
+    #[arg(long, value_name = "TIME", default_value = "1ms", allow_hyphen_values = true)]
     pub(crate) interval: String,
 
-    /// Stop after this long: COMMAND gets SIGINT, as from Ctrl-C (ending of it counts as success), and is killed 10 s later if still running
-    #[arg(long, value_name = "TIME")]
+    /// Stop after this long. With --pid: profiling stops (else at Ctrl-C). A COMMAND gets SIGINT, as from Ctrl-C (ending of it counts as success), and is killed 10 s later if still running
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub(crate) duration: Option<String>,
 
     /// Record a V8 tick log (node --prof) instead of .cpuprofile files; COMMAND must be node

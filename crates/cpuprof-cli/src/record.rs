@@ -40,6 +40,9 @@ pub(crate) fn run_record(args: &RecordArgs) -> Result<()> {
         return Err(UsageError("--interval must be more than 0".to_owned()).into());
     }
     let stop_after = args.duration.as_deref().map(|d| duration(d, "--duration")).transpose()?;
+    if stop_after.is_some_and(|d| d < Duration::from_millis(1)) {
+        return Err(UsageError("--duration must be at least 1ms".to_owned()).into());
+    }
     check_outputs(args)?;
     let (kept, status) = if args.pid.is_some() || args.url.is_some() {
         (attached(args, interval, stop_after)?, None)
@@ -61,14 +64,41 @@ fn duration(text: &str, flag: &str) -> Result<Duration> {
     Ok(Duration::from_nanos(ns as u64))
 }
 
-/// Refuses, before anything runs, the outputs that could not be written after it.
+/// Refuses, before anything runs, the outputs that could not be written after it: `-`, two
+/// outputs at one path, a file in a directory that does not exist, a file the command reads.
 fn check_outputs(args: &RecordArgs) -> Result<()> {
-    let outputs = [args.output.as_deref(), args.flamegraph.as_deref(), args.report.as_deref()];
-    if outputs.iter().flatten().any(|p| crate::io::is_dash(p)) {
-        return Err(UsageError("record writes files: - (stdout) is not one of them".to_owned()).into());
+    let outputs: Vec<(&str, &Path)> = [
+        ("-o", args.output.as_deref()),
+        ("--flamegraph", args.flamegraph.as_deref()),
+        ("--report", args.report.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| path.map(|p| (flag, p)))
+    .collect();
+    let usage = |message: String| -> Result<()> { Err(UsageError(message).into()) };
+    if outputs.iter().any(|(_, p)| crate::io::is_dash(p)) {
+        return usage("record writes files: - (stdout) is not one of them".to_owned());
     }
     if args.prof && args.output.as_deref().is_some_and(is_profile_file) {
-        return Err(UsageError("--prof keeps tick logs in a directory: give -o a directory".to_owned()).into());
+        return usage("--prof keeps tick logs in a directory: give -o a directory".to_owned());
+    }
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| p == path || crate::io::same_file(p, path)) {
+            return usage(format!("{other} and {flag} name the same file, {}", path.display()));
+        }
+        let is_file = *flag != "-o" || is_profile_file(path);
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if is_file && !parent.is_dir() {
+            return usage(format!("{flag} {}: the directory {} does not exist", path.display(), parent.display()));
+        }
+        let read = args.command.iter().map(Path::new).find(|arg| arg.is_file() && crate::io::same_file(arg, path));
+        if let Some(read) = read {
+            return usage(format!(
+                "{flag} {} would replace {}, which the command is given",
+                path.display(),
+                read.display()
+            ));
+        }
     }
     Ok(())
 }
@@ -95,23 +125,40 @@ fn commanded(
     }
     let options = CommandOptions { program: program.clone(), args: rest.to_vec(), interval, tick_log: args.prof };
     let (recording, mut command) = Recording::prepare(&options)?;
+    let _listed = crate::signals::remove_on_signal(recording.dir());
     let shown = shown_command(&args.command);
     let mut child = command.spawn().with_context(|| format!("cannot run {shown}"))?;
     let status = {
-        let _forwarding = react(Reaction::Forward(child.id()));
+        let _forwarding = react(Reaction::Forward { pid: child.id(), signals: 0 });
         wait(&mut child, stop_after, &shown)?
     };
     let recorded = recording.collect()?;
-    if recorded.is_empty() {
-        let why = if status.success() { "" } else { " (it failed before writing one)" };
-        crate::say(&format!(
-            "{shown} exited with status {}; no Node process of it wrote a profile{why}",
-            exit_code(status)
+    let lost = recording.lost_workers();
+    if lost > 0 {
+        crate::warn(&format!(
+            "{} wrote no profile: stopped by worker.terminate(), or busy in synchronous code when its process exited",
+            if lost == 1 { "1 worker thread".to_owned() } else { format!("{lost} worker threads") }
         ));
-        return Err(anyhow!("nothing was recorded: is {shown} a Node program?"));
+    }
+    if recorded.is_empty() {
+        use std::os::unix::process::ExitStatusExt;
+        return Err(match status.signal() {
+            Some(signal) => anyhow!("nothing was recorded: {shown} was killed (signal {signal}) before a Node process of it wrote a profile"),
+            None => anyhow!(
+                "nothing was recorded: {shown} exited with status {} and no Node process of it wrote a profile (is it a Node program?)",
+                exit_code(status)
+            ),
+        });
     }
     let default = format!("cpuprof-record-{}", child.id());
-    Ok((keep(args, &recorded, &default)?, status))
+    match keep(args, &recorded, &default) {
+        Ok(kept) => Ok((kept, status)),
+        // Nothing lost: the profiles stay where they were written.
+        Err(err) => {
+            let dir = recording.keep();
+            Err(err.context(format!("the profiles are left in {}", dir.display())))
+        }
+    }
 }
 
 /// The command as a shell would show it, for messages.
@@ -134,15 +181,19 @@ fn wait(child: &mut std::process::Child, stop_after: Option<Duration>, shown: &s
         }
         match (stop_after, stopped_at) {
             (Some(limit), None) if started.elapsed() >= limit => {
-                crate::say(&format!("{shown}: stopping it after {limit:?} (SIGINT)"));
-                crate::signals::send(child.id(), rustix::process::Signal::INT);
+                crate::say(&format!("{shown}: stopping it after {limit:?} (SIGINT to it and the processes under it)"));
+                for pid in cpuprof_record::command::process_tree(child.id()) {
+                    crate::signals::send(pid, rustix::process::Signal::INT);
+                }
                 stopped_at = Some(Instant::now());
             }
             (_, Some(at)) if at.elapsed() >= STOP_GRACE => {
                 crate::warn(&format!(
                     "{shown} did not end {STOP_GRACE:?} after SIGINT: killing it (its profiles may be lost)"
                 ));
-                let _ = child.kill();
+                for pid in cpuprof_record::command::process_tree(child.id()) {
+                    crate::signals::send(pid, rustix::process::Signal::KILL);
+                }
                 return child.wait().context("cannot wait for the recorded command");
             }
             _ => {}
@@ -187,6 +238,7 @@ fn attached(args: &RecordArgs, interval: Duration, stop_after: Option<Duration>)
     // The profiles go where a command's would, named alike.
     let dir =
         tempfile::Builder::new().prefix("cpuprof-attach-").tempdir().context("cannot make a temporary directory")?;
+    let _listed = crate::signals::remove_on_signal(dir.path());
     let pid = args.pid.map_or_else(|| "inspector".to_owned(), |p| p.to_string());
     let mut recorded = Vec::new();
     for profile in &attached.profiles {
@@ -199,7 +251,10 @@ fn attached(args: &RecordArgs, interval: Duration, stop_after: Option<Duration>)
         let command = args.pid.map(command_line).unwrap_or_default();
         recorded.push(Recorded { path, pid: args.pid.unwrap_or(0), thread, argv: command, file_name });
     }
-    keep(args, &recorded, &format!("cpuprof-record-{pid}"))
+    keep(args, &recorded, &format!("cpuprof-record-{pid}")).map_err(|err| {
+        let dir = dir.keep();
+        err.context(format!("the profiles are left in {}", dir.display()))
+    })
 }
 
 /// A process's command line from /proc (empty where it cannot be read), for its profiles' labels.
@@ -295,15 +350,15 @@ fn summarize(args: &RecordArgs, kept: &[PathBuf]) -> Result<()> {
         words.extend(files());
         words.extend(["-o".into(), svg.clone().into_os_string()]);
         run_as(words)?;
-        crate::say(&format!("flame graph written to {}", svg.display()));
     }
     if let Some(page) = &args.report {
         // The report reads one profile: several are merged first.
-        let merged_dir;
+        let (merged_dir, _listed);
         let input = if let [one] = kept {
             one.clone()
         } else {
             merged_dir = tempfile::tempdir().context("cannot make a temporary directory")?;
+            _listed = crate::signals::remove_on_signal(merged_dir.path());
             let merged = merged_dir.path().join("merged.cpuprofile");
             let mut words: Vec<OsString> = vec!["cpuprof".into(), "merge".into()];
             words.extend(files());
@@ -318,7 +373,6 @@ fn summarize(args: &RecordArgs, kept: &[PathBuf]) -> Result<()> {
             "-o".into(),
             page.clone().into_os_string(),
         ])?;
-        crate::say(&format!("report written to {}", page.display()));
     }
     Ok(())
 }

@@ -46,9 +46,11 @@ pub(crate) fn exit_status() -> Option<u8> {
 pub(crate) enum Reaction {
     /// Remove the temporary files and end the process.
     Exit,
-    /// Send it on to this process (the command `record` runs), unless the terminal sent it
-    /// (Ctrl-C), which signals the command's whole process group, that process with it.
-    Forward(u32),
+    /// Send it on to this process and the processes under it (the command `record` runs),
+    /// unless the terminal sent it (Ctrl-C), which reaches them all already. A second signal
+    /// kills them: a program busy in synchronous code does not see the first until its event
+    /// loop turns.
+    Forward { pid: u32, signals: u32 },
     /// Set this flag; a second signal ends the process.
     Stop(Arc<AtomicBool>),
 }
@@ -74,11 +76,19 @@ impl Drop for ReactionGuard {
 /// Reacts to one signal as [`REACTION`] says; whether the process should end.
 fn react_to(signal: i32, cause: Cause) -> bool {
     let mut reaction = REACTION.lock().unwrap_or_else(PoisonError::into_inner);
-    match &*reaction {
+    match &mut *reaction {
         Reaction::Exit => true,
-        Reaction::Forward(pid) => {
-            if !matches!(cause, Cause::Kernel) {
-                forward(*pid, signal);
+        Reaction::Forward { pid, signals } => {
+            *signals += 1;
+            if *signals > 1 {
+                crate::say("a second signal: killing the recorded command and the processes under it (their profiles are lost)");
+                for pid in cpuprof_record::command::process_tree(*pid) {
+                    send(pid, rustix::process::Signal::KILL);
+                }
+            } else if !matches!(cause, Cause::Kernel) {
+                for pid in cpuprof_record::command::process_tree(*pid) {
+                    forward(pid, signal);
+                }
             }
             // The command's exit status says how the run ended, not this signal.
             CAUGHT.store(0, Ordering::SeqCst);
@@ -125,13 +135,34 @@ pub(crate) fn watch_signals() {
                 }
                 let files = pending();
                 for file in files.iter() {
-                    let _ = std::fs::remove_file(file);
+                    if file.is_dir() {
+                        let _ = std::fs::remove_dir_all(file);
+                    } else {
+                        let _ = std::fs::remove_file(file);
+                    }
                 }
                 std::process::exit(128 + origin.signal);
             }
         });
         drop(thread);
     });
+}
+
+/// A temporary directory (its owner removes it when done) that those signals remove too, while
+/// the returned guard lives.
+pub(crate) fn remove_on_signal(dir: &Path) -> PendingDir {
+    watch_signals();
+    pending().push(dir.to_owned());
+    PendingDir(dir.to_owned())
+}
+
+/// Keeps a directory listed for removal on a signal; unlists it when dropped.
+pub(crate) struct PendingDir(PathBuf);
+
+impl Drop for PendingDir {
+    fn drop(&mut self) {
+        pending().retain(|p| p != &self.0);
+    }
 }
 
 /// A temporary file beside an output (`.cpuprof-XXXXXX`), removed when dropped, on those

@@ -19,13 +19,15 @@
 (function cpuprofRecord() {
   const dir = process.env.CPUPROF_RECORD_DIR;
   if (!dir) return;
+  const fs = require('fs');
+  // A process that outlived the recording (a daemon the command left running) is not profiled.
+  if (!fs.existsSync(dir)) return;
   let inspector;
   try {
     inspector = require('inspector');
   } catch {
     return; // a node built without the inspector
   }
-  const fs = require('fs');
   const path = require('path');
   const { isMainThread, threadId } = require('worker_threads');
   const interval = Number(process.env.CPUPROF_RECORD_INTERVAL_US) || 1000;
@@ -59,14 +61,56 @@
         execArgv: process.execArgv,
         startedMs: started,
       };
-      fs.writeFileSync(`${base}.json`, JSON.stringify(about));
-      fs.writeFileSync(`${base}.partial`, JSON.stringify(result.profile));
-      fs.renameSync(`${base}.partial`, `${base}.cpuprofile`);
+      try {
+        fs.writeFileSync(`${base}.json`, JSON.stringify(about));
+        fs.writeFileSync(`${base}.partial`, JSON.stringify(withoutPreload(result.profile)));
+        fs.renameSync(`${base}.partial`, `${base}.cpuprofile`);
+      } catch {
+        // The recording is gone (or its disk full): the program ends as it would have.
+      }
     });
     try {
       fs.unlinkSync(`${base}.live`);
     } catch {}
   }
+
+  // The samples of this preload's own code (its start, and the stop in the exit handler, which
+  // in a short process can be a good part of it) are not the program's: they are taken out,
+  // each one's time given to the next sample kept, and the profile ends where the preload's
+  // last run of samples begins.
+  function withoutPreload(profile) {
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    const urls = new Set([__filename, require('url').pathToFileURL(__filename).href]);
+    const own = new Set();
+    const pending = [[profile.nodes[0], false]];
+    while (pending.length > 0) {
+      const [node, under] = pending.pop();
+      const mine = under || urls.has(node.callFrame.url);
+      if (mine) own.add(node.id);
+      for (const child of node.children || []) if (byId.has(child)) pending.push([byId.get(child), mine]);
+    }
+    const samples = [];
+    const timeDeltas = [];
+    let carried = 0;
+    let time = profile.startTime;
+    let ownSince = null;
+    for (let i = 0; i < profile.samples.length; i++) {
+      const delta = profile.timeDeltas[i] || 0;
+      time += delta;
+      carried += delta;
+      if (own.has(profile.samples[i])) {
+        if (ownSince === null) ownSince = time;
+        continue;
+      }
+      ownSince = null;
+      samples.push(profile.samples[i]);
+      timeDeltas.push(carried);
+      carried = 0;
+    }
+    const endTime = ownSince === null ? profile.endTime : Math.min(ownSince, profile.endTime);
+    return { ...profile, endTime, samples, timeDeltas };
+  }
+
   const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(`cpuprof-record-${process.pid}`) : null;
   if (channel) channel.unref();
   if (!isMainThread) {

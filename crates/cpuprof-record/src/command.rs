@@ -118,8 +118,7 @@ impl Recording {
     /// caller runs it, with the I/O and signals it chooses).
     pub fn prepare(options: &CommandOptions) -> Result<(Recording, Command), RecordError> {
         let dir = tempfile::Builder::new().prefix("cpuprof-record-").tempdir().map_err(RecordError::TempDir)?;
-        let preload = dir.path().join("preload.js");
-        std::fs::write(&preload, PRELOAD).map_err(RecordError::TempDir)?;
+        let preload = install_preload(dir.path()).map_err(RecordError::TempDir)?;
         let mut command = Command::new(&options.program);
         let interval_us = options.interval.as_micros().clamp(1, u128::from(u32::MAX));
         if options.tick_log {
@@ -141,6 +140,22 @@ impl Recording {
     /// Where the profiles are being written.
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Keeps the directory and the profiles in it (when they could not be copied elsewhere):
+    /// where it is.
+    pub fn keep(self) -> PathBuf {
+        self.dir.keep()
+    }
+
+    /// How many worker threads started and wrote no profile (stopped by `worker.terminate()`,
+    /// or busy in synchronous code when their process exited): each leaves its marker.
+    pub fn lost_workers(&self) -> usize {
+        std::fs::read_dir(self.dir.path())
+            .map(|entries| {
+                entries.filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".live"))).count()
+            })
+            .unwrap_or(0)
     }
 
     /// The profiles written so far (all of them once the command has ended), in the order their
@@ -176,6 +191,63 @@ impl Recording {
     }
 }
 
+/// `pid` and every process under it, parents before children (Linux's
+/// `/proc/PID/task/TID/children`; only `pid` where that cannot be read): the processes a
+/// terminal's Ctrl-C reaches when they run in the foreground, for a signal to reach them alike.
+pub fn process_tree(pid: u32) -> Vec<u32> {
+    let mut tree = vec![pid];
+    let mut next = 0;
+    while next < tree.len() && tree.len() < 100_000 {
+        let parent = tree[next];
+        next += 1;
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else { continue };
+        for task in tasks.flatten() {
+            let Ok(children) = std::fs::read_to_string(task.path().join("children")) else { continue };
+            for child in children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+                if !tree.contains(&child) {
+                    tree.push(child);
+                }
+            }
+        }
+    }
+    tree
+}
+
+/// Writes the preload where it stays: processes the command leaves running (a daemon, a
+/// detached child) keep `NODE_OPTIONS` and would fail to start node if the file named there
+/// were gone. It goes into the user's cache directory (never a shared one: any user could put a
+/// file there for another's node to run), named by its content's hash; without a cache
+/// directory, into the recording's own.
+fn install_preload(recording: &Path) -> std::io::Result<PathBuf> {
+    let cache =
+        std::env::var_os("XDG_CACHE_HOME").filter(|d| Path::new(d).is_absolute()).map(PathBuf::from).or_else(|| {
+            std::env::var_os("HOME").filter(|h| Path::new(h).is_absolute()).map(|h| Path::new(&h).join(".cache"))
+        });
+    if let Some(cache) = cache {
+        let dir = cache.join("cpuprof");
+        let path = dir.join(format!("record-preload-{:016x}.js", fnv1a(PRELOAD.as_bytes())));
+        if std::fs::read(&path).is_ok_and(|bytes| bytes == PRELOAD.as_bytes()) {
+            return Ok(path);
+        }
+        let written = std::fs::create_dir_all(&dir).and_then(|()| {
+            let file = tempfile::Builder::new().prefix(".record-preload-").tempfile_in(&dir)?;
+            std::fs::write(file.path(), PRELOAD)?;
+            file.persist(&path).map_err(|e| e.error)
+        });
+        if written.is_ok() {
+            return Ok(path);
+        }
+    }
+    let path = recording.join("preload.js");
+    std::fs::write(&path, PRELOAD)?;
+    Ok(path)
+}
+
+/// FNV-1a, 64 bits: a name for the preload's version (not a defence: the directory is the user's).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 fn thread_order(thread: &Thread) -> (u64, &str) {
     match thread {
         Thread::Main => (0, ""),
@@ -203,12 +275,10 @@ fn tick_log(path: &Path, name: &str) -> Option<Recorded> {
 /// characters that are safe in a file name on any system.
 fn script_name(argv: &[String]) -> String {
     let script = argv.get(1).and_then(|s| Path::new(s).file_stem()).map(|s| s.to_string_lossy().into_owned());
-    let safe: String = script
-        .unwrap_or_default()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
-        .take(40)
-        .collect();
+    let safe: String =
+        script.unwrap_or_default().chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_')).take(40).collect();
+    // Not a leading `-`: the name would read as an option to the next command given it.
+    let safe = safe.trim_start_matches('-').to_owned();
     if safe.is_empty() {
         "node".to_owned()
     } else {
@@ -240,6 +310,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_process_tree_holds_the_children() {
+        let mut child = Command::new("sleep").arg("5").spawn().unwrap();
+        let tree = process_tree(std::process::id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(tree[0], std::process::id());
+        assert!(tree.contains(&child.id()), "{tree:?}");
+    }
+
+    #[test]
     fn node_options_keep_the_users_and_quote_the_preload() {
         let preload = Path::new("/tmp/a b/pre\"load.js");
         assert_eq!(node_options(None, preload), OsString::from("--require \"/tmp/a b/pre\\\"load.js\""));
@@ -256,5 +336,8 @@ mod tests {
         assert_eq!(script_name(&argv(&["node"])), "node");
         assert_eq!(script_name(&argv(&["node", "../\n../x/"])), "x");
         assert_eq!(script_name(&argv(&["node", "\u{202e}"])), "node");
+        assert_eq!(script_name(&argv(&["node", "-"])), "node");
+        assert_eq!(script_name(&argv(&["node", "--help.js"])), "help");
+        assert_eq!(script_name(&argv(&["node", "ünï cødé.js"])), "ünïcødé");
     }
 }
