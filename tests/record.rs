@@ -152,6 +152,20 @@ fn a_forked_child_process_gives_a_profile_and_the_merged_top_is_the_sum_of_them(
 /// A process started by a test, killed when the test ends however it ends.
 struct Running(std::process::Child);
 
+impl Running {
+    /// Its exit status, which must come within `limit`.
+    fn wait_at_most(&mut self, limit: Duration, what: &str) -> std::process::ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < limit, "{what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -181,14 +195,7 @@ fn sigint_to_record_stops_a_server_and_its_profile_is_kept_and_reported() {
     std::thread::sleep(Duration::from_secs(1));
     let pid = rustix::process::Pid::from_raw(record.0.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = record.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "record ends after SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = record.wait_at_most(Duration::from_secs(30), "record ends after SIGINT");
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
     let mut stderr = String::new();
@@ -361,14 +368,7 @@ fn duration_and_signals_reach_node_under_a_wrapper_and_a_second_signal_kills_a_b
     std::thread::sleep(Duration::from_millis(500));
     assert!(record.0.try_wait().unwrap().is_none(), "one SIGINT waits for the program");
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = record.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "the second SIGINT ends it");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = record.wait_at_most(Duration::from_secs(10), "the second SIGINT ends it");
     let mut stderr = String::new();
     std::io::Read::read_to_string(record.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(1), "{stderr}");
@@ -385,7 +385,12 @@ fn a_process_left_running_can_still_start_node_after_the_recording() {
         "require('fs').writeFileSync({:?}, JSON.stringify({{o: process.env.NODE_OPTIONS, d: process.env.CPUPROF_RECORD_DIR}}))",
         saved.to_str().unwrap()
     );
-    cpuprof().args(["record", "-q", "-o"]).arg(tmp.path().join("p")).args(["--", "node", "-e", &script]).assert().success();
+    cpuprof()
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path().join("p"))
+        .args(["--", "node", "-e", &script])
+        .assert()
+        .success();
     let env: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
     let recording = env["d"].as_str().unwrap();
     assert!(!Path::new(recording).exists(), "the recording's directory is removed");

@@ -151,11 +151,9 @@ impl Recording {
     /// How many worker threads started and wrote no profile (stopped by `worker.terminate()`,
     /// or busy in synchronous code when their process exited): each leaves its marker.
     pub fn lost_workers(&self) -> usize {
-        std::fs::read_dir(self.dir.path())
-            .map(|entries| {
-                entries.filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".live"))).count()
-            })
-            .unwrap_or(0)
+        std::fs::read_dir(self.dir.path()).map_or(0, |entries| {
+            entries.filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".live"))).count()
+        })
     }
 
     /// The profiles written so far (all of them once the command has ended), in the order their
