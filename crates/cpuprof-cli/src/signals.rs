@@ -51,8 +51,10 @@ pub(crate) enum Reaction {
     /// kills them: a program busy in synchronous code does not see the first until its event
     /// loop turns.
     Forward { pid: u32, signals: u32 },
-    /// Set this flag; a second signal ends the process.
+    /// Set this flag; a second signal ends the process ([`Reaction::Leave`]).
     Stop(Arc<AtomicBool>),
+    /// End the process, saying that the process attached to may be left with its inspector open.
+    Leave,
 }
 
 static REACTION: Mutex<Reaction> = Mutex::new(Reaction::Exit);
@@ -96,8 +98,17 @@ fn react_to(signal: i32, cause: Cause) -> bool {
         }
         Reaction::Stop(flag) => {
             flag.store(true, Ordering::SeqCst);
-            *reaction = Reaction::Exit;
+            // Stopping is what the signal asks for: the run ends as it ends.
+            CAUGHT.store(0, Ordering::SeqCst);
+            *reaction = Reaction::Leave;
             false
+        }
+        Reaction::Leave => {
+            crate::say(
+                "a second signal: leaving at once; the process attached to may keep its inspector open \
+                 (a debugger port on 127.0.0.1) until it ends",
+            );
+            true
         }
     }
 }

@@ -39,11 +39,13 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long `Profiler.stop` may take: the profile is built and serialized on the thread.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a worker thread may take to start profiling before it is left out.
-const WORKER_TIMEOUT: Duration = Duration::from_secs(5);
+const WORKER_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long the inspector's port has to close after it was told to.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one `/json/list` request may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long one of a process's other ports (not known to be its inspector's) may take to answer.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(300);
 /// At most this many of a process's other listening ports are asked whether they are its
 /// inspector (after the inspector ports it is known to use).
 const MAX_PROBES: usize = 16;
@@ -143,7 +145,7 @@ pub enum AttachError {
     #[error("process {pid} exited after it was sent SIGUSR1 (to open its inspector)")]
     DiedOnSignal { pid: u32 },
     #[error(
-        "process {pid} was sent SIGUSR1 but its inspector did not open within {} s (expected on port {port}); its standard error may say why",
+        "process {pid} was sent SIGUSR1 but its inspector did not open within {} s (expected on port {port}); its standard error may say why (a main thread blocked in a synchronous call opens it when the call returns, and it then stays open)",
         OPEN_TIMEOUT.as_secs()
     )]
     InspectorDidNotOpen { pid: u32, port: u16 },
@@ -363,6 +365,10 @@ fn endpoint_of_pid(
     if info.zombie {
         return Err(AttachError::Exited { pid });
     }
+    // Nothing is sent to a process that is not Node, not even a request to its ports.
+    if !info.looks_like_node() {
+        return Err(AttachError::NotNode { pid, name: info.name(), catches_sigusr1: info.catches_sigusr1 });
+    }
     let listeners = procfs::listeners(pid).map_err(|e| proc_error(pid, "fd", &e))?;
     let configured = info.configured_port();
     let mut preferred: Vec<u16> = Vec::new();
@@ -383,7 +389,8 @@ fn endpoint_of_pid(
     ordered.extend(others);
     for listener in &ordered {
         let Some(addr) = loopback_addr(listener) else { continue };
-        if let Ok(targets) = cdp::list_targets(addr, LIST_TIMEOUT) {
+        let timeout = if preferred.contains(&listener.port) { LIST_TIMEOUT } else { PROBE_TIMEOUT };
+        if let Ok(targets) = cdp::list_targets(addr, timeout) {
             if let Some(path) = pick_target(&targets) {
                 on_progress(&format!("the inspector of process {pid} is open on {addr}"));
                 return Ok(Endpoint { addrs: vec![addr], addr, path, who, pid: Some(pid), opened: None });
@@ -403,9 +410,6 @@ fn endpoint_of_pid(
         } else {
             AttachError::NotNode { pid, name: info.name(), catches_sigusr1: false }
         });
-    }
-    if !info.looks_like_node() {
-        return Err(AttachError::NotNode { pid, name: info.name(), catches_sigusr1: true });
     }
     let before: HashSet<u64> = listeners.iter().map(|l| l.inode).collect();
     procfs::send_sigusr1(pid).map_err(|e| match e.kind() {
@@ -542,16 +546,17 @@ fn record(
     let mut threads = vec![Thread { label: "main thread".to_owned(), id: Some(0), session: None, alive: true }];
     start_profiling(session, None, interval_us, COMMAND_TIMEOUT)
         .map_err(|(method, e)| fail(method, e, COMMAND_TIMEOUT, "starting the profiler"))?;
-    handle_worker_events(session, &mut threads, interval_us, on_progress, notes, false);
+    handle_worker_events(session, &mut threads, interval_us, on_progress, notes, false, stop);
     let span = options.duration.map_or_else(|| "until stopped".to_owned(), |d| format!("for {}", human(d)));
     on_progress(&format!("profiling {} thread(s) {span}", threads.len()));
 
     let end = options.duration.map(|d| Instant::now() + d);
-    while !stop.load(Ordering::Relaxed) && end.is_none_or(|end| Instant::now() < end) {
+    let stopped = || stop.load(Ordering::Relaxed) || end.is_some_and(|end| Instant::now() >= end);
+    while !stopped() {
         if let Err(e) = session.pump() {
             return Err(fail("reading the inspector's messages", e, COMMAND_TIMEOUT, "profiling"));
         }
-        handle_worker_events(session, &mut threads, interval_us, on_progress, notes, true);
+        handle_worker_events(session, &mut threads, interval_us, on_progress, notes, true, stop);
         if session.finished() {
             on_progress("the program has finished (Node waits for the debugger to disconnect)");
             break;
@@ -626,7 +631,10 @@ fn start_profiling(
     Ok(())
 }
 
-/// Starts profiling the workers announced, and marks those that ended.
+/// Starts profiling the workers announced, and marks those that ended. A worker announced and
+/// gone again before it could be asked (short-lived workers, started and ended faster than they
+/// are attached to) is left out; none is started once profiling is to stop.
+#[allow(clippy::too_many_arguments)]
 fn handle_worker_events(
     session: &mut Session,
     threads: &mut Vec<Thread>,
@@ -634,9 +642,23 @@ fn handle_worker_events(
     on_progress: &mut dyn FnMut(&str),
     notes: &mut Vec<String>,
     late: bool,
+    stop: &AtomicBool,
 ) {
+    let mut events = Vec::new();
     while let Some(event) = session.next_event() {
+        events.push(event);
+    }
+    let gone: HashSet<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            WorkerEvent::Detached { session_id } => Some(session_id.clone()),
+            WorkerEvent::Attached { .. } => None,
+        })
+        .collect();
+    for event in events {
         match event {
+            WorkerEvent::Attached { session_id, .. } if gone.contains(&session_id) => {}
+            WorkerEvent::Attached { .. } if stop.load(Ordering::Relaxed) => {}
             WorkerEvent::Attached { session_id, worker_id, url } => {
                 let label =
                     if url.is_empty() { format!("worker {worker_id}") } else { format!("worker {worker_id} ({url})") };

@@ -63,11 +63,26 @@ pub(crate) fn list_targets(addr: SocketAddr, timeout: Duration) -> Result<Vec<Li
     if !status.is_success() {
         return Err(ListError::NotInspector(format!("HTTP {status}")));
     }
-    response
+    let mut body = response
         .body_mut()
-        .read_json::<Vec<ListedTarget>>()
-        .map_err(|e| ListError::NotInspector(format!("not a target list ({})", describe_ureq(&e))))
+        .with_config()
+        .limit(LIST_LIMIT)
+        .read_to_vec()
+        .map_err(|e| ListError::NotInspector(format!("not a target list ({})", describe_ureq(&e))))?;
+    // Node 20 writes a script's title and url into the list as they are, control characters
+    // and all (a tab in a file name), which JSON does not allow in strings: they are read as
+    // spaces (the WebSocket URL, all that is used, has none).
+    for byte in &mut body {
+        if *byte < 0x20 {
+            *byte = b' ';
+        }
+    }
+    serde_json::from_slice::<Vec<ListedTarget>>(&body)
+        .map_err(|e| ListError::NotInspector(format!("not a target list ({e})")))
 }
+
+/// The most of a target list read: a process has a handful of targets.
+const LIST_LIMIT: u64 = 4 << 20;
 
 fn describe_ureq(e: &ureq::Error) -> String {
     match e {
