@@ -4,6 +4,7 @@
 // src/logging/log.cc and reads it in tools/tickprocessor.mjs; fixtures/oracle/SPEC.md says what cpuprof reads.
 //
 //   node scripts/gen-ticklog.js --size 1G --seed 1 -o /tmp/big.log [--header LOG] [--functions 3000]
+//                               [--diversity 0.5] [--compaction 0.06]
 //
 // Sizes: a number with an optional suffix. K, M, G (also KiB, MiB, GiB) are powers of 1024; KB, MB, GB are powers
 // of 1000; no suffix means bytes. The file is at most that many bytes, made of whole lines, and ends with
@@ -45,6 +46,15 @@
 //   writes it), 8 IDLE (~4%: epoll_wait <- uv__io_poll <- uv_run <- SpinEventLoop <- ... <- main).
 //   C++ addresses are inside real symbols of the running node binary (nm -n -S, types T/t, a few hundred of them:
 //   Runtime_*, heap/GC, API callbacks, other node/V8 code) and libc (nm -D).
+// - Raw-stack diversity (--diversity D, 0 to 1, default 0): with D = 0 a leaf has a few fixed pcs and tos is 0, so
+//   about 17% of tick lines have a distinct raw stack (pc, tos, vmstate, frames). Real node 20 logs have 16-85%:
+//   the pc moves inside the function's code on every tick and tos holds whatever was on top of the stack. With
+//   probability D a JS, GC or EXTERNAL tick takes a fresh pc inside the same code object (so it resolves to the
+//   same function) and, in JS, a fresh tos on the machine stack (which resolves to nothing); D = 1 gives ~95%
+//   distinct raw stacks. The resolved stacks and the weights do not depend on D, nor does the output for D = 0
+//   (a separate random stream). The share of distinct raw stacks is printed at the end.
+// - Code-move density (--compaction P, default 0.06): the probability that a GC burst starts with a compaction
+//   (1 to 12 code-move lines, 0 to 3 sfi-move lines).
 // - Deterministic for (seed, header, options): only +,-,*,/ and integer ops on random numbers, no Math.pow/log.
 //   Output is streamed (synchronous writes of ~4 MB chunks); memory use does not depend on --size.
 'use strict';
@@ -58,7 +68,8 @@ const { spawnSync } = require('child_process');
 // Arguments
 
 const USAGE = 'usage: node scripts/gen-ticklog.js --size SIZE -o FILE [--seed 1] [--header LOG] [--save-header FILE]\n' +
-  '                                   [--functions 3000] [--templates 6000] [--quiet]\n' +
+  '                                   [--functions 3000] [--templates 6000] [--diversity 0] [--compaction 0.06]\n' +
+  '                                   [--quiet]\n' +
   '  SIZE: bytes, or with K/M/G (1024-based; also KiB/MiB/GiB) or KB/MB/GB (1000-based), e.g. 50M, 1G\n' +
   '  -o -  writes to stdout\n';
 
@@ -80,7 +91,8 @@ function parseSize(s) {
 }
 
 function parseArgs(argv) {
-  const opts = { out: null, size: null, seed: 1, header: null, saveHeader: null, functions: 3000, templates: 6000, quiet: false };
+  const opts = { out: null, size: null, seed: 1, header: null, saveHeader: null, functions: 3000, templates: 6000,
+    diversity: 0, compaction: 0.06, quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const eq = a.startsWith('--') ? a.indexOf('=') : -1;
@@ -97,6 +109,8 @@ function parseArgs(argv) {
     else if (key === '--save-header') opts.saveHeader = val();
     else if (key === '--functions') opts.functions = Number(val());
     else if (key === '--templates') opts.templates = Number(val());
+    else if (key === '--diversity') opts.diversity = Number(val());
+    else if (key === '--compaction') opts.compaction = Number(val());
     else if (key === '--quiet' || key === '-q') opts.quiet = true;
     else if (key === '--help' || key === '-h') { process.stdout.write(USAGE); process.exit(0); }
     else usage(`unknown argument ${a}`);
@@ -107,6 +121,9 @@ function parseArgs(argv) {
   if (!Number.isSafeInteger(opts.seed)) usage('--seed must be an integer');
   if (!Number.isSafeInteger(opts.functions) || opts.functions < 50) usage('--functions must be an integer >= 50');
   if (!Number.isSafeInteger(opts.templates) || opts.templates < 10) usage('--templates must be an integer >= 10');
+  for (const k of ['diversity', 'compaction']) {
+    if (!(opts[k] >= 0 && opts[k] <= 1)) usage(`--${k} must be a number from 0 to 1`);
+  }
   return opts;
 }
 
@@ -596,6 +613,21 @@ class Out {
 // ---------------------------------------------------------------------------------------------------------------
 // Main
 
+// A 53-bit hash of a tick line without its time: ticks with equal keys have the same raw stack (pc, tos, vmstate,
+// frames). Two 32-bit FNV-1a variants; a collision among a few million keys is unlikely and would only lower the
+// printed share a little.
+function rawStackKey(line) {
+  let a = 0x811c9dc5, b = 0x01000193 ^ 0x9e3779b9;
+  const t1 = line.indexOf(',', 5), t2 = line.indexOf(',', t1 + 1);
+  for (let i = 5; i < line.length; i++) {
+    if (i === t1 + 1) i = t2;
+    const c = line.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 13);
+  }
+  return (a >>> 0) * 0x200000 + (b >>> 11);
+}
+
 function main() {
   const opts = parseArgs(process.argv.slice(2));
   const t0 = process.hrtime.bigint();
@@ -714,24 +746,30 @@ function main() {
     let pcs;
     const es = t.entries;
     let from = es.length - 1;
+    let pcCode; // the code object of each pc, for fresh pcs inside it (--diversity)
     if (t.kind === 'self') {
       if (lc.tier === 1) { // interpreted: pc in a bytecode handler, frame 0 in the BytecodeArray
         pcs = t.handlers.map((h, i) => h.start + Math.floor(t.fracs[i] * h.size));
+        pcCode = t.handlers;
       } else {
         pcs = t.fracs.map((fr) => lc.start + Math.floor(fr * lc.size));
+        pcCode = t.fracs.map(() => lc);
         from--; // the leaf function is the pc, not a frame
       }
     } else if (t.kind === 'regexp') {
       const rc = t.regexp.code;
       pcs = t.fracs.map((fr) => rc.start + Math.floor(fr * rc.size));
+      pcCode = t.fracs.map(() => rc);
       for (const a of t.extra) addrs.push(a);
     } else {
       pcs = t.pcOffs.map((o) => t.pcSym.start + o);
+      pcCode = t.pcOffs.map(() => t.pcSym);
       for (const a of t.extra) addrs.push(a);
     }
     const all = addrs.map(hex);
     for (let i = from; i >= 0 && all.length < MAX_FRAMES; i--) all.push(entryStr(es[i]));
     t.pcStrs = pcs.map(hex);
+    t.pcCode = pcCode;
     t.frames = all.length ? ',' + all.join(',') : '';
     t.nFrames = all.length;
     t.all = all;
@@ -751,12 +789,13 @@ function main() {
   const insideS = (sym) => sym.start + int(rngS, 1, Math.max(1, sym.size - 1));
   const gcStacks = [];
   for (let i = 0; i < 40; i++) {
-    const pc = hex(insideS(pick(rngS, S.gc)));
+    const pcSym = pick(rngS, S.gc);
+    const pc = hex(insideS(pcSym));
     const fr = [];
     for (let k = int(rngS, 1, 5); k > 0; k--) fr.push(hex(insideS(pick(rngS, S.gc))));
     if (rngS() < 0.7) fr.push(hex(insideS(pick(rngS, S.runtime)))); // Runtime_AllocateIn*, StackGuard...
     fr.push(hex(insideS(pick(rngS, B.centry))));
-    gcStacks.push({ pc, fr, w: 1 / (i + 2) });
+    gcStacks.push({ pc, pcSym, fr, w: 1 / (i + 2) });
   }
   const pickGc = makeSampler(gcStacks.map((g) => g.w));
   const idleStacks = [];
@@ -789,11 +828,14 @@ function main() {
   const modeP = [burstW[0] / burstSum, (burstW[0] + burstW[1]) / burstSum, (burstW[0] + burstW[1] + burstW[2]) / burstSum];
   let mode = 0, runLeft = 0, t = templates[0], gc = gcStacks[0], idle = idleStacks[0];
   let lastTick = now;
+  const rngD = mulberry32(mix(seed, 12));
+  const insideD = (code) => code.start + int(rngD, 1, Math.max(1, code.size - 1));
+  const rawStacks = new Set();
   while (!out.full) {
     if (runLeft === 0) {
       const r = rngK();
       if (r < modeP[0]) { mode = 0; runLeft = 1 + Math.floor(rngK() * rngK() * 30); }
-      else if (r < modeP[1]) { mode = 1; runLeft = 1 + Math.floor(rngK() * 6); gc = gcStacks[pickGc(rngK)]; if (rngK() < 0.06) compaction(); }
+      else if (r < modeP[1]) { mode = 1; runLeft = 1 + Math.floor(rngK() * 6); gc = gcStacks[pickGc(rngK)]; if (rngK() < opts.compaction) compaction(); }
       else if (r < modeP[2]) { mode = 6; runLeft = 1 + Math.floor(rngK() * 4); }
       else { mode = 8; runLeft = 1 + Math.floor(rngK() * rngK() * 80); idle = idleStacks[int(rngK, 0, idleStacks.length - 1)]; }
       t = templates[pickTemplate(rngK)];
@@ -819,22 +861,29 @@ function main() {
     now = Math.max(now + 1, lastTick + dt);
     lastTick = now;
     const k = t.pcStrs ? int(rngK, 0, t.pcStrs.length - 1) : 0;
+    // --diversity: a fresh pc inside the same code object (and, in JS, a fresh tos on the machine stack)
+    const fresh = opts.diversity > 0 && mode !== 8 && rngD() < opts.diversity;
     let line, nf;
     if (mode === 0) {
-      line = 'tick,' + t.pcStrs[k] + ',' + now + ',0,0x0,0' + t.frames + '\n';
+      const pc = fresh ? hex(insideD(t.pcCode[k])) : t.pcStrs[k];
+      const tos = fresh ? hex(0x7ffc00000000 + 8 * int(rngD, 0, (1 << 20) - 1)) : '0x0';
+      line = 'tick,' + pc + ',' + now + ',0,' + tos + ',0' + t.frames + '\n';
       nf = t.nFrames;
     } else if (mode === 1) {
       const js = rngK() < 0.8;
-      line = 'tick,' + gc.pc + ',' + now + ',0,0x0,1' + (js ? prefixed(gc.fr, t) : ',' + gc.fr.join(',')) + '\n';
+      const pc = fresh ? hex(insideD(gc.pcSym)) : gc.pc;
+      line = 'tick,' + pc + ',' + now + ',0,0x0,1' + (js ? prefixed(gc.fr, t) : ',' + gc.fr.join(',')) + '\n';
       nf = js ? Math.min(MAX_FRAMES, gc.fr.length + t.withPc.length) : gc.fr.length;
     } else if (mode === 6) {
-      line = 'tick,' + (t.apiStr || (t.apiStr = hex(t.apiPc))) + ',' + now + ',1,' + (t.apiCbStr || (t.apiCbStr = hex(t.api.start))) + ',6,' + handleApi + t.framesFromPc + '\n';
+      const pc = fresh ? hex(insideD(t.api)) : (t.apiStr || (t.apiStr = hex(t.apiPc)));
+      line = 'tick,' + pc + ',' + now + ',1,' + (t.apiCbStr || (t.apiCbStr = hex(t.api.start))) + ',6,' + handleApi + t.framesFromPc + '\n';
       nf = Math.min(MAX_FRAMES, 1 + t.withPc.length);
     } else {
       line = 'tick,' + idle.pc + ',' + now + ',0,0x0,8' + idle.fr + '\n';
       nf = idle.n;
     }
     if (!out.line(line)) break;
+    rawStacks.add(rawStackKey(line));
     stats.ticks++;
     stats.vm[mode]++;
     stats.frames += nf;
@@ -849,7 +898,8 @@ function main() {
   const pct = (n) => (100 * n / Math.max(1, stats.ticks)).toFixed(1);
   log(`${opts.out}: ${out.bytes} bytes (limit ${opts.size}), ${out.lines + H.lines.length} lines, header ${H.lines.length} lines from ${H.from}`);
   log(`ticks ${stats.ticks} (JS ${pct(stats.vm[0])}%, GC ${pct(stats.vm[1])}%, EXTERNAL ${pct(stats.vm[6])}%, IDLE ${pct(stats.vm[8])}%), ` +
-    `frames/tick mean ${(stats.frames / Math.max(1, stats.ticks)).toFixed(1)} max ${stats.maxFrames}`);
+    `frames/tick mean ${(stats.frames / Math.max(1, stats.ticks)).toFixed(1)} max ${stats.maxFrames}, ` +
+    `distinct raw stacks ${rawStacks.size} (${pct(rawStacks.size)}%)`);
   log(`functions ${F.fns.length}, templates ${templates.length}, C++ symbols ${S.nSyms} (+${S.libc.length} libc); code-creation ~ ${stats.creations[1]}, ` +
     `^ ${stats.creations[2]}, * ${stats.creations[3]} (re-opt ${stats.reopt}), RegExp ${stats.regexp}; code-move ${stats.codeMoves} ` +
     `(chained ${stats.chainMoves}, JIT ${stats.jitMoves}), sfi-move ${stats.sfiMoves}, new MemoryChunk ${stats.chunks}`);

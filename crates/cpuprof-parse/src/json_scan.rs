@@ -803,13 +803,7 @@ mod tests {
             br#"{"x":{"y":[[["z"]]]},"w":"\"\\\/\b\f\n\r\t"}"#,
             b"-12345678901234567890.5e-7",
         ];
-        let mut seed: u64 = 0x243f_6a88_85a3_08d3;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::xorshift(0x243f_6a88_85a3_08d3);
         let (mut agreed, mut valid) = (0, 0);
         for round in 0..40_000 {
             let text: Vec<u8> = if round % 2 == 0 {
@@ -839,13 +833,7 @@ mod tests {
 
     #[test]
     fn plain_ints_agree_with_the_standard_library() {
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..2000 {
             let mut block = Vec::new();
             for _ in 0..(next() % 40) {

@@ -24,6 +24,16 @@
 
 #[cfg(test)]
 mod bounds_tests;
+/// A xorshift generator from `seed` (non-zero): the tests' reproducible random inputs.
+#[cfg(test)]
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
 mod error;
 mod folded;
 mod json_grammar;

@@ -939,13 +939,7 @@ mod tests {
         let is_system = [false, true, true, false, false, false, false, false, false, false];
         let bottom = [0, 1, 2, 3, 3, 3, 3, 7, 7, 7];
         let roles = NodeRoles { programs: Programs::One(1), is_system: &is_system, bottom: &bottom };
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
         for case in 0..2000 {
             let n = 2 + (next() % 80) as usize + usize::from(case % 10 == 0) * 3000;
             // Runs of the same node, as real profiles have, and plenty of (program).
@@ -986,13 +980,7 @@ mod tests {
         let is_system = [false, true, true, false, false, false, false, false, false, false];
         let bottom = [0, 1, 2, 3, 3, 3, 3, 7, 7, 7];
         let roles = NodeRoles { programs: Programs::One(1), is_system: &is_system, bottom: &bottom };
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::xorshift(0x2545_f491_4f6c_dd1d);
         for case in 0..500 {
             let n = (next() % 60) as usize + usize::from(case % 3 == 0) * 500;
             let nodes: Vec<u32> = (0..n).map(|_| 1 + (next() % 9) as u32).collect();

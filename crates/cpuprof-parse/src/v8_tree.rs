@@ -789,13 +789,8 @@ mod tests {
             }
         }
         // xorshift: random profiles of (root) → (program) | (idle) | (garbage collector) | a → b.
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut random = crate::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = move |n: u64| random() % n;
         let join = |v: &[i64]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
         let node = |id: u32, name: &str, url: &str, children: &str| {
             format!(

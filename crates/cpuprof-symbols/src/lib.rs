@@ -262,6 +262,15 @@ impl SymbolFile {
         (address < self.symbols[i].end).then_some(SymbolId(i as u32))
     }
 
+    /// The symbol that covers file address `address`, and the file addresses `[start, end)`
+    /// around it that [`lookup`](Self::lookup) maps to that same symbol.
+    pub fn lookup_range(&self, address: u64) -> Option<(SymbolId, (u64, u64))> {
+        let id = self.lookup(address)?;
+        let s = &self.symbols[id.index()];
+        let next = self.symbols.get(id.index() + 1).map_or(u64::MAX, |n| n.start);
+        Some((id, (s.start, s.end.min(next))))
+    }
+
     /// `[start, end)` of a symbol, in file addresses.
     pub fn range(&self, id: SymbolId) -> (u64, u64) {
         let s = &self.symbols[id.index()];

@@ -69,15 +69,17 @@ fn union(a: Span, b: Span) -> Span {
 }
 
 impl DynamicCode {
-    /// Adds code; returns the span of addresses whose meaning changed.
-    pub(super) fn add(&mut self, start: u64, entry: Entry) -> Span {
+    /// Adds code; returns the span of addresses whose meaning changed, and whether code that
+    /// was there went (new code in fresh memory, the usual case, changes no address that
+    /// resolved to code before).
+    pub(super) fn add(&mut self, start: u64, entry: Entry) -> (Span, bool) {
         let end = start.saturating_add(entry.size);
         let removed = self.remove_overlapping(start, end);
         if matches!(entry.code, Code::Builtin | Code::BytecodeHandler) {
             self.blob = Some(self.blob.map_or((start, end), |b| union(b, (start, end))));
         }
         self.map.insert(start, entry);
-        removed.map_or((start, end), |r| union(r, (start, end)))
+        (removed.map_or((start, end), |r| union(r, (start, end))), removed.is_some())
     }
 
     /// Moves the code at `from`; `None` when no code starts there.
@@ -96,10 +98,10 @@ impl DynamicCode {
         Some((start, start.saturating_add(entry.size)))
     }
 
-    /// The code that covers `address`.
-    pub(super) fn find(&mut self, address: u64) -> Option<&mut Entry> {
+    /// The code that covers `address`, and where it starts.
+    pub(super) fn find(&mut self, address: u64) -> Option<(u64, &mut Entry)> {
         let (start, entry) = self.map.range_mut(..=address).next_back()?;
-        (address < start.saturating_add(entry.size)).then_some(entry)
+        (address < start.saturating_add(entry.size)).then_some((*start, entry))
     }
 
     /// How many code objects the map holds.
@@ -223,6 +225,8 @@ pub(super) struct Hit {
     pub(super) library: usize,
     /// The logged start of the mapping that holds the address.
     pub(super) mapping_start: u64,
+    /// Where that mapping ends.
+    pub(super) mapping_end: u64,
 }
 
 #[derive(Default)]
@@ -286,10 +290,18 @@ impl Libraries {
         }
     }
 
+    /// Whether any library mapping overlaps `[start, end)`.
+    pub(super) fn overlap(&self, (start, end): Span) -> bool {
+        self.find(start).is_some() || {
+            let i = self.ranges.partition_point(|(s, _, _)| *s < start);
+            self.ranges.get(i).is_some_and(|(s, _, _)| *s < end)
+        }
+    }
+
     pub(super) fn find(&self, address: u64) -> Option<Hit> {
         let i = self.ranges.partition_point(|(s, _, _)| *s <= address).checked_sub(1)?;
         let (start, end, library) = self.ranges[i];
-        (address < end).then_some(Hit { library, mapping_start: start })
+        (address < end).then_some(Hit { library, mapping_start: start, mapping_end: end })
     }
 
     /// The logged start of the library's first mapping.
@@ -335,7 +347,7 @@ mod tests {
     }
 
     fn frame_at(code: &mut DynamicCode, address: u64) -> Option<usize> {
-        match code.find(address)?.name {
+        match code.find(address)?.1.name {
             Name::Frame(frame) => Some(frame.index()),
             _ => None,
         }
@@ -346,7 +358,7 @@ mod tests {
         let mut code = DynamicCode::default();
         code.add(100, entry(10, 1));
         code.add(110, entry(10, 2));
-        assert_eq!(code.add(105, entry(10, 3)), (100, 120)); // overlaps both
+        assert_eq!(code.add(105, entry(10, 3)), ((100, 120), true)); // overlaps both
         assert!(frame_at(&mut code, 100).is_none());
         assert_eq!(frame_at(&mut code, 105), Some(3));
         assert_eq!(frame_at(&mut code, 114), Some(3));
@@ -381,7 +393,7 @@ mod tests {
             code.delete(0x20_0000 + i * 0x10);
         }
         assert_eq!(code.len(), 8);
-        assert!(matches!(&code.find(0x1000).unwrap().name, Name::Js { text, .. } if &**text == "f9992 /a.js:1:1"));
+        assert!(matches!(&code.find(0x1000).unwrap().1.name, Name::Js { text, .. } if &**text == "f9992 /a.js:1:1"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Stage one: bytes → lines → tick records, in parallel over pieces of a chunk.
 //!
 //! Ticks are almost all of a log, so they are parsed here, off the sequential path, and a
-//! hash of everything that decides their stack is computed while the line is hot. Every other
+//! hash of their frames (the callers, which repeat) is computed while the line is hot. Every other
 //! line is kept as a byte range for the sequential stage, which owns the code map.
 
 use rayon::prelude::*;
@@ -15,7 +15,8 @@ pub(super) struct Tick {
     pub(super) time_us: i64,
     /// False for the pre-2013 form: `time_us` is then 0.
     pub(super) timed: bool,
-    /// Hash of pc, tos, flags and frames: equal stacks (under one code map) hash equal.
+    /// Hash of the frames (not pc or tos, which change from tick to tick even in one
+    /// function): equal callers (under one code map) hash equal.
     pub(super) hash: u64,
     /// First frame in [`Batch::addrs`].
     pub(super) frames: u32,
@@ -112,7 +113,7 @@ fn parse_tick(fields: &[u8], addrs: &mut Vec<u64>) -> Option<Tick> {
     };
     let state = u8::try_from(cursor.int()?).ok()?;
     let first = addrs.len();
-    let mut hash = mix(mix(mix(SEED, pc), tos), u64::from(state) << 1 | u64::from(external));
+    let mut hash = SEED;
     let mut previous = pc;
     while !cursor.done() {
         let frame = match cursor.peek() {
@@ -159,8 +160,8 @@ fn finish(h: u64) -> u64 {
 
 /// Hash of a key as [`parse_tick`] computes it, for ticks built by hand (tests).
 #[cfg(test)]
-pub(super) fn hash_of(pc: u64, tos: u64, state: u8, external: bool, frames: &[u64]) -> u64 {
-    let mut h = mix(mix(mix(SEED, pc), tos), u64::from(state) << 1 | u64::from(external));
+pub(super) fn hash_of(frames: &[u64]) -> u64 {
+    let mut h = SEED;
     for f in frames {
         h = mix(h, *f);
     }
@@ -295,7 +296,7 @@ mod tests {
         let (t, frames) = one("tick,0x13a39b1,43045,1,0xc73370,5,0xf51800,0x7fa8d00044d6").unwrap();
         assert_eq!((t.pc, t.time_us, t.external, t.tos, t.state), (0x013a_39b1, 43045, true, 0x00c7_3370, 5));
         assert_eq!(frames, vec![0x00f5_1800, 0x7fa8_d000_44d6]);
-        assert_eq!(t.hash, hash_of(0x013a_39b1, 0x00c7_3370, 5, true, &frames));
+        assert_eq!(t.hash, hash_of(&frames));
         let (t, _) = one("tick,0x000000000000000000012,1,0,0x0,0").unwrap();
         assert_eq!(t.pc, 0x12);
         let (t, frames) = one("tick,0x10,-5,0,0x0,0").unwrap();

@@ -3,9 +3,10 @@
 //! The log is read in chunks of whole lines ([`input`]). Each chunk's tick lines are parsed in
 //! parallel (stage one, [`lines`]) while the previous chunk is replayed in order (stage two,
 //! the [`Decoder`] here): code events update the code map ([`records`], [`codemap`]), and each
-//! tick's addresses become a stack ([`stacks`]). A tick whose
-//! addresses, flags and VM state were already seen under the same code map reuses that
-//! stack, so the map is consulted once per distinct raw stack, not once per frame.
+//! tick's addresses become a stack ([`stacks`]). A tick whose frames were already seen under
+//! the same code map reuses their stack, and its pc and top of stack are found through the
+//! code objects recent ticks landed in, so the map is consulted once per distinct sequence of
+//! callers and once per code object, not once per frame or per raw stack.
 //!
 //! Attribution follows `node --prof-process` (V8's tick processor) where it is right:
 //! one sample per tick; frame 0 is the pc, or the external callback when V8 was in one; the
@@ -38,7 +39,7 @@ use self::codemap::{DynamicCode, Libraries, NoSymbols};
 use self::input::Input;
 use self::lines::{Batch, Item};
 use self::records::{Pending, Skipped};
-use self::stacks::{Cached, Known, Resolved};
+use self::stacks::{Cached, Known, Leaves, Resolved, RowKey, RECENT_CHANGES};
 use crate::{Origin, ParseError, ParseErrorKind, ParseOptions, Span};
 
 /// Bytes read per chunk (small in tests, so that they cross chunk boundaries).
@@ -47,8 +48,8 @@ const CHUNK: usize = if cfg!(test) { 1 << 16 } else { 8 << 20 };
 const MAX_LINE: usize = if cfg!(test) { 1 << 20 } else { 64 << 20 };
 /// V8's sampling interval when the log does not say (`--prof-sampling-interval` default).
 const DEFAULT_INTERVAL_US: i64 = cpuprof_model::defaults::V8_SAMPLING_INTERVAL_NS / 1000;
-/// Raw stack keys kept for reuse before the cache starts over (in 8-byte words).
-const CACHE_WORDS: usize = 16 << 20;
+/// Frame sequences kept for reuse before the cache starts over (in 8-byte words).
+const CACHE_WORDS: usize = 4 << 20;
 
 /// The line tags that start a tick log, for sniffing.
 pub(crate) const TAGS: [&str; 8] =
@@ -77,12 +78,20 @@ struct Decoder {
     code: DynamicCode,
     libraries: Libraries,
     code_range: Option<u64>,
-    /// Bumped on every change of the code map: cached stacks of older generations are stale.
+    /// Bumped on every change of the code map under an address resolved before: cached
+    /// callers of older generations are stale if one of their frames is in one of the spans
+    /// changed since (`recent_changes`, by generation), or if that is no longer known.
     generation: u32,
-    /// Every address resolved so far, ordered to find those a code event changes.
+    recent_changes: [(u64, u64); RECENT_CHANGES],
+    /// The rows of recent ticks, by what decides them.
+    recent_rows: Box<[Option<(RowKey, u32)>]>,
+    /// Every frame address resolved so far, ordered to find those a code event changes.
     seen: BTreeSet<u64>,
     /// What each address in `seen` resolved to.
     resolved: FxHashMap<u64, Resolved>,
+    /// Pcs and top-of-stack values, by the code they landed in.
+    leaves: Leaves,
+    /// The callers' stack of each frame sequence (the sequences in `keys`).
     cache: HashTable<Cached>,
     keys: Vec<u64>,
     /// `(stack, state)` of each sample row, and its ticks.
@@ -131,8 +140,11 @@ impl Decoder {
             libraries: Libraries::new(options.symbols_root.clone()),
             code_range: None,
             generation: 0,
+            recent_changes: [(0, 0); RECENT_CHANGES],
+            recent_rows: vec![None; RowKey::SLOTS].into_boxed_slice(),
             seen: BTreeSet::new(),
             resolved: FxHashMap::default(),
+            leaves: Leaves::new(),
             cache: HashTable::new(),
             keys: Vec::new(),
             rows: Vec::new(),

@@ -180,6 +180,7 @@ impl Decoder {
                         Some([gone, arrived]) => {
                             self.changed(Some(gone));
                             self.changed(Some(arrived));
+                            self.leaves.forget();
                         }
                         None => self.unknown_moves.note(line, || format!("{from:#x}")),
                     }
@@ -191,6 +192,7 @@ impl Decoder {
                 Some(start) => {
                     if let Some(gone) = self.code.delete(start) {
                         self.changed(Some(gone));
+                        self.leaves.forget();
                     }
                     true
                 }
@@ -265,9 +267,14 @@ impl Decoder {
             _ if js_kind => (Name::Js { text: unescape(&name).into(), tier: None }, Code::Other),
             _ => (plain(format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
         };
-        let span = self.code.add(start, Entry { size, code, name });
+        let (span, replaced) = self.code.add(start, Entry { size, code, name });
         // Builtins also decide what addresses in their remapped copies mean.
         self.changed(if matches!(code, Code::Builtin | Code::BytecodeHandler) { None } else { Some(span) });
+        // New code in fresh memory changes no remembered leaf: those are ranges of code that
+        // was there, or of C++ symbols and builtins' copies, which it may shadow.
+        if replaced || self.libraries.overlap(span) || self.remapped_builtin_overlap(span) {
+            self.leaves.forget();
+        }
         true
     }
 }

@@ -1,6 +1,13 @@
 //! Stacks: each tick's addresses resolved against the code map (V8 code, then the
 //! libraries and their ELF symbols) into frames, the frames into a stack and the stack into a
-//! sample row, with caches so that the code map is consulted once per distinct raw stack.
+//! sample row.
+//!
+//! Two caches keep this off the code map. A tick's frames (return addresses: call sites,
+//! which repeat) are looked up as a whole, so that the callers' stack is built once per
+//! distinct sequence under a code map. Its pc and top of stack, which move inside a
+//! function's code from tick to tick, are resolved through [`Leaves`]: the code object or
+//! symbol that covered a recent one covers most of the next. So throughput and memory do not
+//! depend on how many raw stacks are distinct, only on the callers and the code.
 
 use std::sync::Arc;
 
@@ -12,13 +19,101 @@ use super::lines::Tick;
 use super::names::split_js_name;
 use super::{Decoder, CACHE_WORDS};
 
-/// A stack cache entry: the raw key lives in `Decoder::keys`.
+/// How many changes of the code map are kept to check cached callers against.
+pub(super) const RECENT_CHANGES: usize = 32;
+
+/// A callers cache entry: the raw frames live in `Decoder::keys`.
 pub(super) struct Cached {
     pub(super) hash: u64,
     pub(super) generation: u32,
     pub(super) key_start: u32,
     pub(super) key_len: u32,
-    pub(super) row: u32,
+    pub(super) callers: Callers,
+}
+
+/// The stack of a tick's frames (root to the frame under the top of stack), and its leaf.
+#[derive(Clone, Copy)]
+pub(super) struct Callers {
+    stack: Option<StackId>,
+    leaf: Option<FrameId>,
+}
+
+/// What decides a tick's row once its callers are known. A pc that is a bytecode handler is
+/// in `pc` too (with `handler`): it names the stack when nothing else does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct RowKey {
+    callers: Option<StackId>,
+    tos: Option<FrameId>,
+    pc: Option<FrameId>,
+    handler: bool,
+    state: VmState,
+}
+
+impl RowKey {
+    const SLOTS_LOG2: u32 = 12;
+    /// Rows of recent ticks kept, by slot.
+    pub(super) const SLOTS: usize = 1 << Self::SLOTS_LOG2;
+
+    fn slot(&self) -> usize {
+        let word = |id: Option<usize>| id.map_or(u64::MAX, |i| i as u64);
+        let flags = (self.state as u64) << 1 | u64::from(self.handler);
+        let h = [word(self.tos.map(FrameId::index)), word(self.pc.map(FrameId::index)), flags]
+            .iter()
+            .fold(word(self.callers.map(StackId::index)), |h, w| {
+                (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+            });
+        (h >> (64 - Self::SLOTS_LOG2)) as usize
+    }
+}
+
+/// Leaf addresses (pcs, top-of-stack values) resolved lately, each kept as the range of
+/// the code object or symbol that covers it. Direct-mapped and fixed in size; forgotten all
+/// at once (a new epoch) when code that was in the map goes or is shadowed.
+pub(super) struct Leaves {
+    slots: Box<[Leaf]>,
+    epoch: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Leaf {
+    start: u64,
+    end: u64,
+    epoch: u32,
+    resolved: Resolved,
+}
+
+impl Leaves {
+    const SLOTS_LOG2: u32 = 12;
+    /// Addresses in one 256-byte piece of code share a slot.
+    const GRAIN_LOG2: u32 = 8;
+
+    pub(super) fn new() -> Self {
+        let empty = Leaf { start: 0, end: 0, epoch: 0, resolved: Resolved::Miss };
+        Leaves { slots: vec![empty; 1 << Self::SLOTS_LOG2].into_boxed_slice(), epoch: 1 }
+    }
+
+    fn slot(address: u64) -> usize {
+        ((address >> Self::GRAIN_LOG2).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::SLOTS_LOG2)) as usize
+    }
+
+    fn get(&self, address: u64) -> Option<Resolved> {
+        let leaf = &self.slots[Self::slot(address)];
+        (leaf.epoch == self.epoch && leaf.start <= address && address < leaf.end).then_some(leaf.resolved)
+    }
+
+    fn put(&mut self, address: u64, (start, end): codemap::Span, resolved: Resolved) {
+        self.slots[Self::slot(address)] = Leaf { start, end, epoch: self.epoch, resolved };
+    }
+
+    /// Forgets every leaf.
+    pub(super) fn forget(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // After 2^32 epochs an old slot could pass for a new one.
+            self.slots.iter_mut().for_each(|leaf| leaf.epoch = 0);
+            self.epoch = 1;
+        }
+    }
 }
 
 /// A resolved stack (frames leaf first in `Decoder::known_frames`) and its id.
@@ -41,9 +136,11 @@ impl Decoder {
         plain_func(&mut self.builder, name, kind)
     }
 
-    /// The frame and kind of the code covering `address`, naming it if no tick did before.
-    pub(super) fn code_at(&mut self, address: u64) -> Option<(FrameId, Code)> {
-        let entry = self.code.find(address)?;
+    /// The frame and kind of the code covering `address`, naming it if no tick did before,
+    /// and the code's span.
+    pub(super) fn code_at(&mut self, address: u64) -> Option<(FrameId, Code, codemap::Span)> {
+        let (start, entry) = self.code.find(address)?;
+        let span = (start, start.saturating_add(entry.size));
         let frame = match &entry.name {
             Name::Frame(frame) => *frame,
             Name::Plain { text, kind } => {
@@ -56,15 +153,17 @@ impl Decoder {
             }
         };
         entry.name = Name::Frame(frame);
-        Some((frame, entry.code))
+        Some((frame, entry.code, span))
     }
 
     /// The code at `span` (`None`: anywhere) changed. Cached stacks go stale only if one of
     /// them holds an address there: new code in fresh memory, the usual case, keeps them.
     pub(super) fn changed(&mut self, span: Option<codemap::Span>) {
-        let stale: Vec<u64> = match span {
-            Some((start, end)) => self.seen.range(start..end).copied().collect(),
-            None => std::mem::take(&mut self.seen).into_iter().collect(),
+        let stale: Vec<u64> = if let Some((start, end)) = span {
+            self.seen.range(start..end).copied().collect()
+        } else {
+            self.leaves.forget();
+            std::mem::take(&mut self.seen).into_iter().collect()
         };
         if stale.is_empty() && span.is_some() {
             return;
@@ -73,6 +172,7 @@ impl Decoder {
             self.seen.remove(&address);
             self.resolved.remove(&address);
         }
+        self.recent_changes[self.generation as usize % RECENT_CHANGES] = span.unwrap_or((0, u64::MAX));
         self.generation = self.generation.wrapping_add(1);
     }
 
@@ -86,57 +186,70 @@ impl Decoder {
             i64::try_from(self.untimed - 1).unwrap_or(i64::MAX).saturating_mul(1000)
         };
         self.time_range = Some(self.time_range.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-        let head = [tick.pc, tick.tos, u64::from(tick.state) << 1 | u64::from(tick.external)];
-        let keys = &self.keys;
-        let same = |c: &Cached| {
-            c.hash == tick.hash && {
-                let key = &keys[c.key_start as usize..(c.key_start + c.key_len) as usize];
-                key.len() == head.len() + frames.len() && key[..3] == head && key[3..] == *frames
-            }
-        };
-        let generation = self.generation;
-        let row = match self.cache.find(tick.hash, same) {
-            Some(c) if c.generation == generation => c.row,
-            found => {
-                let stale = found.is_some();
-                let (stack, leaf) = self.stack_of(tick, frames);
-                let row = self.row_of(stack, leaf, self.vm_state(tick.state));
-                if stale {
-                    if let Some(c) = self.cache.find_mut(tick.hash, |c| {
-                        c.hash == tick.hash && {
-                            let key = &self.keys[c.key_start as usize..(c.key_start + c.key_len) as usize];
-                            key[..3] == head && key[3..] == *frames
-                        }
-                    }) {
-                        c.generation = generation;
-                        c.row = row;
-                    }
-                } else {
-                    if self.keys.len() + head.len() + frames.len() > CACHE_WORDS {
-                        self.keys.clear();
-                        self.cache.clear();
-                        self.seen.clear();
-                        self.resolved.clear();
-                    }
-                    let key_start = self.keys.len() as u32;
-                    self.keys.extend_from_slice(&head);
-                    self.keys.extend_from_slice(frames);
-                    let cached = Cached {
-                        hash: tick.hash,
-                        generation,
-                        key_start,
-                        key_len: (head.len() + frames.len()) as u32,
-                        row,
-                    };
-                    self.cache.insert_unique(tick.hash, cached, |c| c.hash);
-                }
-                row
-            }
-        };
+        let callers = self.callers(tick.hash, frames);
+        let row = self.row_for(tick, callers);
         self.row_ticks[row as usize] += 1;
         if let Some(timeline) = &mut self.timeline {
             timeline.push((row, t));
         }
+    }
+
+    /// The stack of a tick's frames, from the cache while the code map has not changed under
+    /// them.
+    fn callers(&mut self, hash: u64, frames: &[u64]) -> Callers {
+        let keys = &self.keys;
+        let same =
+            |c: &Cached| c.hash == hash && keys[c.key_start as usize..(c.key_start + c.key_len) as usize] == *frames;
+        let generation = self.generation;
+        match self.cache.find(hash, same) {
+            Some(c) if c.generation == generation => c.callers,
+            Some(c) if self.unchanged_since(c.generation, frames) => {
+                let callers = c.callers;
+                let keys = &self.keys;
+                if let Some(c) = self.cache.find_mut(hash, |c| {
+                    c.hash == hash && keys[c.key_start as usize..(c.key_start + c.key_len) as usize] == *frames
+                }) {
+                    c.generation = generation;
+                }
+                callers
+            }
+            Some(_) => {
+                let callers = self.callers_anew(frames);
+                let keys = &self.keys;
+                if let Some(c) = self.cache.find_mut(hash, |c| {
+                    c.hash == hash && keys[c.key_start as usize..(c.key_start + c.key_len) as usize] == *frames
+                }) {
+                    c.generation = generation;
+                    c.callers = callers;
+                }
+                callers
+            }
+            None => {
+                let callers = self.callers_anew(frames);
+                if self.keys.len() + frames.len() > CACHE_WORDS {
+                    self.keys.clear();
+                    self.cache.clear();
+                    self.seen.clear();
+                    self.resolved.clear();
+                }
+                let key_start = self.keys.len() as u32;
+                self.keys.extend_from_slice(frames);
+                let cached = Cached { hash, generation, key_start, key_len: frames.len() as u32, callers };
+                self.cache.insert_unique(hash, cached, |c| c.hash);
+                callers
+            }
+        }
+    }
+
+    /// Whether no change of the code map since `generation` touched `frames` (known for the
+    /// last few changes only).
+    fn unchanged_since(&self, generation: u32, frames: &[u64]) -> bool {
+        let behind = self.generation.wrapping_sub(generation);
+        behind as usize <= RECENT_CHANGES
+            && (0..behind).all(|k| {
+                let (start, end) = self.recent_changes[generation.wrapping_add(k) as usize % RECENT_CHANGES];
+                frames.iter().all(|a| *a < start || *a >= end)
+            })
     }
 
     pub(super) fn row_of(&mut self, stack: StackId, leaf: FrameId, state: VmState) -> u32 {
@@ -148,46 +261,79 @@ impl Decoder {
         })
     }
 
-    /// The stack of a tick, leaf first as V8 writes it: frame 0 is the pc (or the external
-    /// callback), then the top of stack if it is a JavaScript function, then the frames.
-    pub(super) fn stack_of(&mut self, tick: &Tick, frames: &[u64]) -> (StackId, FrameId) {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
+    /// The sample row of a tick: its stack, leaf first as V8 writes it (frame 0 is the pc or
+    /// the external callback, then the top of stack if it is a JavaScript function, then the
+    /// frames: `callers`), and its VM state.
+    pub(super) fn row_for(&mut self, tick: &Tick, callers: Callers) -> u32 {
+        let state = self.vm_state(tick.state);
         let leaf = if tick.external { tick.tos } else { tick.pc };
         let mut handler = None;
-        if leaf == 0 && !tick.external {
+        let pc_frame = if leaf == 0 && !tick.external {
             // No pc at all: time in the VM outside any code (V8 logs these, mostly in state
             // OTHER), not code that nothing covers. Named by the state, as `(program)` is in a
             // .cpuprofile.
-            let frame = self.no_pc_frame(self.vm_state(tick.state));
-            scratch.push(frame);
+            Some(self.no_pc_frame(state))
         } else {
-            match self.resolve(leaf) {
-                Resolved::Found(frame, Code::BytecodeHandler) => handler = Some(frame),
-                Resolved::Found(frame, _) => scratch.push(frame),
-                Resolved::Miss => scratch.push(self.unaccounted()),
+            match self.resolve_leaf(leaf) {
+                Resolved::Found(frame, Code::BytecodeHandler) => {
+                    handler = Some(frame);
+                    None
+                }
+                Resolved::Found(frame, _) => Some(frame),
+                Resolved::Miss => Some(self.unaccounted()),
+            }
+        };
+        let tos_frame = match self.resolve_leaf(if tick.external { 0 } else { tick.tos }) {
+            Resolved::Found(frame, Code::Js) => Some(frame),
+            _ => None,
+        };
+        let key = RowKey {
+            callers: callers.stack,
+            tos: tos_frame,
+            pc: pc_frame.or(handler),
+            handler: handler.is_some(),
+            state,
+        };
+        let slot = key.slot();
+        if let Some((known, row)) = &self.recent_rows[slot] {
+            if *known == key {
+                return *row;
             }
         }
-        if !tick.external && tick.tos != 0 {
-            if let Resolved::Found(frame, Code::Js) = self.resolve(tick.tos) {
-                scratch.push(frame);
-            }
+        let mut stack = callers.stack;
+        let mut leaf = callers.leaf;
+        for frame in [tos_frame, pc_frame].into_iter().flatten() {
+            stack = Some(self.builder.stack(stack, frame));
+            leaf = Some(frame);
         }
+        let (stack, leaf) = if let (Some(stack), Some(leaf)) = (stack, leaf) {
+            (stack, leaf)
+        } else {
+            // Only a bytecode handler: better named than nothing.
+            let frame = handler.unwrap_or_else(|| self.unaccounted());
+            (self.builder.stack(None, frame), frame)
+        };
+        let row = self.row_of(stack, leaf, state);
+        self.recent_rows[slot] = Some((key, row));
+        row
+    }
+
+    /// The stack of a tick's frames, resolved one by one. A frame that nothing covers, or a
+    /// bytecode handler, is left out.
+    fn callers_anew(&mut self, frames: &[u64]) -> Callers {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
         for address in frames {
             match self.resolve(*address) {
                 Resolved::Found(_, Code::BytecodeHandler) | Resolved::Miss => {}
                 Resolved::Found(frame, _) => scratch.push(frame),
             }
         }
-        if scratch.is_empty() {
-            // Only a bytecode handler: better named than nothing.
-            scratch.extend(handler);
-        }
-        if scratch.is_empty() {
-            scratch.push(self.unaccounted());
-        }
-        let leaf = scratch[0];
-        // Raw stacks that differ only in return addresses within the same functions are
+        let Some(&leaf) = scratch.first() else {
+            self.scratch = scratch;
+            return Callers { stack: None, leaf: None };
+        };
+        // Raw frames that differ only in return addresses within the same functions are
         // one stack: look the frames up before building anything.
         let hash = scratch.iter().fold(0x9e37_79b9_7f4a_7c15_u64, |h, f| {
             (h.rotate_left(5) ^ f.index() as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
@@ -199,7 +345,7 @@ impl Decoder {
         {
             let stack = seq.stack;
             self.scratch = scratch;
-            return (stack, leaf);
+            return Callers { stack: Some(stack), leaf: Some(leaf) };
         }
         // Consecutive ticks mostly share their callers: reuse the previous stack's path from
         // the root for as long as the frames agree.
@@ -219,7 +365,7 @@ impl Decoder {
         let known = Known { hash, start, len: scratch.len() as u32, stack };
         self.known.insert_unique(hash, known, |k| k.hash);
         self.scratch = scratch;
-        (stack, leaf)
+        Callers { stack: Some(stack), leaf: Some(leaf) }
     }
 
     /// The VM state of a tick's numeric tag, in the numbering of the log's V8.
@@ -261,58 +407,91 @@ impl Decoder {
         frame
     }
 
-    /// What is at `address`: V8's code first, then the libraries (C++ by ELF symbol, else the
-    /// library itself), then V8's remapped copy of the builtins.
+    /// What is at a frame's `address`, remembered address by address (return addresses are
+    /// call sites: they repeat), and forgotten when the code there changes.
     pub(super) fn resolve(&mut self, address: u64) -> Resolved {
         if let Some(resolved) = self.resolved.get(&address) {
             return *resolved;
         }
-        let resolved = self.resolve_anew(address);
+        let (resolved, _) = self.resolve_anew(address);
         self.seen.insert(address);
         self.resolved.insert(address, resolved);
         resolved
     }
 
-    pub(super) fn resolve_anew(&mut self, address: u64) -> Resolved {
-        if let Some((frame, code)) = self.code_at(address) {
-            return Resolved::Found(frame, code);
+    /// What is at a pc or top-of-stack `address` (0: nothing), through [`Leaves`].
+    pub(super) fn resolve_leaf(&mut self, address: u64) -> Resolved {
+        if address == 0 {
+            return Resolved::Miss;
+        }
+        if let Some(resolved) = self.leaves.get(address) {
+            return resolved;
+        }
+        let (resolved, span) = self.resolve_anew(address);
+        if let Some(span) = span {
+            self.leaves.put(address, span, resolved);
+        }
+        resolved
+    }
+
+    /// What is at `address`: V8's code first, then the libraries (C++ by ELF symbol, else the
+    /// library itself), then V8's remapped copy of the builtins. With the addresses around it
+    /// that resolve the same way as long as the code map does not change there, where they
+    /// are known.
+    pub(super) fn resolve_anew(&mut self, address: u64) -> (Resolved, Option<codemap::Span>) {
+        if let Some((frame, code, span)) = self.code_at(address) {
+            return (Resolved::Found(frame, code), Some(span));
         }
         if let Some(hit) = self.libraries.find(address) {
             let library = hit.library;
             let primary = self.libraries.primary_start(library);
+            let clip = |(start, end): codemap::Span, offset: u64| {
+                let (start, end) = (start.wrapping_add(offset), end.wrapping_add(offset));
+                (start.max(hit.mapping_start), end.min(hit.mapping_end))
+            };
             if hit.mapping_start != primary {
                 // A second mapping of the binary: V8's remapped builtins, logged (in worker
                 // isolates) under the binary's name. Look them up where they were created.
-                if let Some((frame, code)) = self.code_at(address.wrapping_sub(hit.mapping_start).wrapping_add(primary))
-                {
-                    return Resolved::Found(frame, code);
+                let offset = hit.mapping_start.wrapping_sub(primary);
+                if let Some((frame, code, span)) = self.code_at(address.wrapping_sub(offset)) {
+                    return (Resolved::Found(frame, code), Some(clip(span, offset)));
                 }
             }
             let symbols = self.libraries.all[library].symbols();
             if let Some(file) = &symbols {
-                let file_address = address.wrapping_sub(file.bias(hit.mapping_start));
-                if let Some(frame) = self.cpp_frame(library, file, file_address) {
-                    return Resolved::Found(frame, Code::Other);
+                let bias = file.bias(hit.mapping_start);
+                if let Some((frame, span)) = self.cpp_frame(library, file, address.wrapping_sub(bias)) {
+                    return (Resolved::Found(frame, Code::Other), Some(clip(span, bias)));
                 }
             }
-            return Resolved::Found(self.library_frame(library), Code::Other);
+            return (Resolved::Found(self.library_frame(library), Code::Other), None);
         }
-        if let Some((frame, code)) = self.remapped_builtin(address).and_then(|a| self.code_at(a)) {
-            return Resolved::Found(frame, code);
+        if let Some(copy) = self.remapped_builtin(address) {
+            if let Some((frame, code, (start, end))) = self.code_at(copy) {
+                let offset = address.wrapping_sub(copy);
+                return (Resolved::Found(frame, code), Some((start.wrapping_add(offset), end.wrapping_add(offset))));
+            }
         }
-        Resolved::Miss
+        (Resolved::Miss, None)
     }
 
-    pub(super) fn cpp_frame(&mut self, library: usize, file: &Arc<SymbolFile>, file_address: u64) -> Option<FrameId> {
-        let symbol = file.lookup(file_address)?;
+    /// The frame of the C++ symbol at `file_address`, and the file addresses around it that
+    /// are that symbol.
+    pub(super) fn cpp_frame(
+        &mut self,
+        library: usize,
+        file: &Arc<SymbolFile>,
+        file_address: u64,
+    ) -> Option<(FrameId, codemap::Span)> {
+        let (symbol, span) = file.lookup_range(file_address)?;
         if let Some(frame) = self.libraries.all[library].frames.get(&symbol) {
-            return Some(*frame);
+            return Some((*frame, span));
         }
         let name = self.builder.intern(&file.name(symbol));
         let func = self.native_func(library, name, FuncKind::Cpp);
         let frame = self.builder.frame(Frame { func, line: None, column: None });
         self.libraries.all[library].frames.insert(symbol, frame);
-        Some(frame)
+        Some((frame, span))
     }
 
     pub(super) fn library_frame(&mut self, library: usize) -> FrameId {
@@ -342,15 +521,26 @@ impl Decoder {
     /// allocation granule, and node's code range is 512 MiB (no pointer compression).
     /// Returns where in the blob the copy's `address` is.
     pub(super) fn remapped_builtin(&self, address: u64) -> Option<u64> {
+        let (copy, blob_start, size) = self.remapped_copy()?;
+        if address < copy || address - copy >= size {
+            return None;
+        }
+        Some(blob_start + (address - copy))
+    }
+
+    /// Whether `span` overlaps the builtins' remapped copy.
+    pub(super) fn remapped_builtin_overlap(&self, (start, end): codemap::Span) -> bool {
+        self.remapped_copy().is_some_and(|(copy, _, size)| start < copy.saturating_add(size) && copy < end)
+    }
+
+    /// Where the copy starts, where the blob starts, and its size.
+    fn remapped_copy(&self) -> Option<(u64, u64, u64)> {
         const CODE_RANGE: u64 = 512 << 20;
         const GRANULE: u64 = 256 << 10;
         let (blob_start, blob_end) = self.code.blob()?;
         let size = blob_end - blob_start;
         let copy = self.code_range?.checked_add(CODE_RANGE)?.checked_sub(size.next_multiple_of(GRANULE))?;
-        if address < copy || address - copy >= size {
-            return None;
-        }
-        Some(blob_start + (address - copy))
+        Some((copy, blob_start, size))
     }
 }
 

@@ -440,3 +440,79 @@ fn preprocess_json() {
         assert!(e.to_string().starts_with("x.json"), "{e}");
     }
 }
+
+/// The caches (callers by frames, leaves by code object, rows by what decides them) give what
+/// a plain replay gives: every address looked up in the code map as it is at that tick. The
+/// replay here is written from the format's rules alone (a list of code objects; new code and
+/// moves replace what they overlap), over a log where code is created over other code, moved
+/// (also onto other code), deleted and sampled again and again, far more changes than the
+/// decoder remembers, with pcs moving inside functions and return addresses that repeat.
+#[test]
+fn cached_stacks_match_a_plain_replay_of_the_code_map() {
+    use std::fmt::Write;
+    let mut random = crate::xorshift(0x2545_f491_4f6c_dd1d);
+    let mut next = move |n: u64| random() % n;
+    // (start, size, name, is JavaScript) of the live code, as the plain replay sees it.
+    let mut live: Vec<(u64, u64, String, bool)> = Vec::new();
+    let place = |live: &mut Vec<(u64, u64, String, bool)>, start: u64, size: u64, name: String, js: bool| {
+        live.retain(|(s, z, _, _)| s + z <= start || start + size <= *s);
+        live.push((start, size, name, js));
+    };
+    let find =
+        |live: &[(u64, u64, String, bool)], a: u64| live.iter().find(|(s, z, _, _)| *s <= a && a < s + z).cloned();
+    let space = |next: &mut dyn FnMut(u64) -> u64| 0x1000 + next(64) * 0x40 + next(0x40);
+    // Call sites that repeat: fixed frame sequences.
+    let sequences: Vec<Vec<u64>> =
+        (0..24).map(|i| (0..(i % 6)).map(|_| 0x1000 + next(64) * 0x40 + next(0x40)).collect()).collect();
+    let mut log = String::from(HEAD);
+    let mut expected = std::collections::BTreeMap::<Vec<String>, i64>::new();
+    let mut created = 0;
+    for time in 0..20_000u64 {
+        match next(100) {
+            0..=3 => {
+                let (start, size) = (0x1000 + next(64) * 0x40, 0x20 + next(4) * 0x20);
+                created += 1;
+                let js = next(4) > 0;
+                if js {
+                    writeln!(log, "code-creation,JS,13,{time},{start:#x},{size},f{created} /a.js:1:1,0x9000,*")
+                        .unwrap();
+                    place(&mut live, start, size, format!("f{created}"), true);
+                } else {
+                    writeln!(log, "code-creation,RegExp,3,{time},{start:#x},{size},r{created}").unwrap();
+                    place(&mut live, start, size, format!("RegExp: r{created}"), false);
+                }
+            }
+            4..=5 if !live.is_empty() => {
+                let (start, size, name, js) = live.remove(next(live.len() as u64) as usize);
+                let to = 0x1000 + next(64) * 0x40;
+                writeln!(log, "code-move,{start:#x},{to:#x}").unwrap();
+                place(&mut live, to, size, name, js);
+            }
+            6 if !live.is_empty() => {
+                let (start, ..) = live.remove(next(live.len() as u64) as usize);
+                writeln!(log, "code-delete,{start:#x}").unwrap();
+            }
+            _ => {
+                let pc = space(&mut next);
+                let tos = if next(3) == 0 { 0 } else { space(&mut next) };
+                let frames = &sequences[next(sequences.len() as u64) as usize];
+                let state = [0, 1, 6][next(3) as usize];
+                write!(log, "tick,{pc:#x},{time},0,{tos:#x},{state}").unwrap();
+                for f in frames {
+                    write!(log, ",{f:#x}").unwrap();
+                }
+                log.push('\n');
+                let mut names = vec![find(&live, pc).map_or("(unaccounted)".to_owned(), |c| c.2)];
+                names.extend(find(&live, tos).filter(|c| c.3).map(|c| c.2));
+                names.extend(frames.iter().filter_map(|f| find(&live, *f)).map(|c| c.2));
+                *expected.entry(names).or_default() += 1;
+            }
+        }
+    }
+    let mut got = std::collections::BTreeMap::<Vec<String>, i64>::new();
+    for (names, ticks) in stacks(&parse_text(&log)) {
+        *got.entry(names).or_default() += ticks;
+    }
+    assert!(expected.len() > 1000, "{} distinct stacks: too few to test the caches", expected.len());
+    assert_eq!(got, expected);
+}
