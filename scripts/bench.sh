@@ -20,11 +20,16 @@
 #   report      `cpuprof report` (the HTML page) beside `cpuprof top` on the same 500 MB .cpuprofile, the page's size,
 #               and its time to interactive in headless Chromium (scripts/bench/open-report.js; needs Chromium and
 #               `npm ci` in tests/browser), beside `cpuprof diff --report` and `cpuprof diff` of the two 500 MB profiles
-#   ticklog     `cpuprof top` vs `node --prof-process` on the 50M tick log; `cpuprof top` on the 1G log (MB/s)
+#   ticklog     `cpuprof top` vs `node --prof-process` on the 50M tick log; `cpuprof top` on the 1G log at three
+#               levels of raw-stack diversity (gen-ticklog.js --diversity 0.1, 0.45, 1: ~17%, ~50% and ~95% of the
+#               tick lines have a distinct raw stack; real node 20 logs have 16-85%), MB/s and peak RSS / file size;
+#               and on a log of 5M code-creation lines and no ticks (memory = the live code map)
 #   flamegraph  `cpuprof flamegraph` from the .cpuprofile and from its folded stacks vs `inferno-flamegraph` on the
 #               same folded file (the folded file is `cpuprof collapse` of the .cpuprofile, as in bench-flamegraph.sh)
 #   diff        `cpuprof diff` of two 500 MB .cpuprofiles (seeds 42 and 43), beside `profile-inspect diff` (stopped
 #               after --peer-timeout seconds)
+#   merge       `cpuprof merge` of 100 runs of one program (9.5 MB .cpuprofiles: gen-cpuprofile.js --seed 42 --run
+#               1..100) into pprof, on 1 thread and on all (RAYON_NUM_THREADS): how merging scales
 #   criterion   in-process numbers: `cargo bench` (parse of the .cpuprofile and of the 1G log from memory; `top`
 #               on the parsed profile), with the big inputs through CPUPROF_BENCH_FILE / CPUPROF_BENCH_TICKLOG
 #
@@ -63,7 +68,7 @@ usage() {
   exit 2
 }
 
-all_groups=(top tree time report ticklog flamegraph diff criterion)
+all_groups=(top tree time report ticklog flamegraph diff merge criterion)
 quick=${BENCH_QUICK:-0}
 [[ $quick == 0 || $quick == 1 ]] || { echo "bench: BENCH_QUICK must be 0 or 1 (got $quick)" >&2; exit 2; }
 if ((quick)); then
@@ -104,10 +109,12 @@ fi
 wants() { [[ -n ${want[$1]:-} ]]; }
 
 if ((quick)); then
-  profile_mb=20 big_log_size=20M small_log_size=5M peer_mb=9.25
+  profile_mb=20 big_log_size=20M small_log_size=5M peer_mb=9.25 code_lines=200000 merge_runs=10
 else
-  profile_mb=500 big_log_size=1G small_log_size=50M peer_mb=9.5
+  profile_mb=500 big_log_size=1G small_log_size=50M peer_mb=9.5 code_lines=5000000 merge_runs=100
 fi
+# gen-ticklog.js --diversity levels of the big tick logs: ~17%, ~50% and ~95% distinct raw stacks at 1G
+diversities=(0.1 0.45 1)
 
 target_dir=${CARGO_TARGET_DIR:-target}
 bench_dir=$target_dir/bench
@@ -200,10 +207,24 @@ if wants top || wants tree || wants time || wants flamegraph || wants diff || wa
 if wants diff; then ensure_cpuprofile "$profile_b" "$profile_mb" 43; fi
 profile_peer=$bench_dir/cpuprofile-${peer_mb}MB-seed42.cpuprofile
 if wants top; then ensure_cpuprofile "$profile_peer" "$peer_mb" 42; fi
-big_log="" small_log=""
-if wants ticklog || wants criterion; then big_log=$(ensure_ticklog "$ticklog_dir" "$big_log_size" 1); fi
-if wants ticklog; then small_log=$(ensure_ticklog "$ticklog_dir" "$small_log_size" 1); fi
+big_logs=() big_log="" small_log="" codes_log=""
+if wants ticklog || wants criterion; then
+  for d in "${diversities[@]}"; do big_logs+=("$(ensure_ticklog "$ticklog_dir" "$big_log_size" 1 "$d")"); done
+  big_log=${big_logs[1]} # criterion's input: the middle level
+fi
+if wants ticklog; then
+  small_log=$(ensure_ticklog "$ticklog_dir" "$small_log_size" 1)
+  codes_log=$(ensure_codes_log "$ticklog_dir" "$code_lines")
+fi
 if wants flamegraph; then ensure_folded "$cpuprof" "$profile_a" "$folded"; fi
+merge_dir=$bench_dir/merge-runs-$merge_runs
+merge_inputs=()
+if wants merge; then
+  for ((run = 1; run <= merge_runs; run++)); do
+    merge_inputs+=("$merge_dir/run$run.cpuprofile")
+    ensure_cpuprofile "$merge_dir/run$run.cpuprofile" 9.5 42 "$run"
+  done
+fi
 
 # -----------------------------------------------------------------------------------------------------------------
 # Report header
@@ -237,9 +258,19 @@ tool_version() { # cargo install --list prints "crate vX.Y.Z:"
   if wants diff; then
     echo "  - \`$profile_b\` ($(mb "$profile_b") MB): the same with \`--seed 43\`"
   fi
-  for log in $big_log $small_log; do
-    echo "  - \`$log\` ($(mb "$log") MB): \`node scripts/gen-ticklog.js --size $(basename "$log" | sed -E 's/^ticklog-(.*)-seed1\.log$/\1/') --seed 1\`"
+  if [[ -n $small_log ]]; then
+    echo "  - \`$small_log\` ($(mb "$small_log") MB): \`node scripts/gen-ticklog.js --size $small_log_size --seed 1\`, $(grep -o -m 1 'distinct raw stacks.*' "$small_log.info")"
+  fi
+  for i in "${!big_logs[@]}"; do
+    log=${big_logs[$i]}
+    echo "  - \`$log\` ($(mb "$log") MB): \`node scripts/gen-ticklog.js --size $big_log_size --seed 1 --diversity ${diversities[$i]}\`, $(grep -o -m 1 'distinct raw stacks.*' "$log.info")"
   done
+  if [[ -n $codes_log ]]; then
+    echo "  - \`$codes_log\` ($(mb "$codes_log") MB): \`node scripts/bench/gen-codes.js --count $code_lines\` (code-creation lines at distinct addresses, no ticks)"
+  fi
+  if wants merge; then
+    echo "  - \`$merge_dir/run{1..$merge_runs}.cpuprofile\` ($(mb "${merge_inputs[0]}") MB each): \`node scripts/gen-cpuprofile.js --out FILE --size-mb 9.5 --seed 42 --run N\`"
+  fi
   if wants flamegraph; then
     echo "  - \`$folded\` ($(mb "$folded") MB, $(wc -l <"$folded") lines): \`cpuprof collapse $(basename "$profile_a")\`"
   fi
@@ -369,9 +400,23 @@ if wants ticklog; then
   note "group ticklog"
   measure ticklog tl-cpuprof-small 1 fast "cpuprof top" "$small_log" "$cpuprof" top "$small_log" -o /dev/null
   measure ticklog tl-node 0 slow "node --prof-process" "$small_log" node --prof-process "$small_log"
-  measure ticklog tl-cpuprof-big 1 fast "cpuprof top" "$big_log" "$cpuprof" top "$big_log" -o /dev/null
-  section "(b) V8 tick logs (node --prof): $(mb "$small_log") MB and $(mb "$big_log") MB"
+  for i in "${!big_logs[@]}"; do
+    log=${big_logs[$i]}
+    measure ticklog "tl-cpuprof-big-$i" 1 fast "cpuprof top (--diversity ${diversities[$i]}: $(grep -o -m 1 -P 'distinct raw stacks [0-9]+ \(\K[0-9.]+%' "$log.info") distinct raw stacks)" \
+      "$log" "$cpuprof" top "$log" -o /dev/null
+  done
+  measure ticklog tl-cpuprof-codes 1 fast "cpuprof top ($code_lines code-creation lines, no ticks)" "$codes_log" \
+    "$cpuprof" top "$codes_log" -o /dev/null
+  section "(b) V8 tick logs (node --prof): $(mb "$small_log") MB, $(mb "$big_log") MB at three levels of raw-stack diversity, and code events only"
   report_table ticklog
+  # peak_ratio ID FILE: the largest peak RSS of ID's runs over FILE's size
+  peak_ratio() { awk -v b="$(stat -c %s "$2")" '{ if ($2 > m) m = $2 } END { printf "%.2f×", m * 1024 / b }' "$work/$1.rss"; }
+  {
+    printf '\nPeak RSS / file size:'
+    for i in "${!big_logs[@]}"; do printf ' %s' "$(peak_ratio "tl-cpuprof-big-$i" "${big_logs[$i]}")"; done
+    printf ' (the three %s logs); %s for the code-creation log.\n' "$big_log_size" "$(peak_ratio tl-cpuprof-codes "$codes_log")"
+  } | tee -a "$work/report.md"
+
 fi
 
 # -----------------------------------------------------------------------------------------------------------------
@@ -401,6 +446,25 @@ if wants diff; then
   profile_inspect_row diff diff-profile-inspect "profile-inspect diff" "$profile_a" diff "$profile_a" "$profile_b"
   section "(d) diff of two $(mb "$profile_a") MB .cpuprofiles (size = the first one; both are read)"
   report_table diff
+fi
+
+# -----------------------------------------------------------------------------------------------------------------
+# (e) merge: how it scales with threads
+
+if wants merge; then
+  note "group merge"
+  # The inputs by a glob in the command (100 paths would fill the report).
+  merge_cmd='exec "$0" merge "$1"/run*.cpuprofile -o "$2"'
+  measure merge merge-1 1 fast "cpuprof merge, 1 thread (RAYON_NUM_THREADS=1)" "${merge_inputs[0]}" \
+    env RAYON_NUM_THREADS=1 bash -c "$merge_cmd" "$cpuprof" "$merge_dir" "$work/merged.pb.gz"
+  measure merge merge-all 0 fast "cpuprof merge, $(nproc) threads" "${merge_inputs[0]}" \
+    bash -c "$merge_cmd" "$cpuprof" "$merge_dir" "$work/merged.pb.gz"
+  section "(e) merge of $merge_runs runs of one program ($(mb "${merge_inputs[0]}") MB .cpuprofiles, $((merge_runs * 95 / 10)) MB in all; MB/s of one input)"
+  report_table merge
+  printf '\nSpeed-up on %s threads: %s\n' "$(nproc)" "$(node -e '
+    const f = (p) => JSON.parse(require("fs").readFileSync(p, "utf8")).results[0].mean;
+    console.log((f(process.argv[1]) / f(process.argv[2])).toFixed(2) + "×")' "$work/merge-1.json" "$work/merge-all.json")" |
+    tee -a "$work/report.md"
 fi
 
 # -----------------------------------------------------------------------------------------------------------------

@@ -4,8 +4,11 @@
 // `id, callFrame{functionName, scriptId, url, lineNumber, columnNumber}, hitCount, [children], [positionTicks]`.
 // See fixtures/oracle/SPEC.md and the DevTools protocol's `Profiler.Profile` type for what the fields mean.
 //
-//   node scripts/gen-cpuprofile.js --out FILE [--size-mb 500] [--seed 42]
+//   node scripts/gen-cpuprofile.js --out FILE [--size-mb 500] [--seed 42] [--run R]
 //
+// - --run R: another recording of the same program: the functions and the call tree come from --seed, the
+//   samples, their times and the start time from R as well (without --run, from --seed alone). So
+//   `--seed 42 --run 1` ... `--run 100` are 100 runs (or workers) of one program, as `cpuprof merge` takes them.
 // - Deterministic: the same arguments give byte-identical output. Only +,-,*,/ and integer ops are used on
 //   random numbers (no Math.pow/log/exp), so the output does not depend on the Node/V8 version either.
 // - Size: the file is at most --size-mb * 1,000,000 bytes and within a few bytes of it (MB = 10^6 bytes, so
@@ -30,12 +33,12 @@ const { once } = require('events');
 
 function usage(msg) {
   if (msg) process.stderr.write(`gen-cpuprofile: ${msg}\n`);
-  process.stderr.write('usage: node scripts/gen-cpuprofile.js --out FILE [--size-mb 500] [--seed 42]\n');
+  process.stderr.write('usage: node scripts/gen-cpuprofile.js --out FILE [--size-mb 500] [--seed 42] [--run R]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opts = { out: null, sizeMb: 500, seed: 42 };
+  const opts = { out: null, sizeMb: 500, seed: 42, run: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const eq = a.indexOf('=');
@@ -44,12 +47,14 @@ function parseArgs(argv) {
     if (key === '--out' || key === '-o') opts.out = val();
     else if (key === '--size-mb') opts.sizeMb = Number(val());
     else if (key === '--seed') opts.seed = Number(val());
+    else if (key === '--run') opts.run = Number(val());
     else if (key === '--help' || key === '-h') usage();
     else usage(`unknown argument ${a}`);
   }
   if (!opts.out) usage('--out is required');
   if (!(opts.sizeMb > 0) || !Number.isFinite(opts.sizeMb)) usage('--size-mb must be a positive number');
   if (!Number.isSafeInteger(opts.seed)) usage('--seed must be an integer');
+  if (opts.run !== null && !Number.isSafeInteger(opts.run)) usage('--run must be an integer');
   return opts;
 }
 
@@ -437,6 +442,8 @@ async function main() {
   const t0 = process.hrtime.bigint();
   const targetBytes = Math.floor(opts.sizeMb * 1e6);
   const seed = opts.seed;
+  // What differs between runs of one program (see --run).
+  const runSeed = opts.run === null ? seed : mix(seed, 7000003 + opts.run);
 
   const fx = buildFunctions(mulberry32(mix(seed, 1)));
   const tree = buildTree(mulberry32(mix(seed, 2)), fx);
@@ -444,8 +451,8 @@ async function main() {
   const frameJson = fx.funcs.map(callFrameJson);
   const hitCount = new Uint32Array(tree.nodes.length);
 
-  const startTime = 1100000000 + int(mulberry32(mix(seed, 5)), 0, 900000000);
-  const endPad = int(mulberry32(mix(seed, 6)), 100, 3100); // endTime is 0.1-3.1 ms after the last sample
+  const startTime = 1100000000 + int(mulberry32(mix(runSeed, 5)), 0, 900000000);
+  const endPad = int(mulberry32(mix(runSeed, 6)), 100, 3100); // endTime is 0.1-3.1 ms after the last sample
   // fixed parts: {"nodes":[ ... ],"startTime":S,"endTime":E,"samples":[ ... ],"timeDeltas":[ ... ]}
   const fixedBytes = (endTime) => '{"nodes":['.length + '],"startTime":'.length + digits(startTime) +
     ',"endTime":'.length + digits(endTime) + ',"samples":['.length + '],"timeDeltas":['.length + ']}'.length;
@@ -453,7 +460,7 @@ async function main() {
   const baseNodes = nodeWriter.bytes(hitCount);
   // hitCount digits and positionTicks are not counted yet, so this overshoots a little; trimmed below
   const budget = Math.max(64, targetBytes - fixedBytes(startTime * 100) - baseNodes);
-  const gen = generateSamples(mulberry32(mix(seed, 3)), mulberry32(mix(seed, 4)), tree, budget);
+  const gen = generateSamples(mulberry32(mix(runSeed, 3)), mulberry32(mix(runSeed, 4)), tree, budget);
   const { samples, deltas, idDigits } = gen;
 
   // Pick the sample count: the largest n whose whole file fits in targetBytes (bisection; the size grows with n,

@@ -7,16 +7,25 @@
 #   $bench_dir/cpuprof-bench/ticklog-1G-seed1.log + .stamp "size=1G seed=1 gen=<hash> node=<version>"
 #                                            (bench-ticklog.sh's cache layout: TMPDIR=$bench_dir
 #                                            bash scripts/bench-ticklog.sh reuses these logs)
+#   $bench_dir/cpuprof-bench/ticklog-1G-seed1-d0.45.log + .stamp "... diversity=0.45": gen-ticklog.js --diversity
+#                                            (the same log with fresh pcs/tos inside the same code), and .info: the
+#                                            generator's summary (its share of distinct raw stacks)
+#   $bench_dir/cpuprof-bench/codes-5000000.log    code-creation lines only (scripts/bench/gen-codes.js)
 #   $bench_dir/cpuprof-bench/header-node-<version>.log   the `node --prof` header shared by all tick logs
 #
 # Nothing here is ever written under fixtures/ or committed.
 
-# ensure_cpuprofile FILE SIZE_MB SEED: node scripts/gen-cpuprofile.js unless FILE's stamp matches.
+# ensure_cpuprofile FILE SIZE_MB SEED [RUN]: node scripts/gen-cpuprofile.js (with --run RUN when given) unless
+# FILE's stamp matches.
 ensure_cpuprofile() {
-  local file=$1 size_mb=$2 seed=$3
-  local target_bytes stamp bytes
+  local file=$1 size_mb=$2 seed=$3 run=${4:-}
+  local target_bytes stamp bytes run_args=()
   target_bytes=$(awk -v m="$size_mb" 'BEGIN { printf "%d", m * 1000000 }')
   stamp="size-mb=$size_mb seed=$seed gen=$(sha256sum scripts/gen-cpuprofile.js | cut -c1-16)"
+  if [[ -n $run ]]; then
+    stamp="$stamp run=$run"
+    run_args=(--run "$run")
+  fi
   if [[ -f $file && -f $file.stamp && $(cat "$file.stamp") == "$stamp" ]]; then
     bytes=$(stat -c %s "$file")
     if ((bytes <= target_bytes && bytes > target_bytes - 4096)); then
@@ -27,7 +36,7 @@ ensure_cpuprofile() {
   note "generating $file ($stamp)"
   mkdir -p "$(dirname "$file")"
   rm -f "$file" "$file.stamp"
-  node scripts/gen-cpuprofile.js --out "$file.tmp" --size-mb "$size_mb" --seed "$seed" >&2 ||
+  node scripts/gen-cpuprofile.js --out "$file.tmp" --size-mb "$size_mb" --seed "$seed" "${run_args[@]}" >&2 ||
     { rm -f "$file.tmp"; die "generation of $file failed"; }
   mv "$file.tmp" "$file"
   echo "$stamp" >"$file.stamp"
@@ -44,17 +53,23 @@ ticklog_bytes() {
     console.log(Math.floor(v));' "$1"
 }
 
-# ensure_ticklog DIR SIZE SEED: prints the path of DIR/ticklog-SIZE-seedSEED.log, generated with
-# scripts/gen-ticklog.js unless its stamp matches. The header is recorded once per node version.
+# ensure_ticklog DIR SIZE SEED [DIVERSITY]: prints the path of DIR/ticklog-SIZE-seedSEED[-dDIVERSITY].log,
+# generated with scripts/gen-ticklog.js (--diversity DIVERSITY, default 0) unless its stamp matches. The header is
+# recorded once per node version. The generator's summary (e.g. "distinct raw stacks 2291234 (57.2%)") goes to
+# LOG.info.
 ensure_ticklog() {
-  local dir=$1 size=$2 seed=$3
+  local dir=$1 size=$2 seed=$3 diversity=${4:-0}
   local gen=scripts/gen-ticklog.js node_version want stamp log header bytes
   node_version=$(node --version)
   log=$dir/ticklog-$size-seed$seed.log
+  stamp="size=$size seed=$seed gen=$(sha256sum "$gen" | cut -c1-16) node=$node_version"
+  if [[ $diversity != 0 ]]; then
+    log=$dir/ticklog-$size-seed$seed-d$diversity.log
+    stamp="$stamp diversity=$diversity"
+  fi
   header=$dir/header-node-$node_version.log
   want=$(ticklog_bytes "$size") || die "bad tick log size: $size"
-  stamp="size=$size seed=$seed gen=$(sha256sum "$gen" | cut -c1-16) node=$node_version"
-  if [[ -f $log && -f $log.stamp && $(cat "$log.stamp") == "$stamp" ]]; then
+  if [[ -f $log && -f $log.stamp && -f $log.info && $(cat "$log.stamp") == "$stamp" ]]; then
     bytes=$(stat -c %s "$log")
     if ((bytes <= want && bytes > want - 4096)); then
       note "reusing $log ($stamp)"
@@ -63,12 +78,36 @@ ensure_ticklog() {
     fi
   fi
   mkdir -p "$dir"
-  rm -f "$log" "$log.stamp"
+  rm -f "$log" "$log.stamp" "$log.info"
   local hdr_args=(--header "$header")
   [[ -f $header ]] || hdr_args=(--save-header "$header")
   note "generating $log ($stamp)"
-  node "$gen" --size "$size" --seed "$seed" "${hdr_args[@]}" -o "$log.tmp" >&2 ||
-    { rm -f "$log.tmp"; die "generation of $log failed: node $gen --size $size --seed $seed ${hdr_args[*]} -o $log.tmp"; }
+  node "$gen" --size "$size" --seed "$seed" --diversity "$diversity" "${hdr_args[@]}" -o "$log.tmp" 2>"$log.info.tmp" ||
+    { cat "$log.info.tmp" >&2; rm -f "$log.tmp" "$log.info.tmp"; die "generation of $log failed: node $gen --size $size --seed $seed --diversity $diversity ${hdr_args[*]} -o $log.tmp"; }
+  mv "$log.tmp" "$log"
+  mv "$log.info.tmp" "$log.info"
+  echo "$stamp" >"$log.stamp"
+  echo "$log"
+}
+
+# ensure_codes_log DIR COUNT: prints the path of DIR/codes-COUNT.log, COUNT code-creation lines at distinct
+# addresses and no ticks (scripts/bench/gen-codes.js, on the tick logs' header), unless its stamp matches.
+ensure_codes_log() {
+  local dir=$1 count=$2 gen=scripts/bench/gen-codes.js node_version log header stamp
+  node_version=$(node --version)
+  log=$dir/codes-$count.log
+  header=$dir/header-node-$node_version.log
+  stamp="count=$count gen=$(sha256sum "$gen" | cut -c1-16) node=$node_version"
+  if [[ -f $log && -f $log.stamp && $(cat "$log.stamp") == "$stamp" ]]; then
+    note "reusing $log ($stamp)"
+    echo "$log"
+    return 0
+  fi
+  [[ -f $header ]] || die "no tick-log header at $header (ensure_ticklog records it)"
+  rm -f "$log" "$log.stamp"
+  note "generating $log ($stamp)"
+  node "$gen" --header "$header" --count "$count" -o "$log.tmp" >&2 ||
+    { rm -f "$log.tmp"; die "generation of $log failed"; }
   mv "$log.tmp" "$log"
   echo "$stamp" >"$log.stamp"
   echo "$log"
