@@ -63,6 +63,9 @@ pub struct ProfileBuilder {
     frame_index: FxHashMap<Frame, FrameId>,
     libraries: Table<LibId, Library>,
     library_index: FxHashMap<StrId, LibId>,
+    /// The file each file string names (its path for a `file://` url, else itself): one
+    /// decoding per distinct string, not one per function added (trees repeat them per node).
+    file_paths: FxHashMap<StrId, StrId>,
     stacks: StackTable,
     stack_index: FxHashMap<(Option<StackId>, FrameId), StackId>,
     samples: Samples,
@@ -91,6 +94,7 @@ impl ProfileBuilder {
             frame_index: FxHashMap::default(),
             libraries: Table::default(),
             library_index: FxHashMap::default(),
+            file_paths: FxHashMap::default(),
             stacks: StackTable::default(),
             stack_index: FxHashMap::default(),
             samples,
@@ -117,9 +121,17 @@ impl ProfileBuilder {
     /// The id of `func`, adding it if it is new; its file, when a `file://` url, as its path
     /// (one spelling whatever the input: see [`crate::file_url`]).
     pub fn func(&mut self, mut func: Func) -> FuncId {
-        if let Some(path) = crate::file_url::path_of_file_url(self.strings.get(func.file)) {
-            func.file = self.intern(&path);
-        }
+        func.file = match self.file_paths.get(&func.file) {
+            Some(file) => *file,
+            None => {
+                let file = match crate::file_url::path_of_file_url(self.strings.get(func.file)) {
+                    Some(path) => self.intern(&path),
+                    None => func.file,
+                };
+                self.file_paths.insert(func.file, file);
+                file
+            }
+        };
         if let Some(id) = self.func_index.get(&func) {
             return *id;
         }
