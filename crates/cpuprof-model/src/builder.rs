@@ -121,16 +121,15 @@ impl ProfileBuilder {
     /// The id of `func`, adding it if it is new; its file, when a `file://` url, as its path
     /// (one spelling whatever the input: see [`crate::file_url`]).
     pub fn func(&mut self, mut func: Func) -> FuncId {
-        func.file = match self.file_paths.get(&func.file) {
-            Some(file) => *file,
-            None => {
-                let file = match crate::file_url::path_of_file_url(self.strings.get(func.file)) {
-                    Some(path) => self.intern(&path),
-                    None => func.file,
-                };
-                self.file_paths.insert(func.file, file);
-                file
-            }
+        func.file = if let Some(file) = self.file_paths.get(&func.file) {
+            *file
+        } else {
+            let file = match crate::file_url::path_of_file_url(self.strings.get(func.file)) {
+                Some(path) => self.intern(&path),
+                None => func.file,
+            };
+            self.file_paths.insert(func.file, file);
+            file
         };
         if let Some(id) = self.func_index.get(&func) {
             return *id;
