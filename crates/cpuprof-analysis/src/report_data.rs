@@ -226,17 +226,28 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
         };
         let line = timeline(profile, &topts)?;
         if let Some(rows) = line.rows.as_ref() {
+            use rayon::prelude::*;
             timed = true;
             bucket_ns = line.bucket_ns;
-            for (b, rows) in line.buckets.iter().zip(rows) {
-                let mut bucket = ReportBucket { start_ns: b.start_ns, end_ns: b.end_ns, ..ReportBucket::default() };
-                for r in rows {
-                    let w = if by_time { r.ns } else { r.samples };
-                    add(&mut bucket, &mut scratch, r.row as usize, r.samples, w);
-                }
-                bucket.weights = scratch.take();
-                buckets.push(bucket);
-            }
+            // Buckets are independent: summed on every thread, each with a scratch of its own.
+            buckets = line
+                .buckets
+                .par_iter()
+                .zip(rows)
+                .map_init(
+                    || Dense::new(tree.len()),
+                    |scratch, (b, rows)| {
+                        let mut bucket =
+                            ReportBucket { start_ns: b.start_ns, end_ns: b.end_ns, ..ReportBucket::default() };
+                        for r in rows {
+                            let w = if by_time { r.ns } else { r.samples };
+                            add(&mut bucket, scratch, r.row as usize, r.samples, w);
+                        }
+                        bucket.weights = scratch.take();
+                        bucket
+                    },
+                )
+                .collect();
         }
     }
     if !timed {
@@ -576,16 +587,21 @@ fn prune(
         }
     }
     let (parents, functions, remap, pruned) = best;
-    let mut scratch = Dense::new(parents.len());
-    let remapped = buckets
-        .iter()
-        .map(|b| {
-            for (node, w) in &b.weights {
-                scratch.add(remap[*node as usize], *w);
-            }
-            ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
-        })
-        .collect();
+    let remapped = {
+        use rayon::prelude::*;
+        buckets
+            .par_iter()
+            .map_init(
+                || Dense::new(parents.len()),
+                |scratch, b| {
+                    for (node, w) in &b.weights {
+                        scratch.add(remap[*node as usize], *w);
+                    }
+                    ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
+                },
+            )
+            .collect()
+    };
     let heaviest_folded = order.get(fits).map_or(0, |s| total[*s as usize]);
     let share = if whole > 0 { heaviest_folded as f64 / whole as f64 } else { 0.0 };
     let pruned = PrunedPaths { at_most_share: share.min(1.0), weight: pruned.1, nodes: pruned.0 };
