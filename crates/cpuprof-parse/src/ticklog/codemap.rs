@@ -114,11 +114,22 @@ impl DynamicCode {
         self.blob
     }
 
+    /// The addresses around `address` (which no code covers) that no code covers either: from
+    /// the end of the code below it to the start of the code above it.
+    pub(super) fn gap(&self, address: u64) -> Span {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let below = self.map.range(..=address).next_back().map_or(0, |(k, e)| k.saturating_add(e.size).min(address));
+        let above = self.map.range((Excluded(address), Unbounded)).next().map_or(u64::MAX, |(k, _)| *k);
+        (below, above)
+    }
+
     /// Removes the entries overlapping `[start, end)`; returns the span they covered.
     fn remove_overlapping(&mut self, start: u64, end: u64) -> Option<Span> {
         // Entries never overlap each other, so walking down from `end` can stop at the first
         // one that ends at or before `start`.
         let mut span: Option<Span> = None;
+        // Empty new code still takes the place of code that starts where it does.
+        let end = end.max(start.saturating_add(1));
         while let Some((k, e)) = self
             .map
             .range(..end)
@@ -225,8 +236,6 @@ pub(super) struct Hit {
     pub(super) library: usize,
     /// The logged start of the mapping that holds the address.
     pub(super) mapping_start: u64,
-    /// Where that mapping ends.
-    pub(super) mapping_end: u64,
 }
 
 #[derive(Default)]
@@ -298,10 +307,22 @@ impl Libraries {
         }
     }
 
+    /// The addresses around `address` that [`Self::find`] answers as it does `address`: within
+    /// its mapping and below the next one's start, or between two mappings.
+    pub(super) fn around(&self, address: u64) -> Span {
+        let next = self.ranges.partition_point(|(s, _, _)| *s <= address);
+        let above = self.ranges.get(next).map_or(u64::MAX, |(s, _, _)| *s);
+        match next.checked_sub(1).map(|i| self.ranges[i]) {
+            Some((start, end, _)) if address < end => (start, end.min(above)),
+            Some((_, end, _)) => (end, above),
+            None => (0, above),
+        }
+    }
+
     pub(super) fn find(&self, address: u64) -> Option<Hit> {
         let i = self.ranges.partition_point(|(s, _, _)| *s <= address).checked_sub(1)?;
         let (start, end, library) = self.ranges[i];
-        (address < end).then_some(Hit { library, mapping_start: start, mapping_end: end })
+        (address < end).then_some(Hit { library, mapping_start: start })
     }
 
     /// The logged start of the library's first mapping.

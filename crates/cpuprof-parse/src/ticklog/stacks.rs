@@ -102,6 +102,9 @@ impl Leaves {
     }
 
     fn put(&mut self, address: u64, (start, end): codemap::Span, resolved: Resolved) {
+        if !(start <= address && address < end) {
+            return;
+        }
         self.slots[Self::slot(address)] = Leaf { start, end, epoch: self.epoch, resolved };
     }
 
@@ -159,6 +162,13 @@ impl Decoder {
     /// The code at `span` (`None`: anywhere) changed. Cached stacks go stale only if one of
     /// them holds an address there: new code in fresh memory, the usual case, keeps them.
     pub(super) fn changed(&mut self, span: Option<codemap::Span>) {
+        // Code in a library's mapping or among the builtins is also read through other
+        // addresses (a second mapping of the binary, the builtins' remapped copy): rare enough
+        // to forget everything.
+        let through = |(start, end): codemap::Span| {
+            self.libraries.overlap((start, end)) || self.code.blob().is_some_and(|(s, e)| start < e && s < end)
+        };
+        let span = span.filter(|s| !through(*s));
         let stale: Vec<u64> = if let Some((start, end)) = span {
             self.seen.range(start..end).copied().collect()
         } else {
@@ -225,13 +235,15 @@ impl Decoder {
                 callers
             }
             None => {
-                let callers = self.callers_anew(frames);
+                // Emptied before the new stack is resolved: its frames must be in `seen`, or a
+                // change under them would leave it stale.
                 if self.keys.len() + frames.len() > CACHE_WORDS {
                     self.keys.clear();
                     self.cache.clear();
                     self.seen.clear();
                     self.resolved.clear();
                 }
+                let callers = self.callers_anew(frames);
                 let key_start = self.keys.len() as u32;
                 self.keys.extend_from_slice(frames);
                 let cached = Cached { hash, generation, key_start, key_len: frames.len() as u32, callers };
@@ -283,7 +295,9 @@ impl Decoder {
                 Resolved::Miss => Some(self.unaccounted()),
             }
         };
-        let tos_frame = match self.resolve_leaf(if tick.external { 0 } else { tick.tos }) {
+        // An external tick's tos is its callback, the leaf above; 0 is no tos.
+        let tos = if tick.external || tick.tos == 0 { Resolved::Miss } else { self.resolve_leaf(tick.tos) };
+        let tos_frame = match tos {
             Resolved::Found(frame, Code::Js) => Some(frame),
             _ => None,
         };
@@ -421,9 +435,6 @@ impl Decoder {
 
     /// What is at a pc or top-of-stack `address` (0: nothing), through [`Leaves`].
     pub(super) fn resolve_leaf(&mut self, address: u64) -> Resolved {
-        if address == 0 {
-            return Resolved::Miss;
-        }
         if let Some(resolved) = self.leaves.get(address) {
             return resolved;
         }
@@ -442,12 +453,15 @@ impl Decoder {
         if let Some((frame, code, span)) = self.code_at(address) {
             return (Resolved::Found(frame, code), Some(span));
         }
+        // Below code, the addresses that resolve as `address` does are also those no code
+        // covers and that fall in the same library mapping (or between the same two).
+        let (gap, around) = (self.code.gap(address), self.libraries.around(address));
+        let shadowed = |(start, end): codemap::Span| (start.max(gap.0).max(around.0), end.min(gap.1).min(around.1));
         if let Some(hit) = self.libraries.find(address) {
             let library = hit.library;
             let primary = self.libraries.primary_start(library);
             let clip = |(start, end): codemap::Span, offset: u64| {
-                let (start, end) = (start.wrapping_add(offset), end.wrapping_add(offset));
-                (start.max(hit.mapping_start), end.min(hit.mapping_end))
+                shadowed((start.wrapping_add(offset), end.wrapping_add(offset)))
             };
             if hit.mapping_start != primary {
                 // A second mapping of the binary: V8's remapped builtins, logged (in worker
@@ -469,7 +483,11 @@ impl Decoder {
         if let Some(copy) = self.remapped_builtin(address) {
             if let Some((frame, code, (start, end))) = self.code_at(copy) {
                 let offset = address.wrapping_sub(copy);
-                return (Resolved::Found(frame, code), Some((start.wrapping_add(offset), end.wrapping_add(offset))));
+                let (start, end) = shadowed((start.wrapping_add(offset), end.wrapping_add(offset)));
+                // And within the copy.
+                let (copy_start, _, size) = self.remapped_copy().unwrap_or((address, address, 1));
+                let span = (start.max(copy_start), end.min(copy_start.saturating_add(size)));
+                return (Resolved::Found(frame, code), Some(span));
             }
         }
         (Resolved::Miss, None)
@@ -539,7 +557,7 @@ impl Decoder {
         const GRANULE: u64 = 256 << 10;
         let (blob_start, blob_end) = self.code.blob()?;
         let size = blob_end - blob_start;
-        let copy = self.code_range?.checked_add(CODE_RANGE)?.checked_sub(size.next_multiple_of(GRANULE))?;
+        let copy = self.code_range?.checked_add(CODE_RANGE)?.checked_sub(size.checked_next_multiple_of(GRANULE)?)?;
         Some((copy, blob_start, size))
     }
 }

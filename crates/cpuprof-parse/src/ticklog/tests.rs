@@ -516,3 +516,41 @@ fn cached_stacks_match_a_plain_replay_of_the_code_map() {
     assert!(expected.len() > 1000, "{} distinct stacks: too few to test the caches", expected.len());
     assert_eq!(got, expected);
 }
+
+/// What the reader remembers of a leaf (an address range that resolves one way) never
+/// reaches past what the code map says there: code inside a library mapping, another mapping
+/// of the binary read through the builtins, empty code taking another's place. Each log's
+/// ticks are named as a plain lookup at that tick names them.
+#[test]
+fn remembered_leaves_and_stacks_follow_every_kind_of_code() {
+    let names = |log: &str| -> Vec<(Vec<String>, i64)> { stacks(&parse_text(&format!("{HEAD}{log}"))) };
+    let two_mappings = "shared-library,/nonexistent/n,0x10000,0x20000,0\n\
+                        shared-library,/nonexistent/n,0x40000,0x50000,0\n\
+                        code-creation,Builtin,2,1,0x10000,256,B\n";
+    // JS code inside the second mapping, over addresses that read the builtin B through it.
+    let log = format!(
+        "{two_mappings}code-creation,JS,13,2,0x40080,32,j /a.js:1:1,0x9000,*\n\
+         tick,0x40010,3,0,0x0,0\ntick,0x40090,4,0,0x0,0\n"
+    );
+    assert_eq!(names(&log), vec![(vec!["B".into()], 1), (vec!["j".into()], 1)]);
+    // A frame read through the second mapping, then the builtin it read deleted.
+    let log = format!("{two_mappings}tick,0x1,3,0,0x0,0,0x40010\ncode-delete,0x10000\ntick,0x1,4,0,0x0,0,0x40010\n");
+    assert_eq!(
+        names(&log),
+        vec![(vec!["(unaccounted)".into(), "B".into()], 1), (vec!["(unaccounted)".into(), "n".into()], 1)]
+    );
+    // Empty code created where code starts: that code is gone, as leaf and as frame.
+    let log = "code-creation,JS,13,1,0x1000,256,a /a.js:1:1,0x9000,*\n\
+               tick,0x1010,2,0,0x0,0\ntick,0x1,2,0,0x0,0,0x1010\n\
+               code-creation,JS,13,3,0x1000,0,z /a.js:2:1,0x9100,*\n\
+               tick,0x1020,4,0,0x0,0\ntick,0x1,4,0,0x0,0,0x1010\n";
+    assert_eq!(
+        names(log),
+        // A frame no code covers is left out of the stack.
+        vec![(vec!["(unaccounted)".into()], 2), (vec!["(unaccounted)".into(), "a".into()], 1), (vec!["a".into()], 1)]
+    );
+    // Builtins as large as the address space: no overflow where their copy would be.
+    let log = "new,CodeRange,0x1000,0\ncode-creation,Builtin,2,1,0x0,18446744073709551615,X\n\
+               code-creation,JS,13,2,0x2000,16,f /a.js:1:1,0x9000,*\ntick,0x2001,3,0,0x0,0\n";
+    assert_eq!(names(log), vec![(vec!["f".into()], 1)]);
+}
