@@ -618,7 +618,8 @@ fn depth_first(profile: &Profile) -> (Vec<u32>, Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cpuprof_model::{Frame, Func, ProfileBuilder, SampleSource, StrId, Timeline, ValueType};
+    use crate::test_support::stack;
+    use cpuprof_model::{ProfileBuilder, SampleSource, Timeline, ValueType};
 
     /// Samples that split into halves at `at` (walked one after the other).
     struct SplitAt {
@@ -640,14 +641,6 @@ mod tests {
             first(a);
             second(b);
         }
-    }
-
-    /// A top-level stack of one function `name`.
-    fn stack(b: &mut ProfileBuilder, name: &str, kind: FuncKind) -> StackId {
-        let name = b.intern(name);
-        let func = b.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind, tier: None, library: None });
-        let frame = b.frame(Frame { func, line: None, column: None });
-        b.stack(None, frame)
     }
 
     /// A profile of one sample per letter of `pattern`, 1 ms apart: `.` idle, `a`/`b` busy in

@@ -34,6 +34,8 @@ mod keys;
 mod recursion;
 mod report_data;
 mod stats;
+#[cfg(test)]
+mod test_support;
 mod timeline;
 mod top;
 mod weights;

@@ -19,7 +19,7 @@ use crate::filter::StackFilter;
 use crate::keys::GroupBy;
 use crate::timeline::{timeline, TimelineError, TimelineOptions};
 use crate::top::{func_keys, Keys, NO_KEY};
-use crate::weights::{columns, effective, Weight};
+use crate::weights::{columns, effective, weighs_time, Weight};
 
 /// The function index of a node that stands for pruned call paths.
 pub const PRUNED: u32 = u32::MAX;
@@ -192,8 +192,9 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
         node_of_stack.push(if key == NO_KEY { above } else { Some(tree.node(above, key)) });
     }
 
-    let (weights, counts) = columns(profile, options.weight);
-    let by_time = weights.is_some() && effective(profile, options.weight) == Weight::Time;
+    // The value columns are read only after the timeline's walk, which finds them on its way
+    // (read first, they would cost a walk of their own).
+    let by_time = weighs_time(profile, options.weight);
     let stacks = profile.samples.stacks();
     let mut buckets: Vec<ReportBucket> = Vec::new();
     let mut timed = false;
@@ -253,6 +254,7 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
     if !timed {
         // One bucket: the whole profile.
         let mut bucket = ReportBucket { start_ns: 0, end_ns: bucket_ns, ..ReportBucket::default() };
+        let (weights, counts) = columns(profile, options.weight);
         for row in 0..stacks.len() {
             let c = counts.map_or(1, |c| c[row]);
             let w = weights.map_or(c, |w| w[row]);
@@ -779,5 +781,50 @@ mod tests {
                 assert_eq!(mine, expected, "{path}: totals by {by:?}");
             }
         }
+    }
+
+    /// The rows' sums a `.cpuprofile` reader leaves to the timeline come with the walk that
+    /// cuts the report's buckets: reading them first would walk the 46 M samples of a 500 MB
+    /// profile once more.
+    #[test]
+    fn the_report_walks_a_summed_timeline_once() {
+        use crate::test_support::stack;
+        use cpuprof_model::{FuncKind, ProfileBuilder, SampleSource, SourceFormat, TimedSample, ValueType};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+
+        /// Samples whose walks are counted.
+        struct Counted {
+            samples: Vec<TimedSample>,
+            walks: Arc<AtomicUsize>,
+        }
+        impl SampleSource for Counted {
+            fn walk(&self, visit: &mut dyn FnMut(&[TimedSample])) {
+                self.walks.fetch_add(1, Ordering::SeqCst);
+                visit(&self.samples);
+            }
+        }
+
+        let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+        for name in ["a", "b"] {
+            let stack = stack(&mut b, name, FuncKind::Js);
+            b.sample(stack, None, &[0, 0]);
+        }
+        // a: 3 samples of 1 ms; b: 1 sample of 2 ms.
+        let samples = [(0, 0, 1), (1, 1, 2), (0, 3, 1), (0, 4, 1)]
+            .map(|(row, ms, lasts)| TimedSample { row, time_ns: ms * 1_000_000, weight_ns: lasts * 1_000_000 })
+            .to_vec();
+        let walks = Arc::new(AtomicUsize::new(0));
+        b.summed_timeline(Counted { samples, walks: Arc::clone(&walks) });
+        b.timing(Some(0), Some(5_000_000), Some(1_000_000));
+        let profile = b.finish().unwrap();
+        assert!(!profile.samples.values_known());
+
+        let data = report_data(&profile, &ReportDataOptions::default()).unwrap();
+        assert_eq!(walks.load(Ordering::SeqCst), 1, "walks of the timeline");
+        let whole: HashMap<&str, i64> = data.functions.iter().map(|f| (f.name.as_str(), f.whole_total)).collect();
+        assert_eq!(whole, HashMap::from([("a", 3_000_000), ("b", 2_000_000)]));
+        assert_eq!(profile.samples.values(0), [3, 1], "the rows' sums, found by that walk");
+        assert_eq!(walks.load(Ordering::SeqCst), 1);
     }
 }
