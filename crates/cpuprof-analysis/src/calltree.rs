@@ -226,7 +226,7 @@ impl<'p> CallGraph<'p> {
     }
 
     /// The one function with samples that `pattern` names: its exact name (as reports show
-    /// it), else `name@file:line` (`file` a suffix of the script's url or path, `:line` and
+    /// it), else its handle ([`crate::function_handle`]), else `name@file:line` (`file` a suffix of the script's url or path, `:line` and
     /// `:line:column` optional), else a regular expression searched in names and files. A
     /// suffix `#N` picks the N-th of several matches, in the order [`FindError::Ambiguous`]
     /// lists them (heaviest first): the way to name functions no file tells apart.
@@ -252,6 +252,9 @@ impl<'p> CallGraph<'p> {
     fn candidates(&self, pattern: &str) -> Result<usize, FindError> {
         let all: Vec<usize> = (0..self.functions.len()).collect();
         let mut found: Vec<usize> = all.iter().copied().filter(|f| self.functions[*f].name == pattern).collect();
+        if found.is_empty() && crate::handle::is_handle(pattern) {
+            found = all.iter().copied().filter(|f| self.functions[*f].handle() == pattern).collect();
+        }
         if found.is_empty() {
             // Names and urls may hold `@` themselves (`@scope/pkg`, pnpm's `pkg@1.2.3`): every
             // split of the pattern at an `@` is tried.

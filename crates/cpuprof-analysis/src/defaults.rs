@@ -41,3 +41,12 @@ pub const REPORT_DIFF_ROWS: usize = 2_000;
 
 /// A diff's report explains this many of the changes (as `diff --explain N`).
 pub const REPORT_EXPLAIN: usize = 20;
+
+/// The shortest event-loop block a brief summary (`top --format brief`, MCP `load`) considers, ns.
+pub const BRIEF_BLOCK_MIN_NS: i64 = 50_000_000;
+
+/// How many functions a brief summary lists.
+pub const BRIEF_FUNCTIONS: usize = 10;
+
+/// How many call paths a brief summary lists.
+pub const BRIEF_PATHS: usize = 5;

@@ -71,6 +71,13 @@ pub struct TopRow {
     pub total_samples: i64,
 }
 
+impl TopRow {
+    /// The stable handle of the row's function ([`crate::function_handle`]).
+    pub fn handle(&self) -> String {
+        crate::function_handle(&self.name, self.file.as_deref(), self.line, self.column)
+    }
+}
+
 /// A part of the profile: its weight (in the report's unit) and its number of samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Amount {

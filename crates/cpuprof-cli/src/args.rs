@@ -62,6 +62,34 @@ pub(crate) enum Command {
     /// Profile a command (every Node process it starts), or attach to a running Node process
     #[command(after_help = RECORD_HELP)]
     Record(RecordArgs),
+    /// Serve the commands as Model Context Protocol tools on stdin/stdout, for coding agents
+    #[command(after_help = MCP_HELP)]
+    Mcp(McpArgs),
+}
+
+const MCP_HELP: &str = "\
+TOOLS:
+  load (read a profile once for the session; a brief summary), top, tree, callers, callees,
+  explain, diff, timeline, blocks, flamegraph and report (write a file, return its path),
+  convert. Each takes its command's options as JSON arguments (`by`, `limit`, `from`, …;
+  the schemas come from the same definitions as this help), answers in the command's JSON,
+  and keeps to a byte budget (`budget`), leaving rows out with a note of how many. A profile
+  is read once and kept while its file is unchanged (path, size, time of change), so later
+  questions about it answer at once. `rows[].id` in top (and `id` in tree, callers, callees)
+  is a function's stable handle: pass it as `pattern`.
+
+REGISTER IT (an MCP client's configuration):
+  {\"mcpServers\": {\"cpuprof\": {\"command\": \"cpuprof\", \"args\": [\"mcp\"]}}}
+
+EXAMPLES:
+  cpuprof mcp
+  cpuprof mcp --budget 16384";
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// The bytes an answer keeps to unless a call names its own `budget`
+    #[arg(long, value_name = "BYTES", default_value_t = crate::mcp::DEFAULT_BUDGET)]
+    pub(crate) budget: u64,
 }
 
 const RECORD_HELP: &str = "\
@@ -1086,6 +1114,9 @@ pub(crate) enum ReportFormatArg {
     /// diff in GitHub Actions: annotations on stdout, the Markdown report appended to
     /// $GITHUB_STEP_SUMMARY (after the annotations when it is unset)
     Github,
+    /// top: the profile in at most 40 lines (categories, top 10 by self time with their
+    /// handles, the heaviest call paths, the longest event-loop block, warnings)
+    Brief,
 }
 
 impl OutputArgs {
@@ -1099,6 +1130,11 @@ impl OutputArgs {
             ReportFormatArg::Github => {
                 return Err(crate::usage::UsageError(
                     "--format github is for diff; use --format markdown for a job summary".to_owned(),
+                ))
+            }
+            ReportFormatArg::Brief => {
+                return Err(crate::usage::UsageError(
+                    "--format brief is for top (one profile); use --format json for the whole report".to_owned(),
                 ))
             }
         })

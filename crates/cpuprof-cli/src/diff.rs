@@ -119,6 +119,9 @@ fn phase_sides(args: &DiffArgs) -> Result<Option<[(WindowSpec, String); 2]>> {
 }
 
 pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
+    if args.output.format == ReportFormatArg::Brief {
+        return Err(brief_refused().into());
+    }
     let phases = phase_sides(args)?;
     let (base, new) = match (args.pair.as_slice(), args.base.is_empty(), args.new.is_empty(), &phases) {
         ([file], true, true, Some(_)) => (vec![file.clone()], vec![file.clone()]),
@@ -437,6 +440,11 @@ fn diff_page(
     })?)
 }
 
+/// `--format brief` sums up one profile: not a diff.
+fn brief_refused() -> UsageError {
+    UsageError("--format brief is for top (one profile); a diff has table, json, csv, markdown and github".to_owned())
+}
+
 /// Writes the report in `format`. For GitHub the annotations go to the output and the Markdown
 /// report is appended to the job summary (the file `GITHUB_STEP_SUMMARY` names: the runner
 /// gives each step its own and collects it, so it is added to, not replaced), or follows the
@@ -447,6 +455,7 @@ fn write_report(doc: &DiffDocument<'_>, format: ReportFormatArg, output: Output)
         ReportFormatArg::Json => Format::Json,
         ReportFormatArg::Csv => Format::Csv,
         ReportFormatArg::Markdown => Format::Markdown,
+        ReportFormatArg::Brief => return Err(brief_refused().into()),
         ReportFormatArg::Github => {
             let mut text = render_diff_annotations(doc);
             let markdown = render_diff(doc, Format::Markdown);

@@ -24,6 +24,8 @@ use crate::usage::UsageError;
 pub(crate) struct Reader<'a> {
     args: &'a InputArgs,
     source_maps: Option<SourceMaps>,
+    /// The folder source maps are looked for in first, when not the arguments' own.
+    maps_dir: Option<std::path::PathBuf>,
 }
 
 impl<'a> Reader<'a> {
@@ -35,7 +37,7 @@ impl<'a> Reader<'a> {
         }
         let source_maps =
             (args.source_maps || args.source_map_dir.is_some()).then(|| SourceMaps::new(args.source_map_dir.clone()));
-        Ok(Self { args, source_maps })
+        Ok(Self { args, source_maps, maps_dir: None })
     }
 
     /// A reader whose source maps are looked for in `dir` first (`diff`'s per-side folders).
@@ -43,13 +45,24 @@ impl<'a> Reader<'a> {
         if !dir.is_dir() {
             return Err(UsageError(format!("{flag} {}: not a directory", dir.display())).into());
         }
-        Ok(Self { source_maps: Some(SourceMaps::new(Some(dir.to_path_buf()))), ..Self::new(args)? })
+        let source_maps = Some(SourceMaps::new(Some(dir.to_path_buf())));
+        Ok(Self { source_maps, maps_dir: Some(dir.to_path_buf()), ..Self::new(args)? })
     }
 
     /// Reads `input` (with per-sample times when `timeline` or a `window` is given), reports the
     /// parser's warnings and maps it through source maps when asked to. The reader keeps only
     /// the samples of a `--from`/`--to` window where it can ([`cut_to_window`] cuts the rest).
     pub(crate) fn load(&self, input: &Path, timeline: bool, window: Option<&WindowSpec>) -> Result<Profile> {
+        if crate::io::serving() && !crate::io::is_dash(input) {
+            // An MCP session reads a profile once, whole and with its times, for every question
+            // after (the window is cut from it as from a format the reader cannot cut).
+            let reading = format!("{:?} {:?}", self.args, self.maps_dir);
+            return crate::mcp::cached(input, &reading, || self.read(input, true, None));
+        }
+        self.read(input, timeline, window)
+    }
+
+    fn read(&self, input: &Path, timeline: bool, window: Option<&WindowSpec>) -> Result<Profile> {
         let reading = self.args;
         let mut parse =
             if timeline || window.is_some() { ParseOptions::with_timeline() } else { ParseOptions::default() };

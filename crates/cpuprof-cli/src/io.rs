@@ -1,10 +1,12 @@
 //! Reading inputs (`-` = stdin) and writing outputs atomically.
 
+use std::cell::RefCell;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, IsTerminal, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use anyhow::{bail, Context, Result};
@@ -47,6 +49,9 @@ const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 /// Reads and parses one profile.
 pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profile> {
+    if is_dash(path) && serving() {
+        return Err(UsageError("standard input carries the MCP session: give the profile's path".to_owned()).into());
+    }
     if is_dash(path) {
         return Ok(cpuprof_parse::parse(io::stdin(), &Origin::stdin(), options)?);
     }
@@ -122,7 +127,62 @@ fn place_id(meta: &Metadata) -> Option<FileId> {
 /// The outputs of this run, so that no two go to one place.
 static CLAIMED: Mutex<Vec<Claim>> = Mutex::new(Vec::new());
 
+/// Whether this process serves MCP (`cpuprof mcp`): its standard input and output carry the
+/// protocol, so no command reads or writes them.
+static SERVING: AtomicBool = AtomicBool::new(false);
+
+/// Runs of commands in this process, numbered (0: the command line's one run).
+static RUNS: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The run of a command on this thread (see [`captured`]): its number, what it wrote to
+    /// standard output, and the files it wrote.
+    static RUN: RefCell<Option<(u64, Captured)>> = const { RefCell::new(None) };
+}
+
+/// What a command run by [`captured`] wrote.
+#[derive(Debug, Default)]
+pub(crate) struct Captured {
+    /// What would have gone to standard output.
+    pub(crate) stdout: Vec<u8>,
+    /// The files written, as named.
+    pub(crate) files: Vec<PathBuf>,
+}
+
+/// From now on, standard input and output are the MCP session's: commands get neither.
+pub(crate) fn serve() {
+    SERVING.store(true, Ordering::SeqCst);
+}
+
+/// Whether standard input and output carry an MCP session.
+pub(crate) fn serving() -> bool {
+    SERVING.load(Ordering::SeqCst)
+}
+
+/// Runs a command on this thread with what it would print kept instead, and the files it
+/// writes listed. Its outputs are claimed apart from other runs' (see [`Output::new`]).
+pub(crate) fn captured<T>(run: impl FnOnce() -> T) -> (T, Captured) {
+    let number = RUNS.fetch_add(1, Ordering::SeqCst);
+    RUN.with(|r| *r.borrow_mut() = Some((number, Captured::default())));
+    let result = run();
+    let captured = RUN.with(|r| r.borrow_mut().take()).map(|(_, c)| c).unwrap_or_default();
+    CLAIMED.lock().unwrap_or_else(PoisonError::into_inner).retain(|c| c.run != number);
+    (result, captured)
+}
+
+/// The number of the run on this thread (0: the command line's).
+fn run_number() -> u64 {
+    RUN.with(|r| r.borrow().as_ref().map_or(0, |(n, _)| *n))
+}
+
+/// Adds to what this thread's captured run wrote; false when no run is captured.
+fn capture(add: impl FnOnce(&mut Captured)) -> bool {
+    RUN.with(|r| r.borrow_mut().as_mut().map(|(_, c)| add(c)).is_some())
+}
+
 struct Claim {
+    /// The run it belongs to: runs of the MCP server do not claim one another's outputs.
+    run: u64,
     stdout: bool,
     /// Where a file is written (symlinks followed).
     path: Option<PathBuf>,
@@ -132,14 +192,16 @@ struct Claim {
 
 impl Claim {
     fn collides(&self, other: &Claim) -> bool {
-        (self.stdout && other.stdout)
-            || (self.path.is_some() && self.path == other.path)
-            || (self.id.is_some() && self.id == other.id)
+        self.run == other.run
+            && ((self.stdout && other.stdout)
+                || (self.path.is_some() && self.path == other.path)
+                || (self.id.is_some() && self.id == other.id))
     }
 }
 
 /// Records `claim` as one of this run's outputs; a second output to the same place is refused.
-fn claim(claim: Claim, shown: &str) -> Result<()> {
+fn claim(mut claim: Claim, shown: &str) -> Result<()> {
+    claim.run = run_number();
     let mut claimed = CLAIMED.lock().unwrap_or_else(PoisonError::into_inner);
     if claimed.iter().any(|c| c.collides(&claim)) {
         return Err(UsageError(format!("refusing to write two outputs to {shown}")).into());
@@ -151,6 +213,8 @@ fn claim(claim: Claim, shown: &str) -> Result<()> {
 /// Where output goes.
 pub(crate) enum Output {
     Stdout,
+    /// Standard output of a run whose output is kept (see [`captured`]).
+    Captured,
     /// A device or a pipe (`-o /dev/null`, `-o /dev/stdout`, a FIFO), written in place:
     /// renaming a file over it would replace the device with a file.
     InPlace(PathBuf),
@@ -187,6 +251,10 @@ impl Output {
         let input_is = |id: FileId| inputs.iter().find(|(i, _)| *i == id).map(|(_, input)| *input);
 
         let Some(path) = path.filter(|p| !is_dash(p)) else {
+            if run_number() != 0 {
+                claim(Claim { run: 0, stdout: true, path: None, id: None }, "standard output")?;
+                return Ok(Output::Captured);
+            }
             let stdout = stream_metadata(io::stdout().as_fd());
             // `cpuprof top app.cpuprofile >> app.cpuprofile`
             if let Some(input) = stdout.as_ref().and_then(file_id).and_then(input_is) {
@@ -201,13 +269,24 @@ impl Output {
                 };
                 return Err(UsageError(message).into());
             }
-            claim(Claim { stdout: true, path: None, id: stdout.as_ref().and_then(place_id) }, "standard output")?;
+            claim(
+                Claim { run: 0, stdout: true, path: None, id: stdout.as_ref().and_then(place_id) },
+                "standard output",
+            )?;
             return Ok(Output::Stdout);
         };
         let (target, id) = match std::fs::metadata(path) {
+            Ok(meta) if !meta.is_file() && serving() => {
+                // A device or pipe may be the session's own standard output.
+                return Err(UsageError(format!(
+                    "refusing to write {}: the MCP server writes regular files only",
+                    path.display()
+                ))
+                .into());
+            }
             Ok(meta) if !meta.is_file() => {
                 // `-o /dev/stdout --flamegraph /dev/stdout` into a pipe: refused; `/dev/null` twice is fine.
-                claim(Claim { stdout: false, path: None, id: place_id(&meta) }, &path.display().to_string())?;
+                claim(Claim { run: 0, stdout: false, path: None, id: place_id(&meta) }, &path.display().to_string())?;
                 return Ok(Output::InPlace(path.to_owned()));
             }
             Ok(meta) => {
@@ -230,7 +309,7 @@ impl Output {
             Err(e) if e.kind() == io::ErrorKind::NotFound => (new_file_target(path)?, None),
             Err(e) => return Err(e).with_context(|| format!("cannot write {}", path.display())),
         };
-        claim(Claim { stdout: false, path: Some(target.clone()), id }, &path.display().to_string())?;
+        claim(Claim { run: 0, stdout: false, path: Some(target.clone()), id }, &path.display().to_string())?;
         let dir = target.parent().unwrap_or(Path::new("/"));
         let temp =
             TempFile::new_in(dir).with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
@@ -241,6 +320,10 @@ impl Output {
     /// renamed over the target.
     pub(crate) fn write(self, bytes: &[u8]) -> Result<()> {
         match self {
+            Output::Captured => {
+                capture(|c| c.stdout.extend_from_slice(bytes));
+                Ok(())
+            }
             Output::Stdout => {
                 // Straight to file descriptor 1: std's handle takes a descriptor not open for
                 // writing (EBADF) for success, and the report would be lost with exit 0.
@@ -262,7 +345,9 @@ impl Output {
                 let permissions = std::fs::metadata(&target)
                     .map_or_else(|_| std::fs::Permissions::from_mode(0o666 & !umask()), |m| m.permissions());
                 temp.fill(bytes, permissions).with_context(|| format!("cannot write {}", path.display()))?;
-                temp.persist(&target).with_context(|| format!("cannot write {}", path.display()))
+                temp.persist(&target).with_context(|| format!("cannot write {}", path.display()))?;
+                capture(|c| c.files.push(path));
+                Ok(())
             }
         }
     }

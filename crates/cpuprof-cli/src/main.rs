@@ -9,6 +9,7 @@ mod diff;
 mod fold;
 mod input;
 mod io;
+mod mcp;
 mod record;
 mod report;
 mod run;

@@ -377,6 +377,7 @@ fn format_name(format: ReportFormatArg) -> &'static str {
         ReportFormatArg::Csv => "csv",
         ReportFormatArg::Markdown => "markdown",
         ReportFormatArg::Github => "github",
+        ReportFormatArg::Brief => "brief",
     }
 }
 

@@ -4,7 +4,7 @@ use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, TopOptions, Weight};
 use cpuprof_render::{render_top, InputTotal, TopDocument};
 
-use crate::args::{By, Cli, Command, TopArgs, WeightArg};
+use crate::args::{By, Cli, Command, ReportFormatArg, TopArgs, WeightArg};
 use crate::input::{load, source_name, stack_filter, Loaded};
 use crate::io::Output;
 use crate::usage::UsageError;
@@ -53,6 +53,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Blocks(args) => crate::timeline::run_blocks(&args),
         Command::Report(args) => crate::report::run_report(&args),
         Command::Record(args) => crate::record::run_record(&args),
+        Command::Mcp(args) => crate::mcp::run_mcp(&args),
     }
 }
 
@@ -83,6 +84,9 @@ fn run_top(args: &TopArgs) -> Result<()> {
         )
         .into());
     }
+    if args.output.format == ReportFormatArg::Brief {
+        return run_brief(args, &options, &inputs);
+    }
     let format = args.output.report_format()?;
     let output = Output::new(args.output.output.as_deref(), &inputs)?;
     let (Loaded { profile, window }, source, totals) = if let [input] = inputs.as_slice() {
@@ -107,4 +111,44 @@ fn run_top(args: &TopArgs) -> Result<()> {
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     output.write(render_top(&doc, format).as_bytes())
+}
+
+/// `top --format brief`: one profile in at most 40 lines (see `render_brief`).
+fn run_brief(args: &TopArgs, options: &TopOptions, inputs: &[&Path]) -> Result<()> {
+    use cpuprof_analysis::defaults::{BRIEF_BLOCK_MIN_NS, BRIEF_FUNCTIONS, BRIEF_PATHS};
+    let [input] = inputs else {
+        return Err(UsageError("--format brief sums up one profile: give one input".to_owned()).into());
+    };
+    if options.by != GroupBy::Function {
+        return Err(UsageError("--format brief lists functions: leave --by out".to_owned()).into());
+    }
+    let output = Output::new(args.output.output.as_deref(), inputs)?;
+    let Loaded { profile, window } =
+        crate::input::load_read(input, &args.reading, &args.filter, &args.window, false, true)?;
+    let mut by_self = options.clone();
+    by_self.sort = cpuprof_analysis::Metric::SelfTime;
+    let (report, (paths, blocks)) = rayon::join(
+        || top(&profile, &by_self),
+        || {
+            let paths = cpuprof_analysis::heaviest_paths(&profile, by_self.weight, &by_self.filter, BRIEF_PATHS);
+            let timed = profile.samples.timeline().is_some();
+            (paths, timed.then(|| cpuprof_analysis::blocks_only(&profile, BRIEF_BLOCK_MIN_NS, Some(1)).ok()).flatten())
+        },
+    );
+    let source = source_name(input);
+    if report.rows.is_empty() {
+        crate::warn_empty(&source, &profile, window.is_some());
+    }
+    let top_doc = TopDocument {
+        source: &source,
+        meta: &profile.meta,
+        report: &report,
+        by: GroupBy::Function,
+        limit: Some(BRIEF_FUNCTIONS),
+        window,
+        inputs: &[],
+        terminal: crate::calls::terminal(args.output.output.as_deref(), true, None),
+    };
+    let doc = cpuprof_render::BriefDocument { top: top_doc, paths: &paths, blocks: blocks.as_ref() };
+    output.write(cpuprof_render::render_brief(&doc).as_bytes())
 }

@@ -74,6 +74,9 @@ pub(crate) struct AmountJson {
 
 #[derive(Serialize)]
 struct TopRowJson<'a> {
+    /// The function's stable handle (rows by function only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
     name: &'a str,
     file: Option<&'a str>,
     line: Option<u32>,
@@ -143,6 +146,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             .rows()
             .iter()
             .map(|r| TopRowJson {
+                id: (doc.by == GroupBy::Function).then(|| r.handle()),
                 name: &r.name,
                 file: r.file.as_deref(),
                 line: r.line,
@@ -476,6 +480,9 @@ impl Writer {
     fn identity(&mut self, level: usize, graph: &CallGraph<'_>, function: Option<usize>) {
         let row = function.map(|f| &graph.functions()[f]);
         self.field(level, true, "name", &value(node_name(graph, function)));
+        if let Some(row) = row {
+            self.field(level, false, "id", &value(&row.handle()));
+        }
         self.field(level, false, "file", &value(&row.and_then(|r| r.file.as_deref())));
         self.field(level, false, "line", &value(&row.and_then(|r| r.line)));
         self.field(level, false, "column", &value(&row.and_then(|r| r.column)));

@@ -2,6 +2,7 @@
 //! exporters), each covering every report (`top` and `diff`); `words` holds the wording
 //! they share.
 
+mod brief;
 mod chart;
 mod csv;
 mod fit;
@@ -17,6 +18,7 @@ use cpuprof_analysis::{
 };
 use cpuprof_model::Meta;
 
+pub use brief::{render_brief, BriefDocument};
 pub use fit::Terminal;
 pub use words::regression_text;
 

@@ -1,0 +1,573 @@
+//! `cpuprof mcp`: the commands as Model Context Protocol tools, over stdio, for coding agents.
+//!
+//! A tool is a command. Its input schema is made from the command's clap arguments (one source
+//! of truth: a flag added to the command is a property of the tool), a call's arguments become
+//! that command line, checked by clap as typed ones are, and the command runs as the CLI runs it
+//! with what it would print kept (see [`crate::io::captured`]). Profiles are read once per session
+//! ([`Profiles`]); answers keep to a byte budget ([`fit`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::SystemTime;
+
+use anyhow::Result;
+use clap::{Arg, ArgAction, CommandFactory, Parser};
+use cpuprof_model::{Profile, ValueUnit};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::args::{Cli, McpArgs};
+
+/// A tool: its name, the command it runs, and what its answer's numbers mean.
+struct ToolSpec {
+    name: &'static str,
+    command: &'static str,
+    about: &'static str,
+}
+
+/// What every report's numbers are, said once for the tools' descriptions.
+const UNITS: &str = "Amounts are ns of CPU time (`unit`: \"ns\"), or samples where `unit` is \"samples\"; \
+    `*_pct` are percentages of `total`, the profile's counted time (idle left out unless include_idle). \
+    `self`: time in the function's own code; `total`: time with it anywhere on the stack, counted once under recursion.";
+
+const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "load",
+        command: "top",
+        about: "Read a profile (cached for the session; later calls on the same unchanged file answer at once) and \
+            return a brief summary: duration, category split, top 10 functions by self time, the heaviest call paths, \
+            the longest event-loop block and the reader's warnings. Start here.",
+    },
+    ToolSpec {
+        name: "top",
+        command: "top",
+        about: "Functions (or files, packages, lines, categories: `by`) ranked by CPU time. `rows[].id` is a \
+            function's stable handle: pass it as `pattern` to callers, callees, explain, or as focus/ignore.",
+    },
+    ToolSpec {
+        name: "tree",
+        command: "tree",
+        about: "The call tree, top-down (callers above callees) or bottom-up; nodes under min_pct are pruned \
+            (`pruned` says how much).",
+    },
+    ToolSpec {
+        name: "callers",
+        command: "callers",
+        about: "Who calls a function (`pattern`: a handle from top, its name, name@file:line, or a regex): the part \
+            of its total that comes through each caller (`pct`: share of the function's total).",
+    },
+    ToolSpec {
+        name: "callees",
+        command: "callees",
+        about: "What a function calls: each callee's total under it, and the function's own time.",
+    },
+    ToolSpec {
+        name: "explain",
+        command: "explain",
+        about: "A function's callers and callees together (the sandwich view).",
+    },
+    ToolSpec {
+        name: "diff",
+        command: "diff",
+        about: "What changed between two profiles (or sets of runs: base/new): rows whose self or total time moved, \
+            with a significance test over the runs' sampling noise (`significant`, `p_value` in [0, 1]); \
+            `explain` adds the call paths each change came through; `fail_on` gives the CI gate's verdict.",
+    },
+    ToolSpec {
+        name: "timeline",
+        command: "timeline",
+        about: "The profile over time: per bucket the busy, GC, idle and (program) shares, the category split and \
+            the top self function; and the phases (startup, steady, ...) where the profile changes character.",
+    },
+    ToolSpec {
+        name: "blocks",
+        command: "blocks",
+        about: "What blocked the event loop: stretches without idle samples longer than `min`, longest first, with \
+            the entry that started each, its top self functions and the deepest frame common to most of it; \
+            `summary` gives count, p50/p95/max and the share of wall time blocked.",
+    },
+    ToolSpec {
+        name: "flamegraph",
+        command: "flamegraph",
+        about: "Write an interactive SVG flame graph (to `output`, default: beside the profile) and return its path.",
+    },
+    ToolSpec {
+        name: "report",
+        command: "report",
+        about: "Write a self-contained HTML report (timeline, top, flame graph, callers/callees, blocks) to `output` \
+            (default: beside the profile) and return its path.",
+    },
+    ToolSpec {
+        name: "convert",
+        command: "convert",
+        about: "Rewrite a profile as pprof, .cpuprofile or folded stacks at `output` (the format from its \
+            extension or output_format) and return its path.",
+    },
+];
+
+/// The arguments a tool never takes: the terminal's, and the one the server sets itself.
+const NOT_FOR_TOOLS: &[&str] = &["help", "version", "wide", "color", "budget"];
+
+/// The bytes an answer keeps to when the call names no budget.
+pub(crate) const DEFAULT_BUDGET: u64 = 8 * 1024;
+
+/// The smallest budget a call may name: room for a report's head and its note.
+const MIN_BUDGET: u64 = 1024;
+
+pub(crate) fn run_mcp(args: &McpArgs) -> Result<()> {
+    crate::io::serve();
+    let server = Server { budget: args.budget.max(MIN_BUDGET) };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    runtime.block_on(async {
+        let service = server.serve(rmcp::transport::stdio()).await?;
+        service.waiting().await?;
+        anyhow::Ok(())
+    })
+}
+
+struct Server {
+    budget: u64,
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cpuprof", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
+                "cpuprof answers questions about CPU profiles of Node.js/V8 programs (.cpuprofile, V8 tick logs, \
+                 Chrome traces, pprof, folded stacks). Call `load` on a profile first; then top, callers/callees, \
+                 tree, timeline, blocks, diff. Every answer keeps to `budget` bytes (default {DEFAULT_BUDGET}), \
+                 leaving rows out with a note that says how many. {UNITS}"
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools().to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let spec = TOOLS
+            .iter()
+            .find(|t| t.name == request.name)
+            .ok_or_else(|| McpError::invalid_params(format!("no tool named {}", request.name), None))?;
+        let mut arguments = request.arguments.unwrap_or_default();
+        let budget = match arguments.remove("budget") {
+            None | Some(Value::Null) => self.budget,
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| McpError::invalid_params("budget: expected a number of bytes", None))?
+                .max(MIN_BUDGET),
+        };
+        let argv = command_line(spec, arguments).map_err(|e| McpError::invalid_params(e, None))?;
+        let cli = Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(e.render().to_string(), None))?;
+        let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
+        let name = spec.name;
+        let (result, captured) = tokio::task::spawn_blocking(move || crate::io::captured(|| crate::run::run(cli)))
+            .await
+            .map_err(|e| McpError::internal_error(format!("the command stopped: {e}"), None))?;
+        let answer = match result {
+            Ok(()) if writes => {
+                let files: Vec<String> = captured.files.iter().map(|p| p.display().to_string()).collect();
+                Ok(json!({ "wrote": files }).to_string())
+            }
+            Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout)),
+            Ok(()) => Ok(fit(&captured.stdout, budget)),
+            // The gate's verdict is an answer, not a failure: the report, and what tripped it.
+            Err(e) if e.downcast_ref::<crate::diff::GateTripped>().is_some() => {
+                let mut text = fit(&captured.stdout, budget.saturating_sub(512));
+                text.push_str(&format!("\ngate: {}", cpuprof_render::text::visible(&e.to_string())));
+                Ok(text)
+            }
+            Err(e) => {
+                let code = if e.downcast_ref::<crate::usage::UsageError>().is_some() { 2 } else { 1 };
+                Err(json!({ "error": cpuprof_render::text::visible(&format!("{e:#}")), "exit_code": code }).to_string())
+            }
+        };
+        Ok(match answer {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
+        }
+        .into())
+    }
+}
+
+/// The tools, their schemas made once from the commands' arguments.
+fn tools() -> &'static [Tool] {
+    static TOOL_LIST: OnceLock<Vec<Tool>> = OnceLock::new();
+    TOOL_LIST.get_or_init(|| {
+        let cli = Cli::command();
+        TOOLS
+            .iter()
+            .filter_map(|spec| {
+                let command = cli.find_subcommand(spec.command)?;
+                let about = command.get_about().map(ToString::to_string).unwrap_or_default();
+                let description = if spec.name == "load" {
+                    spec.about.to_owned()
+                } else {
+                    format!("{about}. {} {UNITS}", spec.about)
+                };
+                let schema = schema(spec, command);
+                Some(Tool::new(spec.name, description, Arc::new(schema)))
+            })
+            .collect()
+    })
+}
+
+/// The arguments of `command` a tool takes, as clap knows them.
+fn tool_args<'c>(spec: &ToolSpec, command: &'c clap::Command) -> impl Iterator<Item = &'c Arg> {
+    let load = spec.name == "load";
+    command.get_arguments().filter(move |arg| {
+        let id = arg.get_id().as_str();
+        // `load` reads: it takes how to read (and its own `input`), not the report's options.
+        !arg.is_hide_set() && !NOT_FOR_TOOLS.contains(&id) && (!load || arg.get_help_heading() == Some("Input"))
+    })
+}
+
+/// The JSON schema of a tool's arguments: a property per argument of its command.
+fn schema(spec: &ToolSpec, command: &clap::Command) -> Map<String, Value> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    if spec.name == "load" {
+        let about = "The profile's path (.cpuprofile, tick log, Chrome trace, pprof, folded stacks; gzip is fine)";
+        properties.insert("input".to_owned(), json!({ "type": "string", "description": about }));
+        required.push(json!("input"));
+    }
+    for arg in tool_args(spec, command) {
+        let id = arg.get_id().as_str().to_owned();
+        if arg.is_required_set() {
+            required.push(Value::from(id.clone()));
+        }
+        properties.insert(id, property(arg));
+    }
+    properties.insert(
+        "budget".to_owned(),
+        json!({
+            "type": "integer",
+            "minimum": MIN_BUDGET,
+            "description": format!(
+                "The most bytes the answer may take (default {DEFAULT_BUDGET}): rows beyond it are left out, with a \
+                 note of how many"
+            ),
+        }),
+    );
+    let mut schema = Map::new();
+    schema.insert("type".to_owned(), json!("object"));
+    schema.insert("properties".to_owned(), Value::Object(properties));
+    schema.insert("required".to_owned(), Value::Array(required));
+    schema.insert("additionalProperties".to_owned(), json!(false));
+    schema
+}
+
+/// One argument's schema: its type, allowed values, default and help.
+fn property(arg: &Arg) -> Value {
+    if matches!(arg.get_action(), ArgAction::SetTrue) {
+        return json!({ "type": "boolean", "description": help(arg) });
+    }
+    let mut item = Map::new();
+    let parser = arg.get_value_parser();
+    let possible: Vec<String> =
+        arg.get_possible_values().iter().filter(|v| !v.is_hide_set()).map(|v| v.get_name().to_owned()).collect();
+    let integers = [
+        std::any::TypeId::of::<u64>(),
+        std::any::TypeId::of::<u32>(),
+        std::any::TypeId::of::<usize>(),
+        std::any::TypeId::of::<i64>(),
+        std::any::TypeId::of::<u16>(),
+    ];
+    let kind = if !possible.is_empty() || parser.type_id() == std::any::TypeId::of::<bool>() {
+        "string"
+    } else if integers.iter().any(|t| parser.type_id() == *t) {
+        "integer"
+    } else if parser.type_id() == std::any::TypeId::of::<f64>() {
+        "number"
+    } else {
+        "string"
+    };
+    item.insert("type".to_owned(), json!(kind));
+    if !possible.is_empty() {
+        item.insert("enum".to_owned(), json!(possible));
+    }
+    let mut property =
+        if takes_many(arg) { json!({ "type": "array", "items": Value::Object(item) }) } else { Value::Object(item) };
+    let defaults: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+    let mut description = help(arg);
+    if let [default] = defaults.as_slice() {
+        description.push_str(&format!(" (default: {default})"));
+    }
+    if arg.get_id() == "format" {
+        description.push_str("; this server's default is json");
+    }
+    if let Some(p) = property.as_object_mut() {
+        p.insert("description".to_owned(), json!(description));
+    }
+    property
+}
+
+/// Whether an argument takes several values (an array).
+fn takes_many(arg: &Arg) -> bool {
+    arg.get_num_args().is_some_and(|n| n.max_values() > 1) || matches!(arg.get_action(), ArgAction::Append)
+}
+
+/// An argument's help, with its flag for reference.
+fn help(arg: &Arg) -> String {
+    let text = arg.get_long_help().or_else(|| arg.get_help()).map(ToString::to_string).unwrap_or_default();
+    match arg.get_long() {
+        Some(long) => format!("{text} [--{long}]"),
+        None => text,
+    }
+}
+
+/// The command line a call runs: its tool's command with the arguments as flags, checked
+/// against the schema (an unknown or mistyped argument is refused with what was expected).
+fn command_line(spec: &ToolSpec, mut arguments: Map<String, Value>) -> Result<Vec<String>, String> {
+    let cli = Cli::command();
+    let command = cli.find_subcommand(spec.command).ok_or_else(|| format!("no command {}", spec.command))?;
+    let known: Vec<&Arg> = tool_args(spec, command).collect();
+    let load_input = match arguments.remove("input") {
+        Some(Value::String(input)) if spec.name == "load" => Some(input),
+        Some(_) if spec.name == "load" => return Err("input: expected the profile's path".to_owned()),
+        None if spec.name == "load" => return Err("load needs input: the profile's path".to_owned()),
+        Some(other) => {
+            arguments.insert("input".to_owned(), other);
+            None
+        }
+        None => None,
+    };
+    if let Some(unknown) = arguments.keys().find(|k| !known.iter().any(|a| a.get_id() == k.as_str())) {
+        let names: Vec<&str> = known.iter().map(|a| a.get_id().as_str()).collect();
+        return Err(format!("{} takes no argument {unknown}; it takes {}", spec.name, names.join(", ")));
+    }
+    let mut argv = vec!["cpuprof".to_owned(), spec.command.to_owned()];
+    if spec.name == "load" {
+        argv.extend(["--format".to_owned(), "brief".to_owned()]);
+    } else if known.iter().any(|a| a.get_id() == "format") && !arguments.contains_key("format") {
+        argv.extend(["--format".to_owned(), "json".to_owned()]);
+    }
+    if spec.command == "flamegraph" && !arguments.contains_key("output") {
+        if let Some(Value::String(input)) = arguments.get("input") {
+            let beside = crate::io::beside(Path::new(input), "flamegraph", "svg");
+            arguments.insert("output".to_owned(), Value::String(beside.display().to_string()));
+        }
+    }
+    let mut positionals = Vec::new();
+    for arg in known {
+        let id = arg.get_id().as_str();
+        let Some(value) = arguments.remove(id) else { continue };
+        let values = values_of(id, &value, arg)?;
+        if arg.is_positional() {
+            positionals.push((arg.get_index().unwrap_or(0), values));
+            continue;
+        }
+        let Some(long) = arg.get_long() else { continue };
+        if matches!(arg.get_action(), ArgAction::SetTrue) {
+            if value.as_bool() == Some(true) {
+                argv.push(format!("--{long}"));
+            }
+        } else if arg.get_num_args().is_some_and(|n| n.min_values() > 1) {
+            // Several values in one occurrence (`--between A B`).
+            argv.push(format!("--{long}"));
+            argv.extend(values);
+        } else {
+            argv.extend(values.into_iter().map(|v| format!("--{long}={v}")));
+        }
+    }
+    positionals.sort_by_key(|(index, _)| *index);
+    positionals.extend(load_input.map(|input| (0, vec![input])));
+    argv.push("--".to_owned());
+    argv.extend(positionals.into_iter().flat_map(|(_, values)| values));
+    Ok(argv)
+}
+
+/// An argument's value(s) as command-line words.
+fn values_of(id: &str, value: &Value, arg: &Arg) -> Result<Vec<String>, String> {
+    let word = |v: &Value| match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Bool(b) => Ok(b.to_string()),
+        _ => Err(format!("{id}: expected a string or a number, found {v}")),
+    };
+    match value {
+        Value::Bool(_) if matches!(arg.get_action(), ArgAction::SetTrue) => Ok(Vec::new()),
+        _ if matches!(arg.get_action(), ArgAction::SetTrue) => Err(format!("{id}: expected true or false")),
+        Value::Array(items) if takes_many(arg) => items.iter().map(word).collect(),
+        Value::Array(_) => Err(format!("{id}: expected one value, not a list")),
+        v => Ok(vec![word(v)?]),
+    }
+}
+
+/// `load`'s answer: the profile's handle and path, and the brief summary.
+fn loaded(argv: &[String], brief: &[u8]) -> String {
+    let input = argv.last().cloned().unwrap_or_default();
+    let handle = profile_handle(Path::new(&input)).unwrap_or_default();
+    json!({ "profile": handle, "path": input, "summary": String::from_utf8_lossy(brief) }).to_string()
+}
+
+/// A profile's handle: the same for the same file unchanged (path, size, time of change).
+fn profile_handle(path: &Path) -> Option<String> {
+    let key = Key::of(path, "")?;
+    let mut hash = Sha256::new();
+    hash.update(key.path.as_os_str().as_encoded_bytes());
+    hash.update(key.len.to_le_bytes());
+    hash.update(format!("{:?}", key.modified).as_bytes());
+    let digest = hash.finalize();
+    let first: [u8; 8] = digest[..8].try_into().ok()?;
+    Some(format!("profile:{:016x}", u64::from_be_bytes(first)))
+}
+
+/// Room kept in a cut answer for the note of what was left out.
+const NOTE_ROOM: usize = 320;
+
+/// Keeps an answer to `budget` bytes: whole rows are left out of its longest lists (JSON, made
+/// compact), or whole lines from its end (text), with a note of how many.
+pub(crate) fn fit(answer: &[u8], budget: u64) -> String {
+    let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+    let text = String::from_utf8_lossy(answer);
+    let note = format!("left out to keep the answer within {budget} bytes (the budget argument raises it)");
+    let Ok(mut value) = serde_json::from_str::<Value>(&text) else {
+        let mut out = String::new();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if out.len() + line.len() + 1 > budget.saturating_sub(NOTE_ROOM) {
+                out.push_str(&format!("… {} more lines {note}\n", lines.len() - i));
+                break;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        return out;
+    };
+    let mut left_out = Map::new();
+    loop {
+        let mut longest = None;
+        let size = measure(&value, "", &mut longest);
+        let room = if left_out.is_empty() { budget } else { budget.saturating_sub(NOTE_ROOM) };
+        if size <= room {
+            break;
+        }
+        let Some((_, path)) = longest else {
+            // Not even the answer without its rows fits.
+            return json!({ "left_out": {
+                "note": format!("the answer without its rows takes {size} bytes: {note}"),
+                "rows": left_out,
+            }})
+            .to_string();
+        };
+        let Some(list) = value.pointer_mut(&path).and_then(Value::as_array_mut) else { break };
+        // The last rows go first (reports list the heaviest first), until the rest fits.
+        let excess = size - budget.saturating_sub(NOTE_ROOM);
+        let (mut freed, mut dropped) = (0, 0u64);
+        while freed < excess && !list.is_empty() {
+            freed += list.pop().map_or(0, |row| row.to_string().len() + 1);
+            dropped += 1;
+        }
+        let count = left_out.entry(path).or_insert(json!(0));
+        *count = json!(count.as_u64().unwrap_or(0) + dropped);
+    }
+    if !left_out.is_empty() {
+        if let Some(object) = value.as_object_mut() {
+            object.insert("left_out".to_owned(), json!({ "note": format!("rows {note}"), "rows": left_out }));
+        }
+    }
+    value.to_string()
+}
+
+/// The length of `value` as compact JSON; `longest` becomes the longest list in it that has rows
+/// (its length and JSON pointer).
+fn measure(value: &Value, at: &str, longest: &mut Option<(usize, String)>) -> usize {
+    let size = match value {
+        Value::Array(items) => {
+            let inner: usize = items.iter().enumerate().map(|(i, v)| measure(v, &format!("{at}/{i}"), longest)).sum();
+            inner + items.len().saturating_sub(1) + 2
+        }
+        Value::Object(fields) => {
+            let inner: usize = fields
+                .iter()
+                .map(|(k, v)| {
+                    let pointer = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    Value::from(k.as_str()).to_string().len() + 1 + measure(v, &pointer, longest)
+                })
+                .sum();
+            inner + fields.len().saturating_sub(1) + 2
+        }
+        other => other.to_string().len(),
+    };
+    if matches!(value, Value::Array(items) if !items.is_empty()) && longest.as_ref().is_none_or(|(s, _)| size > *s) {
+        *longest = Some((size, at.to_owned()));
+    }
+    size
+}
+
+/// What identifies a file's content for the session's cache, and how it was read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Key {
+    path: PathBuf,
+    len: u64,
+    modified: Option<SystemTime>,
+    inode: (u64, u64),
+    reading: String,
+}
+
+impl Key {
+    fn of(path: &Path, reading: &str) -> Option<Key> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Key {
+            path: path.canonicalize().ok()?,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            inode: (meta.dev(), meta.ino()),
+            reading: reading.to_owned(),
+        })
+    }
+}
+
+/// The profiles a session has read, the most recently used last.
+struct Profiles {
+    entries: Mutex<Vec<(Key, Arc<Profile>)>>,
+}
+
+/// How many profiles a session keeps read.
+const KEPT_PROFILES: usize = 4;
+
+/// The profile at `path` read with `reading` (the reading options, as text), from the session's
+/// cache when the file is unchanged; else read by `read` (whole, with its times, so that any
+/// later question can be answered from it) and kept.
+pub(crate) fn cached(path: &Path, reading: &str, read: impl FnOnce() -> Result<Profile>) -> Result<Profile> {
+    static PROFILES: Profiles = Profiles { entries: Mutex::new(Vec::new()) };
+    let Some(key) = Key::of(path, reading) else { return read() };
+    {
+        let mut entries = PROFILES.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(at) = entries.iter().position(|(k, _)| *k == key) {
+            let entry = entries.remove(at);
+            let profile = Profile::clone(&entry.1);
+            entries.push(entry);
+            return Ok(profile);
+        }
+    }
+    let profile = read()?;
+    // The rows' sums a reader leaves to the timeline: found once here, not by every copy.
+    if let Some(k) = profile.value_index(ValueUnit::Count).or_else(|| profile.value_index(ValueUnit::Nanoseconds)) {
+        let _ = profile.samples.values(k);
+    }
+    let mut entries = PROFILES.entries.lock().unwrap_or_else(PoisonError::into_inner);
+    entries.retain(|(k, _)| k.path != key.path || k.reading != key.reading);
+    entries.push((key, Arc::new(profile.clone())));
+    if entries.len() > KEPT_PROFILES {
+        entries.remove(0);
+    }
+    Ok(profile)
+}

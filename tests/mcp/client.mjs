@@ -1,0 +1,282 @@
+// The MCP server through a real client: the official TypeScript SDK spawns `cpuprof mcp`, lists
+// its tools and calls each on the fixtures. The oracle is the command line: every tool's answer
+// must equal the JSON `cpuprof <command> --format json` prints for the same options.
+//
+//   node tests/mcp/client.mjs CPUPROF_BINARY      (from the repository root; exit 0: all held)
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const bin = process.argv[2];
+assert.ok(bin, "usage: node tests/mcp/client.mjs CPUPROF_BINARY");
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cpuprof-mcp-"));
+const PACKAGES = "fixtures/cpuprofile/packages.cpuprofile";
+const BLOCKS = "fixtures/cpuprofile/blocks.cpuprofile";
+const PHASES = "fixtures/cpuprofile/phases.cpuprofile";
+const TICKS = "fixtures/ticklog/blocks.log";
+// Large enough that no answer below is cut (the budget has its own checks).
+const WHOLE = 50_000_000;
+
+/** The command line's output (stdout), as text. */
+function cli(args) {
+  const out = spawnSync(bin, args, { encoding: "utf8", env: { ...process.env, COLUMNS: "" }, maxBuffer: 1 << 28 });
+  assert.equal(out.status, 0, `cpuprof ${args.join(" ")}: ${out.stderr}`);
+  return out.stdout;
+}
+
+/** A server session. */
+async function connect() {
+  const transport = new StdioClientTransport({ command: bin, args: ["mcp"], stderr: "pipe" });
+  const client = new Client({ name: "cpuprof-test", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+}
+
+/** A tool's answer: its text, and whether it is an error. */
+async function call(client, name, args) {
+  const result = await client.callTool({ name, arguments: args });
+  assert.equal(result.content.length, 1, `${name}: one text block`);
+  assert.equal(result.content[0].type, "text");
+  return { text: result.content[0].text, isError: result.isError === true };
+}
+
+/** A tool's JSON answer (not an error). */
+async function json(client, name, args) {
+  const { text, isError } = await call(client, name, args);
+  assert.equal(isError, false, `${name} ${JSON.stringify(args)}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** The protocol error a call must fail with. */
+async function protocolError(client, name, args, pattern) {
+  await assert.rejects(
+    client.callTool({ name, arguments: args }),
+    (e) => e instanceof McpError && e.code === ErrorCode.InvalidParams && pattern.test(e.message),
+    `${name} ${JSON.stringify(args)} should be refused as invalid params matching ${pattern}`,
+  );
+}
+
+const checks = [];
+function check(name, fn) {
+  checks.push([name, fn]);
+}
+
+let client;
+
+check("the tools are the commands, with schemas made from their options", async () => {
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  assert.deepEqual(names, [
+    "blocks", "callees", "callers", "convert", "diff", "explain", "flamegraph", "load", "report", "timeline", "top", "tree",
+  ]);
+  const top = tools.find((t) => t.name === "top");
+  const props = top.inputSchema.properties;
+  assert.equal(top.inputSchema.type, "object");
+  assert.deepEqual(props.by.enum, ["function", "file", "package", "line", "category"]);
+  assert.equal(props.limit.type, "integer");
+  assert.equal(props.include_idle.type, "boolean");
+  assert.equal(props.inputs.type, "array");
+  assert.ok(top.inputSchema.required.includes("inputs"));
+  assert.equal(props.budget.type, "integer");
+  // What the numbers mean is said.
+  assert.match(top.description, /ns of CPU time/);
+  // Every flag of `cpuprof top --help` (but the terminal's) is a property: one source of truth.
+  const help = cli(["top", "--help"]);
+  const flags = [...help.matchAll(/^\s+(?:-\w, )?--([a-z][a-z-]*)/gm)].map((m) => m[1].replaceAll("-", "_"));
+  assert.ok(flags.length > 15, `top --help lists its options: ${flags}`);
+  for (const flag of new Set(flags)) {
+    if (["help", "wide"].includes(flag)) continue;
+    assert.ok(flag in props, `top's schema lacks --${flag}`);
+  }
+  for (const tool of tools) {
+    assert.equal(tool.inputSchema.additionalProperties, false, tool.name);
+  }
+  const load = tools.find((t) => t.name === "load");
+  assert.deepEqual(load.inputSchema.required, ["input"]);
+  assert.ok(!("by" in load.inputSchema.properties), "load takes how to read, not the report's options");
+});
+
+// Each case: a tool, its arguments, and the command line that must print the same JSON.
+const SAME_AS_CLI = [
+  ["top", { inputs: [PACKAGES] }, ["top", PACKAGES]],
+  ["top", { inputs: [PACKAGES], by: "package", limit: 3 }, ["top", PACKAGES, "--by", "package", "-n", "3"]],
+  ["top", { inputs: [PACKAGES], from: "200ms", to: "60%", include_idle: true }, ["top", PACKAGES, "--from", "200ms", "--to", "60%", "--include-idle"]],
+  ["top", { inputs: [TICKS], all: true }, ["top", TICKS, "--all"]],
+  ["tree", { input: PACKAGES, bottom_up: true }, ["tree", PACKAGES, "--bottom-up"]],
+  ["callers", { pattern: "renderRow", input: PACKAGES }, ["callers", "renderRow", PACKAGES]],
+  ["callees", { pattern: "main", input: PACKAGES, depth: 2 }, ["callees", "main", PACKAGES, "--depth", "2"]],
+  ["explain", { pattern: "fastHash", input: PACKAGES }, ["explain", "fastHash", PACKAGES]],
+  [
+    "diff",
+    { base: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile"], new: ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile"], explain: "3" },
+    ["diff", "--base", "fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile", "--new", "fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile", "--explain", "3"],
+  ],
+  ["timeline", { input: PHASES, buckets: 20 }, ["timeline", PHASES, "--buckets", "20"]],
+  ["blocks", { input: BLOCKS, min: "20ms" }, ["blocks", BLOCKS, "--min", "20ms"]],
+  ["blocks", { input: TICKS, phase: "1" }, ["blocks", TICKS, "--phase", "1"]],
+];
+
+check("each tool answers what the command line prints", async () => {
+  for (const [tool, args, argv] of SAME_AS_CLI) {
+    const answer = await json(client, tool, { ...args, budget: WHOLE });
+    const expected = JSON.parse(cli([...argv, "--format", "json"]));
+    assert.deepEqual(answer, expected, `${tool} ${JSON.stringify(args)}`);
+  }
+});
+
+check("answers are the same from the session's cache as from the first read", async () => {
+  const first = await json(client, "top", { inputs: [BLOCKS], budget: WHOLE });
+  const again = await json(client, "top", { inputs: [BLOCKS], budget: WHOLE });
+  assert.deepEqual(again, first);
+  // A changed file is read again: the cache knows files by path, size and time of change.
+  const copy = path.join(tmp, "changing.cpuprofile");
+  fs.copyFileSync(PACKAGES, copy);
+  const before = await json(client, "top", { inputs: [copy], budget: WHOLE });
+  fs.copyFileSync(BLOCKS, copy);
+  const after = await json(client, "top", { inputs: [copy], budget: WHOLE });
+  assert.notDeepEqual(after.rows, before.rows);
+  assert.deepEqual(after.rows, JSON.parse(cli(["top", copy, "--format", "json"])).rows);
+});
+
+check("load returns a handle and the brief summary of `top --format brief`", async () => {
+  const answer = await json(client, "load", { input: PACKAGES });
+  assert.match(answer.profile, /^profile:[0-9a-f]{16}$/);
+  assert.equal(answer.path, PACKAGES);
+  const brief = cli(["top", PACKAGES, "--format", "brief"]);
+  assert.equal(answer.summary, brief);
+  assert.ok(brief.split("\n").length <= 41, "at most 40 lines");
+  assert.match(brief, /categories: app/);
+  assert.match(brief, /heaviest call paths/);
+  const again = await json(client, "load", { input: PACKAGES });
+  assert.equal(again.profile, answer.profile);
+});
+
+check("function handles name a function in callers, callees and explain", async () => {
+  const top = await json(client, "top", { inputs: [PACKAGES], budget: WHOLE });
+  const row = top.rows.find((r) => r.name === "renderRow");
+  assert.match(row.id, /^fn:[0-9a-f]{16}$/);
+  for (const tool of ["callers", "callees", "explain"]) {
+    const byHandle = await json(client, tool, { pattern: row.id, input: PACKAGES, budget: WHOLE });
+    const byName = await json(client, tool, { pattern: "renderRow", input: PACKAGES, budget: WHOLE });
+    assert.deepEqual(byHandle, byName, tool);
+    assert.equal(byHandle.function.id, row.id);
+  }
+  // Handles are the function's, not the row's place: unique within the profile.
+  const all = await json(client, "top", { inputs: [PACKAGES], all: true, budget: WHOLE });
+  assert.equal(new Set(all.rows.map((r) => r.id)).size, all.rows.length);
+});
+
+check("handles are the same after a round trip through pprof and in another session", async () => {
+  const pb = path.join(tmp, "packages.pb.gz");
+  const wrote = await json(client, "convert", { input: PACKAGES, output: pb });
+  assert.deepEqual(wrote.wrote, [pb]);
+  const back = path.join(tmp, "packages.again.cpuprofile");
+  await json(client, "convert", { input: pb, output: back });
+  const ids = async (c, file) => (await json(c, "top", { inputs: [file], all: true, budget: WHOLE })).rows.map((r) => `${r.name} ${r.id}`).sort();
+  const original = await ids(client, PACKAGES);
+  assert.deepEqual(await ids(client, pb), original);
+  assert.deepEqual(await ids(client, back), original);
+  const other = await connect();
+  try {
+    assert.deepEqual(await ids(other, PACKAGES), original);
+  } finally {
+    await other.close();
+  }
+});
+
+check("answers keep to the budget, whole rows left out with a count", async () => {
+  const whole = await json(client, "top", { inputs: [TICKS], all: true, budget: WHOLE });
+  assert.ok(JSON.stringify(whole).length > 4096, "the fixture's full answer is larger than the budget");
+  for (const budget of [2048, 4096]) {
+    const { text, isError } = await call(client, "top", { inputs: [TICKS], all: true, budget });
+    assert.equal(isError, false);
+    assert.ok(Buffer.byteLength(text) <= budget, `${Buffer.byteLength(text)} bytes > ${budget}`);
+    const cut = JSON.parse(text);
+    const left = cut.left_out.rows["/rows"];
+    assert.ok(left > 0);
+    assert.equal(cut.rows.length + left, whole.rows.length, "kept + left out = all rows");
+    assert.deepEqual(cut.rows, whole.rows.slice(0, cut.rows.length), "the heaviest rows are kept, whole");
+    assert.match(cut.left_out.note, /budget/);
+  }
+  // The smallest budget holds too, when even the report's head hardly fits.
+  const tiny = await call(client, "top", { inputs: [TICKS], all: true, budget: 1024 });
+  assert.ok(Buffer.byteLength(tiny.text) <= 1024, tiny.text);
+  assert.ok(JSON.parse(tiny.text).left_out);
+  // The default budget holds too.
+  const { text } = await call(client, "top", { inputs: [TICKS], all: true });
+  assert.ok(Buffer.byteLength(text) <= 8192);
+  // A tree is cut in its lists, never inside a node.
+  const tree = await call(client, "tree", { input: TICKS, budget: 2048, min_percent: 0 });
+  assert.ok(Buffer.byteLength(tree.text) <= 2048);
+  assert.ok(JSON.parse(tree.text).left_out);
+});
+
+check("flamegraph and report write their file and say where", async () => {
+  const svg = path.join(tmp, "flame.svg");
+  assert.deepEqual((await json(client, "flamegraph", { input: PACKAGES, output: svg })).wrote, [svg]);
+  assert.match(fs.readFileSync(svg, "utf8"), /<svg/);
+  const html = path.join(tmp, "page.html");
+  assert.deepEqual((await json(client, "report", { input: BLOCKS, output: html })).wrote, [html]);
+  assert.match(fs.readFileSync(html, "utf8"), /^<!DOCTYPE html>/i);
+  // Without an output, the flame graph goes beside the profile (as on a terminal).
+  const copy = path.join(tmp, "beside.cpuprofile");
+  fs.copyFileSync(PACKAGES, copy);
+  assert.deepEqual((await json(client, "flamegraph", { input: copy })).wrote, [path.join(tmp, "beside.svg")]);
+});
+
+check("errors: a missing file and a refused write are tool errors, a bad option a protocol error", async () => {
+  const missing = await call(client, "top", { inputs: [path.join(tmp, "no-such.cpuprofile")] });
+  assert.equal(missing.isError, true);
+  const error = JSON.parse(missing.text);
+  assert.equal(error.exit_code, 1);
+  assert.match(error.error, /cannot open .*no-such\.cpuprofile/);
+  // Never over an input, however named.
+  const copy = path.join(tmp, "input.cpuprofile");
+  fs.copyFileSync(PACKAGES, copy);
+  const link = path.join(tmp, "link.cpuprofile");
+  fs.symlinkSync(copy, link);
+  for (const output of [copy, link]) {
+    const refused = await call(client, "convert", { input: copy, output, output_format: "cpuprofile" });
+    assert.equal(refused.isError, true, output);
+    assert.equal(JSON.parse(refused.text).exit_code, 2);
+    assert.match(JSON.parse(refused.text).error, /refusing to write the output over the input/);
+  }
+  assert.deepEqual(fs.readFileSync(copy), fs.readFileSync(PACKAGES), "the input is untouched");
+  // Standard input and output carry the session: neither is a profile nor an output file.
+  const stdin = await call(client, "top", { inputs: ["-"] });
+  assert.equal(stdin.isError, true);
+  assert.match(JSON.parse(stdin.text).error, /standard input carries the MCP session/);
+  const device = await call(client, "convert", { input: PACKAGES, output: "/dev/stdout", output_format: "folded" });
+  assert.equal(device.isError, true);
+  assert.match(JSON.parse(device.text).error, /regular files only/);
+  await protocolError(client, "top", { inputs: [PACKAGES], by: "nope" }, /invalid value 'nope'/);
+  await protocolError(client, "top", { inputs: [PACKAGES], bogus: 1 }, /top takes no argument bogus/);
+  await protocolError(client, "top", {}, /required/);
+  await protocolError(client, "no_such_tool", {}, /no tool named no_such_tool/);
+  // The session goes on after errors.
+  assert.ok((await json(client, "top", { inputs: [PACKAGES] })).rows.length > 0);
+});
+
+client = await connect();
+let failed = 0;
+try {
+  for (const [name, fn] of checks) {
+    try {
+      await fn();
+      console.log(`ok - ${name}`);
+    } catch (e) {
+      failed += 1;
+      console.log(`not ok - ${name}\n${e.stack}`);
+    }
+  }
+} finally {
+  await client.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
