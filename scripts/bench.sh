@@ -30,6 +30,9 @@
 #               after --peer-timeout seconds)
 #   merge       `cpuprof merge` of 100 runs of one program (9.5 MB .cpuprofiles: gen-cpuprofile.js --seed 42 --run
 #               1..100) into pprof, on 1 thread and on all (RAYON_NUM_THREADS): how merging scales
+#   mcp         `cpuprof mcp` driven by the MCP SDK (scripts/bench/mcp.js; needs `npm ci` in tests/mcp): `load` of the
+#               500 MB .cpuprofile, then `top` with every row twice and `callers` by handle from the session's cache,
+#               each answer's time and size (within the 8 KB budget)
 #   criterion   in-process numbers: `cargo bench` (parse of the .cpuprofile and of the 1G log from memory; `top`
 #               on the parsed profile), with the big inputs through CPUPROF_BENCH_FILE / CPUPROF_BENCH_TICKLOG
 #
@@ -68,7 +71,7 @@ usage() {
   exit 2
 }
 
-all_groups=(top tree time report ticklog flamegraph diff merge criterion)
+all_groups=(top tree time report ticklog flamegraph diff merge mcp criterion)
 quick=${BENCH_QUICK:-0}
 [[ $quick == 0 || $quick == 1 ]] || { echo "bench: BENCH_QUICK must be 0 or 1 (got $quick)" >&2; exit 2; }
 if ((quick)); then
@@ -465,6 +468,19 @@ if wants merge; then
     const f = (p) => JSON.parse(require("fs").readFileSync(p, "utf8")).results[0].mean;
     console.log((f(process.argv[1]) / f(process.argv[2])).toFixed(2) + "×")' "$work/merge-1.json" "$work/merge-all.json")" |
     tee -a "$work/report.md"
+fi
+
+# -----------------------------------------------------------------------------------------------------------------
+# (f) the MCP server: an agent's session on the big profile
+
+if wants mcp; then
+  note "group mcp"
+  section "(f) cpuprof mcp on the $(mb "$profile_a") MB .cpuprofile: load, then answers from the session's cache"
+  if [[ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]]; then
+    node scripts/bench/mcp.js "$cpuprof" "$profile_a" 5 | tee -a "$work/report.md"
+  else
+    printf 'skipped: no npm ci in tests/mcp\n' | tee -a "$work/report.md"
+  fi
 fi
 
 # -----------------------------------------------------------------------------------------------------------------
