@@ -155,6 +155,16 @@ check("load returns a handle and the brief summary of `top --format brief`", asy
   assert.match(brief, /heaviest call paths/);
   const again = await json(client, "load", { input: PACKAGES });
   assert.equal(again.profile, answer.profile);
+  // The handle stands for the path in every tool.
+  assert.deepEqual(
+    await json(client, "top", { inputs: [answer.profile], budget: WHOLE }),
+    await json(client, "top", { inputs: [PACKAGES], budget: WHOLE }),
+  );
+  assert.deepEqual(
+    await json(client, "callers", { pattern: "renderRow", input: answer.profile, budget: WHOLE }),
+    JSON.parse(cli(["callers", "renderRow", PACKAGES, "--format", "json"])),
+  );
+  await protocolError(client, "top", { inputs: ["profile:0123456789abcdef"] }, /no profile of this session has that handle/);
 });
 
 check("function handles name a function in callers, callees and explain", async () => {
@@ -259,6 +269,8 @@ check("errors: a missing file and a refused write are tool errors, a bad option 
   await protocolError(client, "top", { inputs: [PACKAGES], bogus: 1 }, /top takes no argument bogus/);
   await protocolError(client, "top", {}, /required/);
   await protocolError(client, "no_such_tool", {}, /no tool named no_such_tool/);
+  // No call writes where none was named: the GitHub format appends to $GITHUB_STEP_SUMMARY.
+  await protocolError(client, "diff", { pair: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/new.1.cpuprofile"], format: "github" }, /format github/);
   // The session goes on after errors.
   assert.ok((await json(client, "top", { inputs: [PACKAGES] })).rows.length > 0);
 });

@@ -42,7 +42,8 @@ const TOOLS: &[ToolSpec] = &[
         command: "top",
         about: "Read a profile (cached for the session; later calls on the same unchanged file answer at once) and \
             return a brief summary: duration, category split, top 10 functions by self time, the heaviest call paths, \
-            the longest event-loop block and the reader's warnings. Start here.",
+            the longest event-loop block and the reader's warnings; and `profile`, a handle every other tool takes \
+            in place of the path. Start here.",
     },
     ToolSpec {
         name: "top",
@@ -367,7 +368,18 @@ fn command_line(spec: &ToolSpec, mut arguments: Map<String, Value>) -> Result<Ve
     for arg in known {
         let id = arg.get_id().as_str();
         let Some(value) = arguments.remove(id) else { continue };
-        let values = values_of(id, &value, arg)?;
+        let mut values = values_of(id, &value, arg)?;
+        if arg.get_value_names().is_some_and(|names| names.iter().any(|n| n.as_str().starts_with("FILE"))) {
+            for value in &mut values {
+                if let Some(path) = loaded_path(value)? {
+                    *value = path;
+                }
+            }
+        }
+        if arg.get_id() == "format" && values.iter().any(|v| v == "github") {
+            // It appends to the file $GITHUB_STEP_SUMMARY names, which no call names.
+            return Err("format github is for CI jobs, not this server: use json or markdown".to_owned());
+        }
         if arg.is_positional() {
             positionals.push((arg.get_index().unwrap_or(0), values));
             continue;
@@ -409,11 +421,32 @@ fn values_of(id: &str, value: &Value, arg: &Arg) -> Result<Vec<String>, String> 
     }
 }
 
+/// The profiles `load` gave handles to in this session: handle → path as given.
+static LOADED: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
 /// `load`'s answer: the profile's handle and path, and the brief summary.
 fn loaded(argv: &[String], brief: &[u8]) -> String {
     let input = argv.last().cloned().unwrap_or_default();
     let handle = profile_handle(Path::new(&input)).unwrap_or_default();
+    let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+    if !loaded.iter().any(|(h, _)| *h == handle) {
+        loaded.push((handle.clone(), input.clone()));
+    }
     json!({ "profile": handle, "path": input, "summary": String::from_utf8_lossy(brief) }).to_string()
+}
+
+/// The path of the profile `word` names when it is a handle `load` gave (`None`: not a handle).
+fn loaded_path(word: &str) -> Result<Option<String>, String> {
+    let is_handle =
+        word.strip_prefix("profile:").is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
+    if !is_handle {
+        return Ok(None);
+    }
+    let loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+    match loaded.iter().find(|(h, _)| h == word) {
+        Some((_, path)) => Ok(Some(path.clone())),
+        None => Err(format!("{word}: no profile of this session has that handle (load gives them)")),
+    }
 }
 
 /// A profile's handle: the same for the same file unchanged (path, size, time of change).

@@ -93,7 +93,7 @@ pub fn render_brief(doc: &BriefDocument<'_>) -> String {
     }
     let mut out = String::new();
     for line in lines {
-        out.push_str(&truncate(&line, WIDTH));
+        out.push_str(truncate(&line, WIDTH).trim_end());
         out.push('\n');
     }
     out
