@@ -208,23 +208,31 @@ check("answers keep to the budget, whole rows left out with a count", async () =
     assert.equal(isError, false);
     assert.ok(Buffer.byteLength(text) <= budget, `${Buffer.byteLength(text)} bytes > ${budget}`);
     const cut = JSON.parse(text);
-    const left = cut.left_out.rows["/rows"];
+    const left = cut.left_out.rows.rows;
     assert.ok(left > 0);
     assert.equal(cut.rows.length + left, whole.rows.length, "kept + left out = all rows");
     assert.deepEqual(cut.rows, whole.rows.slice(0, cut.rows.length), "the heaviest rows are kept, whole");
     assert.match(cut.left_out.note, /budget/);
   }
-  // The smallest budget holds too, when even the report's head hardly fits.
-  const tiny = await call(client, "top", { inputs: [TICKS], all: true, budget: 1024 });
-  assert.ok(Buffer.byteLength(tiny.text) <= 1024, tiny.text);
-  assert.ok(JSON.parse(tiny.text).left_out);
+  // A smaller budget than the least is raised to it (2048 bytes): room for the report's head and some rows.
+  const tiny = await call(client, "top", { inputs: [TICKS], all: true, budget: 100 });
+  assert.ok(Buffer.byteLength(tiny.text) <= 2048, tiny.text);
+  assert.ok(JSON.parse(tiny.text).rows.length > 0, tiny.text);
   // The default budget holds too.
   const { text } = await call(client, "top", { inputs: [TICKS], all: true });
   assert.ok(Buffer.byteLength(text) <= 8192);
-  // A tree is cut in its lists, never inside a node.
-  const tree = await call(client, "tree", { input: TICKS, budget: 2048, min_percent: 0 });
-  assert.ok(Buffer.byteLength(tree.text) <= 2048);
-  assert.ok(JSON.parse(tree.text).left_out);
+  // A tree loses its deepest nodes first: its upper levels stay.
+  for (const [input, budget] of [[TICKS, 2048], [PACKAGES, 8192], ["fixtures/cpuprofile/deep-recursion.cpuprofile", 4096]]) {
+    const tree = await call(client, "tree", { input, budget, min_percent: 0 });
+    assert.ok(Buffer.byteLength(tree.text) <= budget, `${input}: ${Buffer.byteLength(tree.text)}`);
+    const cut = JSON.parse(tree.text); // valid JSON however deep the tree
+    assert.ok(cut.left_out.rows.children > 0, input);
+    const whole = await json(client, "tree", { input, min_percent: 0, budget: WHOLE });
+    // The heaviest roots stay, in order (all of them when the budget allows).
+    assert.ok(cut.roots.length > 0, input);
+    assert.deepEqual(cut.roots.map((r) => r.id), whole.roots.slice(0, cut.roots.length).map((r) => r.id));
+    if (input !== TICKS) assert.equal(cut.roots.length, whole.roots.length, `${input}: every root is kept`);
+  }
 });
 
 check("flamegraph and report write their file and say where", async () => {
@@ -262,6 +270,10 @@ check("errors: a missing file and a refused write are tool errors, a bad option 
   const stdin = await call(client, "top", { inputs: ["-"] });
   assert.equal(stdin.isError, true);
   assert.match(JSON.parse(stdin.text).error, /standard input carries the MCP session/);
+  const devStdin = await call(client, "top", { inputs: ["/dev/stdin"] });
+  assert.equal(devStdin.isError, true);
+  assert.match(JSON.parse(devStdin.text).error, /regular files only/);
+  await protocolError(client, "convert", { input: PACKAGES, output: "-", output_format: "folded" }, /output: a file path/);
   const device = await call(client, "convert", { input: PACKAGES, output: "/dev/stdout", output_format: "folded" });
   assert.equal(device.isError, true);
   assert.match(JSON.parse(device.text).error, /regular files only/);
@@ -269,6 +281,13 @@ check("errors: a missing file and a refused write are tool errors, a bad option 
   await protocolError(client, "top", { inputs: [PACKAGES], bogus: 1 }, /top takes no argument bogus/);
   await protocolError(client, "top", {}, /required/);
   await protocolError(client, "no_such_tool", {}, /no tool named no_such_tool/);
+  await protocolError(client, "top", { inputs: [PACKAGES], between: ["main", "renderRow", "other.cpuprofile"] }, /between: expected 2 values/);
+  await protocolError(client, "load", { input: PACKAGES, format: "json" }, /load takes no argument format/);
+  // A null is an argument left out.
+  assert.deepEqual(
+    await json(client, "top", { inputs: [PACKAGES], limit: null, budget: WHOLE }),
+    JSON.parse(cli(["top", PACKAGES, "--format", "json"])),
+  );
   // No call writes where none was named: the GitHub format appends to $GITHUB_STEP_SUMMARY.
   await protocolError(client, "diff", { pair: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/new.1.cpuprofile"], format: "github" }, /format github/);
   // The session goes on after errors.

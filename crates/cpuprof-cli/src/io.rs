@@ -56,6 +56,14 @@ pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profil
         return Ok(cpuprof_parse::parse(io::stdin(), &Origin::stdin(), options)?);
     }
     let origin = Origin(path.display().to_string());
+    if serving() && std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        // `/dev/stdin`, `/proc/self/fd/0`, a pipe: it may be the session's own channel.
+        return Err(UsageError(format!(
+            "{}: the MCP server reads regular files only (standard input carries the session)",
+            path.display()
+        ))
+        .into());
+    }
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let size = file.metadata().map_or(0, |m| m.len());
     if size >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() {

@@ -112,6 +112,9 @@ const TOOLS: &[ToolSpec] = &[
     },
 ];
 
+/// The arguments that name the profiles read (where `load`'s handles stand for paths).
+const INPUTS: &[&str] = &["inputs", "input", "pair", "base", "new"];
+
 /// The arguments a tool never takes: the terminal's, and the one the server sets itself.
 const NOT_FOR_TOOLS: &[&str] = &["help", "version", "wide", "color", "budget"];
 
@@ -119,11 +122,14 @@ const NOT_FOR_TOOLS: &[&str] = &["help", "version", "wide", "color", "budget"];
 pub(crate) const DEFAULT_BUDGET: u64 = 8 * 1024;
 
 /// The smallest budget a call may name: room for a report's head and its note.
-const MIN_BUDGET: u64 = 1024;
+const MIN_BUDGET: u64 = 2048;
+
+/// The largest: clients read a message into a buffer of about 10 MB.
+const MAX_BUDGET: u64 = 4 << 20;
 
 pub(crate) fn run_mcp(args: &McpArgs) -> Result<()> {
     crate::io::serve();
-    let server = Server { budget: args.budget.max(MIN_BUDGET) };
+    let server = Server { budget: args.budget.clamp(MIN_BUDGET, MAX_BUDGET) };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
         let service = server.serve(rmcp::transport::stdio()).await?;
@@ -171,7 +177,7 @@ impl ServerHandler for Server {
             Some(v) => v
                 .as_u64()
                 .ok_or_else(|| McpError::invalid_params("budget: expected a number of bytes", None))?
-                .max(MIN_BUDGET),
+                .clamp(MIN_BUDGET, MAX_BUDGET),
         };
         let argv = command_line(spec, arguments).map_err(|e| McpError::invalid_params(e, None))?;
         let cli = Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(e.render().to_string(), None))?;
@@ -186,12 +192,12 @@ impl ServerHandler for Server {
                 Ok(json!({ "wrote": files }).to_string())
             }
             Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout)),
-            Ok(()) => Ok(fit(&captured.stdout, budget)),
+            Ok(()) => Ok(fit(&captured.stdout, budget, Map::new())),
             // The gate's verdict is an answer, not a failure: the report, and what tripped it.
             Err(e) if e.downcast_ref::<crate::diff::GateTripped>().is_some() => {
-                let mut text = fit(&captured.stdout, budget.saturating_sub(512));
-                text.push_str(&format!("\ngate: {}", cpuprof_render::text::visible(&e.to_string())));
-                Ok(text)
+                let mut gate = Map::new();
+                gate.insert("gate".to_owned(), json!(cpuprof_render::text::visible(&e.to_string())));
+                Ok(fit(&captured.stdout, budget, gate))
             }
             Err(e) => {
                 let code = if e.downcast_ref::<crate::usage::UsageError>().is_some() { 2 } else { 1 };
@@ -234,7 +240,8 @@ fn tool_args<'c>(spec: &ToolSpec, command: &'c clap::Command) -> impl Iterator<I
     command.get_arguments().filter(move |arg| {
         let id = arg.get_id().as_str();
         // `load` reads: it takes how to read (and its own `input`), not the report's options.
-        !arg.is_hide_set() && !NOT_FOR_TOOLS.contains(&id) && (!load || arg.get_help_heading() == Some("Input"))
+        let reading = arg.get_help_heading() == Some("Input") && !matches!(id, "format" | "output");
+        !arg.is_hide_set() && !NOT_FOR_TOOLS.contains(&id) && (!load || reading)
     })
 }
 
@@ -260,8 +267,8 @@ fn schema(spec: &ToolSpec, command: &clap::Command) -> Map<String, Value> {
             "type": "integer",
             "minimum": MIN_BUDGET,
             "description": format!(
-                "The most bytes the answer may take (default {DEFAULT_BUDGET}): rows beyond it are left out, with a \
-                 note of how many"
+                "The most bytes the answer may take (default {DEFAULT_BUDGET}, at most {MAX_BUDGET}): rows beyond it \
+                 are left out, the deepest and lightest first, with a count per list in `left_out`"
             ),
         }),
     );
@@ -302,8 +309,14 @@ fn property(arg: &Arg) -> Value {
     if !possible.is_empty() {
         item.insert("enum".to_owned(), json!(possible));
     }
-    let mut property =
-        if takes_many(arg) { json!({ "type": "array", "items": Value::Object(item) }) } else { Value::Object(item) };
+    let fixed = arg.get_num_args().filter(|n| n.min_values() > 1 && n.min_values() == n.max_values());
+    let mut property = if let Some(n) = fixed {
+        json!({ "type": "array", "items": Value::Object(item), "minItems": n.min_values(), "maxItems": n.max_values() })
+    } else if takes_many(arg) {
+        json!({ "type": "array", "items": Value::Object(item) })
+    } else {
+        Value::Object(item)
+    };
     let defaults: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
     let mut description = help(arg);
     if let [default] = defaults.as_slice() {
@@ -358,7 +371,11 @@ fn command_line(spec: &ToolSpec, mut arguments: Map<String, Value>) -> Result<Ve
     } else if known.iter().any(|a| a.get_id() == "format") && !arguments.contains_key("format") {
         argv.extend(["--format".to_owned(), "json".to_owned()]);
     }
-    if spec.command == "flamegraph" && !arguments.contains_key("output") {
+    let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
+    if writes && arguments.get("output").and_then(Value::as_str) == Some("-") {
+        return Err("output: a file path (standard output carries the session)".to_owned());
+    }
+    if spec.command == "flamegraph" && arguments.get("output").is_none_or(Value::is_null) {
         if let Some(Value::String(input)) = arguments.get("input") {
             let beside = crate::io::beside(Path::new(input), "flamegraph", "svg");
             arguments.insert("output".to_owned(), Value::String(beside.display().to_string()));
@@ -368,8 +385,11 @@ fn command_line(spec: &ToolSpec, mut arguments: Map<String, Value>) -> Result<Ve
     for arg in known {
         let id = arg.get_id().as_str();
         let Some(value) = arguments.remove(id) else { continue };
+        if value.is_null() {
+            continue;
+        }
         let mut values = values_of(id, &value, arg)?;
-        if arg.get_value_names().is_some_and(|names| names.iter().any(|n| n.as_str().starts_with("FILE"))) {
+        if INPUTS.contains(&id) {
             for value in &mut values {
                 if let Some(path) = loaded_path(value)? {
                     *value = path;
@@ -389,8 +409,11 @@ fn command_line(spec: &ToolSpec, mut arguments: Map<String, Value>) -> Result<Ve
             if value.as_bool() == Some(true) {
                 argv.push(format!("--{long}"));
             }
-        } else if arg.get_num_args().is_some_and(|n| n.min_values() > 1) {
-            // Several values in one occurrence (`--between A B`).
+        } else if let Some(n) = arg.get_num_args().map(|n| n.min_values()).filter(|n| *n > 1) {
+            // Several values in one occurrence (`--between A B`): exactly as many, none a flag.
+            if values.len() != n || values.iter().any(|v| v.starts_with('-')) {
+                return Err(format!("{id}: expected {n} values, none starting with -"));
+            }
             argv.push(format!("--{long}"));
             argv.extend(values);
         } else {
@@ -461,69 +484,124 @@ fn profile_handle(path: &Path) -> Option<String> {
     Some(format!("profile:{:016x}", u64::from_be_bytes(first)))
 }
 
-/// Room kept in a cut answer for the note of what was left out.
-const NOTE_ROOM: usize = 320;
-
-/// Keeps an answer to `budget` bytes: whole rows are left out of its longest lists (JSON, made
-/// compact), or whole lines from its end (text), with a note of how many.
-pub(crate) fn fit(answer: &[u8], budget: u64) -> String {
+/// Keeps an answer to `budget` bytes, with `extra` fields added to a JSON answer. JSON (made
+/// compact) loses whole rows, the deepest first and, among equally deep ones, the last (reports
+/// list the heaviest first), so a tree keeps its upper levels and a table its first rows; a count
+/// per list name says what went. Text loses whole lines from its end.
+pub(crate) fn fit(answer: &[u8], budget: u64, extra: Map<String, Value>) -> String {
     let budget = usize::try_from(budget).unwrap_or(usize::MAX);
-    let text = String::from_utf8_lossy(answer);
-    let note = format!("left out to keep the answer within {budget} bytes (the budget argument raises it)");
-    let Ok(mut value) = serde_json::from_str::<Value>(&text) else {
-        let mut out = String::new();
-        let lines: Vec<&str> = text.lines().collect();
-        for (i, line) in lines.iter().enumerate() {
-            if out.len() + line.len() + 1 > budget.saturating_sub(NOTE_ROOM) {
-                out.push_str(&format!("… {} more lines {note}\n", lines.len() - i));
-                break;
-            }
-            out.push_str(line);
-            out.push('\n');
-        }
-        return out;
+    let text = String::from_utf8_lossy(answer).into_owned();
+    // A call tree is as deep as the profile's stacks: parsed, measured and dropped on a stack to match.
+    let fitted = std::thread::Builder::new()
+        .stack_size(FIT_STACK)
+        .spawn(move || fit_here(&text, budget, extra))
+        .ok()
+        .and_then(|thread| thread.join().ok());
+    fitted.unwrap_or_else(|| json!({ "error": "the answer could not be cut to the budget" }).to_string())
+}
+
+/// The stack [`fit`] works on.
+const FIT_STACK: usize = 512 << 20;
+
+fn fit_here(text: &str, budget: usize, extra: Map<String, Value>) -> String {
+    let note = format!("rows left out to keep the answer within {budget} bytes (the budget argument raises it)");
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    let Ok(mut value) = <Value as serde::Deserialize>::deserialize(&mut deserializer) else {
+        return fit_text(text, budget, &note);
     };
-    let mut left_out = Map::new();
+    if let Some(object) = value.as_object_mut() {
+        object.extend(extra);
+    }
+    let mut left_out: Map<String, Value> = Map::new();
     loop {
-        let mut longest = None;
-        let size = measure(&value, "", &mut longest);
-        let room = if left_out.is_empty() { budget } else { budget.saturating_sub(NOTE_ROOM) };
+        let note_size = if left_out.is_empty() {
+            0
+        } else {
+            // `,"left_out":{"note":…,"rows":{…}}`, and room for the counts to grow.
+            json!({ "note": note, "rows": left_out }).to_string().len() + 16 + 16
+        };
+        let mut lists = Vec::new();
+        let size = measure(&value, "", 0, &mut lists);
+        let room = budget.saturating_sub(if left_out.is_empty() && size <= budget { 0 } else { note_size.max(160) });
         if size <= room {
             break;
         }
-        let Some((_, path)) = longest else {
-            // Not even the answer without its rows fits.
+        let Some(deepest) = lists.iter().map(|l| l.depth).max() else {
             return json!({ "left_out": {
                 "note": format!("the answer without its rows takes {size} bytes: {note}"),
                 "rows": left_out,
             }})
             .to_string();
         };
-        let Some(list) = value.pointer_mut(&path).and_then(Value::as_array_mut) else { break };
-        // The last rows go first (reports list the heaviest first), until the rest fits.
-        let excess = size - budget.saturating_sub(NOTE_ROOM);
-        let (mut freed, mut dropped) = (0, 0u64);
-        while freed < excess && !list.is_empty() {
-            freed += list.pop().map_or(0, |row| row.to_string().len() + 1);
-            dropped += 1;
+        // The deepest lists give rows, the longest first and its last row first, until enough is freed.
+        let mut excess = size - room;
+        let mut at_depth: Vec<(String, String, usize)> =
+            lists.into_iter().filter(|l| l.depth == deepest).map(|l| (l.pointer, l.name, l.len)).collect();
+        while excess > 0 {
+            let Some(longest) = at_depth.iter_mut().filter(|l| l.2 > 0).max_by_key(|l| l.2) else { break };
+            longest.2 -= 1;
+            let Some(row) = value.pointer_mut(&longest.0).and_then(Value::as_array_mut).and_then(Vec::pop) else {
+                continue;
+            };
+            excess = excess.saturating_sub(row.to_string().len() + 1);
+            let count = left_out.entry(longest.1.clone()).or_insert(json!(0));
+            *count = json!(count.as_u64().unwrap_or(0) + 1);
         }
-        let count = left_out.entry(path).or_insert(json!(0));
-        *count = json!(count.as_u64().unwrap_or(0) + dropped);
     }
     if !left_out.is_empty() {
         if let Some(object) = value.as_object_mut() {
-            object.insert("left_out".to_owned(), json!({ "note": format!("rows {note}"), "rows": left_out }));
+            object.insert("left_out".to_owned(), json!({ "note": note, "rows": left_out }));
         }
     }
     value.to_string()
 }
 
-/// The length of `value` as compact JSON; `longest` becomes the longest list in it that has rows
-/// (its length and JSON pointer).
-fn measure(value: &Value, at: &str, longest: &mut Option<(usize, String)>) -> usize {
-    let size = match value {
+/// A text answer cut to `budget` bytes at a line's end, with a last line saying how many went.
+fn fit_text(text: &str, budget: usize, note: &str) -> String {
+    if text.len() <= budget {
+        return text.to_owned();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let last = format!("… {} more lines: {note}\n", lines.len() - i);
+        if out.len() + line.len() + 1 + last.len() > budget {
+            out.push_str(&last);
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A list of rows in an answer.
+struct List {
+    /// Its JSON pointer.
+    pointer: String,
+    /// The key it is under (`rows`, `children`, `callers`…), which counts what it lost.
+    name: String,
+    /// How many lists it is nested in.
+    depth: usize,
+    len: usize,
+}
+
+/// The length of `value` as compact JSON; `lists` gets every list in it that has rows.
+fn measure(value: &Value, at: &str, depth: usize, lists: &mut Vec<List>) -> usize {
+    match value {
         Value::Array(items) => {
-            let inner: usize = items.iter().enumerate().map(|(i, v)| measure(v, &format!("{at}/{i}"), longest)).sum();
+            if !items.is_empty() {
+                let name = at.rsplit('/').find(|part| part.parse::<usize>().is_err()).unwrap_or("rows");
+                lists.push(List {
+                    pointer: at.to_owned(),
+                    name: name.replace("~1", "/").replace("~0", "~"),
+                    depth,
+                    len: items.len(),
+                });
+            }
+            let inner: usize =
+                items.iter().enumerate().map(|(i, v)| measure(v, &format!("{at}/{i}"), depth + 1, lists)).sum();
             inner + items.len().saturating_sub(1) + 2
         }
         Value::Object(fields) => {
@@ -531,17 +609,13 @@ fn measure(value: &Value, at: &str, longest: &mut Option<(usize, String)>) -> us
                 .iter()
                 .map(|(k, v)| {
                     let pointer = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
-                    Value::from(k.as_str()).to_string().len() + 1 + measure(v, &pointer, longest)
+                    Value::from(k.as_str()).to_string().len() + 1 + measure(v, &pointer, depth, lists)
                 })
                 .sum();
             inner + fields.len().saturating_sub(1) + 2
         }
         other => other.to_string().len(),
-    };
-    if matches!(value, Value::Array(items) if !items.is_empty()) && longest.as_ref().is_none_or(|(s, _)| size > *s) {
-        *longest = Some((size, at.to_owned()));
     }
-    size
 }
 
 /// What identifies a file's content for the session's cache, and how it was read.
@@ -550,6 +624,8 @@ struct Key {
     path: PathBuf,
     len: u64,
     modified: Option<SystemTime>,
+    /// The time of the inode's last change (ns): a rewrite that restores mtime changes it.
+    changed: (i64, i64),
     inode: (u64, u64),
     reading: String,
 }
@@ -562,6 +638,7 @@ impl Key {
             path: path.canonicalize().ok()?,
             len: meta.len(),
             modified: meta.modified().ok(),
+            changed: (meta.ctime(), meta.ctime_nsec()),
             inode: (meta.dev(), meta.ino()),
             reading: reading.to_owned(),
         })
@@ -582,14 +659,18 @@ const KEPT_PROFILES: usize = 4;
 pub(crate) fn cached(path: &Path, reading: &str, read: impl FnOnce() -> Result<Profile>) -> Result<Profile> {
     static PROFILES: Profiles = Profiles { entries: Mutex::new(Vec::new()) };
     let Some(key) = Key::of(path, reading) else { return read() };
-    {
+    let kept = {
         let mut entries = PROFILES.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(at) = entries.iter().position(|(k, _)| *k == key) {
+        entries.iter().position(|(k, _)| *k == key).map(|at| {
             let entry = entries.remove(at);
-            let profile = Profile::clone(&entry.1);
+            let profile = Arc::clone(&entry.1);
             entries.push(entry);
-            return Ok(profile);
-        }
+            profile
+        })
+    };
+    // Copied outside the lock: other calls need not wait for it.
+    if let Some(profile) = kept {
+        return Ok(Profile::clone(&profile));
     }
     let profile = read()?;
     // The rows' sums a reader leaves to the timeline: found once here, not by every copy.
