@@ -183,27 +183,31 @@ impl ServerHandler for Server {
         let cli = Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(e.render().to_string(), None))?;
         let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
         let name = spec.name;
-        let (result, captured) = tokio::task::spawn_blocking(move || crate::io::captured(|| crate::run::run(cli)))
-            .await
-            .map_err(|e| McpError::internal_error(format!("the command stopped: {e}"), None))?;
-        let answer = match result {
-            Ok(()) if writes => {
-                let files: Vec<String> = captured.files.iter().map(|p| p.display().to_string()).collect();
-                Ok(json!({ "wrote": files }).to_string())
+        // The command and the cutting of its answer run off the protocol's thread.
+        let answer = tokio::task::spawn_blocking(move || {
+            let (result, captured) = crate::io::captured(|| crate::run::run(cli));
+            match result {
+                Ok(()) if writes => {
+                    let files: Vec<String> = captured.files.iter().map(|p| p.display().to_string()).collect();
+                    Ok(json!({ "wrote": files }).to_string())
+                }
+                Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout)),
+                Ok(()) => Ok(fit(&captured.stdout, budget, Map::new())),
+                // The gate's verdict is an answer, not a failure: the report, and what tripped it.
+                Err(e) if e.downcast_ref::<crate::diff::GateTripped>().is_some() => {
+                    let mut gate = Map::new();
+                    gate.insert("gate".to_owned(), json!(cpuprof_render::text::visible(&e.to_string())));
+                    Ok(fit(&captured.stdout, budget, gate))
+                }
+                Err(e) => {
+                    let code = if e.downcast_ref::<crate::usage::UsageError>().is_some() { 2 } else { 1 };
+                    let error = cpuprof_render::text::visible(&format!("{e:#}"));
+                    Err(json!({ "error": error, "exit_code": code }).to_string())
+                }
             }
-            Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout)),
-            Ok(()) => Ok(fit(&captured.stdout, budget, Map::new())),
-            // The gate's verdict is an answer, not a failure: the report, and what tripped it.
-            Err(e) if e.downcast_ref::<crate::diff::GateTripped>().is_some() => {
-                let mut gate = Map::new();
-                gate.insert("gate".to_owned(), json!(cpuprof_render::text::visible(&e.to_string())));
-                Ok(fit(&captured.stdout, budget, gate))
-            }
-            Err(e) => {
-                let code = if e.downcast_ref::<crate::usage::UsageError>().is_some() { 2 } else { 1 };
-                Err(json!({ "error": cpuprof_render::text::visible(&format!("{e:#}")), "exit_code": code }).to_string())
-            }
-        };
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("the command stopped: {e}"), None))?;
         Ok(match answer {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
