@@ -125,8 +125,13 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
 
     /// An error about the number read last, pointing at its start.
     pub(crate) fn item_error(&self, kind: ParseErrorKind) -> ParseError {
+        kind.at(self.origin, self.item_span())
+    }
+
+    /// Where the array element being read by `number_array` starts.
+    fn item_span(&self) -> Span {
         let column = self.item_start.saturating_sub(self.line_start) + 1;
-        kind.at(self.origin, Span::LineCol { line: self.line, column })
+        Span::LineCol { line: self.line, column }
     }
 
     /// Reads more input, keeping the unread bytes. Returns false at end of input.
@@ -456,14 +461,14 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
     /// What V8 writes (`123,456,…`) takes a fast path: a block at a time, split in two at a
     /// comma, both halves parsed and converted by `fast` on two threads. An element `fast`
     /// declines (returns `None` for), and anything else (whitespace, fractions, very long
-    /// numbers, the last element) goes to `slow(index, number, out)` one at a time; an error
-    /// it returns is reported at that element's position.
+    /// numbers, the last element) goes to `slow(index, number, span, out)` one at a time, `span`
+    /// its position, where an error it returns is reported.
     pub(crate) fn number_array<T: Send>(
         &mut self,
         what: &'static str,
         out: &mut Vec<T>,
         fast: impl Fn(i64) -> Option<T> + Sync,
-        mut slow: impl FnMut(usize, Number, &mut Vec<T>) -> Result<(), ParseErrorKind>,
+        mut slow: impl FnMut(usize, Number, Span, &mut Vec<T>) -> Result<(), ParseErrorKind>,
     ) -> Result<usize, ParseError> {
         self.skip_ws()?;
         let array_start = self.span();
@@ -527,7 +532,7 @@ impl<'o, R: Read + Send> Scanner<'o, R> {
                 self.refill()?;
             }
             let number = self.number(what)?;
-            slow(out.len() - first_index, number, out).map_err(|kind| self.item_error(kind))?;
+            slow(out.len() - first_index, number, self.item_span(), out).map_err(|kind| self.item_error(kind))?;
             if out.len() - first_index > limit {
                 return Err(too_long());
             }

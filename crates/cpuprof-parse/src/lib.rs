@@ -41,6 +41,7 @@ mod json_scan;
 mod perf_script;
 mod pprof;
 mod recognize;
+mod sample_ids;
 mod ticklog;
 mod timeline;
 mod trace;

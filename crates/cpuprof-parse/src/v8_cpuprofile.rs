@@ -13,10 +13,11 @@ use cpuprof_model::{Profile, SourceFormat, Warning};
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{describe, Number, Scanner};
-use crate::timeline::{Deltas, NodeIndex};
+use crate::sample_ids::{node_id, ScannedIds};
+use crate::timeline::Deltas;
 use crate::v8_legacy::{self, LegacyTree};
 use crate::v8_tree::{number_ns, Leaves, Source, Timing, Tree};
-use crate::ParseOptions;
+use crate::{Limits, ParseOptions};
 
 /// Parses a `.cpuprofile` read from `reader`.
 pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOptions) -> Result<Profile, ParseError> {
@@ -39,11 +40,17 @@ pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOp
             ))))
         }
     }
-    scanner.object("the profile object", |scanner, key, key_span| doc.field(key, key_span, scanner))?;
+    let read = scanner.object("the profile object", |scanner, key, key_span| doc.field(key, key_span, scanner));
+    if read.is_err() {
+        // An error in `nodes`, which comes before, is the one to report.
+        doc.build_tree(origin, scanner.limits())?;
+    }
+    read?;
     if !scanner.at_end()? {
         return Err(scanner.error(ParseErrorKind::Json("unexpected data after the profile object".to_owned())));
     }
     doc.input_bytes = scanner.offset();
+    doc.build_tree(origin, scanner.limits())?;
     doc.finish(origin, options)
 }
 
@@ -51,6 +58,9 @@ pub(crate) fn parse(reader: impl Read + Send, origin: &Origin, options: &ParseOp
 #[derive(Default)]
 struct Document {
     tree: Option<Tree>,
+    /// `nodes` as read and where it starts, until its tree is built: while `samples` is read,
+    /// when they follow (see [`Document::read_samples`]).
+    nodes: Option<(Vec<u8>, Span)>,
     /// Sample leaves as node positions, once `nodes` has been read.
     samples: Option<Leaves>,
     /// Raw sample ids, when `samples` came before `nodes`.
@@ -103,8 +113,57 @@ impl Foreign {
 
 impl Document {
     fn field<R: Read + Send>(&mut self, key: &str, key_span: Span, s: &mut Scanner<'_, R>) -> Result<(), ParseError> {
+        // `nodes` waits for `samples`; only the times (V8 writes them in between) may come first.
+        if !matches!(key, "samples" | "startTime" | "endTime") {
+            self.build_tree(s.origin(), s.limits())?;
+        }
+        let read = self.value(key, key_span, s);
+        if read.is_err() {
+            // An error in `nodes`, which comes before, is the one to report.
+            self.build_tree(s.origin(), s.limits())?;
+        }
+        read
+    }
+
+    /// Builds the tree of `nodes` read earlier, if it is waiting.
+    fn build_tree(&mut self, origin: &Origin, limits: Limits) -> Result<(), ParseError> {
+        if let Some((raw, span)) = self.nodes.take() {
+            self.tree = Some(Tree::build(&raw, span, origin, limits.nodes)?);
+        }
+        Ok(())
+    }
+
+    /// Reads `samples`, `nodes` having come first, as positions in its tree. A tree still to be
+    /// built is built meanwhile on the other thread, the samples read by the node ids a quick
+    /// scan of `nodes` finds (see [`ScannedIds`]).
+    fn read_samples<R: Read + Send>(&mut self, s: &mut Scanner<'_, R>, span: Span) -> Result<Leaves, ParseError> {
+        let (origin, limits) = (s.origin(), s.limits());
+        let pending = self.nodes.take();
+        let scanned = match (&self.tree, &pending) {
+            (Some(tree), _) => ScannedIds::of_tree(tree),
+            (None, Some((raw, _))) => ScannedIds::scan(raw),
+            (None, None) => ScannedIds::scan(b"[]"),
+        };
+        let (built, samples) = rayon::join(
+            || pending.as_ref().map(|(raw, at)| Tree::build(raw, *at, origin, limits.nodes)).transpose(),
+            || scanned.read_samples(s),
+        );
+        if let Some(tree) = built? {
+            self.tree = Some(tree);
+        }
+        let samples = samples?;
+        let Some(tree) = &self.tree else {
+            return Err(ParseErrorKind::Missing { key: "nodes", what: "V8 .cpuprofile" }.at(origin, Span::None));
+        };
+        samples
+            .positions(&scanned, tree)
+            .map_err(|(index, id, at)| ParseErrorKind::UnknownNode { index, id }.at(origin, at.unwrap_or(span)))
+    }
+
+    /// Reads the value of `key`.
+    fn value<R: Read + Send>(&mut self, key: &str, key_span: Span, s: &mut Scanner<'_, R>) -> Result<(), ParseError> {
         let seen = match key {
-            "nodes" => self.tree.is_some(),
+            "nodes" => self.tree.is_some() || self.nodes.is_some(),
             "samples" => self.samples.is_some() || self.pending_ids.is_some(),
             "timeDeltas" => self.deltas.is_some(),
             "head" => self.head.is_some(),
@@ -120,25 +179,21 @@ impl Document {
                 let span = s.span();
                 let mut raw = Vec::new();
                 s.value("`nodes`", Some(&mut raw))?;
-                self.tree = Some(Tree::build(&raw, span, s)?);
+                self.nodes = Some((raw, span));
             }
             "samples" => {
                 s.skip_ws()?;
                 let span = s.span();
-                // Usually `nodes` came first and ids become positions at once.
-                if let Some(tree) = &self.tree {
-                    self.samples = Some(if u16::try_from(tree.nodes.len()).is_ok() {
-                        Leaves::Narrow(sample_positions(s, tree)?)
-                    } else {
-                        Leaves::Wide(sample_positions(s, tree)?)
-                    });
+                // Usually `nodes` came first.
+                if self.tree.is_some() || self.nodes.is_some() {
+                    self.samples = Some(self.read_samples(s, span)?);
                 } else {
                     let mut ids = Vec::new();
                     s.number_array(
                         "`samples`",
                         &mut ids,
                         |id| u64::try_from(id).ok(),
-                        |_, number, out| {
+                        |_, number, _, out| {
                             out.push(node_id(number)?);
                             Ok(())
                         },
@@ -152,7 +207,7 @@ impl Document {
                 // The samples, already read, bound what is worth reserving.
                 let mut narrow = Vec::with_capacity(self.samples.as_ref().map_or(0, Leaves::len));
                 let mut big = Vec::new();
-                s.number_array("`timeDeltas`", &mut narrow, Deltas::narrow_us, |_, us, out| {
+                s.number_array("`timeDeltas`", &mut narrow, Deltas::narrow_us, |_, us, _, out| {
                     let ns = number_ns(us)
                         .ok_or_else(|| ParseErrorKind::OutOfRange { what: "time delta", value: number_text(us) })?;
                     out.push(Deltas::narrow_ns(ns).unwrap_or_else(|| {
@@ -201,7 +256,7 @@ impl Document {
                     "`timestamps`",
                     &mut ns,
                     |us| us.checked_mul(1000),
-                    |_, us, out| {
+                    |_, us, _, out| {
                         out.push(
                             number_ns(us).ok_or_else(|| ParseErrorKind::OutOfRange {
                                 what: "timestamp",
@@ -275,42 +330,6 @@ impl Document {
         let timing = Timing { start_ns: to_ns(self.start_us), end_ns: to_ns(self.end_us), deltas: self.deltas };
         let source = Source { format: SourceFormat::CpuProfile, warnings: Vec::new() };
         samples.build(&tree, timing, &source, origin, options)
-    }
-}
-
-/// Reads `samples` as positions in `tree`.
-fn sample_positions<R: Read + Send, N: NodeIndex + TryFrom<u32>>(
-    s: &mut Scanner<'_, R>,
-    tree: &Tree,
-) -> Result<Vec<N>, ParseError> {
-    let mut leaves = Vec::new();
-    let position = |id: u64| tree.position(id).and_then(|p| N::try_from(p).ok());
-    // The id → position table in the samples' own width: half the cache footprint of the
-    // tree's table for small trees, and one lookup per sample.
-    let table: Vec<N> = if tree.sparse.is_empty() {
-        tree.dense.iter().map(|p| N::try_from(*p).unwrap_or(N::NONE)).collect()
-    } else {
-        Vec::new()
-    };
-    let slow = |index, number, out: &mut Vec<N>| {
-        let id = node_id(number)?;
-        out.push(position(id).ok_or(ParseErrorKind::UnknownNode { index, id })?);
-        Ok(())
-    };
-    if table.is_empty() {
-        s.number_array("`samples`", &mut leaves, |id| position(u64::try_from(id).ok()?), slow)?;
-    } else {
-        let fast = |id: i64| table.get(usize::try_from(id).ok()?).copied().filter(|p| *p != N::NONE);
-        s.number_array("`samples`", &mut leaves, fast, slow)?;
-    }
-    Ok(leaves)
-}
-
-fn node_id(number: Number) -> Result<u64, ParseErrorKind> {
-    match number {
-        Number::Int(id) if id >= 0 => Ok(id as u64),
-        Number::Int(id) => Err(ParseErrorKind::OutOfRange { what: "node id", value: id.to_string() }),
-        Number::Float(f) => Err(ParseErrorKind::Invalid(format!("a node id must be an integer, found {f:?}").into())),
     }
 }
 

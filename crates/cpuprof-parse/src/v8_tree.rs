@@ -4,7 +4,6 @@
 //! them, with time attributed as DevTools does ([`crate::timeline`]).
 
 use std::borrow::Cow;
-use std::io::Read;
 
 use cpuprof_model::{
     Frame, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, Timeline, ValueType, Warning,
@@ -13,7 +12,7 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
-use crate::json_scan::{Number, Scanner};
+use crate::json_scan::Number;
 use crate::timeline::Deltas;
 use crate::timeline::{attribute_sums, sampled_without_walk, NodeIndex, NodeTimeline, Order, OwnedRoles, OwnedTimes};
 use crate::ParseOptions;
@@ -397,13 +396,12 @@ pub(crate) struct NodeSpec<'a> {
 }
 
 impl Tree {
-    pub(crate) fn build<R: Read + Send>(raw: &[u8], span: Span, s: &Scanner<'_, R>) -> Result<Tree, ParseError> {
-        let origin = s.origin();
+    /// The tree of the `nodes` array `raw` (which starts at `span`), of at most `limit` nodes.
+    pub(crate) fn build(raw: &[u8], span: Span, origin: &Origin, limit: usize) -> Result<Tree, ParseError> {
         let parsed: Vec<RawNode<'_>> = serde_json::from_slice(raw).map_err(|e| {
             let at = relative_span(span, e.line() as u64, e.column() as u64);
             ParseErrorKind::Json(format!("in `nodes`: {}", strip_position(&e))).at(origin, at)
         })?;
-        let limit = s.limits().nodes;
         if parsed.len() > limit {
             return Err(ParseErrorKind::too_many("`nodes`", limit, "nodes").at(origin, span));
         }
@@ -547,6 +545,11 @@ impl Tree {
     /// Whether the node at `position` is a `(program)` meta node.
     pub(crate) fn is_program_node(&self, position: usize) -> bool {
         self.nodes.get(position).is_some_and(|n| n.kind == FuncKind::Program)
+    }
+
+    /// The nodes' ids, in node order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.nodes.iter().map(|node| node.id)
     }
 
     pub(crate) fn position(&self, id: u64) -> Option<u32> {
