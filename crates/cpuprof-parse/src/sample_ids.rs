@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::error::{ParseError, ParseErrorKind, Span};
 use crate::json_scan::{Number, Scanner};
 use crate::timeline::NodeIndex;
-use crate::v8_tree::{Leaves, Tree};
+use crate::v8_tree::{ids_are_dense, Leaves, Tree};
 
 /// Node ids in the order a scan of `nodes` found them, and where each is.
 pub(crate) struct ScannedIds {
@@ -25,8 +25,8 @@ pub(crate) struct ScannedIds {
     index: IdIndex,
 }
 
-/// id → index: a plain table when the ids are dense enough, a hash map otherwise (as the tree
-/// keeps them).
+/// id → index: a plain table when the ids are dense enough, a hash map otherwise (by the tree's
+/// rule, [`ids_are_dense`]).
 enum IdIndex {
     Dense(Vec<u32>),
     Sparse(FxHashMap<u64, u32>),
@@ -75,9 +75,8 @@ impl ScannedIds {
     }
 
     fn new(ids: Vec<u64>) -> ScannedIds {
-        let n = ids.len() as u64;
         let max = ids.iter().copied().max().unwrap_or(0);
-        let index = if max < n.saturating_mul(4).saturating_add(1024) {
+        let index = if ids_are_dense(max, ids.len()) {
             let mut table = vec![u32::MAX; max as usize + 1];
             for (i, id) in ids.iter().enumerate().rev() {
                 table[*id as usize] = i as u32;

@@ -359,6 +359,12 @@ pub(crate) fn number_ns(number: Number) -> Option<i64> {
     (ns.abs() < LIMIT).then_some(ns)
 }
 
+/// Whether `n` ids up to `max_id` are dense enough for an id → position table (ids are not
+/// positions and may be sparse or huge; past this a hash map costs less memory).
+pub(crate) fn ids_are_dense(max_id: u64, n: usize) -> bool {
+    max_id < (n as u64).saturating_mul(4).saturating_add(1024)
+}
+
 /// The call tree of `nodes`, indexed by node position, with parents resolved.
 pub(crate) struct Tree {
     pub(crate) nodes: Vec<TreeNode>,
@@ -490,7 +496,7 @@ impl Tree {
         if max_id > i64::MAX as u64 {
             return Err(ParseErrorKind::OutOfRange { what: "node id", value: max_id.to_string() }.at(origin, span));
         }
-        let use_dense = max_id < (n as u64).saturating_mul(4).saturating_add(1024);
+        let use_dense = ids_are_dense(max_id, n);
         let mut dense = if use_dense { vec![u32::MAX; max_id as usize + 1] } else { Vec::new() };
         let mut sparse = FxHashMap::default();
         for (pos, id) in ids.enumerate() {
