@@ -294,3 +294,51 @@ fn pprof_files_become_cpuprofiles_that_devtools_reads_to_the_same_totals() {
         assert!(!notes.contains("mean interval"), "{file}: {notes}");
     }
 }
+
+/// Inputs are merged as they are read, with the columns of the first; an input without the
+/// first's time column makes the merge one of counts only, whichever comes first (the oracle
+/// reads the sample types and totals). The counts add up either way.
+#[test]
+fn a_merge_has_a_time_column_only_when_every_input_has_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let timed = "fixtures/cpuprofile/workers.t1.cpuprofile";
+    let counted = "fixtures/folded/simple.folded";
+    let samples = |input: &str| top(input, &[])["samples"].as_i64().unwrap();
+    let expected = samples(timed) + samples(counted);
+    for (name, inputs) in [("timed-first", [timed, counted]), ("counted-first", [counted, timed])] {
+        let merged = dir.path().join(format!("{name}.pb.gz"));
+        let out = cpuprof().arg("merge").args(inputs).arg("-o").arg(&merged).output().unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let report = decoded(&merged, &[]);
+        let types: Vec<&str> =
+            report["sample_types"].as_array().unwrap().iter().map(|t| t["type"].as_str().unwrap()).collect();
+        assert_eq!(types, ["samples"], "{name}");
+        assert_eq!(report["totals"][0].as_i64(), Some(expected), "{name}");
+    }
+    // Every input timed: the time column is there, and holds both inputs' time.
+    let merged = dir.path().join("both-timed.pb.gz");
+    let parts = [timed, "fixtures/cpuprofile/workers.t2.cpuprofile"];
+    let out = cpuprof().arg("merge").args(parts).arg("-o").arg(&merged).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = decoded(&merged, &[]);
+    assert_eq!(report["sample_types"].as_array().unwrap().len(), 2);
+    let time = |input: &str| top(input, &[])["total"].as_i64().unwrap();
+    assert_eq!(report["totals"][1].as_i64(), Some(time(parts[0]) + time(parts[1])));
+}
+
+/// Of several inputs that cannot be read, the error is the first one's in the order given,
+/// however the threads happen to finish.
+#[test]
+fn a_merge_reports_the_first_bad_input() {
+    let good = "fixtures/cpuprofile/workers.t1.cpuprofile";
+    let (first_bad, second_bad) = ("fixtures/bad/truncated.cpuprofile", "fixtures/bad/garbage.pb");
+    for _ in 0..3 {
+        let out = cpuprof()
+            .args(["merge", good, first_bad, good, second_bad, "--output-format", "pprof", "-o", "/dev/null"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("truncated.cpuprofile") && !stderr.contains("garbage.pb"), "{stderr}");
+    }
+}

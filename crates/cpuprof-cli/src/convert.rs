@@ -1,13 +1,15 @@
 //! `cpuprof convert` and `cpuprof merge`: profiles rewritten in another format.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use anyhow::Result;
 use cpuprof_analysis::{fold, FoldOptions, GroupBy, StackFilter, Weight};
-use cpuprof_model::Profile;
+use cpuprof_model::{Merger, Profile};
 use cpuprof_render::{gzip, render_collapsed, render_cpuprofile, render_pprof};
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 
 use crate::args::{ConvertArgs, MergeArgs, TargetArgs, TargetFormat};
 use crate::input::{cut_to_window, window_bounds, Reader};
@@ -48,20 +50,13 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
     let reader = Reader::new(&args.reading)?;
     let bounds = window_bounds(&args.window)?;
     let bounds = bounds.as_ref();
-    let profiles: Vec<Profile> = inputs
-        .par_iter()
-        .map(|path| {
-            // Each input's window is taken on its own recording.
-            let profile = reader.load(path, false, bounds).and_then(|mut profile| {
-                cut_to_window(&mut profile, bounds, path)?;
-                Ok(profile)
-            });
-            if let Some(bar) = &bar {
-                bar.inc(1);
-            }
-            profile
-        })
-        .collect::<Result<_>>()?;
+    let load = |path: &Path| {
+        // Each input's window is taken on its own recording.
+        let mut profile = reader.load(path, false, bounds)?;
+        cut_to_window(&mut profile, bounds, path)?;
+        Ok(profile)
+    };
+    let (profiles, merging) = read_merging(&inputs, load, bar.as_ref())?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -70,9 +65,84 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
         let list = formats.into_iter().collect::<Vec<_>>().join(", ");
         crate::warn(&format!("merging profiles of different formats ({list}): their weights are added as they are"));
     }
-    let refs: Vec<&Profile> = profiles.iter().collect();
-    let merged = cpuprof_model::merge(&refs).map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
+    let merged = match merging {
+        Some(merger) => merger.finish(&profiles.iter().map(|p| &p.meta).collect::<Vec<_>>()),
+        None => cpuprof_model::merge(&profiles.iter().collect::<Vec<_>>()),
+    };
+    let merged = merged.map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
     output.write(&encode(&merged, target, &args.target)?)
+}
+
+/// Reads `inputs` with `load` on the pool's threads, each taking the next input not taken yet,
+/// and merges them in input order as they come, on whichever thread finds the next one ready:
+/// the merge is done about when the last input is read, instead of starting then. Returns the
+/// profiles, and the merge of them all unless one is unlike the first (see [`Merger`]:
+/// [`cpuprof_model::merge`] of them then). After an input fails no other is started, and the
+/// first failing input's error is returned.
+fn read_merging(
+    inputs: &[&Path],
+    load: impl Fn(&Path) -> Result<Profile> + Sync,
+    bar: Option<&ProgressBar>,
+) -> Result<(Vec<Profile>, Option<Merger>)> {
+    /// What is merged so far, held by the thread whose turn it is to merge.
+    #[derive(Default)]
+    struct Merged {
+        profiles: Vec<Profile>,
+        merger: Option<Merger>,
+        unlike: bool,
+        error: Option<anyhow::Error>,
+    }
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    // Inputs read and not merged yet, by index.
+    let waiting: Mutex<BTreeMap<usize, Result<Profile>>> = Mutex::default();
+    let so_far: Mutex<Merged> = Mutex::default();
+    let waiting_now = || waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Merges every input that is next in order, unless another thread is doing so. Whoever
+    // holds the turn looks again after giving it up: an input put down while it held it, by a
+    // thread that found the turn taken, is merged all the same.
+    let merge_ready = || loop {
+        let Ok(mut turn) = so_far.try_lock() else { return };
+        while turn.error.is_none() {
+            let Some(read) = waiting_now().remove(&turn.profiles.len()) else { break };
+            match read {
+                Ok(profile) => {
+                    let Merged { merger, unlike, .. } = &mut *turn;
+                    let fits = merger.get_or_insert_with(|| Merger::new(&profile)).add(&profile).is_ok();
+                    *unlike = *unlike || !fits;
+                    turn.profiles.push(profile);
+                }
+                Err(e) => turn.error = Some(e),
+            }
+        }
+        let (done, stopped) = (turn.profiles.len(), turn.error.is_some());
+        drop(turn);
+        if stopped || !waiting_now().contains_key(&done) {
+            return;
+        }
+    };
+    rayon::scope(|scope| {
+        for _ in 0..rayon::current_num_threads().min(inputs.len()) {
+            scope.spawn(|_| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = inputs.get(i).filter(|_| !failed.load(Ordering::Relaxed)) else { break };
+                let read = load(path);
+                if read.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                if let Some(bar) = bar {
+                    bar.inc(1);
+                }
+                waiting_now().insert(i, read);
+                merge_ready();
+            });
+        }
+    });
+    let so_far = so_far.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match so_far.error {
+        Some(e) => Err(e),
+        None => Ok((so_far.profiles, so_far.merger.filter(|_| !so_far.unlike))),
+    }
 }
 
 /// The format from `--output-format` or the output's extension.

@@ -379,7 +379,7 @@ fn validate(p: &Profile) -> Result<(), ModelError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{FuncKind, ValueUnit};
 
@@ -387,7 +387,8 @@ mod tests {
         ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS])
     }
 
-    fn func(b: &mut ProfileBuilder, name: &str) -> FrameId {
+    /// A frame of a JavaScript function `name`, without a file or a position.
+    pub(crate) fn func(b: &mut ProfileBuilder, name: &str) -> FrameId {
         let name = b.intern(name);
         let func = b.func(Func {
             name,

@@ -11,16 +11,58 @@ use crate::{Profile, ProfileBuilder, ValueType, ValueUnit};
 /// one's length where not), so that a merge's totals are shares of it.
 pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
     let time_in_all = profiles.iter().all(|p| p.value_index(ValueUnit::Nanoseconds).is_some());
-    let time_type = profiles
-        .first()
-        .and_then(|p| p.value_types.iter().find(|t| t.unit == ValueUnit::Nanoseconds).copied())
-        .filter(|_| time_in_all);
-    let value_types: Vec<ValueType> = std::iter::once(ValueType::SAMPLES).chain(time_type).collect();
-    let format = profiles.first().map_or(crate::SourceFormat::CpuProfile, |p| p.meta.format);
-    let mut b = ProfileBuilder::new(format, value_types);
-    let mut values = Vec::with_capacity(2);
     let with_states = profiles.iter().all(|p| p.samples.vm_state.is_some());
+    let mut merger = Merger::with_columns(profiles.first().copied(), time_in_all, with_states);
     for p in profiles {
+        merger.add_unchecked(p);
+    }
+    merger.finish(&profiles.iter().map(|p| &p.meta).collect::<Vec<_>>())
+}
+
+/// [`merge`] one input at a time, so that a caller can merge the inputs read so far while it
+/// reads the next ones. The columns are chosen from the first input, as if every input were
+/// like it: an input that is not ([`Merger::add`] says so) needs [`merge`] of them all instead.
+/// Added in the same order, the inputs give the same profile as [`merge`].
+pub struct Merger {
+    b: ProfileBuilder,
+    time_type: Option<ValueType>,
+    with_states: bool,
+    values: Vec<i64>,
+}
+
+/// An input whose columns differ from the first's in a way that changes a merge's columns
+/// (the first had times or VM states, this one has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unlike;
+
+impl Merger {
+    /// A merge whose columns are `first`'s (see [`Merger`]).
+    pub fn new(first: &Profile) -> Merger {
+        let has_time = first.value_index(ValueUnit::Nanoseconds).is_some();
+        Merger::with_columns(Some(first), has_time, first.samples.vm_state.is_some())
+    }
+
+    fn with_columns(first: Option<&Profile>, time_in_all: bool, with_states: bool) -> Merger {
+        let time_type = first
+            .and_then(|p| p.value_types.iter().find(|t| t.unit == ValueUnit::Nanoseconds).copied())
+            .filter(|_| time_in_all);
+        let value_types: Vec<ValueType> = std::iter::once(ValueType::SAMPLES).chain(time_type).collect();
+        let format = first.map_or(crate::SourceFormat::CpuProfile, |p| p.meta.format);
+        Merger { b: ProfileBuilder::new(format, value_types), time_type, with_states, values: Vec::with_capacity(2) }
+    }
+
+    /// Adds `p` (the first input too), unless its columns would change the merge's.
+    pub fn add(&mut self, p: &Profile) -> Result<(), Unlike> {
+        let lacks_time = self.time_type.is_some() && p.value_index(ValueUnit::Nanoseconds).is_none();
+        if lacks_time || (self.with_states && p.samples.vm_state.is_none()) {
+            return Err(Unlike);
+        }
+        self.add_unchecked(p);
+        Ok(())
+    }
+
+    fn add_unchecked(&mut self, p: &Profile) {
+        let (b, values) = (&mut self.b, &mut self.values);
         let stacks = b.copy_stacks(p, |b, frame| {
             let frame = p.frames[frame];
             let mut func = p.funcs[frame.func];
@@ -32,26 +74,31 @@ pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
         });
         let counts = p.value_index(ValueUnit::Count).map(|k| p.samples.values(k));
         let times = p.value_index(ValueUnit::Nanoseconds).map(|k| p.samples.values(k));
+        let states = p.samples.vm_state.as_ref().filter(|_| self.with_states);
         for (row, stack) in p.samples.stacks().iter().enumerate() {
             values.clear();
             values.push(counts.map_or(1, |c| c[row]));
-            if time_type.is_some() {
+            if self.time_type.is_some() {
                 values.push(times.map_or(0, |t| t[row]));
             }
-            match p.samples.vm_state.as_ref().filter(|_| with_states).and_then(|s| s.get(row)) {
-                Some(state) => b.sample_in_state(stacks[stack.index()], None, &values, *state),
-                None => b.sample(stacks[stack.index()], None, &values),
+            match states.and_then(|s| s.get(row)) {
+                Some(state) => b.sample_in_state(stacks[stack.index()], None, values, *state),
+                None => b.sample(stacks[stack.index()], None, values),
             }
         }
         for warning in &p.meta.warnings {
             b.warn(warning.clone());
         }
     }
-    let start = profiles.iter().filter_map(|p| p.meta.start_ns).min();
-    let duration = covered_ns(profiles);
-    let interval = profiles.first().and_then(|p| p.meta.interval_ns);
-    b.timing(start, duration, interval);
-    b.finish()
+
+    /// The merged profile; `metas` are the inputs' (their times give the merge's).
+    pub fn finish(mut self, metas: &[&crate::Meta]) -> Result<Profile, crate::ModelError> {
+        let start = metas.iter().filter_map(|m| m.start_ns).min();
+        let duration = covered_ns(metas);
+        let interval = metas.first().and_then(|m| m.interval_ns);
+        self.b.timing(start, duration, interval);
+        self.b.finish()
+    }
 }
 
 /// The time `profiles`' recordings cover: the length of the union of their spans on their
@@ -59,19 +106,19 @@ pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
 /// count their shared time once and runs recorded one after another count each; a recording
 /// whose start is unknown, or on a clock of its own process (a tick log's starts at 0), adds
 /// its length. `None` when no input knows its length.
-fn covered_ns(profiles: &[&Profile]) -> Option<i64> {
+fn covered_ns(metas: &[&crate::Meta]) -> Option<i64> {
     let mut spans: Vec<(i64, i64)> = Vec::new();
     let mut apart = 0i64;
-    for p in profiles {
-        match (p.meta.start_ns, p.meta.duration_ns) {
-            (Some(start), Some(length)) if !own_clock(p.meta.format) => {
+    for m in metas {
+        match (m.start_ns, m.duration_ns) {
+            (Some(start), Some(length)) if !own_clock(m.format) => {
                 spans.push((start, start.saturating_add(length.max(0))));
             }
             (_, Some(length)) => apart = apart.saturating_add(length.max(0)),
             _ => {}
         }
     }
-    if spans.is_empty() && profiles.iter().all(|p| p.meta.duration_ns.is_none()) {
+    if spans.is_empty() && metas.iter().all(|m| m.duration_ns.is_none()) {
         return None;
     }
     spans.sort_unstable();
@@ -102,12 +149,59 @@ fn own_clock(format: crate::SourceFormat) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SourceFormat;
+    use crate::{SourceFormat, VmState};
 
     fn recording(start: Option<i64>, length: Option<i64>) -> Profile {
         let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES]);
         b.timing(start, length, None);
         b.finish().unwrap()
+    }
+
+    /// A profile of one function `name` sampled `n` times (1 ms each), in the `state` given.
+    fn sampled(name: &str, n: usize, state: Option<VmState>) -> Profile {
+        let mut b = ProfileBuilder::new(SourceFormat::TickLog, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+        let frame = crate::builder::tests::func(&mut b, name);
+        let stack = b.stack(None, frame);
+        for _ in 0..n {
+            match state {
+                Some(state) => b.sample_in_state(stack, None, &[1, 1_000_000], state),
+                None => b.sample(stack, None, &[1, 1_000_000]),
+            }
+        }
+        b.timing(Some(0), Some(n as i64 * 1_000_000), Some(1_000_000));
+        b.finish().unwrap()
+    }
+
+    /// One input at a time, in order, gives what `merge` of them all gives; an input without
+    /// the first's VM states (or time) is told apart, and `merge` drops the states.
+    #[test]
+    fn a_merge_one_input_at_a_time_is_the_merge_of_them_all() {
+        let inputs = [
+            sampled("a", 2, Some(VmState::Js)),
+            sampled("b", 3, Some(VmState::Gc)),
+            sampled("a", 1, Some(VmState::Js)),
+        ];
+        let mut merger = Merger::new(&inputs[0]);
+        for p in &inputs {
+            assert_eq!(merger.add(p), Ok(()));
+        }
+        let one_at_a_time = merger.finish(&inputs.iter().map(|p| &p.meta).collect::<Vec<_>>()).unwrap();
+        let all = merge(&inputs.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(format!("{one_at_a_time:?}"), format!("{all:?}"));
+        assert!(all.samples.vm_state.is_some());
+
+        let stateless = sampled("c", 1, None);
+        assert_eq!(Merger::new(&inputs[0]).add(&stateless), Err(Unlike));
+        assert!(merge(&[&inputs[0], &stateless]).unwrap().samples.vm_state.is_none());
+        // The other way round the first has no states to lose.
+        assert_eq!(Merger::new(&stateless).add(&inputs[0]), Ok(()));
+        let counted = {
+            let mut b = ProfileBuilder::new(SourceFormat::Folded, vec![ValueType::SAMPLES]);
+            b.timing(None, None, None);
+            b.finish().unwrap()
+        };
+        assert_eq!(Merger::new(&inputs[0]).add(&counted), Err(Unlike));
+        assert_eq!(Merger::new(&counted).add(&inputs[0]), Ok(()));
     }
 
     #[test]
