@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use anyhow::Result;
@@ -93,7 +93,9 @@ fn read_merging(
         error: Option<anyhow::Error>,
     }
     let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
+    // The lowest index whose read failed: the inputs after it are not read, every one before
+    // it is (the merge must reach the error, not stop at an input left unread).
+    let first_failed = AtomicUsize::new(usize::MAX);
     // Inputs read and not merged yet, by index.
     let waiting: Mutex<BTreeMap<usize, Result<Profile>>> = Mutex::default();
     let so_far: Mutex<Merged> = Mutex::default();
@@ -125,10 +127,10 @@ fn read_merging(
         for _ in 0..rayon::current_num_threads().min(inputs.len()) {
             scope.spawn(|_| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = inputs.get(i).filter(|_| !failed.load(Ordering::Relaxed)) else { break };
+                let Some(path) = inputs.get(i).filter(|_| i < first_failed.load(Ordering::Relaxed)) else { break };
                 let read = load(path);
                 if read.is_err() {
-                    failed.store(true, Ordering::Relaxed);
+                    first_failed.fetch_min(i, Ordering::Relaxed);
                 }
                 if let Some(bar) = bar {
                     bar.inc(1);
@@ -139,6 +141,7 @@ fn read_merging(
         }
     });
     let so_far = so_far.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    debug_assert!(so_far.error.is_some() || so_far.profiles.len() == inputs.len(), "an input was left unmerged");
     match so_far.error {
         Some(e) => Err(e),
         None => Ok((so_far.profiles, so_far.merger.filter(|_| !so_far.unlike))),
