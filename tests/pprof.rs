@@ -342,3 +342,15 @@ fn a_merge_reports_the_first_bad_input() {
         assert!(stderr.contains("truncated.cpuprofile") && !stderr.contains("garbage.pb"), "{stderr}");
     }
 }
+
+#[test]
+fn top_of_several_reports_the_first_bad_input() {
+    let good = "fixtures/cpuprofile/workers.t1.cpuprofile";
+    let (first_bad, second_bad) = ("fixtures/bad/truncated.cpuprofile", "fixtures/bad/garbage.pb");
+    for _ in 0..3 {
+        let out = cpuprof().args(["top", good, first_bad, good, second_bad]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("truncated.cpuprofile") && !stderr.contains("garbage.pb"), "{stderr}");
+    }
+}

@@ -110,8 +110,11 @@ fn read_merging(
             match read {
                 Ok(profile) => {
                     let Merged { merger, unlike, .. } = &mut *turn;
-                    let fits = merger.get_or_insert_with(|| Merger::new(&profile)).add(&profile).is_ok();
-                    *unlike = *unlike || !fits;
+                    // Once an input is unlike the first, the profiles are merged all at once
+                    // afterwards: the merger is of no more use.
+                    if !*unlike && merger.get_or_insert_with(|| Merger::new(&profile)).add(&profile).is_err() {
+                        (*unlike, *merger) = (true, None);
+                    }
                     turn.profiles.push(profile);
                 }
                 Err(e) => turn.error = Some(e),

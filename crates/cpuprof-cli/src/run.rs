@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 /// Several inputs for `top`, each read (and cut to its window) on its own as `merge` reads
 /// them, merged; with what it names them and each one's part.
 fn load_merged(inputs: &[&Path], args: &TopArgs, options: &TopOptions) -> Result<(Loaded, String, Vec<InputTotal>)> {
-    let loaded: Vec<Loaded> = inputs
-        .par_iter()
-        .map(|input| load(input, &args.reading, &args.filter, &args.window, false))
-        .collect::<Result<_>>()?;
+    let read: Vec<Result<Loaded>> =
+        inputs.par_iter().map(|input| load(input, &args.reading, &args.filter, &args.window, false)).collect();
+    // The first bad input's error in the inputs' order, as `merge` reports it (a parallel
+    // collect into a Result keeps whichever error came first in time).
+    let loaded: Vec<Loaded> = read.into_iter().collect::<Result<_>>()?;
     let totals: Vec<InputTotal> = inputs
         .iter()
         .zip(&loaded)
