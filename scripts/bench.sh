@@ -33,8 +33,9 @@
 #   mcp         `cpuprof mcp` driven by the MCP SDK (scripts/bench/mcp.js; needs `npm ci` in tests/mcp): `load` of the
 #               500 MB .cpuprofile, then `top` with every row twice and `callers` by handle from the session's cache,
 #               each answer's time and size (within the 8 KB budget)
-#   criterion   in-process numbers: `cargo bench` (parse of the .cpuprofile and of the 1G log from memory; `top`
-#               on the parsed profile), with the big inputs through CPUPROF_BENCH_FILE / CPUPROF_BENCH_TICKLOG
+#   criterion   in-process numbers: `cargo bench` (parse of the .cpuprofile and of the 1G log from memory; `top`,
+#               and the walks of `blocks` and `timeline`, on the parsed profile), with the big inputs through
+#               CPUPROF_BENCH_FILE / CPUPROF_BENCH_TICKLOG
 #
 # Options:
 #   --only LIST       comma-separated groups to run (e.g. --only top,diff)
@@ -496,7 +497,7 @@ if wants criterion; then
   CPUPROF_BENCH_FILE=$(realpath "$profile_a") CPUPROF_BENCH_TICKLOG=$(realpath "$big_log") \
     cargo bench -p cpuprof-parse --bench parse -- summed >&2 || crit_ok=0
   CPUPROF_BENCH_FILE=$(realpath "$profile_a") cargo bench -p cpuprof-analysis --bench analysis >&2 || crit_ok=0
-  section "In-process (criterion): parse from memory ($(basename "$profile_a"), $(basename "$big_log")), top on the parsed profile"
+  section "In-process (criterion): parse from memory ($(basename "$profile_a"), $(basename "$big_log")), top, blocks and timeline on the parsed profile"
   node scripts/bench/report.js criterion "$target_dir/criterion" "$marker" | tee -a "$work/report.md"
   {
     echo
