@@ -3,9 +3,9 @@
 //! A run is a maximal stretch of samples, in time order, none in an idle row and none further
 //! from the sample before it than a gap. Finding them costs a few instructions a sample, so
 //! the walk that finds them is fed by the source itself ([`crate::SampleSource::walk_runs`]),
-//! which only queues each sample (by its own slot: no row looked up); a tight loop takes the
-//! queue. The analysis is called once a run, and sums a run's rows only for the runs it asks
-//! them of (see [`RunRows`]).
+//! a sample at a time by its own slot (no row looked up), the common case inlined in the
+//! source's loop. The analysis is called once a run, and sums a run's rows only for the runs it
+//! asks them of (see [`RunRows`]).
 
 use crate::timeline::{RowSum, StretchSums, TimedSample};
 use rustc_hash::FxHashMap;
@@ -161,6 +161,9 @@ pub struct RunWalk<'w> {
     /// Whether the next sample takes the slow way ([`RunWalk::push_slow`]): it is the half's
     /// first, or the walk sums the rows.
     slow: bool,
+    /// Whether a sample may only grow the run being grown ([`RunWalk::push_slot`]'s common
+    /// case): not `slow`, a run is `open` and it has its lead.
+    growing: bool,
     /// The time of the sample before.
     before_ns: i64,
     runs: &'w mut (dyn Runs + Send),
@@ -179,20 +182,6 @@ pub struct RunWalk<'w> {
     half: RunHalf,
     /// The steps between consecutive samples, when counted.
     steps: Option<StepCounts>,
-    queue: Box<Queue>,
-}
-
-/// Samples pushed and not yet taken, a column each (so that none is written in parts and read
-/// whole).
-struct Queue {
-    slots: [u32; Queue::LEN],
-    times: [i64; Queue::LEN],
-    weights: [i64; Queue::LEN],
-    len: usize,
-}
-
-impl Queue {
-    const LEN: usize = 256;
 }
 
 /// Whether bit `i` of `bits` is set.
@@ -229,6 +218,7 @@ impl<'w> RunWalk<'w> {
             lead,
             gap: rules.gap_ns,
             slow: true,
+            growing: false,
             before_ns: 0,
             runs,
             slots,
@@ -247,7 +237,6 @@ impl<'w> RunWalk<'w> {
             whole: sum_rows.then(|| vec![(0, 0); len]),
             half: RunHalf::default(),
             steps: rules.count_steps.then(StepCounts::default),
-            queue: Box::new(Queue { slots: [0; Queue::LEN], times: [0; Queue::LEN], weights: [0; Queue::LEN], len: 0 }),
         }
     }
 
@@ -269,73 +258,34 @@ impl<'w> RunWalk<'w> {
     /// [`crate::SampleSource::slots`]), or by its row for a source without slots.
     #[inline]
     pub fn push_slot(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
-        // Queued, so that what the source's loop inlines is small: the samples are taken a
-        // queue at a time, in a loop of their own, not by a call a sample.
-        let queue = &mut self.queue;
-        let n = queue.len & (Queue::LEN - 1);
-        (queue.slots[n], queue.times[n], queue.weights[n]) = (slot, time_ns, weight_ns);
-        queue.len = n + 1;
-        if queue.len == Queue::LEN {
-            self.take_queue();
+        // The common case, kept small as the source's loop inlines it: the sample grows the
+        // run being grown (no gap before it, not idle) and its step is in the table.
+        if self.growing {
+            let step = time_ns.saturating_sub(self.before_ns);
+            let counted = |steps: &mut Option<StepCounts>| steps.as_mut().is_none_or(|s| s.add_in_table(step));
+            if step <= self.gap && !bit(&self.idle, slot) && counted(&mut self.steps) {
+                self.list.push(slot, weight_ns);
+                self.before_ns = time_ns;
+                return;
+            }
         }
+        self.take(slot, time_ns, weight_ns);
     }
 
-    /// Takes the queued samples.
+    /// Takes the next sample, any.
     #[inline(never)]
-    fn take_queue(&mut self) {
-        let n = std::mem::take(&mut self.queue.len).min(Queue::LEN);
-        let mut k = 0;
-        while k < n {
-            k = self.grow_fast(k, n);
-            if k < n {
-                let (slot, time_ns, weight_ns) = (self.queue.slots[k], self.queue.times[k], self.queue.weights[k]);
-                self.take(slot, time_ns, weight_ns);
-                k += 1;
-            }
-        }
-    }
-
-    /// Takes the queued samples from the `k`-th on (of `n`) while each only grows the run
-    /// being grown (one that has its lead), in a loop that keeps the walk's state in
-    /// registers; returns the first it leaves to [`RunWalk::take`].
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn grow_fast(&mut self, mut k: usize, n: usize) -> usize {
-        if self.slow || !self.open || self.lead_slot == u32::MAX {
-            return k;
-        }
-        let (idle, gap, queue, list) = (&self.idle[..], self.gap, &*self.queue, &mut self.list);
-        let mut steps = self.steps.as_mut();
-        let (mut before, mut len) = (self.before_ns, list.len);
-        while k < n.min(Queue::LEN) && len < RunList::FOLD_AT {
-            let (slot, time_ns) = (queue.slots[k], queue.times[k]);
-            let step = time_ns.saturating_sub(before);
-            if step > gap || bit(idle, slot) {
-                break;
-            }
-            if let Some(steps) = &mut steps {
-                steps.add(step);
-            }
-            list.list[len] = (slot, queue.weights[k]);
-            (before, len, k) = (time_ns, len + 1, k + 1);
-        }
-        (self.before_ns, list.len) = (before, len);
-        k
-    }
-
-    /// Takes the next sample.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
     fn take(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
         if self.slow {
-            return self.push_slow(slot, time_ns, weight_ns);
+            self.push_slow(slot, time_ns, weight_ns);
+        } else {
+            let step = time_ns.saturating_sub(self.before_ns);
+            if let Some(steps) = &mut self.steps {
+                steps.add(step);
+            }
+            self.grow(slot, time_ns, weight_ns, step);
+            self.before_ns = time_ns;
         }
-        let step = time_ns.saturating_sub(self.before_ns);
-        if let Some(steps) = &mut self.steps {
-            steps.add(step);
-        }
-        self.grow(slot, time_ns, weight_ns, step);
-        self.before_ns = time_ns;
+        self.growing = !self.slow && self.open && self.lead_slot != u32::MAX;
     }
 
     /// [`RunWalk::take`] of the half's first sample, or of any when the walk sums the rows.
@@ -441,7 +391,6 @@ impl<'w> RunWalk<'w> {
     /// Ends the walk of the half: the run still open, if any, ends as its tail; returns what
     /// the half saw, its steps and the rows' sums when it made them (indexed by row).
     pub(crate) fn end(mut self, rows: usize) -> (RunHalf, StepCounts, Option<Vec<(i64, i64)>>) {
-        self.take_queue();
         if self.open {
             self.end_run(true);
         }
@@ -508,10 +457,22 @@ impl StepCounts {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub fn add(&mut self, step: i64) {
+        if !self.add_in_table(step) {
+            self.add_other(step);
+        }
+    }
+
+    /// Counts `step` if the table has its entry; returns whether it did.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn add_in_table(&mut self, step: i64) -> bool {
         // A step of 0 lands in entry 0 (never read); a step not whole or too long, past the end.
         match self.whole_us.get_mut(exact_us(step) as usize) {
-            Some(count) => *count += 1,
-            None => self.add_other(step),
+            Some(count) => {
+                *count += 1;
+                true
+            }
+            None => false,
         }
     }
 
@@ -680,7 +641,7 @@ mod tests {
         // Runs the minimum leaves untold (the check above is for them).
         let mut short_runs_left_untold = 0;
         for case in 0..60 {
-            // Long runs (past the queue and the fold) in some cases, short ones in others.
+            // Long runs (past the fold) in some cases, short ones in others.
             let (len, idle_in) = if case % 4 == 0 { (20_000, 9_000) } else { (1 + next(600) as usize, 6) };
             let (slots, rows) = (40u32, 30usize);
             // Slot k is row 7k mod 30 (no two slots share a row), or none (u32::MAX) past 30.
