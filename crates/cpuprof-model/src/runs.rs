@@ -153,6 +153,8 @@ pub struct RunsWalked {
 
 /// One half of a run walk ([`crate::Timeline::for_each_run_half`]), fed a sample at a time by
 /// the source's walk ([`crate::SampleSource::walk_runs`]).
+// `growing` sums up three states in one flag for the common case's test.
+#[allow(clippy::struct_excessive_bools)]
 pub struct RunWalk<'w> {
     /// Idle and lead bits per slot (or row, for a source without slots).
     idle: Vec<u64>,
