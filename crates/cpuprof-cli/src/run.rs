@@ -10,15 +10,30 @@ use crate::io::Output;
 use crate::usage::UsageError;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Several inputs for `top`, each read (and cut to its window) on its own as `merge` reads
 /// them, merged; with what it names them and each one's part.
 fn load_merged(inputs: &[&Path], args: &TopArgs, options: &TopOptions) -> Result<(Loaded, String, Vec<InputTotal>)> {
-    let read: Vec<Result<Loaded>> =
-        inputs.par_iter().map(|input| load(input, &args.reading, &args.filter, &args.window, false)).collect();
-    // The first bad input's error in the inputs' order, as `merge` reports it (a parallel
-    // collect into a Result keeps whichever error came first in time).
-    let loaded: Vec<Loaded> = read.into_iter().collect::<Result<_>>()?;
+    // The lowest index whose read failed: no input after it is read (none is needed), every one
+    // before it is, so the error reported is the first bad input's in the inputs' order, as
+    // `merge` reports it (a parallel collect into a Result keeps whichever failed first in time).
+    let first_failed = AtomicUsize::new(usize::MAX);
+    let read: Vec<Option<Result<Loaded>>> = inputs
+        .par_iter()
+        .enumerate()
+        .map(|(i, input)| {
+            (i < first_failed.load(Ordering::Relaxed)).then(|| {
+                let read = load(input, &args.reading, &args.filter, &args.window, false);
+                if read.is_err() {
+                    first_failed.fetch_min(i, Ordering::Relaxed);
+                }
+                read
+            })
+        })
+        .collect();
+    // An input left unread comes after a failed one, where the collect stops.
+    let loaded: Vec<Loaded> = read.into_iter().flatten().collect::<Result<_>>()?;
     let totals: Vec<InputTotal> = inputs
         .iter()
         .zip(&loaded)
