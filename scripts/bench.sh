@@ -7,7 +7,9 @@
 #
 # Groups (all of them by default, in this order):
 #   top         `cpuprof top` vs scripts/node-aggregate.js (readFileSync + JSON.parse + sum per function, the
-#               NestJS-docs approach) vs `profile-inspect cpu --top 20 --include-internals` (the closest Rust peer),
+#               NestJS-docs approach) vs a bare typed serde_json parse (crates/cpuprof-parse/examples/
+#               serde_baseline.rs: the floor of a typed parse, no attribution) vs `profile-inspect cpu --top 20
+#               --include-internals` (the closest Rust peer),
 #               on the 500 MB .cpuprofile, and again on a 9.5 MB one: profile-inspect's time grows with
 #               samples x stack depth x functions (~1.4 ms CPU per sample here), so it cannot finish the big file
 #               (it is stopped after --peer-timeout seconds and its row gives lower bounds)
@@ -191,6 +193,14 @@ if ((build)); then
   cargo build --release -p cpuprof-cli --bin cpuprof >&2 || die "cargo build failed"
 fi
 [[ -x $cpuprof ]] || die "$cpuprof not found (build it, or drop --no-build)"
+# The floor a bare typed serde_json parse sets (crates/cpuprof-parse/examples/serde_baseline.rs), for the top group.
+serde_baseline=$target_dir/release/examples/serde_baseline serde_baseline_why=""
+if wants top && ((build)); then
+  note "cargo build --release -p cpuprof-parse --example serde_baseline"
+  cargo build --release -p cpuprof-parse --example serde_baseline >&2 ||
+    serde_baseline_why="\`cargo build --example serde_baseline\` failed"
+fi
+[[ -n $serde_baseline_why || -x $serde_baseline ]] || serde_baseline_why="$serde_baseline is not built (--no-build)"
 # the commit the binary was built from (read right after the build: others may commit while the suite runs)
 git_rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- crates Cargo.toml Cargo.lock 2>/dev/null || git_rev="$git_rev (+ uncommitted changes under crates/)"
@@ -286,6 +296,15 @@ report_table() {
 }
 # profile_inspect_row GROUP ID LABEL INPUT SUBCOMMAND ARGS...: profile-inspect's row (one run, stopped after
 # $peer_timeout s: its cost grows with samples x stack depth x functions, see BENCHMARKS.md), or a skipped row
+# serde_baseline_row GROUP ID INPUT: the bare serde_json parse's row, or a skipped row
+serde_baseline_row() {
+  local label="serde_json typed parse (serde_baseline: parse only, no attribution)"
+  if [[ -z $serde_baseline_why ]]; then
+    measure "$1" "$2" 0 fast "$label" "$3" "$serde_baseline" "$3"
+  else
+    skip "$1" "$2" "$label" "$3" "$serde_baseline_why"
+  fi
+}
 profile_inspect_row() {
   local group=$1 id=$2 label=$3 input=$4
   shift 4
@@ -304,6 +323,7 @@ if wants top; then
   measure top top-cpuprof 1 fast "cpuprof top" "$profile_a" "$cpuprof" top "$profile_a" -n 20 -o /dev/null
   measure top top-node 0 slow "node-aggregate.js (readFileSync + JSON.parse + Map)" "$profile_a" \
     node scripts/node-aggregate.js "$profile_a"
+  serde_baseline_row top top-serde "$profile_a"
   profile_inspect_row top top-profile-inspect "profile-inspect cpu" "$profile_a" \
     cpu "$profile_a" --top 20 --include-internals --format text
   section "(a) top functions of a $(mb "$profile_a") MB .cpuprofile"
@@ -313,6 +333,7 @@ if wants top; then
   measure top-small tops-cpuprof 1 fast "cpuprof top" "$profile_peer" "$cpuprof" top "$profile_peer" -n 20 -o /dev/null
   measure top-small tops-node 0 fast "node-aggregate.js (readFileSync + JSON.parse + Map)" "$profile_peer" \
     node scripts/node-aggregate.js "$profile_peer"
+  serde_baseline_row top-small tops-serde "$profile_peer"
   profile_inspect_row top-small tops-profile-inspect "profile-inspect cpu" "$profile_peer" \
     cpu "$profile_peer" --top 20 --include-internals --format text
   section "(a′) the same on a $(mb "$profile_peer") MB .cpuprofile ($(samples_of "$profile_peer") samples), small enough for profile-inspect"
