@@ -297,8 +297,6 @@ section() { printf '\n## %s\n\n' "$1" | tee -a "$work/report.md"; }
 report_table() {
   if [[ -f $work/$1.rows ]]; then node scripts/bench/report.js table "$work/$1.rows" | tee -a "$work/report.md"; fi
 }
-# profile_inspect_row GROUP ID LABEL INPUT SUBCOMMAND ARGS...: profile-inspect's row (one run, stopped after
-# $peer_timeout s: its cost grows with samples x stack depth x functions, see BENCHMARKS.md), or a skipped row
 # serde_baseline_row GROUP ID INPUT: the bare serde_json parse's row, or a skipped row
 serde_baseline_row() {
   local label="serde_json typed parse (serde_baseline: parse only, no attribution)"
@@ -308,6 +306,8 @@ serde_baseline_row() {
     skip "$1" "$2" "$label" "$3" "$serde_baseline_why"
   fi
 }
+# profile_inspect_row GROUP ID LABEL INPUT SUBCOMMAND ARGS...: profile-inspect's row (one run, stopped after
+# $peer_timeout s: its cost grows with samples x stack depth x functions, see BENCHMARKS.md), or a skipped row
 profile_inspect_row() {
   local group=$1 id=$2 label=$3 input=$4
   shift 4
