@@ -326,6 +326,43 @@ fn a_merge_has_a_time_column_only_when_every_input_has_one() {
     assert_eq!(report["totals"][1].as_i64(), Some(time(parts[0]) + time(parts[1])));
 }
 
+/// An input unlike the first (no time column) makes `merge` read every input again, keeping
+/// only what waits for its turn in memory: inputs that cannot be read twice (stdin, a pipe) are
+/// kept from the first read, and each input's warnings are said once.
+#[test]
+fn a_merge_read_twice_takes_stdin_once_and_warns_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let timed = "fixtures/cpuprofile/workers.t1.cpuprofile";
+    let counted = "fixtures/folded/simple.folded";
+    let samples = |input: &str| top(input, &[])["samples"].as_i64().unwrap();
+    let merged = dir.path().join("stdin.pb.gz");
+    // `--sample-type` is for pprof input: each input gets a warning that it was ignored.
+    let out = cpuprof()
+        .args(["merge", "-", counted, "--sample-type", "cpu", "-o"])
+        .arg(&merged)
+        .write_stdin(std::fs::read(root().join(timed)).unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("--sample-type is for pprof input and was ignored").count(), 2, "{stderr}");
+    let report = decoded(&merged, &[]);
+    let types: Vec<&str> =
+        report["sample_types"].as_array().unwrap().iter().map(|t| t["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["samples"]);
+    assert_eq!(report["totals"][0].as_i64(), Some(samples(timed) + samples(counted)));
+
+    // A pipe (bash's process substitution) is read once too, and gives the file's bytes.
+    let from_files = dir.path().join("files.pb.gz");
+    cpuprof().args(["merge", timed, counted, "-o"]).arg(&from_files).assert().success();
+    let piped = dir.path().join("piped.pb.gz");
+    let bin = assert_cmd::cargo::cargo_bin("cpuprof");
+    let script = format!("exec \"$0\" merge <(cat {timed}) {counted} -o \"$1\"");
+    let out = Command::new("bash").arg("-c").arg(script).arg(&bin).arg(&piped).current_dir(root()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&piped).unwrap(), std::fs::read(&from_files).unwrap());
+}
+
 /// Of several inputs that cannot be read, the error is the first one's in the order given,
 /// however the threads happen to finish.
 #[test]

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 use cpuprof_analysis::{fold, FoldOptions, GroupBy, StackFilter, Weight};
-use cpuprof_model::{Merger, Profile};
+use cpuprof_model::{MergeColumns, Merger, Meta, Profile};
 use cpuprof_render::{gzip, render_collapsed, render_cpuprofile, render_pprof};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -42,7 +42,7 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
     let bar = (inputs.len() >= 8 && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
         crate::io::progress(
             ProgressBar::new(inputs.len() as u64).with_style(
-                ProgressStyle::with_template("merging {wide_bar} {pos}/{len} profiles")
+                ProgressStyle::with_template("merging {msg}{wide_bar} {pos}/{len} profiles")
                     .unwrap_or_else(|_| ProgressStyle::default_bar()),
             ),
         )
@@ -56,39 +56,66 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
         cut_to_window(&mut profile, bounds, path)?;
         Ok(profile)
     };
-    let (profiles, merging) = read_merging(&inputs, load, bar.as_ref())?;
+    let mut read = read_merging(&inputs, |_, path| load(path), bar.as_ref(), None)?;
+    if read.merger.is_none() {
+        // An input lacked a column the first had: read them all again, merged with the
+        // columns every one has (inputs that cannot be read twice were kept).
+        if let Some(bar) = &bar {
+            bar.set_message("again, with the columns every input has: ");
+            bar.reset();
+        }
+        reader.hush();
+        let kept = Mutex::new(std::mem::take(&mut read.kept));
+        let again = |index: usize, path: &Path| {
+            let kept = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&index);
+            kept.map_or_else(|| load(path), Ok)
+        };
+        read = read_merging(&inputs, again, bar.as_ref(), Some(read.every))?;
+    }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let formats: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.meta.format.as_str()).collect();
+    let formats: std::collections::BTreeSet<&str> = read.metas.iter().map(|m| m.format.as_str()).collect();
     if formats.len() > 1 {
         let list = formats.into_iter().collect::<Vec<_>>().join(", ");
         crate::warn(&format!("merging profiles of different formats ({list}): their weights are added as they are"));
     }
-    let merged = match merging {
-        Some(merger) => merger.finish(&profiles.iter().map(|p| &p.meta).collect::<Vec<_>>()),
-        None => cpuprof_model::merge(&profiles.iter().collect::<Vec<_>>()),
+    let metas: Vec<&Meta> = read.metas.iter().collect();
+    let merged = match read.merger {
+        Some(merger) => merger.finish(&metas).map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?,
+        None => anyhow::bail!("cannot merge: no input was read"),
     };
-    let merged = merged.map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
     output.write(&encode(&merged, target, &args.target)?)
+}
+
+/// What [`read_merging`] gives: the inputs' metadata, in order, and their merge.
+struct MergeRead {
+    metas: Vec<Meta>,
+    /// The columns every input has.
+    every: MergeColumns,
+    /// The merge of them all; `None` when an input was unlike the first (see [`Merger`]), so
+    /// that the inputs must be merged again with the columns `every` one has.
+    merger: Option<Merger>,
+    /// The inputs that cannot be read twice (stdin, pipes: not regular files), by index, for
+    /// when the merge must be done again.
+    kept: BTreeMap<usize, Profile>,
 }
 
 /// Reads `inputs` with `load` on the pool's threads, each taking the next input not taken yet,
 /// and merges them in input order as they come, on whichever thread finds the next one ready:
-/// the merge is done about when the last input is read, instead of starting then. Returns the
-/// profiles, and the merge of them all unless one is unlike the first (see [`Merger`]:
-/// [`cpuprof_model::merge`] of them then). After an input fails no other is started, and the
-/// first failing input's error is returned.
+/// the merge is done about when the last input is read, instead of starting then, and only the
+/// inputs waiting for their turn are held, not all of them. The merge has the first input's
+/// columns, or with `columns` those every input has (known from an earlier pass). After an
+/// input fails no other is started, and the first failing input's error is returned.
 fn read_merging(
     inputs: &[&Path],
-    load: impl Fn(&Path) -> Result<Profile> + Sync,
+    load: impl Fn(usize, &Path) -> Result<Profile> + Sync,
     bar: Option<&ProgressBar>,
-) -> Result<(Vec<Profile>, Option<Merger>)> {
+    columns: Option<MergeColumns>,
+) -> Result<MergeRead> {
     /// What is merged so far, held by the thread whose turn it is to merge.
-    #[derive(Default)]
     struct Merged {
-        profiles: Vec<Profile>,
-        merger: Option<Merger>,
+        read: MergeRead,
         unlike: bool,
         error: Option<anyhow::Error>,
     }
@@ -98,7 +125,8 @@ fn read_merging(
     let first_failed = AtomicUsize::new(usize::MAX);
     // Inputs read and not merged yet, by index.
     let waiting: Mutex<BTreeMap<usize, Result<Profile>>> = Mutex::default();
-    let so_far: Mutex<Merged> = Mutex::default();
+    let empty = MergeRead { metas: Vec::new(), every: MergeColumns::ALL, merger: None, kept: BTreeMap::new() };
+    let so_far = Mutex::new(Merged { read: empty, unlike: false, error: None });
     let waiting_now = || waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     // Merges every input that is next in order, unless another thread is doing so. Whoever
     // holds the turn looks again after giving it up: an input put down while it held it, by a
@@ -106,21 +134,39 @@ fn read_merging(
     let merge_ready = || loop {
         let Ok(mut turn) = so_far.try_lock() else { return };
         while turn.error.is_none() {
-            let Some(read) = waiting_now().remove(&turn.profiles.len()) else { break };
+            let index = turn.read.metas.len();
+            let Some(read) = waiting_now().remove(&index) else { break };
             match read {
                 Ok(profile) => {
-                    let Merged { merger, unlike, .. } = &mut *turn;
-                    // Once an input is unlike the first, the profiles are merged all at once
-                    // afterwards: the merger is of no more use.
-                    if !*unlike && merger.get_or_insert_with(|| Merger::new(&profile)).add(&profile).is_err() {
-                        (*unlike, *merger) = (true, None);
+                    let Merged { read, unlike, error } = &mut *turn;
+                    read.every = read.every.and(MergeColumns::of(&profile));
+                    // Once an input is unlike the first, the merge must be done again with the
+                    // columns of all: the merger is of no more use.
+                    if !*unlike {
+                        let merger = read.merger.get_or_insert_with(|| match columns {
+                            Some(every) => Merger::with_columns_of_all(&profile, every),
+                            None => Merger::new(&profile),
+                        });
+                        if merger.add(&profile).is_err() {
+                            (*unlike, read.merger) = (true, None);
+                            if columns.is_some() {
+                                let name = crate::input::source_name(inputs[index]);
+                                *error = Some(anyhow::anyhow!("{name}: changed while it was merged; merge again"));
+                                first_failed.fetch_min(index, Ordering::Relaxed);
+                            }
+                        }
                     }
-                    turn.profiles.push(profile);
+                    if columns.is_none() && !regular_file(inputs[index]) {
+                        read.metas.push(profile.meta.clone());
+                        read.kept.insert(index, profile);
+                    } else {
+                        read.metas.push(profile.meta);
+                    }
                 }
                 Err(e) => turn.error = Some(e),
             }
         }
-        let (done, stopped) = (turn.profiles.len(), turn.error.is_some());
+        let (done, stopped) = (turn.read.metas.len(), turn.error.is_some());
         drop(turn);
         if stopped || !waiting_now().contains_key(&done) {
             return;
@@ -131,7 +177,7 @@ fn read_merging(
             scope.spawn(|_| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = inputs.get(i).filter(|_| i < first_failed.load(Ordering::Relaxed)) else { break };
-                let read = load(path);
+                let read = load(i, path);
                 if read.is_err() {
                     first_failed.fetch_min(i, Ordering::Relaxed);
                 }
@@ -144,11 +190,16 @@ fn read_merging(
         }
     });
     let so_far = so_far.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    debug_assert!(so_far.error.is_some() || so_far.profiles.len() == inputs.len(), "an input was left unmerged");
+    debug_assert!(so_far.error.is_some() || so_far.read.metas.len() == inputs.len(), "an input was left unmerged");
     match so_far.error {
         Some(e) => Err(e),
-        None => Ok((so_far.profiles, so_far.merger.filter(|_| !so_far.unlike))),
+        None => Ok(so_far.read),
     }
+}
+
+/// Whether `path` is a regular file, which can be read again (stdin, pipes and FIFOs cannot).
+fn regular_file(path: &Path) -> bool {
+    !is_dash(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// The format from `--output-format` or the output's extension.

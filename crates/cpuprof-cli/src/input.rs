@@ -26,6 +26,8 @@ pub(crate) struct Reader<'a> {
     source_maps: Option<SourceMaps>,
     /// The folder source maps are looked for in first, when not the arguments' own.
     maps_dir: Option<std::path::PathBuf>,
+    /// Set once the inputs' warnings have been said (a second read of them says nothing).
+    quiet: std::sync::atomic::AtomicBool,
 }
 
 impl<'a> Reader<'a> {
@@ -37,7 +39,7 @@ impl<'a> Reader<'a> {
         }
         let source_maps =
             (args.source_maps || args.source_map_dir.is_some()).then(|| SourceMaps::new(args.source_map_dir.clone()));
-        Ok(Self { args, source_maps, maps_dir: None })
+        Ok(Self { args, source_maps, maps_dir: None, quiet: std::sync::atomic::AtomicBool::new(false) })
     }
 
     /// A reader whose source maps are looked for in `dir` first (`diff`'s per-side folders).
@@ -47,6 +49,18 @@ impl<'a> Reader<'a> {
         }
         let source_maps = Some(SourceMaps::new(Some(dir.to_path_buf())));
         Ok(Self { source_maps, maps_dir: Some(dir.to_path_buf()), ..Self::new(args)? })
+    }
+
+    /// From now on, reads without a word on stderr: for reading inputs again whose warnings
+    /// were said the first time.
+    pub(crate) fn hush(&self) {
+        self.quiet.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn warn(&self, message: &str) {
+        if !self.quiet.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::warn(message);
+        }
     }
 
     /// Reads `input` (with per-sample times when `timeline` or a `window` is given), reports the
@@ -96,7 +110,7 @@ impl<'a> Reader<'a> {
             }
         }
         for warning in &profile.meta.warnings {
-            crate::warn(&format!("{}: {warning}", input.display()));
+            self.warn(&format!("{}: {warning}", input.display()));
         }
         // Options of one format, given for a file of another: say so rather than ignore them quietly.
         let format = profile.meta.format;
@@ -119,7 +133,7 @@ impl<'a> Reader<'a> {
                     Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
                     None => String::new(),
                 };
-                crate::warn(&format!(
+                self.warn(&format!(
                     "{}: {option} is for {names} input and was ignored: this is {}",
                     input.display(),
                     format.as_str()
@@ -132,7 +146,7 @@ impl<'a> Reader<'a> {
             .map_err(|e| anyhow::anyhow!("{}: cannot apply source maps: {e}", input.display()))?
             .profile;
         for warning in &mapped.meta.warnings[profile.meta.warnings.len()..] {
-            crate::warn(&format!("{}: {warning}", input.display()));
+            self.warn(&format!("{}: {warning}", input.display()));
         }
         Ok(mapped)
     }

@@ -43,7 +43,7 @@ pub use builder::{ModelError, ProfileBuilder};
 pub use children::{Children, ColumnId};
 pub use duration::parse_duration_ns;
 pub use ids::{FrameId, FuncId, LibId, StackId, StrId};
-pub use merge::{merge, Merger, Unlike};
+pub use merge::{merge, MergeColumns, Merger, Unlike};
 pub use strings::StringTable;
 pub use tables::{
     Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, Tier,

@@ -10,9 +10,8 @@ use crate::{Profile, ProfileBuilder, ValueType, ValueUnit};
 /// is the time the recordings cover (the union of their spans where they share a clock, each
 /// one's length where not), so that a merge's totals are shares of it.
 pub fn merge(profiles: &[&Profile]) -> Result<Profile, crate::ModelError> {
-    let time_in_all = profiles.iter().all(|p| p.value_index(ValueUnit::Nanoseconds).is_some());
-    let with_states = profiles.iter().all(|p| p.samples.vm_state.is_some());
-    let mut merger = Merger::with_columns(profiles.first().copied(), time_in_all, with_states);
+    let every = profiles.iter().fold(MergeColumns::ALL, |every, p| every.and(MergeColumns::of(p)));
+    let mut merger = Merger::with_columns(profiles.first().copied(), every);
     for p in profiles {
         merger.add_unchecked(p);
     }
@@ -35,26 +34,57 @@ pub struct Merger {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unlike;
 
+/// The columns an input can give a merge beyond its counts: a time column and VM states. A merge
+/// has each only when every input has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergeColumns {
+    time: bool,
+    states: bool,
+}
+
+impl MergeColumns {
+    /// Both columns: what no input at all leaves.
+    pub const ALL: MergeColumns = MergeColumns { time: true, states: true };
+
+    /// The columns `p` has.
+    pub fn of(p: &Profile) -> MergeColumns {
+        MergeColumns { time: p.value_index(ValueUnit::Nanoseconds).is_some(), states: p.samples.vm_state.is_some() }
+    }
+
+    /// The columns both have.
+    #[must_use]
+    pub fn and(self, other: MergeColumns) -> MergeColumns {
+        MergeColumns { time: self.time && other.time, states: self.states && other.states }
+    }
+}
+
 impl Merger {
     /// A merge whose columns are `first`'s (see [`Merger`]).
     pub fn new(first: &Profile) -> Merger {
-        let has_time = first.value_index(ValueUnit::Nanoseconds).is_some();
-        Merger::with_columns(Some(first), has_time, first.samples.vm_state.is_some())
+        Merger::with_columns(Some(first), MergeColumns::of(first))
     }
 
-    fn with_columns(first: Option<&Profile>, time_in_all: bool, with_states: bool) -> Merger {
+    /// A merge whose columns are those `every` input has ([`MergeColumns::and`] of them all),
+    /// `first` being the first input: [`Merger::add`] takes each input then, and the result is
+    /// [`merge`]'s. For a caller that learnt the columns from an earlier pass over the inputs.
+    pub fn with_columns_of_all(first: &Profile, every: MergeColumns) -> Merger {
+        Merger::with_columns(Some(first), every)
+    }
+
+    fn with_columns(first: Option<&Profile>, every: MergeColumns) -> Merger {
         let time_type = first
             .and_then(|p| p.value_types.iter().find(|t| t.unit == ValueUnit::Nanoseconds).copied())
-            .filter(|_| time_in_all);
+            .filter(|_| every.time);
         let value_types: Vec<ValueType> = std::iter::once(ValueType::SAMPLES).chain(time_type).collect();
         let format = first.map_or(crate::SourceFormat::CpuProfile, |p| p.meta.format);
-        Merger { b: ProfileBuilder::new(format, value_types), time_type, with_states, values: Vec::with_capacity(2) }
+        let b = ProfileBuilder::new(format, value_types);
+        Merger { b, time_type, with_states: every.states, values: Vec::with_capacity(2) }
     }
 
     /// Adds `p` (the first input too), unless its columns would change the merge's.
     pub fn add(&mut self, p: &Profile) -> Result<(), Unlike> {
-        let lacks_time = self.time_type.is_some() && p.value_index(ValueUnit::Nanoseconds).is_none();
-        if lacks_time || (self.with_states && p.samples.vm_state.is_none()) {
+        let has = MergeColumns::of(p);
+        if (self.time_type.is_some() && !has.time) || (self.with_states && !has.states) {
             return Err(Unlike);
         }
         self.add_unchecked(p);
@@ -202,6 +232,19 @@ mod tests {
         };
         assert_eq!(Merger::new(&inputs[0]).add(&counted), Err(Unlike));
         assert_eq!(Merger::new(&counted).add(&inputs[0]), Ok(()));
+
+        // With the columns every input has, known beforehand, each input is taken (the first
+        // has states the second lacks) and the result is `merge`'s.
+        let unlike = [inputs[0].clone(), stateless, inputs[1].clone()];
+        let every = unlike.iter().fold(MergeColumns::ALL, |every, p| every.and(MergeColumns::of(p)));
+        let mut merger = Merger::with_columns_of_all(&unlike[0], every);
+        for p in &unlike {
+            assert_eq!(merger.add(p), Ok(()));
+        }
+        let one_at_a_time = merger.finish(&unlike.iter().map(|p| &p.meta).collect::<Vec<_>>()).unwrap();
+        let all = merge(&unlike.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(format!("{one_at_a_time:?}"), format!("{all:?}"));
+        assert!(all.samples.vm_state.is_none());
     }
 
     #[test]
