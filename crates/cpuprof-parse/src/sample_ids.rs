@@ -74,6 +74,11 @@ impl ScannedIds {
         ScannedIds::new(tree.ids().collect())
     }
 
+    /// How many ids the scan found.
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
     fn new(ids: Vec<u64>) -> ScannedIds {
         let max = ids.iter().copied().max().unwrap_or(0);
         let index = if ids_are_dense(max, ids.len()) {

@@ -128,7 +128,7 @@ impl Document {
     /// Builds the tree of `nodes` read earlier, if it is waiting.
     fn build_tree(&mut self, origin: &Origin, limits: Limits) -> Result<(), ParseError> {
         if let Some((raw, span)) = self.nodes.take() {
-            self.tree = Some(Tree::build(&raw, span, origin, limits.nodes)?);
+            self.tree = Some(Tree::build(&raw, span, origin, limits.nodes, 0)?);
         }
         Ok(())
     }
@@ -145,7 +145,7 @@ impl Document {
             (None, None) => ScannedIds::scan(b"[]"),
         };
         let (built, samples) = rayon::join(
-            || pending.as_ref().map(|(raw, at)| Tree::build(raw, *at, origin, limits.nodes)).transpose(),
+            || pending.as_ref().map(|(raw, at)| Tree::build(raw, *at, origin, limits.nodes, scanned.len())).transpose(),
             || scanned.read_samples(s),
         );
         if let Some(tree) = built? {

@@ -9,6 +9,7 @@ use cpuprof_model::{
     Frame, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, Timeline, ValueType, Warning,
 };
 use rustc_hash::FxHashMap;
+use serde::de::{DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
@@ -393,6 +394,71 @@ pub(crate) struct TreeNode {
     children: Vec<u32>,
 }
 
+impl TreeNode {
+    /// A node (unlinked: no parent yet) with its children's positions.
+    fn new(node: NodeSpec<'_>, children: Vec<u32>) -> TreeNode {
+        let frame = node.call_frame;
+        let kind = classify(&frame.function_name.0, &frame.url.0, &frame.script_id);
+        let position = |v: i64| u32::try_from(v).ok().and_then(|v| v.checked_add(1));
+        TreeNode {
+            id: node.id,
+            parent: None,
+            name: frame.function_name.0.into_owned(),
+            url: frame.url.0.into_owned(),
+            line: position(frame.line_number),
+            column: position(frame.column_number),
+            kind,
+            ticks: node.ticks,
+            children,
+        }
+    }
+}
+
+/// A `nodes` array as it is read: each node made a [`TreeNode`] at once (no list of the raw
+/// nodes beside them), its children's ids kept in one list until every id is known.
+struct NodesRead {
+    nodes: Vec<TreeNode>,
+    /// The children's ids of every node, one node after the other.
+    child_ids: Vec<u64>,
+    /// Where each node's children end in `child_ids`.
+    child_ends: Vec<usize>,
+    /// How many nodes the array has; past `limit` they are counted, not kept.
+    count: usize,
+    limit: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for &mut NodesRead {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for &mut NodesRead {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while self.count < self.limit {
+            let Some(node) = seq.next_element::<RawNode<'de>>()? else { return Ok(()) };
+            self.count += 1;
+            self.child_ids.extend_from_slice(&node.children);
+            self.child_ends.push(self.child_ids.len());
+            let ticks = node
+                .position_ticks
+                .iter()
+                .filter_map(|t| Some((u32::try_from(t.line).ok()?, u32::try_from(t.ticks).ok()?)))
+                .collect();
+            self.nodes.push(TreeNode::new(NodeSpec { id: node.id, call_frame: node.call_frame, ticks }, Vec::new()));
+        }
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            self.count += 1;
+        }
+        Ok(())
+    }
+}
+
 /// One node as an input format describes it, before the tree is linked.
 pub(crate) struct NodeSpec<'a> {
     pub(crate) id: u64,
@@ -403,31 +469,44 @@ pub(crate) struct NodeSpec<'a> {
 
 impl Tree {
     /// The tree of the `nodes` array `raw` (which starts at `span`), of at most `limit` nodes.
-    pub(crate) fn build(raw: &[u8], span: Span, origin: &Origin, limit: usize) -> Result<Tree, ParseError> {
-        let parsed: Vec<RawNode<'_>> = serde_json::from_slice(raw).map_err(|e| {
+    /// `expected` is how many nodes a scan of `raw` found, if one was made: room for them is
+    /// made at once.
+    pub(crate) fn build(
+        raw: &[u8],
+        span: Span,
+        origin: &Origin,
+        limit: usize,
+        expected: usize,
+    ) -> Result<Tree, ParseError> {
+        let mut read = NodesRead {
+            nodes: Vec::with_capacity(expected.min(limit)),
+            child_ids: Vec::with_capacity(expected.min(limit)),
+            child_ends: Vec::with_capacity(expected.min(limit)),
+            count: 0,
+            limit,
+        };
+        let mut deserializer = serde_json::Deserializer::from_slice(raw);
+        (&mut read).deserialize(&mut deserializer).and_then(|()| deserializer.end()).map_err(|e| {
             let at = relative_span(span, e.line() as u64, e.column() as u64);
             ParseErrorKind::Json(format!("in `nodes`: {}", strip_position(&e))).at(origin, at)
         })?;
-        if parsed.len() > limit {
+        if read.count > limit {
             return Err(ParseErrorKind::too_many("`nodes`", limit, "nodes").at(origin, span));
         }
-        let mut tree = Tree::with_ids(parsed.iter().map(|p| p.id), parsed.len(), origin, span)?;
-        for node in parsed {
-            let mut children = Vec::with_capacity(node.children.len());
-            for child in &node.children {
-                match tree.position(*child) {
-                    Some(p) => children.push(p),
-                    None => {
-                        return Err(ParseErrorKind::UnknownChild { parent: node.id, child: *child }.at(origin, span))
-                    }
-                }
+        let mut tree = Tree::with_nodes(read.nodes, origin, span)?;
+        let mut start = 0;
+        for (p, end) in read.child_ends.into_iter().enumerate() {
+            let ids = &read.child_ids[start..end];
+            start = end;
+            let mut children = Vec::with_capacity(ids.len());
+            for child in ids {
+                let Some(c) = tree.position(*child) else {
+                    let parent = tree.nodes[p].id;
+                    return Err(ParseErrorKind::UnknownChild { parent, child: *child }.at(origin, span));
+                };
+                children.push(c);
             }
-            let ticks = node
-                .position_ticks
-                .iter()
-                .filter_map(|t| Some((u32::try_from(t.line).ok()?, u32::try_from(t.ticks).ok()?)))
-                .collect();
-            tree.push(NodeSpec { id: node.id, call_frame: node.call_frame, ticks }, children);
+            tree.nodes[p].children = children;
         }
         let n = tree.nodes.len();
         for p in 0..n {
@@ -458,18 +537,26 @@ impl Tree {
         origin: &Origin,
         span: Span,
     ) -> Result<Tree, ParseError> {
-        let mut tree = Tree::with_ids(nodes.iter().map(|(n, _)| n.id), nodes.len(), origin, span)?;
-        let mut parents = Vec::with_capacity(nodes.len());
-        for (node, parent) in nodes {
-            let id = node.id;
-            parents.push(match parent {
-                None => None,
-                Some(parent) => match tree.position(parent) {
-                    Some(p) => Some(p),
-                    None => return Err(ParseErrorKind::UnknownParent { child: id, parent }.at(origin, span)),
-                },
-            });
-            tree.push(node, Vec::new());
+        let mut parent_ids = Vec::with_capacity(nodes.len());
+        let nodes = nodes
+            .into_iter()
+            .map(|(node, parent)| {
+                parent_ids.push(parent);
+                TreeNode::new(node, Vec::new())
+            })
+            .collect();
+        let mut tree = Tree::with_nodes(nodes, origin, span)?;
+        let mut parents = Vec::with_capacity(parent_ids.len());
+        for (c, parent) in parent_ids.into_iter().enumerate() {
+            let Some(parent) = parent else {
+                parents.push(None);
+                continue;
+            };
+            let Some(p) = tree.position(parent) else {
+                let child = tree.nodes[c].id;
+                return Err(ParseErrorKind::UnknownParent { child, parent }.at(origin, span));
+            };
+            parents.push(Some(p));
         }
         for (c, parent) in parents.into_iter().enumerate() {
             if let Some(p) = parent {
@@ -484,14 +571,10 @@ impl Tree {
         Ok(tree)
     }
 
-    /// An empty tree for `n` nodes with these ids (in node order), duplicates rejected.
-    fn with_ids(
-        ids: impl Iterator<Item = u64> + Clone,
-        n: usize,
-        origin: &Origin,
-        span: Span,
-    ) -> Result<Tree, ParseError> {
-        let max_id = ids.clone().max().unwrap_or(0);
+    /// The tree of these nodes (unlinked), duplicate ids rejected.
+    fn with_nodes(nodes: Vec<TreeNode>, origin: &Origin, span: Span) -> Result<Tree, ParseError> {
+        let n = nodes.len();
+        let max_id = nodes.iter().map(|node| node.id).max().unwrap_or(0);
         // Samples read ids as JSON integers up to 2^63 - 1: larger ones could never be sampled.
         if max_id > i64::MAX as u64 {
             return Err(ParseErrorKind::OutOfRange { what: "node id", value: max_id.to_string() }.at(origin, span));
@@ -499,8 +582,8 @@ impl Tree {
         let use_dense = ids_are_dense(max_id, n);
         let mut dense = if use_dense { vec![u32::MAX; max_id as usize + 1] } else { Vec::new() };
         let mut sparse = FxHashMap::default();
-        for (pos, id) in ids.enumerate() {
-            let pos32 = pos as u32;
+        for (pos, node) in nodes.iter().enumerate() {
+            let (id, pos32) = (node.id, pos as u32);
             let previous = if use_dense {
                 let slot = &mut dense[id as usize];
                 std::mem::replace(slot, pos32)
@@ -512,7 +595,7 @@ impl Tree {
             }
         }
         Ok(Tree {
-            nodes: Vec::with_capacity(n),
+            nodes,
             dense,
             sparse,
             order: Vec::with_capacity(n),
@@ -521,24 +604,6 @@ impl Tree {
             is_system: vec![false; n],
             bottom: vec![0; n],
         })
-    }
-
-    /// Adds the next node (unlinked: no parent yet) with its children's positions.
-    fn push(&mut self, node: NodeSpec<'_>, children: Vec<u32>) {
-        let frame = node.call_frame;
-        let kind = classify(&frame.function_name.0, &frame.url.0, &frame.script_id);
-        let position = |v: i64| u32::try_from(v).ok().and_then(|v| v.checked_add(1));
-        self.nodes.push(TreeNode {
-            id: node.id,
-            parent: None,
-            name: frame.function_name.0.into_owned(),
-            url: frame.url.0.into_owned(),
-            line: position(frame.line_number),
-            column: position(frame.column_number),
-            kind,
-            ticks: node.ticks,
-            children,
-        });
     }
 
     /// Sets the line hits (1-based line, ticks) of the node at `position`.
