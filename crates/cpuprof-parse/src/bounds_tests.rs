@@ -241,6 +241,14 @@ fn samples_and_nodes_have_count_limits() {
     assert_eq!(e, "t:1:15: `timeDeltas` exceeds the limit of 100 entries");
     let e = error(cpuprofile("", 2).as_bytes(), &with(Limits { nodes: 1, ..limits }));
     assert_eq!(e, "t:1:10: `nodes` exceeds the limit of 1 nodes");
+    // Nodes past the limit are counted, not read: one that is not a node is not looked at.
+    let odd = cpuprofile("", 2).replace(r#"{"id":2,"#, r#""x",{"id":2,"#);
+    assert_eq!(
+        error(odd.as_bytes(), &with(limits)),
+        "t:2:3: invalid JSON: in `nodes`: invalid type: string \"x\", expected struct RawNode"
+    );
+    let e = error(odd.as_bytes(), &with(Limits { nodes: 1, ..limits }));
+    assert_eq!(e, "t:1:10: `nodes` exceeds the limit of 1 nodes");
     // A trace profile, over its chunks.
     let e = error(TRACE.as_bytes(), &with(Limits { samples: 1, ..limits }));
     assert_eq!(e, "t:3:1: a CPU profile of the trace exceeds the limit of 1 samples");
@@ -359,4 +367,16 @@ mod pprof_input {
 fn too_large_is_its_own_error_kind() {
     let e = read(b"main;work 3\n", &ParseOptions { max_input_size: 4, ..ParseOptions::default() }).unwrap_err();
     assert!(matches!(e.kind, ParseErrorKind::TooLarge { .. }), "{e:?}");
+}
+
+#[test]
+fn an_unknown_child_is_named_with_the_node_that_lists_it() {
+    // The second node's children come after the first's in the list of every child id.
+    let text = r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[2,3]},
+{"id":2,"callFrame":{"functionName":"f"},"children":[]},{"id":3,"callFrame":{"functionName":"g"},"children":[9]}],
+"samples":[2],"timeDeltas":[1]}"#;
+    assert_eq!(
+        error(text.as_bytes(), &ParseOptions::default()),
+        "t:1:10: node 3 lists child id 9, which is not a node"
+    );
 }

@@ -395,8 +395,8 @@ pub(crate) struct TreeNode {
 }
 
 impl TreeNode {
-    /// A node (unlinked: no parent yet) with its children's positions.
-    fn new(node: NodeSpec<'_>, children: Vec<u32>) -> TreeNode {
+    /// A node, unlinked: no parent or children yet.
+    fn new(node: NodeSpec<'_>) -> TreeNode {
         let frame = node.call_frame;
         let kind = classify(&frame.function_name.0, &frame.url.0, &frame.script_id);
         let position = |v: i64| u32::try_from(v).ok().and_then(|v| v.checked_add(1));
@@ -409,7 +409,7 @@ impl TreeNode {
             column: position(frame.column_number),
             kind,
             ticks: node.ticks,
-            children,
+            children: Vec::new(),
         }
     }
 }
@@ -450,7 +450,7 @@ impl<'de> Visitor<'de> for &mut NodesRead {
                 .iter()
                 .filter_map(|t| Some((u32::try_from(t.line).ok()?, u32::try_from(t.ticks).ok()?)))
                 .collect();
-            self.nodes.push(TreeNode::new(NodeSpec { id: node.id, call_frame: node.call_frame, ticks }, Vec::new()));
+            self.nodes.push(TreeNode::new(NodeSpec { id: node.id, call_frame: node.call_frame, ticks }));
         }
         while seq.next_element::<IgnoredAny>()?.is_some() {
             self.count += 1;
@@ -470,7 +470,8 @@ pub(crate) struct NodeSpec<'a> {
 impl Tree {
     /// The tree of the `nodes` array `raw` (which starts at `span`), of at most `limit` nodes.
     /// `expected` is how many nodes a scan of `raw` found, if one was made: room for them is
-    /// made at once.
+    /// made at once, as far as `raw` can hold that many (the scan counts every `"id"` key, and
+    /// a crafted file can have many more of those than nodes).
     pub(crate) fn build(
         raw: &[u8],
         span: Span,
@@ -478,10 +479,12 @@ impl Tree {
         limit: usize,
         expected: usize,
     ) -> Result<Tree, ParseError> {
+        const SMALLEST_NODE: usize = r#"{"id":0,"callFrame":{}},"#.len();
+        let room = expected.min(limit).min(raw.len() / SMALLEST_NODE);
         let mut read = NodesRead {
-            nodes: Vec::with_capacity(expected.min(limit)),
-            child_ids: Vec::with_capacity(expected.min(limit)),
-            child_ends: Vec::with_capacity(expected.min(limit)),
+            nodes: Vec::with_capacity(room),
+            child_ids: Vec::with_capacity(room),
+            child_ends: Vec::with_capacity(room),
             count: 0,
             limit,
         };
@@ -542,7 +545,7 @@ impl Tree {
             .into_iter()
             .map(|(node, parent)| {
                 parent_ids.push(parent);
-                TreeNode::new(node, Vec::new())
+                TreeNode::new(node)
             })
             .collect();
         let mut tree = Tree::with_nodes(nodes, origin, span)?;
