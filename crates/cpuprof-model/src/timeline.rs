@@ -138,10 +138,13 @@ pub trait Stretches {
 /// The sums per row of the current stretch of a walk, dense with the rows touched listed (so a
 /// stretch costs its samples, or at most 8 times the slots it touched, not the table), and of
 /// all stretches when the walk sums the rows. The table is indexed by the source's slots (see
-/// [`StretchWalk::push_slot`]), or by rows.
+/// [`StretchWalk::push_slot`]), or by rows. Summed densely, nothing is listed and each take
+/// reads the whole table.
 pub(crate) struct StretchSums {
-    /// Samples and ns per slot; a slot with 0 samples is not in `touched`.
+    /// Samples and ns per slot; a slot with 0 samples was not added to.
     sums: Vec<(i64, i64)>,
+    /// Whether the slots added to are listed in `touched` (else a take reads the table).
+    listing: bool,
     touched: Vec<u32>,
     settled: Vec<RowSum>,
     whole: Option<Vec<(i64, i64)>>,
@@ -150,15 +153,23 @@ pub(crate) struct StretchSums {
 impl StretchSums {
     /// Sums with a table of `len` slots, adding into `whole` rows' sums when given.
     pub(crate) fn new(whole: Option<Vec<(i64, i64)>>, len: usize) -> Self {
-        Self { sums: vec![(0, 0); len], touched: Vec::new(), settled: Vec::new(), whole }
+        Self { sums: vec![(0, 0); len], listing: true, touched: Vec::new(), settled: Vec::new(), whole }
     }
 
     #[inline]
     pub(crate) fn add(&mut self, slot: u32, weight_ns: i64) {
         let Some(sum) = self.sums.get_mut(slot as usize) else { return self.add_beyond(slot, weight_ns) };
-        if sum.0 == 0 {
+        if self.listing && sum.0 == 0 {
             self.touched.push(slot);
         }
+        *sum = (sum.0 + 1, sum.1.saturating_add(weight_ns));
+    }
+
+    /// [`StretchSums::add`] when summing densely: nothing listed, nothing tested.
+    #[inline]
+    fn add_densely(&mut self, slot: u32, weight_ns: i64) {
+        debug_assert!(!self.listing, "summing densely");
+        let Some(sum) = self.sums.get_mut(slot as usize) else { return self.add_beyond(slot, weight_ns) };
         *sum = (sum.0 + 1, sum.1.saturating_add(weight_ns));
     }
 
@@ -186,8 +197,8 @@ impl StretchSums {
                 *sum = (sum.0 + samples, sum.1.saturating_add(ns));
             }
         };
-        if self.touched.len() >= self.sums.len() / 8 {
-            // Most of the table: read in order, not at random.
+        if !self.listing || self.touched.len() >= self.sums.len() / 8 {
+            // Most of the table, or not listed: read in order, not at random.
             self.touched.clear();
             for (slot, sum) in self.sums.iter_mut().enumerate().filter(|(_, sum)| sum.0 != 0) {
                 settle(slot as u32, std::mem::take(sum));
@@ -207,6 +218,11 @@ pub struct StretchWalk<'w> {
     sums: StretchSums,
     /// The stretches' current span, as [`Stretches::span`] last said.
     span: (i64, i64),
+    /// The span [`StretchWalk::push_densely`] keeps to its fast path: `span` while the half
+    /// sums densely, empty once it stopped (so that every sample takes the path that lists).
+    dense_span: (i64, i64),
+    /// How many more takes may read the whole table, summing densely.
+    reads_left: u64,
     stretches: &'w mut (dyn Stretches + Send),
     /// The row of each slot, when the source pushes by slot.
     slots: Option<&'w [u32]>,
@@ -219,7 +235,8 @@ impl<'w> StretchWalk<'w> {
         slots: Option<&'w [u32]>,
     ) -> Self {
         let len = slots.map_or_else(|| whole.as_ref().map_or(0, Vec::len), <[u32]>::len);
-        Self { sums: StretchSums::new(whole, len), span: stretches.span(), stretches, slots }
+        let span = stretches.span();
+        Self { sums: StretchSums::new(whole, len), span, dense_span: (0, 0), reads_left: 0, stretches, slots }
     }
 
     /// The next sample of the half, in time order (from a source without slots).
@@ -245,10 +262,53 @@ impl<'w> StretchWalk<'w> {
     #[inline]
     pub fn push_slot(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
         if !(self.span.0..self.span.1).contains(&time_ns) {
-            let row = self.slots.and_then(|rows| rows.get(slot as usize)).copied().unwrap_or(u32::MAX);
-            self.cross(&TimedSample { row, time_ns, weight_ns });
+            self.cross_slot(slot, time_ns, weight_ns);
         }
         self.sums.add(slot, weight_ns);
+    }
+
+    /// Whether this half sums densely a walk of `samples` samples (all halves'), from now on:
+    /// the slots each stretch touches are not listed (that test and push on every sample took
+    /// a quarter of a timeline's walk), each take reads the whole table instead, and the source
+    /// may push with [`StretchWalk::push_densely`]. Only while the table is small for the
+    /// samples: reads of it cost at most 8 a sample, then the half goes back to listing.
+    pub fn densely(&mut self, samples: usize) -> bool {
+        let table = self.sums.sums.len().max(1) as u64;
+        self.reads_left = (samples as u64).saturating_mul(8) / table;
+        if self.reads_left > 0 {
+            self.sums.listing = false;
+            self.dense_span = self.span;
+        }
+        !self.sums.listing
+    }
+
+    /// [`StretchWalk::push_slot`] for a half that sums densely ([`StretchWalk::densely`]),
+    /// and went on listing when the table was read as often as its samples pay for.
+    #[inline]
+    pub fn push_densely(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
+        if !(self.dense_span.0..self.dense_span.1).contains(&time_ns) {
+            return self.push_slowly(slot, time_ns, weight_ns);
+        }
+        self.sums.add_densely(slot, weight_ns);
+    }
+
+    /// [`StretchWalk::push_densely`] of a sample outside the span, or of any once the half
+    /// lists again.
+    #[cold]
+    #[inline(never)]
+    fn push_slowly(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
+        if !(self.span.0..self.span.1).contains(&time_ns) {
+            self.cross_slot(slot, time_ns, weight_ns);
+        }
+        self.sums.add(slot, weight_ns);
+    }
+
+    /// `slot`'s sample is outside the span (see [`StretchWalk::cross`]).
+    #[cold]
+    #[inline(never)]
+    fn cross_slot(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
+        let row = self.slots.and_then(|rows| rows.get(slot as usize)).copied().unwrap_or(u32::MAX);
+        self.cross(&TimedSample { row, time_ns, weight_ns });
     }
 
     /// `s` is outside the span: it may begin a stretch.
@@ -256,9 +316,18 @@ impl<'w> StretchWalk<'w> {
     #[inline(never)]
     fn cross(&mut self, s: &TimedSample) {
         if self.stretches.cut(s) {
-            self.stretches.settle(self.sums.take(self.slots));
+            let rows = self.sums.take(self.slots);
+            self.stretches.settle(rows);
+            if !self.sums.listing {
+                self.reads_left -= 1;
+                if self.reads_left == 0 {
+                    // The table is empty after a take: nothing is missing from the list.
+                    self.sums.listing = true;
+                }
+            }
         }
         self.span = self.stretches.span();
+        self.dense_span = if self.sums.listing { (0, 0) } else { self.span };
     }
 
     /// Ends the walk: the last stretch is settled; returns the rows' sums when it made them.
@@ -507,5 +576,150 @@ pub(crate) struct SampleList(pub(crate) Vec<TimedSample>);
 impl SampleSource for SampleList {
     fn walk(&self, visit: &mut dyn FnMut(&[TimedSample])) {
         self.0.chunks(4096).for_each(visit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples as (slot, time, weight), pushed densely when the walk lets it; the slots'
+    /// rows are the slots reversed, with every fifth slot rowless.
+    struct Slots {
+        samples: Vec<(u32, i64, i64)>,
+        rows: Vec<u32>,
+        /// How many walks listed throughout, summed densely throughout, and went back to
+        /// listing.
+        modes: Arc<[std::sync::atomic::AtomicUsize; 3]>,
+    }
+
+    impl SampleSource for Slots {
+        fn walk(&self, _: &mut dyn FnMut(&[TimedSample])) {
+            unreachable!("walked by slot")
+        }
+
+        fn slots(&self) -> Option<&[u32]> {
+            Some(&self.rows)
+        }
+
+        fn walk_stretches(&self, first: &mut StretchWalk<'_>, _second: &mut StretchWalk<'_>) {
+            let dense = first.densely(self.samples.len());
+            for &(slot, t, w) in &self.samples {
+                if dense {
+                    first.push_densely(slot, t, w);
+                } else {
+                    first.push_slot(slot, t, w);
+                }
+            }
+            let mode = match (dense, first.sums.listing) {
+                (false, _) => 0,
+                (true, false) => 1,
+                (true, true) => 2,
+            };
+            self.modes[mode].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Time buckets `width` ns wide from 0; a sample before 0 is a stretch of its own (as a
+    /// timeline's samples before the recording start are cut one by one).
+    struct Buckets {
+        width: i64,
+        span: (i64, i64),
+        /// Each stretch's bucket and rows, sorted.
+        settled: Vec<(i64, Vec<RowSum>)>,
+        /// The bucket of the current stretch, and of the one a cut ended.
+        current: i64,
+        ended: i64,
+    }
+
+    impl Buckets {
+        fn keep(&mut self, bucket: i64, rows: &[RowSum]) {
+            let mut rows = rows.to_vec();
+            rows.sort_by_key(|r| r.row);
+            if !rows.is_empty() {
+                self.settled.push((bucket, rows));
+            }
+        }
+    }
+
+    impl Stretches for Buckets {
+        fn span(&self) -> (i64, i64) {
+            self.span
+        }
+
+        fn cut(&mut self, s: &TimedSample) -> bool {
+            let k = s.time_ns.max(0) / self.width;
+            self.span = if s.time_ns < 0 { (0, 0) } else { (k * self.width, (k + 1) * self.width) };
+            self.ended = std::mem::replace(&mut self.current, k);
+            true
+        }
+
+        fn settle(&mut self, rows: &[RowSum]) {
+            self.keep(self.ended, rows);
+        }
+
+        fn end(&mut self, rows: &[RowSum]) {
+            self.keep(self.current, rows);
+        }
+    }
+
+    #[test]
+    fn a_dense_walk_settles_what_a_listing_walk_does() {
+        let modes: Arc<[std::sync::atomic::AtomicUsize; 3]> = Arc::default();
+        // Tables small and big for their samples (some walks too short for their table to be
+        // read at each take), stretches of one sample to hundreds, samples before 0.
+        let shapes = [1u32, 7, 60, 300].into_iter().flat_map(|slots| {
+            [0usize, 3, 25, 500, 2000].into_iter().flat_map(move |n| [1i64, 3, 17, 400].map(|width| (slots, n, width)))
+        });
+        for (case, (slots, n, width)) in shapes.enumerate() {
+            // Scattered slots (two past the table), steps of 0 to 3 ns, from before 0.
+            let mut t = (case % 7) as i64 - 4;
+            let samples: Vec<(u32, i64, i64)> = (0..n as u64)
+                .map(|k| {
+                    t += (k * 13 % 4) as i64;
+                    (((k * k * 31 + k * 7) % u64::from(slots + 2)) as u32, t, (k * 37 % 1000) as i64)
+                })
+                .collect();
+            let rows: Vec<u32> = (0..slots).map(|s| if s % 5 == 4 { u32::MAX } else { slots - 1 - s }).collect();
+            // What each stretch should get, summed naively per bucket.
+            let mut expected: Vec<(i64, Vec<RowSum>)> = Vec::new();
+            for (k, &(slot, time, w)) in samples.iter().enumerate() {
+                let bucket = time.max(0) / width;
+                let fresh = time < 0 || k == 0 || samples[k - 1].1 < 0 || samples[k - 1].1 / width != bucket;
+                if fresh {
+                    expected.push((bucket, Vec::new()));
+                }
+                let Some(&row) = rows.get(slot as usize).filter(|r| **r != u32::MAX) else { continue };
+                let stretch = &mut expected.last_mut().unwrap().1;
+                match stretch.iter_mut().find(|r| r.row == row) {
+                    Some(r) => (r.samples, r.ns) = (r.samples + 1, r.ns + w),
+                    None => stretch.push(RowSum { row, samples: 1, ns: w }),
+                }
+            }
+            expected.retain(|(_, rows)| !rows.is_empty());
+            for (_, rows) in &mut expected {
+                rows.sort_by_key(|r| r.row);
+            }
+            let timeline = Timeline::new(Slots { samples, rows, modes: modes.clone() });
+            let buckets = || Buckets { width, span: (0, 0), settled: Vec::new(), current: 0, ended: 0 };
+            let (mut first, mut second) = (buckets(), buckets());
+            timeline.for_each_stretch_half(&mut first, &mut second);
+            if first.settled != expected {
+                let at = first.settled.iter().zip(&expected).position(|(a, b)| a != b);
+                let at = at.unwrap_or(first.settled.len().min(expected.len()));
+                panic!(
+                    "case {case}: {} stretches, {} expected; first differing {at}: {:?} vs {:?}; modes {:?}",
+                    first.settled.len(),
+                    expected.len(),
+                    first.settled.get(at),
+                    expected.get(at),
+                    modes
+                );
+            }
+            assert!(second.settled.is_empty());
+        }
+        // Each way is exercised: listing, dense, and dense until the reads ran out.
+        let modes = modes.each_ref().map(|m| m.load(std::sync::atomic::Ordering::Relaxed));
+        assert!(modes.iter().all(|m| *m >= 5), "{modes:?}");
     }
 }

@@ -239,23 +239,11 @@ where
     Some(mean)
 }
 
-/// Which nodes the samples' sums count (those sampled, after `fixMissingSamples` gave some
-/// `(program)` samples away) and the mean interval, found without walking the samples: so the
-/// sums can be left to the timeline's first walk. `None` when finding out would take the walk:
-/// several `(program)` nodes, or one none of whose samples is sure to stay (one stays when it
-/// is the first sample, or when the next one in time order is `(program)` too, which is the
-/// usual case).
-pub(crate) fn sampled_without_walk<N: NodeIndex>(
-    nodes: &[N],
-    node_count: usize,
-    deltas: &Deltas,
-    start_ns: i64,
-    roles: &NodeRoles<'_>,
-    order: &Order,
-) -> Option<(Vec<bool>, i64)> {
+/// Which of `node_count` nodes are the leaf of a sample: a pass over the samples, with no
+/// regard to their times.
+pub(crate) fn sampled_nodes<N: NodeIndex>(nodes: &[N], node_count: usize) -> Vec<bool> {
     use rayon::prelude::*;
-    let n = nodes.len();
-    let sampled = nodes
+    nodes
         .par_chunks(1 << 20)
         .map(|chunk| {
             let mut seen = vec![false; node_count];
@@ -272,7 +260,24 @@ pub(crate) fn sampled_without_walk<N: NodeIndex>(
                 a.iter_mut().zip(b).for_each(|(a, b)| *a |= b);
                 a
             },
-        );
+        )
+}
+
+/// Which nodes the samples' sums count (those sampled, after `fixMissingSamples` gave some
+/// `(program)` samples away) and the mean interval, found without walking the samples, from
+/// the nodes `sampled` ([`sampled_nodes`]): so the sums can be left to the timeline's first
+/// walk. `None` when finding out would take the walk: several `(program)` nodes, or one none
+/// of whose samples is sure to stay (one stays when it is the first sample, or when the next
+/// one in time order is `(program)` too, which is the usual case).
+pub(crate) fn sampled_without_walk<N: NodeIndex>(
+    nodes: &[N],
+    sampled: Vec<bool>,
+    deltas: &Deltas,
+    start_ns: i64,
+    roles: &NodeRoles<'_>,
+    order: &Order,
+) -> Option<(Vec<bool>, i64)> {
+    let n = nodes.len();
     match roles.programs {
         Programs::None => {}
         Programs::Many(_) => return None,
@@ -456,7 +461,16 @@ impl<N: NodeIndex> cpuprof_model::SampleSource for NodeTimeline<N> {
     }
 
     fn walk_stretches(&self, first: &mut cpuprof_model::StretchWalk<'_>, second: &mut cpuprof_model::StretchWalk<'_>) {
-        self.attribute_split(|node, t, d| first.push_slot(node, t, d), |node, t, d| second.push_slot(node, t, d));
+        let n = self.nodes.len();
+        // Both asked: a half that sums densely takes `push_slot` too, not the other way round.
+        if first.densely(n) & second.densely(n) {
+            self.attribute_split(
+                |node, t, d| first.push_densely(node, t, d),
+                |node, t, d| second.push_densely(node, t, d),
+            );
+        } else {
+            self.attribute_split(|node, t, d| first.push_slot(node, t, d), |node, t, d| second.push_slot(node, t, d));
+        }
     }
 
     fn walk_runs(&self, first: &mut cpuprof_model::runs::RunWalk<'_>, second: &mut cpuprof_model::runs::RunWalk<'_>) {

@@ -15,7 +15,9 @@ use serde::Deserialize;
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::Number;
 use crate::timeline::Deltas;
-use crate::timeline::{attribute_sums, sampled_without_walk, NodeIndex, NodeTimeline, Order, OwnedRoles, OwnedTimes};
+use crate::timeline::{
+    attribute_sums, sampled_nodes, sampled_without_walk, NodeIndex, NodeTimeline, Order, OwnedRoles, OwnedTimes,
+};
 use crate::ParseOptions;
 
 #[derive(Deserialize)]
@@ -266,8 +268,12 @@ fn build<N: NodeIndex + 'static>(
     let roles_now = roles.borrowed();
     let summed_later = match &times {
         OwnedTimes::Deltas { start_ns, deltas } if options.timeline && keep.is_none() && samples.len() >= 4 => {
-            let order = Order::of(&samples, deltas, *start_ns, Some(&roles_now));
-            sampled_without_walk(&samples, stacks.len(), deltas, *start_ns, &roles_now, &order)
+            // Two passes, one over the deltas and one over the samples, at once.
+            let (order, leaves) = rayon::join(
+                || Order::of(&samples, deltas, *start_ns, Some(&roles_now)),
+                || sampled_nodes(&samples, stacks.len()),
+            );
+            sampled_without_walk(&samples, leaves, deltas, *start_ns, &roles_now, &order)
                 .map(|(in_samples, mean)| (order, in_samples, mean))
         }
         _ => None,
