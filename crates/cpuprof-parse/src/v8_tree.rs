@@ -201,6 +201,13 @@ impl Leaves {
     }
 }
 
+/// What the pass over the samples found: which nodes are sampled, their sums left to the
+/// timeline's first walk (with the samples' time order, and the mean interval), or the sums.
+enum Passed {
+    Later { order: Order, sampled: Vec<bool>, mean: i64 },
+    Summed { sums: Vec<[i64; 2]>, interval: i64 },
+}
+
 /// What the input says about time (ns).
 pub(crate) struct Timing {
     pub(crate) start_ns: Option<i64>,
@@ -244,7 +251,6 @@ fn build<N: NodeIndex + 'static>(
     for warning in &source.warnings {
         b.warn(warning.clone());
     }
-    let stacks = tree.add_to(&mut b);
     let roles = OwnedRoles {
         programs: tree.programs.clone(),
         is_program: tree.is_program.clone(),
@@ -266,39 +272,54 @@ fn build<N: NodeIndex + 'static>(
     // the sums are left to its first walk (an analysis over time makes one anyway) unless
     // which stacks are sampled is only known by walking.
     let roles_now = roles.borrowed();
-    let summed_later = match &times {
+    let node_count = tree.nodes.len();
+    let summed_later = || match &times {
         OwnedTimes::Deltas { start_ns, deltas } if options.timeline && keep.is_none() && samples.len() >= 4 => {
             // Two passes, one over the deltas and one over the samples, at once.
             let (order, leaves) = rayon::join(
                 || Order::of(&samples, deltas, *start_ns, Some(&roles_now)),
-                || sampled_nodes(&samples, stacks.len()),
+                || sampled_nodes(&samples, node_count),
             );
             sampled_without_walk(&samples, leaves, deltas, *start_ns, &roles_now, &order)
-                .map(|(in_samples, mean)| (order, in_samples, mean))
+                .map(|(sampled, mean)| Passed::Later { order, sampled, mean })
         }
         _ => None,
     };
+    // The tree's functions and stacks go into the builder on one thread while the samples are
+    // passed over on the other (a pass that splits in two takes both once the tree is in).
+    let (stacks, passed) = rayon::join(
+        || tree.add_to(&mut b),
+        || {
+            summed_later().unwrap_or_else(|| {
+                let (sums, interval) =
+                    attribute_sums(&samples, node_count, &times.borrowed(), end_ns, &roles_now, keep);
+                Passed::Summed { sums, interval }
+            })
+        },
+    );
     let mut row_of_node = vec![u32::MAX; stacks.len()];
     let mut rows = 0u32;
-    let (interval, order) = if let Some((order, in_samples, mean)) = summed_later {
-        for ((stack, sampled), row) in stacks.iter().zip(&in_samples).zip(&mut row_of_node) {
-            if *sampled {
-                b.sample(*stack, None, &[0, 0]);
-                *row = rows;
-                rows += 1;
+    let (interval, order) = match passed {
+        Passed::Later { order, sampled, mean } => {
+            for ((stack, sampled), row) in stacks.iter().zip(&sampled).zip(&mut row_of_node) {
+                if *sampled {
+                    b.sample(*stack, None, &[0, 0]);
+                    *row = rows;
+                    rows += 1;
+                }
             }
+            (mean, Some(order))
         }
-        (mean, Some(order))
-    } else {
-        let (sums, interval) = attribute_sums(&samples, stacks.len(), &times.borrowed(), end_ns, &roles_now, keep);
-        for ((stack, [count, weight]), row) in stacks.iter().zip(&sums).zip(&mut row_of_node) {
-            if *count > 0 {
-                b.sample(*stack, None, &[*count, *weight]);
-                *row = rows;
-                rows += 1;
+        Passed::Summed { sums, interval } => {
+            for ((stack, [count, weight]), row) in stacks.iter().zip(&sums).zip(&mut row_of_node) {
+                if *count > 0 {
+                    b.sample(*stack, None, &[*count, *weight]);
+                    *row = rows;
+                    rows += 1;
+                }
             }
+            (interval, None)
         }
-        (interval, None)
     };
     let duration = match (recorded, start_ns, end_ns) {
         (Some((_, length)), ..) => Some(length),
@@ -736,6 +757,7 @@ pub(crate) fn strip_position(e: &serde_json::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use cpuprof_model::runs::{Run, RunRows, RunRules, Runs, StepCounts};
     use cpuprof_model::{Bound, Bounds, Profile, TimedSample};
 
     use crate::{parse, Origin, ParseOptions};
@@ -794,6 +816,13 @@ mod tests {
 
     /// What a profile read with its timeline says, by whichever walk its rows' sums come
     /// from: the rows, their values, the recording, and the walk.
+    /// Runs that are not looked at.
+    struct NoRuns;
+
+    impl Runs for NoRuns {
+        fn end(&mut self, _: &Run, _: &mut RunRows<'_>) {}
+    }
+
     /// Cuts a walk into stretches of 3 samples, and keeps what it was given: the samples, and
     /// each stretch's rows as settled and as summed from its samples.
     #[derive(Default)]
@@ -920,9 +949,11 @@ mod tests {
                 // Some cases have no two (program) samples in a row, so the walk must decide.
                 let id = if lone_program && id == 2 && ids.last() == Some(&2) { 6 } else { id };
                 ids.push(id);
+                // A quarter of the cases with no sample late; deltas past 32 ms (the first too).
                 deltas.push(match next(12) {
-                    0 => -(next(3000) as i64),
+                    0 if case % 4 != 0 => -(next(3000) as i64),
                     1 => 0,
+                    2 => 32_000 + next(3000) as i64,
                     _ if i == 0 => 50,
                     _ => 900 + next(400) as i64,
                 });
@@ -947,6 +978,17 @@ mod tests {
             assert!(walk_first.samples.values_known(), "{name}");
             assert_eq!(facts(&walk_first), facts(&eager), "{name}");
             assert_eq!(samples, walked(&values_first), "{name}");
+            // A run walk counts the steps between the samples it walks.
+            let runs_first = read(bytes, None);
+            let rules = RunRules { idle: &[], lead: &[], gap_ns: i64::MAX, count_steps: true, min_ns: i64::MIN };
+            let steps =
+                runs_first.samples.timeline().unwrap().for_each_run_half(&rules, true, &mut NoRuns, &mut NoRuns).steps;
+            let mut want = StepCounts::default();
+            for pair in samples.windows(2) {
+                want.add(pair[1].time_ns - pair[0].time_ns);
+            }
+            assert_eq!((steps.count(), steps.lower_median()), (want.count(), want.lower_median()), "{name}");
+            assert_eq!(facts(&runs_first), facts(&eager), "{name}");
             // The same with the walk in two halves on two threads.
             let halves_first = read(bytes, None);
             let (mut early, mut late) = (Vec::new(), Vec::new());
