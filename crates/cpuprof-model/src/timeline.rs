@@ -138,13 +138,15 @@ pub trait Stretches {
 /// The sums per row of the current stretch of a walk, dense with the rows touched listed (so a
 /// stretch costs its samples, or at most 8 times the slots it touched, not the table), and of
 /// all stretches when the walk sums the rows. The table is indexed by the source's slots (see
-/// [`StretchWalk::push_slot`]), or by rows. Summed densely, nothing is listed and each take
+/// [`StretchWalk::push_slot`]), or by rows. A stretch summed densely lists nothing, and its take
 /// reads the whole table.
 pub(crate) struct StretchSums {
     /// Samples and ns per slot; a slot with 0 samples was not added to.
     sums: Vec<(i64, i64)>,
     /// Whether the slots added to are listed in `touched` (else a take reads the table).
     listing: bool,
+    /// Whether each take chooses how the next stretch is summed (see [`StretchWalk::densely`]).
+    adapts: bool,
     touched: Vec<u32>,
     settled: Vec<RowSum>,
     whole: Option<Vec<(i64, i64)>>,
@@ -153,7 +155,7 @@ pub(crate) struct StretchSums {
 impl StretchSums {
     /// Sums with a table of `len` slots, adding into `whole` rows' sums when given.
     pub(crate) fn new(whole: Option<Vec<(i64, i64)>>, len: usize) -> Self {
-        Self { sums: vec![(0, 0); len], listing: true, touched: Vec::new(), settled: Vec::new(), whole }
+        Self { sums: vec![(0, 0); len], listing: true, adapts: false, touched: Vec::new(), settled: Vec::new(), whole }
     }
 
     #[inline]
@@ -197,16 +199,25 @@ impl StretchSums {
                 *sum = (sum.0 + samples, sum.1.saturating_add(ns));
             }
         };
+        let mut samples = 0i64;
         if !self.listing || self.touched.len() >= self.sums.len() / 8 {
             // Most of the table, or not listed: read in order, not at random.
             self.touched.clear();
             for (slot, sum) in self.sums.iter_mut().enumerate().filter(|(_, sum)| sum.0 != 0) {
+                samples += sum.0;
                 settle(slot as u32, std::mem::take(sum));
             }
         } else {
             for slot in self.touched.drain(..) {
-                settle(slot, std::mem::take(&mut self.sums[slot as usize]));
+                let sum = std::mem::take(&mut self.sums[slot as usize]);
+                samples += sum.0;
+                settle(slot, sum);
             }
+        }
+        if self.adapts {
+            // The next stretch is summed densely after one of at least an eighth of the table in
+            // samples, so each read of the table is paid for by that many samples.
+            self.listing = samples < (self.sums.len() / 8) as i64;
         }
         &self.settled
     }
@@ -218,11 +229,9 @@ pub struct StretchWalk<'w> {
     sums: StretchSums,
     /// The stretches' current span, as [`Stretches::span`] last said.
     span: (i64, i64),
-    /// The span [`StretchWalk::push_densely`] keeps to its fast path: `span` while the half
-    /// sums densely, empty once it stopped (so that every sample takes the path that lists).
+    /// The span [`StretchWalk::push_densely`] keeps to its fast path: `span` while the
+    /// stretch is summed densely, else empty (so that every sample takes the path that lists).
     dense_span: (i64, i64),
-    /// How many more takes may read the whole table, summing densely.
-    reads_left: u64,
     stretches: &'w mut (dyn Stretches + Send),
     /// The row of each slot, when the source pushes by slot.
     slots: Option<&'w [u32]>,
@@ -236,7 +245,7 @@ impl<'w> StretchWalk<'w> {
     ) -> Self {
         let len = slots.map_or_else(|| whole.as_ref().map_or(0, Vec::len), <[u32]>::len);
         let span = stretches.span();
-        Self { sums: StretchSums::new(whole, len), span, dense_span: (0, 0), reads_left: 0, stretches, slots }
+        Self { sums: StretchSums::new(whole, len), span, dense_span: (0, 0), stretches, slots }
     }
 
     /// The next sample of the half, in time order (from a source without slots).
@@ -267,36 +276,36 @@ impl<'w> StretchWalk<'w> {
         self.sums.add(slot, weight_ns);
     }
 
-    /// Whether this half sums densely a walk of `samples` samples (all halves'), from now on:
-    /// the slots each stretch touches are not listed (that test and push on every sample took
-    /// a quarter of a timeline's walk), each take reads the whole table instead, and the source
-    /// may push with [`StretchWalk::push_densely`]. Only while the table is small for the
-    /// samples: reads of it cost at most 8 a sample, then the half goes back to listing.
+    /// Whether this half may sum stretches densely, in a walk of `samples` samples (all
+    /// halves'): then the slots a stretch touches are not listed (that test and push on every
+    /// sample took a quarter of a timeline's walk), its take reads the whole table instead, and
+    /// the source pushes with [`StretchWalk::push_densely`]. Only where reading the table costs
+    /// at most 8 reads a sample: the first stretch when the table is at most 8 times the
+    /// samples, and then each stretch after one of at least an eighth of the table in samples
+    /// (the others are listed). The answer stays once it is yes.
     pub fn densely(&mut self, samples: usize) -> bool {
-        let table = self.sums.sums.len().max(1) as u64;
-        self.reads_left = (samples as u64).saturating_mul(8) / table;
-        if self.reads_left > 0 {
+        if !self.sums.adapts && self.sums.sums.len() <= samples.saturating_mul(8) {
+            // A switch to summing densely loses nothing even mid-stretch: the take reads all.
+            self.sums.adapts = true;
             self.sums.listing = false;
             self.dense_span = self.span;
         }
-        !self.sums.listing
+        self.sums.adapts
     }
 
-    /// [`StretchWalk::push_slot`] for a half that sums densely ([`StretchWalk::densely`]),
-    /// and went on listing when the table was read as often as its samples pay for.
+    /// [`StretchWalk::push_slot`] for a half that may sum densely ([`StretchWalk::densely`]).
     #[inline]
     pub fn push_densely(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
         if !(self.dense_span.0..self.dense_span.1).contains(&time_ns) {
-            return self.push_slowly(slot, time_ns, weight_ns);
+            return self.push_listed(slot, time_ns, weight_ns);
         }
         self.sums.add_densely(slot, weight_ns);
     }
 
-    /// [`StretchWalk::push_densely`] of a sample outside the span, or of any once the half
-    /// lists again.
-    #[cold]
-    #[inline(never)]
-    fn push_slowly(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
+    /// [`StretchWalk::push_densely`] of a sample outside the span, or of any in a stretch that
+    /// is listed.
+    #[inline]
+    fn push_listed(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
         if !(self.span.0..self.span.1).contains(&time_ns) {
             self.cross_slot(slot, time_ns, weight_ns);
         }
@@ -316,15 +325,7 @@ impl<'w> StretchWalk<'w> {
     #[inline(never)]
     fn cross(&mut self, s: &TimedSample) {
         if self.stretches.cut(s) {
-            let rows = self.sums.take(self.slots);
-            self.stretches.settle(rows);
-            if !self.sums.listing {
-                self.reads_left -= 1;
-                if self.reads_left == 0 {
-                    // The table is empty after a take: nothing is missing from the list.
-                    self.sums.listing = true;
-                }
-            }
+            self.stretches.settle(self.sums.take(self.slots));
         }
         self.span = self.stretches.span();
         self.dense_span = if self.sums.listing { (0, 0) } else { self.span };
@@ -588,8 +589,8 @@ mod tests {
     struct Slots {
         samples: Vec<(u32, i64, i64)>,
         rows: Vec<u32>,
-        /// How many walks listed throughout, summed densely throughout, and went back to
-        /// listing.
+        /// How many walks listed throughout, and how many summed densely with their last
+        /// stretch dense or listed.
         modes: Arc<[std::sync::atomic::AtomicUsize; 3]>,
     }
 
@@ -718,7 +719,8 @@ mod tests {
             }
             assert!(second.settled.is_empty());
         }
-        // Each way is exercised: listing, dense, and dense until the reads ran out.
+        // Each way is exercised: listing throughout, and dense with the last stretch dense or
+        // listed.
         let modes = modes.each_ref().map(|m| m.load(std::sync::atomic::Ordering::Relaxed));
         assert!(modes.iter().all(|m| *m >= 5), "{modes:?}");
     }

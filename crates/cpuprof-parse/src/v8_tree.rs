@@ -273,7 +273,7 @@ fn build<N: NodeIndex + 'static>(
     // which stacks are sampled is only known by walking.
     let roles_now = roles.borrowed();
     let node_count = tree.nodes.len();
-    let summed_later = || match &times {
+    let pass_leaving_sums = || match &times {
         OwnedTimes::Deltas { start_ns, deltas } if options.timeline && keep.is_none() && samples.len() >= 4 => {
             // Two passes, one over the deltas and one over the samples, at once.
             let (order, leaves) = rayon::join(
@@ -290,7 +290,7 @@ fn build<N: NodeIndex + 'static>(
     let (stacks, passed) = rayon::join(
         || tree.add_to(&mut b),
         || {
-            summed_later().unwrap_or_else(|| {
+            pass_leaving_sums().unwrap_or_else(|| {
                 let (sums, interval) =
                     attribute_sums(&samples, node_count, &times.borrowed(), end_ns, &roles_now, keep);
                 Passed::Summed { sums, interval }
@@ -814,8 +814,6 @@ mod tests {
         }
     }
 
-    /// What a profile read with its timeline says, by whichever walk its rows' sums come
-    /// from: the rows, their values, the recording, and the walk.
     /// Runs that are not looked at.
     struct NoRuns;
 
@@ -877,6 +875,8 @@ mod tests {
         }
     }
 
+    /// What a profile read with its timeline says, by whichever walk its rows' sums come
+    /// from: the rows, their values and the recording.
     fn facts(profile: &Profile) -> (Vec<cpuprof_model::StackId>, Vec<Vec<i64>>, cpuprof_model::Meta) {
         (
             profile.samples.stacks().to_vec(),
