@@ -462,7 +462,8 @@ impl<N: NodeIndex> cpuprof_model::SampleSource for NodeTimeline<N> {
 
     fn walk_stretches(&self, first: &mut cpuprof_model::StretchWalk<'_>, second: &mut cpuprof_model::StretchWalk<'_>) {
         let n = self.nodes.len();
-        // Both asked: a half that sums densely takes `push_slot` too, not the other way round.
+        // Both halves are asked (`&`, not `&&`); should they differ, both push with `push_slot`,
+        // which is right for a half that sums densely too (it lists only when the stretch does).
         if first.densely(n) & second.densely(n) {
             self.attribute_split(
                 |node, t, d| first.push_densely(node, t, d),
