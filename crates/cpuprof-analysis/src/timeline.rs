@@ -1,7 +1,8 @@
 //! The profile over time: buckets of equal length with their category split and hottest
 //! function, and the phases where the profile changes character (fixtures/oracle/SPEC.md
-//! §11). A sample belongs to the bucket its timestamp falls in, as it belongs to a window, so
-//! the buckets add up to the whole and a window of whole buckets holds exactly their samples.
+//! §11). A sample is counted in the bucket its timestamp falls in, as it belongs to a window,
+//! and its time is spread over the buckets it lasts into (a sample lasts until the next is
+//! taken), so that no bucket holds more time than its width and the buckets add up to the whole.
 
 use cpuprof_model::{FuncId, FuncKind, Profile, RowSum, Stretches, TimedSample};
 use rustc_hash::FxHashMap;
@@ -279,8 +280,9 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
         timeline.for_each_stretch_half(&mut early, &mut late);
     }
     let outside = early.outside || late.outside;
-    let (mut sums, beyond) = early.finish();
-    let (late_sums, late_beyond) = late.finish();
+    let (mut sums, beyond, mut lasting) = early.finish();
+    let (late_sums, late_beyond, late_lasting) = late.finish();
+    lasting.extend(late_lasting);
     if let Some(k) = beyond.max(late_beyond) {
         return Err(TimelineError::TooManyBuckets { buckets: k + 1, bucket_ns });
     }
@@ -292,6 +294,9 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
     }
     if sums.len() < count as usize {
         sums.resize_with(count as usize, BucketSums::default);
+    }
+    for (k, last) in &lasting {
+        spread(&mut sums, &facts, start, bucket_ns, *k, last);
     }
     let buckets: Vec<Bucket> = sums
         .iter()
@@ -356,6 +361,10 @@ struct BucketWalk<'f> {
     beyond: Option<u64>,
     /// Whether the buckets keep their rows.
     keep_rows: bool,
+    /// The bucket the last stretch was settled in.
+    settled_in: usize,
+    /// The samples that last past the end of the bucket they were settled in, with that bucket.
+    lasting: Vec<(usize, TimedSample)>,
     /// A stretch's self weight per function and weight per entry, before its bucket's maps.
     own: DenseSums,
     under: DenseSums,
@@ -373,6 +382,8 @@ impl<'f> BucketWalk<'f> {
             bucket_ns,
             by_time,
             keep_rows,
+            settled_in: 0,
+            lasting: Vec::new(),
             outside: start.saturating_add(bucket_ns) == i64::MAX,
             sums: vec![BucketSums::default()],
             current: 0,
@@ -405,6 +416,7 @@ impl<'f> BucketWalk<'f> {
     /// Adds a stretch's rows to bucket `k`: its sample count, categories, functions and
     /// entries.
     fn add_rows(&mut self, k: usize, rows: &[RowSum]) {
+        self.settled_in = k;
         let bucket = &mut self.sums[k];
         if self.keep_rows {
             bucket.rows.extend_from_slice(rows);
@@ -432,8 +444,8 @@ impl<'f> BucketWalk<'f> {
         }
     }
 
-    fn finish(self) -> (Vec<BucketSums>, Option<u64>) {
-        (self.sums, self.beyond)
+    fn finish(self) -> (Vec<BucketSums>, Option<u64>, Vec<(usize, TimedSample)>) {
+        (self.sums, self.beyond, self.lasting)
     }
 }
 
@@ -452,6 +464,48 @@ impl Stretches for BucketWalk<'_> {
 
     fn end(&mut self, rows: &[RowSum]) {
         self.add_rows(self.current, rows);
+    }
+
+    fn settled_last(&mut self, last: &TimedSample) {
+        let bucket_end = self.start.saturating_add((self.settled_in as i64 + 1).saturating_mul(self.bucket_ns));
+        if self.by_time && last.time_ns.saturating_add(last.weight_ns) > bucket_end {
+            self.lasting.push((self.settled_in, *last));
+        }
+    }
+}
+
+/// Spreads the time of `last`, a sample settled in bucket `k`, over the buckets it lasts into:
+/// a sample lasts until the next is taken, so that a bucket holds no more time than its width
+/// however long a sample is (an idle wait, a stall). Its count stays where it was taken, and so
+/// do the rows kept for `--phase` (a window takes whole samples). Time past the last bucket stays
+/// in it (the last sample's mean interval may end after the recording), so the total is exact.
+fn spread(sums: &mut [BucketSums], facts: &RowFacts, start: i64, bucket_ns: i64, k: usize, last: &TimedSample) {
+    let row = last.row as usize;
+    let Some(&category) = facts.category.get(row) else { return };
+    let (leaf, entry) = (facts.leaf[row], facts.entry[row]);
+    let bucket_end = start.saturating_add((k as i64 + 1).saturating_mul(bucket_ns));
+    let mut left = last.time_ns.saturating_add(last.weight_ns).saturating_sub(bucket_end.max(last.time_ns));
+    let move_time = |sums: &mut [BucketSums], to: usize, ns: i64| {
+        for (b, w) in [(k, -ns), (to, ns)] {
+            let bucket = &mut sums[b];
+            bucket.categories[category.index()] = bucket.categories[category.index()].saturating_add(w);
+            if let Some(leaf) = leaf {
+                let v = bucket.self_of.entry(leaf).or_default();
+                *v = v.saturating_add(w);
+                if let Some(e) = entry {
+                    let v = bucket.entry_of.entry(e).or_default();
+                    *v = v.saturating_add(w);
+                }
+            }
+        }
+    };
+    let last_bucket = sums.len().saturating_sub(1);
+    let mut to = k + 1;
+    while left > 0 && to <= last_bucket {
+        let piece = if to == last_bucket { left } else { left.min(bucket_ns) };
+        move_time(sums, to, piece);
+        left -= piece;
+        to += 1;
     }
 }
 

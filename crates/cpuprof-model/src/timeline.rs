@@ -133,6 +133,13 @@ pub trait Stretches {
 
     /// The last stretch of the walk (of its half), as [`Stretches::settle`].
     fn end(&mut self, rows: &[RowSum]);
+
+    /// The last sample of the stretch just settled or ended, right after that call: the one
+    /// sample of a stretch that may last past its span (a sample lasts until the next one is
+    /// taken), for an analysis that spreads its time over the stretches it lasts into.
+    fn settled_last(&mut self, last: &TimedSample) {
+        let _ = last;
+    }
 }
 
 /// The sums per row of the current stretch of a walk, dense with the rows touched listed (so a
@@ -235,6 +242,9 @@ pub struct StretchWalk<'w> {
     stretches: &'w mut (dyn Stretches + Send),
     /// The row of each slot, when the source pushes by slot.
     slots: Option<&'w [u32]>,
+    /// The latest sample pushed (its slot, or row without slots; time; weight), for
+    /// [`Stretches::settled_last`]; `time_ns == i64::MIN` before the first.
+    last: (u32, i64, i64),
 }
 
 impl<'w> StretchWalk<'w> {
@@ -245,7 +255,8 @@ impl<'w> StretchWalk<'w> {
     ) -> Self {
         let len = slots.map_or_else(|| whole.as_ref().map_or(0, Vec::len), <[u32]>::len);
         let span = stretches.span();
-        Self { sums: StretchSums::new(whole, len), span, dense_span: (0, 0), stretches, slots }
+        let last = (0, i64::MIN, 0);
+        Self { sums: StretchSums::new(whole, len), span, dense_span: (0, 0), stretches, slots, last }
     }
 
     /// The next sample of the half, in time order (from a source without slots).
@@ -256,6 +267,7 @@ impl<'w> StretchWalk<'w> {
             self.cross(&s);
         }
         self.sums.add(s.row, s.weight_ns);
+        self.last = (s.row, s.time_ns, s.weight_ns);
     }
 
     /// The next samples of the half, in time order (from a source without slots).
@@ -274,6 +286,7 @@ impl<'w> StretchWalk<'w> {
             self.cross_slot(slot, time_ns, weight_ns);
         }
         self.sums.add(slot, weight_ns);
+        self.last = (slot, time_ns, weight_ns);
     }
 
     /// Whether this half may sum stretches densely, in a walk of `samples` samples (all
@@ -300,6 +313,7 @@ impl<'w> StretchWalk<'w> {
             return self.push_listed(slot, time_ns, weight_ns);
         }
         self.sums.add_densely(slot, weight_ns);
+        self.last = (slot, time_ns, weight_ns);
     }
 
     /// [`StretchWalk::push_densely`] of a sample outside the span, or of any in a stretch that
@@ -310,6 +324,7 @@ impl<'w> StretchWalk<'w> {
             self.cross_slot(slot, time_ns, weight_ns);
         }
         self.sums.add(slot, weight_ns);
+        self.last = (slot, time_ns, weight_ns);
     }
 
     /// `slot`'s sample is outside the span (see [`StretchWalk::cross`]).
@@ -326,6 +341,7 @@ impl<'w> StretchWalk<'w> {
     fn cross(&mut self, s: &TimedSample) {
         if self.stretches.cut(s) {
             self.stretches.settle(self.sums.take(self.slots));
+            self.tell_last();
         }
         self.span = self.stretches.span();
         self.dense_span = if self.sums.listing { (0, 0) } else { self.span };
@@ -334,7 +350,24 @@ impl<'w> StretchWalk<'w> {
     /// Ends the walk: the last stretch is settled; returns the rows' sums when it made them.
     fn end(mut self) -> Option<Vec<(i64, i64)>> {
         self.stretches.end(self.sums.take(self.slots));
+        self.tell_last();
         self.sums.whole
+    }
+
+    /// Tells the stretches the last sample of the stretch just settled, if it had one.
+    fn tell_last(&mut self) {
+        let (slot, time_ns, weight_ns) = std::mem::replace(&mut self.last, (0, i64::MIN, 0));
+        if time_ns == i64::MIN {
+            return;
+        }
+        let row = match self.slots {
+            None => slot,
+            Some(rows) => match rows.get(slot as usize) {
+                Some(&row) if row != u32::MAX => row,
+                _ => return,
+            },
+        };
+        self.stretches.settled_last(&TimedSample { row, time_ns, weight_ns });
     }
 }
 
