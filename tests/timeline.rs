@@ -392,6 +392,56 @@ fn phases_switch_where_the_workload_does() {
 }
 
 #[test]
+fn a_server_idle_between_its_timers_is_one_steady_phase_at_any_bucket() {
+    // fixtures/workloads/periodic.js: ~200 ms of start-up, then a timer every 60 ms working ~12 ms
+    // and idle in between. Its idle gaps are not phases, whatever the buckets (issue 51: the
+    // first phase was "startup · entry idle" and five phantoms followed).
+    let side = json_file("fixtures/cpuprofile/periodic.side.json");
+    let profile = json_file("fixtures/cpuprofile/periodic.cpuprofile");
+    let start = profile["startTime"].as_i64().unwrap();
+    // loadConfig returned: the module's top level ends right after (its last garbage collection).
+    let switch = (side["marks"]["startup_end"]["hrtime_us"].as_i64().unwrap() - start) * 1000;
+    for bucket in [None, Some("10ms"), Some("20ms"), Some("30ms"), Some("50ms"), Some("100ms")] {
+        let mut args = vec!["timeline", "fixtures/cpuprofile/periodic.cpuprofile"];
+        args.extend(bucket.map(|b| ["--bucket", b]).iter().flatten());
+        let report = ours(&args);
+        let phases = report["phases"].as_array().unwrap();
+        let what = format!("--bucket {bucket:?}: {phases:?}, switch at {switch}");
+        assert_eq!(phases.len(), 2, "{what}");
+        assert_eq!(
+            (phases[0]["label"].as_str(), phases[0]["entry"].as_str()),
+            (Some("startup"), Some("(anonymous)")),
+            "{what}"
+        );
+        assert_eq!(
+            (phases[1]["label"].as_str(), phases[1]["entry"].as_str()),
+            (Some("steady"), Some("processTimers")),
+            "{what}"
+        );
+        let bucket_ns = report["bucket_ns"].as_i64().unwrap();
+        assert!((phases[1]["start_ns"].as_i64().unwrap() - switch).abs() <= bucket_ns, "{what}");
+    }
+}
+
+#[test]
+fn no_bucket_holds_more_time_than_its_width() {
+    // A sample lasts until the next: a 48 ms idle wait spreads over the buckets it spans (issue
+    // 51: buckets showed 104-966% busy, and idle after the recording's end).
+    for bucket in ["1ms", "10ms", "100ms"] {
+        let report = ours(&["timeline", "fixtures/cpuprofile/periodic.cpuprofile", "--bucket", bucket]);
+        let buckets = report["buckets"].as_array().unwrap();
+        let width = report["bucket_ns"].as_i64().unwrap();
+        for (k, b) in buckets.iter().enumerate().skip(1).take(buckets.len().saturating_sub(2)) {
+            let time = b["busy"].as_i64().unwrap() + b["idle"].as_i64().unwrap();
+            assert!(time <= width, "--bucket {bucket}: bucket {k} holds {time} ns of {width}");
+        }
+        let total: i64 = buckets.iter().map(|b| b["busy"].as_i64().unwrap() + b["idle"].as_i64().unwrap()).sum();
+        let whole = ours(&["top", "fixtures/cpuprofile/periodic.cpuprofile", "--include-idle"]);
+        assert_eq!(total, whole["total"].as_i64().unwrap(), "--bucket {bucket}");
+    }
+}
+
+#[test]
 fn between_takes_from_the_first_of_one_function_to_the_last_of_another() {
     let fixture = "fixtures/cpuprofile/phases.cpuprofile";
     let report = ours(&["top", fixture, "--between", "buildTables", "serveRequest", "--include-idle"]);

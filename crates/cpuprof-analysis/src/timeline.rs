@@ -584,40 +584,71 @@ enum Character {
     Entry(FuncId),
 }
 
-/// SPEC §11.5: each bucket's character, runs of equal ones, short runs absorbed by their
-/// longer neighbour.
+/// SPEC §11.5: the process's start-up, then runs of buckets by what they work under — a wait
+/// between two stretches of the same work is part of that work, so a server idle between its
+/// timers is one phase — with short runs absorbed by their longer neighbour.
 fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i64>]) -> Vec<Phase> {
+    let work = |k: usize| heaviest(profile, &entry_of[k]).map(|(f, _)| f);
+    // Start-up: module loading, up to the first return to the event loop (other work) or the
+    // first stretch that is mostly idle.
+    // Its work is that of the first bucket that has any (those before it ran no code of their own:
+    // `(program)`, the collector).
+    let mut startup: Option<FuncId> = None;
+    let mut startup_len = 0;
+    for (k, bucket) in buckets.iter().enumerate() {
+        // The first bucket holds the start however short it is; a later one mostly idle ends it.
+        let mostly_idle = bucket.busy() < bucket.of(Category::Idle);
+        if mostly_idle && k > 0 {
+            break;
+        }
+        match (work(k), startup) {
+            (Some(f), None) => startup = Some(f),
+            (Some(f), Some(s)) if f != s => break,
+            _ => {}
+        }
+        startup_len = k + 1;
+        if mostly_idle {
+            break;
+        }
+    }
+    if startup.is_none() {
+        startup_len = 0;
+    }
     let mut runs: Vec<(Character, usize)> = Vec::new();
-    let mut previous = Character::Idle;
-    for (bucket, entries) in buckets.iter().zip(entry_of) {
-        let character = if bucket.busy() < bucket.of(Category::Idle) {
-            Character::Idle
-        } else {
-            heaviest(profile, entries).map_or(previous, |(f, _)| Character::Entry(f))
-        };
+    let mut previous = startup.map_or(Character::Idle, Character::Entry);
+    for (k, bucket) in buckets.iter().enumerate().skip(startup_len) {
+        let (busy, idle) = (bucket.busy(), bucket.of(Category::Idle));
+        let quiet = busy.saturating_mul(20) < busy.saturating_add(idle);
+        let character = if quiet { Character::Idle } else { work(k).map_or(previous, Character::Entry) };
         previous = character;
         match runs.last_mut() {
             Some((c, n)) if *c == character => *n += 1,
             _ => runs.push((character, 1)),
         }
     }
-    let min_run = buckets.len().div_ceil(20).max(2);
-    let runs = smooth(&runs, min_run);
+    let runs = smooth(&join_waits(&runs), buckets.len().div_ceil(20).max(3));
     let bucket_ns = buckets.first().map_or(1, |b| b.end_ns - b.start_ns);
-    let steady = runs
+    let mut all: Vec<(Character, usize)> = Vec::with_capacity(runs.len() + 1);
+    if let Some(s) = startup {
+        all.push((Character::Entry(s), startup_len));
+    }
+    all.extend(runs);
+    let rest = usize::from(startup.is_some());
+    // `steady`: the longest of the rest that works (the earliest on a tie), else the longest.
+    let steady = all
         .iter()
         .enumerate()
-        .skip(usize::from(runs.len() > 1))
-        .min_by_key(|(i, r)| (std::cmp::Reverse(r.1), *i))
+        .skip(if all.len() > 1 { rest } else { 0 })
+        .min_by_key(|(i, (c, n))| (*c == Character::Idle, std::cmp::Reverse(*n), *i))
         .map(|(i, _)| i);
     let mut first = 0usize;
-    runs.iter()
+    all.iter()
         .enumerate()
         .map(|(i, (character, n))| {
-            let label = if i == 0 && runs.len() > 1 {
-                "startup".to_owned()
-            } else if Some(i) == steady {
+            let label = if Some(i) == steady {
                 "steady".to_owned()
+            } else if i == 0 && startup.is_some() {
+                "startup".to_owned()
             } else {
                 format!("phase {}", i + 1)
             };
@@ -635,6 +666,23 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
             phase
         })
         .collect()
+}
+
+/// Runs with each idle run between two runs of the same work given that work, and equal
+/// neighbours merged: waiting between timers is not a change of phase.
+fn join_waits(runs: &[(Character, usize)]) -> Vec<(Character, usize)> {
+    let mut out: Vec<(Character, usize)> = Vec::with_capacity(runs.len());
+    for (i, &(character, n)) in runs.iter().enumerate() {
+        let character = match (character, i.checked_sub(1).map(|p| runs[p].0), runs.get(i + 1).map(|r| r.0)) {
+            (Character::Idle, Some(before @ Character::Entry(_)), Some(after)) if before == after => before,
+            _ => character,
+        };
+        match out.last_mut() {
+            Some((c, len)) if *c == character => *len += n,
+            _ => out.push((character, n)),
+        }
+    }
+    out
 }
 
 /// A run of buckets of one character, linked to its neighbours.
