@@ -17,6 +17,12 @@ fn ours(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON")
 }
 
+fn ours_text(args: &[&str]) -> String {
+    let out = cpuprof().args(args).env("COLUMNS", "200").output().expect("run cpuprof");
+    assert!(out.status.success(), "cpuprof {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
 fn recorded() -> Vec<String> {
     let mut fixtures = files("fixtures/cpuprofile", &[".cpuprofile", ".cpuprofile.gz"]);
     assert!(fixtures.len() >= 17, "expected the recorded fixtures, found {fixtures:?}");
@@ -439,6 +445,50 @@ fn no_bucket_holds_more_time_than_its_width() {
         let whole = ours(&["top", "fixtures/cpuprofile/periodic.cpuprofile", "--include-idle"]);
         assert_eq!(total, whole["total"].as_i64().unwrap(), "--bucket {bucket}");
     }
+}
+
+#[test]
+fn blocks_cut_by_the_window_are_marked_and_counted_apart() {
+    // The 300 ms blocks of fixtures/workloads/blocks.js start at ~593 ms and ~1.47 s; a window
+    // from inside the first to inside the second cuts both (issue 51: a 203 ms block was shown
+    // as a complete 164 ms one).
+    let file = "fixtures/cpuprofile/blocks.cpuprofile";
+    let whole = ours(&["blocks", file, "--all"]);
+    let long: Vec<&Value> = whole["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["duration_ns"].as_i64().unwrap() > 250_000_000)
+        .collect();
+    assert_eq!(long.len(), 2, "{whole}");
+    assert!(
+        whole["blocks"].as_array().unwrap().iter().all(|b| b["cut"].is_null()),
+        "the recording starts and ends idle"
+    );
+    assert_eq!(whole["summary"]["cut"], 0);
+    let at = |b: &Value, k: &str| b[k].as_i64().unwrap();
+    let from = at(long[0], "start_ns") + 100_000_000;
+    let to = at(long[1], "start_ns") + 100_000_000;
+    let (from_arg, to_arg) = (format!("{}us", from / 1000), format!("{}us", to / 1000));
+    let cut = ours(&["blocks", file, "--all", "--from", &from_arg, "--to", &to_arg]);
+    let blocks = cut["blocks"].as_array().unwrap();
+    let (first, last) = (&blocks[0], &blocks[blocks.len() - 1]);
+    assert_eq!(first["cut"], "start", "{cut}");
+    assert_eq!(last["cut"], "end", "{cut}");
+    assert!(blocks[1..blocks.len() - 1].iter().all(|b| b["cut"].is_null()), "{cut}");
+    assert_eq!(cut["summary"]["cut"], 2);
+    // The cut block ends where the whole one does (window times count from the window's start).
+    let interval = at(&cut, "interval_ns");
+    let whole_end = at(long[0], "start_ns") + at(long[0], "duration_ns");
+    assert!(
+        (from / 1000 * 1000 + at(first, "start_ns") + at(first, "duration_ns") - whole_end).abs() <= 2 * interval,
+        "{cut}"
+    );
+    assert!(at(first, "duration_ns") < at(long[0], "duration_ns"));
+    // The table marks them, and says how many there are.
+    let table = ours_text(&["blocks", file, "--all", "--from", &from_arg, "--to", &to_arg]);
+    assert!(table.contains("2 cut by the window's edge"), "{table}");
+    assert_eq!(table.matches("≥ ").count(), 2 + 1, "{table}");
 }
 
 #[test]

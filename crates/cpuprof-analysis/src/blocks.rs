@@ -38,6 +38,40 @@ pub struct Block {
     pub common: Option<FunctionRef>,
     /// The nearest frame of the user's code above `common`.
     pub under: Option<FunctionRef>,
+    /// Whether the recording's (or the window's) edge cuts it: it began with the first sample or
+    /// ended with the last, so it may have been longer than it shows.
+    pub cut: Option<BlockCut>,
+}
+
+/// Which edge of the recording (or window) cuts a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockCut {
+    /// It began with the first sample: it may have begun earlier.
+    Start,
+    /// It ended with the last sample: it may have gone on.
+    End,
+    /// Both: the whole recording is one block.
+    Both,
+}
+
+impl BlockCut {
+    /// `start`, `end` or `both`, as JSON says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockCut::Start => "start",
+            BlockCut::End => "end",
+            BlockCut::Both => "both",
+        }
+    }
+
+    fn of(start: bool, end: bool) -> Option<BlockCut> {
+        match (start, end) {
+            (true, true) => Some(BlockCut::Both),
+            (true, false) => Some(BlockCut::Start),
+            (false, true) => Some(BlockCut::End),
+            (false, false) => None,
+        }
+    }
 }
 
 /// The result of [`blocks`].
@@ -53,6 +87,9 @@ pub struct Blocks {
     pub idle_samples: i64,
     /// The length of every block at least `min_ns` long, ns, in time order.
     pub lengths: Vec<i64>,
+    /// How many of them the recording's (or window's) edges cut (see [`Block::cut`]): their
+    /// lengths are only at least what they show.
+    pub cut: usize,
     /// The blocks described: every one, or the longest asked for (ties: the earliest), in
     /// time order.
     pub blocks: Vec<Block>,
@@ -206,6 +243,7 @@ fn blocks_walked(
         length_ns: length,
         idle_samples: walk.idle_samples,
         lengths: walk.lengths,
+        cut: walk.cut,
         blocks: found,
     })
 }
@@ -219,6 +257,8 @@ fn gap_for(interval: i64) -> i64 {
 struct BlockWalk {
     found: Vec<Block>,
     lengths: Vec<i64>,
+    /// How many of the blocks counted are cut by an edge.
+    cut: usize,
     idle_samples: i64,
     /// The steps between samples (when counted).
     steps: StepCounts,
@@ -294,8 +334,8 @@ impl<'p> HalfRuns<'p> {
 
     /// Counts `run` as a block and describes it when it may be among the longest, its rows'
     /// sums taken from `rows` only then.
-    fn close(&mut self, run: &Run, rows: impl FnOnce() -> Vec<RowSum>) {
-        if let Some((extra, length)) = count(&self.rules, run, &mut self.found, &mut self.used_interval) {
+    fn close(&mut self, run: &Run, cut: Option<BlockCut>, rows: impl FnOnce() -> Vec<RowSum>) {
+        if let Some((extra, length)) = count(&self.rules, run, cut, &mut self.found, &mut self.used_interval) {
             let rules = self.rules;
             let mut weights: Vec<(u32, i64)> = rows().iter().map(|r| (r.row, rules.weight_of(r))).collect();
             // The last sample weighs what is left of the block (less when it weighs more than the
@@ -304,7 +344,8 @@ impl<'p> HalfRuns<'p> {
             if let Some(last) = weights.iter_mut().rev().find(|(row, _)| *row == run.last.row) {
                 last.1 = last.1.saturating_add(extra);
             }
-            let block = self.describer.describe(run, weights.into_iter(), length);
+            let mut block = self.describer.describe(run, weights.into_iter(), length);
+            block.cut = cut;
             self.found.blocks.push(block);
         }
     }
@@ -322,7 +363,10 @@ impl Runs for HalfRuns<'_> {
             }
             return;
         }
-        self.close(run, || rows.sums().to_vec());
+        // Runs that reach the end of the walk are held, so a run closed here can only be cut by
+        // the recording's start: the first half's first run.
+        let cut = BlockCut::of(run.head && !self.hold_head, false);
+        self.close(run, cut, || rows.sums().to_vec());
     }
 }
 
@@ -343,6 +387,8 @@ type Rank = std::cmp::Reverse<(i64, std::cmp::Reverse<i64>)>;
 /// that were among the `described` longest when they ended).
 struct Found {
     lengths: Vec<i64>,
+    /// How many of them are cut by an edge.
+    cut: usize,
     blocks: Vec<Block>,
     /// How many are described and the longest so far, when not all are.
     longest: Option<(usize, std::collections::BinaryHeap<Rank>)>,
@@ -352,6 +398,7 @@ impl Found {
     fn new(described: Option<usize>) -> Self {
         Self {
             lengths: Vec::new(),
+            cut: 0,
             blocks: Vec::new(),
             longest: described.map(|n| (n, std::collections::BinaryHeap::new())),
         }
@@ -360,8 +407,9 @@ impl Found {
     /// Counts a block of `duration` starting at `start`; whether to describe it: whether it is
     /// among the longest so far (blocks come in time order, so a later one of equal length
     /// ranks below).
-    fn count(&mut self, start: i64, duration: i64) -> bool {
+    fn count(&mut self, start: i64, duration: i64, cut: Option<BlockCut>) -> bool {
         self.lengths.push(duration);
+        self.cut += usize::from(cut.is_some());
         let Some((n, heap)) = &mut self.longest else { return true };
         let key: Rank = std::cmp::Reverse((duration, std::cmp::Reverse(start)));
         if heap.len() < *n {
@@ -381,6 +429,7 @@ impl Found {
     /// `other`'s blocks after these.
     fn append(&mut self, mut other: Found) {
         self.lengths.append(&mut other.lengths);
+        self.cut += other.cut;
         self.blocks.append(&mut other.blocks);
     }
 }
@@ -388,7 +437,13 @@ impl Found {
 /// Counts `run` in `found` when it is a block at least the minimum long; when it is to be
 /// described, returns what its last sample weighs beyond its own weight (the weights then sum to
 /// the block's length) and the block's (start, length).
-fn count(rules: &Rules, run: &Run, found: &mut Found, used: &mut bool) -> Option<(i64, (i64, i64))> {
+fn count(
+    rules: &Rules,
+    run: &Run,
+    cut: Option<BlockCut>,
+    found: &mut Found,
+    used: &mut bool,
+) -> Option<(i64, (i64, i64))> {
     let raw_last = rules.weight(&run.last);
     let last = if raw_last <= rules.gap {
         raw_last
@@ -398,7 +453,7 @@ fn count(rules: &Rules, run: &Run, found: &mut Found, used: &mut bool) -> Option
     };
     let duration = run.last.time_ns.saturating_add(last).saturating_sub(run.first.time_ns);
     let start = run.first.time_ns.saturating_sub(rules.start);
-    (duration >= rules.min_ns && found.count(start, duration))
+    (duration >= rules.min_ns && found.count(start, duration, cut))
         .then(|| (last.saturating_sub(raw_last), (start, duration)))
 }
 
@@ -442,6 +497,8 @@ impl BlockWalk {
         early.used_interval |= late.used_interval;
         // The first half's tail and the second half's head are one block when nothing separates
         // them (a sample or a gap); each is a block of its own else.
+        // (Whether a held run began with the recording's first sample: the first half's tail that
+        // is also its head; whether it ended with the last: its last sample's time.)
         let held = match (early.tail.take(), late.head.take()) {
             (Some(mut tail), Some(head))
                 if head.run.first.time_ns.saturating_sub(tail.run.last.time_ns) <= rules.gap =>
@@ -450,24 +507,29 @@ impl BlockWalk {
                 tail.run.samples += head.run.samples;
                 tail.run.lead = tail.run.lead.or(head.run.lead);
                 tail.rows.extend(head.rows);
-                [Some(tail), None]
+                [Some((tail, true)), None]
             }
-            (tail, head) => [tail, head],
+            (tail, head) => [tail.map(|t| (t, true)), head.map(|h| (h, false))],
         };
+        let last_ns = late_half.last_ns.or(early_half.last_ns);
+        let ends = |run: &Run| Some(run.last.time_ns) == last_ns;
         // Blocks in time order: the first half's, the held ones, the second half's, its tail.
         // (A block is described when it is among the longest of those counted before it here:
         // never too few, as each counted is a block.)
-        for held in held.into_iter().flatten() {
-            early.close(&held.run, || held.rows);
+        for (held, from_first) in held.into_iter().flatten() {
+            let cut = BlockCut::of(from_first && held.run.head, ends(&held.run));
+            early.close(&held.run, cut, || held.rows);
         }
         early.found.append(late_found);
         if let Some(held) = late.tail.take() {
-            early.close(&held.run, || held.rows);
+            let cut = BlockCut::of(false, ends(&held.run));
+            early.close(&held.run, cut, || held.rows);
         }
         let found = early.found;
         Ok(BlockWalk {
             found: found.blocks,
             lengths: found.lengths,
+            cut: found.cut,
             idle_samples: early_half.idle_samples + late_half.idle_samples,
             steps: walked.steps,
             used_interval: early.used_interval,
@@ -558,6 +620,7 @@ impl<'p> Describer<'p> {
             top,
             common: common.map(|s| self.refs.of(profile.func_of(s))),
             under: under.map(|s| self.refs.of(profile.func_of(s))),
+            cut: None,
         }
     }
 

@@ -44,8 +44,8 @@ mod weights;
 mod window;
 
 pub use blocks::{
-    blocks, blocks_only, compare_blocks, run_blocks, Block, BlockChange, Blocks, RunBlocks, BLOCK_TOP, GAP_INTERVALS,
-    GAP_MIN_NS,
+    blocks, blocks_only, compare_blocks, run_blocks, Block, BlockChange, BlockCut, Blocks, RunBlocks, BLOCK_TOP,
+    GAP_INTERVALS, GAP_MIN_NS,
 };
 pub use calltree::{CallGraph, CallGraphOptions, CallNode, CallTree, Cut, FindError, Pruned};
 pub use category::{Categories, Category};

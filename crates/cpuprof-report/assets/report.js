@@ -287,6 +287,7 @@
       b.count + " blocks of at least " + formatNs(b.min_ns) + ": p50 " + formatNs(b.p50_ns) + ", p95 " + formatNs(b.p95_ns) +
       ", max " + formatNs(b.max_ns) + "; " + b.blocked_pct.toFixed(1) + "% of the wall time blocked" +
       (b.idle_samples === 0 ? " (no idle samples: the event loop never waited in this recording)" : "") +
+      (b.cut > 0 ? "; " + b.cut + " cut by the recording's edge (marked ≥: at least that long)" : "") +
       (b.list.length < b.count ? "; the " + b.list.length + " longest are listed" : "") + ". Click one to look at its time.";
     const body = $("blocks").tBodies[0];
     const named = (f) => (f ? f.name + (f.file ? " " + f.file.slice(f.file.lastIndexOf("/") + 1) + (f.line ? ":" + f.line : "") : "") : "");
@@ -295,7 +296,7 @@
       const tr = make("tr", null, "clickable");
       tr.append(
         make("td", formatNs(block.start_ns), "num"),
-        make("td", formatNs(block.duration_ns), "num"),
+        make("td", (block.cut ? "≥ " : "") + formatNs(block.duration_ns), "num"),
         make("td", named(block.entry)),
         make("td", block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : ""),
         make("td", block.top.map(([f, w]) => f.name + " " + formatNs(w)).join(", ")),

@@ -231,6 +231,8 @@ struct PageBlocks {
     max_ns: i64,
     blocked_pct: f64,
     idle_samples: i64,
+    /// How many blocks an edge of the recording cuts.
+    cut: usize,
     list: Vec<PageBlock>,
 }
 
@@ -243,6 +245,8 @@ struct PageBlock {
     top: Vec<(PageFunction, i64)>,
     common: Option<PageFunction>,
     under: Option<PageFunction>,
+    /// `start`, `end` or `both` when an edge of the recording cuts it.
+    cut: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -329,6 +333,7 @@ impl<'a> PageData<'a> {
                 max_ns: max,
                 blocked_pct: found.blocked_pct(),
                 idle_samples: found.idle_samples,
+                cut: found.cut,
                 list: found
                     .blocks
                     .iter()
@@ -340,6 +345,7 @@ impl<'a> PageData<'a> {
                         top: b.top.iter().map(|(f, w)| (f.into(), *w)).collect(),
                         common: b.common.as_ref().map(Into::into),
                         under: b.under.as_ref().map(Into::into),
+                        cut: b.cut.map(cpuprof_analysis::BlockCut::as_str),
                     })
                     .collect(),
             }

@@ -66,11 +66,11 @@ pub fn render_brief(doc: &BriefDocument<'_>) -> String {
                 .to_owned(),
         ),
         Some(b) => {
-            lines.push(format!("event loop: {}", super::words::blocks_summary(b)));
+            lines.push(format!("event loop: {}", super::words::blocks_summary(b, false)));
             if let Some(longest) = b.blocks.iter().max_by_key(|b| (b.duration_ns, std::cmp::Reverse(b.start_ns))) {
                 let mut line = format!(
                     "  longest: {} at {}, entered by {}",
-                    format_ns(longest.duration_ns),
+                    super::words::block_duration(longest),
                     format_ns(longest.start_ns),
                     visible(&function_text(&longest.entry))
                 );

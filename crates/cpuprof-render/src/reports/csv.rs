@@ -221,6 +221,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
         "common_line",
         "top_name",
         "top_self",
+        "cut",
     ]);
     let line = |l: Option<u32>| l.map(|l| l.to_string()).unwrap_or_default();
     for k in &doc.blocks.blocks {
@@ -242,6 +243,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
             common_line,
             top_name,
             top_self,
+            k.cut.map(cpuprof_analysis::BlockCut::as_str).unwrap_or_default().to_owned(),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

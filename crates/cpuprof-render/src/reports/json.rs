@@ -760,11 +760,15 @@ struct BlockJson<'a> {
     top: Vec<FunctionWeightJson<'a>>,
     common: Option<FunctionJson<'a>>,
     under: Option<FunctionJson<'a>>,
+    /// `start`, `end` or `both` when an edge of the recording (or window) cuts it, else null.
+    cut: Option<&'static str>,
 }
 
 #[derive(Serialize)]
 struct BlockSummaryJson {
     count: usize,
+    /// How many of them are cut by an edge (their lengths are lower bounds).
+    cut: usize,
     p50_ns: i64,
     p95_ns: i64,
     max_ns: i64,
@@ -795,8 +799,16 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
                 top: k.top.iter().map(function_weight).collect(),
                 common: k.common.as_ref().map(function),
                 under: k.under.as_ref().map(function),
+                cut: k.cut.map(cpuprof_analysis::BlockCut::as_str),
             })
             .collect(),
-        summary: BlockSummaryJson { count: b.count(), p50_ns, p95_ns, max_ns, blocked_pct: b.blocked_pct() },
+        summary: BlockSummaryJson {
+            count: b.count(),
+            cut: b.cut,
+            p50_ns,
+            p95_ns,
+            max_ns,
+            blocked_pct: b.blocked_pct(),
+        },
     })
 }

@@ -8,9 +8,9 @@ use crate::time::format_ns;
 
 use super::outline::{self, Line};
 use super::words::{
-    amount, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text,
-    header, node_name, pct_of, profile_header, ratio_text, short_location, signed_amount, top_amount, top_location,
-    unit_amount, NO_IDLE_NOTE,
+    amount, block_duration, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
+    function_text, header, node_name, pct_of, profile_header, ratio_text, short_location, signed_amount, top_amount,
+    top_location, unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{escaped, is_unsafe_to_show, truncate};
@@ -386,7 +386,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
 /// The summary, then the blocks, longest first.
 pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     let b = doc.blocks;
-    let mut out = format!("**{}**: {}\n\n", escape(doc.source), escape(&blocks_summary(b)));
+    let mut out = format!("**{}**: {}\n\n", escape(doc.source), escape(&blocks_summary(b, doc.window.is_some())));
     if b.idle_samples == 0 {
         let _ = writeln!(out, "> **Note:** {}\n", escape(NO_IDLE_NOTE));
     }
@@ -402,7 +402,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
             out,
             "| {} | {} | {} | {}{} | {} |",
             escape(&format_ns(k.start_ns)),
-            escape(&format_ns(k.duration_ns)),
+            escape(&block_duration(k)),
             escape(&function_text(&k.entry)),
             escape(&blocked),
             escape(&under),

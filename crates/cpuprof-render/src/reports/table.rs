@@ -7,9 +7,9 @@ use cpuprof_analysis::{CallGraph, CallNode, CallTree, Category, GroupBy, Verdict
 use super::fit::{self, Budget};
 use super::outline::{self, Line};
 use super::words::{
-    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text, header,
-    node_name, pct_of, pcts, profile_header, ratio_text, short_location, top_amount, top_location, unit_amount,
-    verdict_text, NO_IDLE_NOTE,
+    block_duration, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
+    function_text, header, node_name, pct_of, pcts, profile_header, ratio_text, short_location, top_amount,
+    top_location, unit_amount, verdict_text, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{columns, truncate, visible};
@@ -478,7 +478,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     let mut out =
         time_header(doc.source, doc.meta, doc.window, &format!("sampling interval {}", format_ns(b.interval_ns)));
     out.push('\n');
-    out.push_str(&blocks_summary(b));
+    out.push_str(&blocks_summary(b, doc.window.is_some()));
     out.push('\n');
     if b.idle_samples == 0 {
         out.push_str(&format!("note: {NO_IDLE_NOTE}\n"));
@@ -498,7 +498,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
         let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
         table.add_row(vec![
             Cell::new(format_ns(k.start_ns)).set_alignment(CellAlignment::Right),
-            Cell::new(format_ns(k.duration_ns)).set_alignment(CellAlignment::Right),
+            Cell::new(block_duration(k)).set_alignment(CellAlignment::Right),
             Cell::new(truncate(&visible(&function_text(&k.entry)), 40)),
             Cell::new(truncate(&visible(&blocked), NAME_WIDTH)),
             Cell::new(truncate(&visible(&top.join(", ")), NAME_WIDTH)),

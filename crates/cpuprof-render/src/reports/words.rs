@@ -25,11 +25,17 @@ pub(crate) fn function_text(f: &cpuprof_analysis::FunctionRef) -> String {
     }
 }
 
-/// `3 blocks ≥ 50.0 ms · p50 101 ms · p95 301 ms · max 301 ms · 21.0% of the time blocked`
-pub(crate) fn blocks_summary(b: &cpuprof_analysis::Blocks) -> String {
+/// `3 blocks ≥ 50.0 ms · p50 101 ms · p95 301 ms · max 301 ms · 21.0% of the time blocked`, and
+/// how many an edge of the recording (or of the window, when `windowed`) cuts when any does.
+pub(crate) fn blocks_summary(b: &cpuprof_analysis::Blocks, windowed: bool) -> String {
     let (p50, p95, max) = b.percentiles();
+    let edge = if windowed { "window" } else { "recording" };
+    let cut = match b.cut {
+        0 => String::new(),
+        n => format!(" · {n} cut by the {edge}'s edge (marked ≥: at least that long)"),
+    };
     format!(
-        "{} block{} ≥ {} · p50 {} · p95 {} · max {} · {:.1}% of the time blocked",
+        "{} block{} ≥ {} · p50 {} · p95 {} · max {} · {:.1}% of the time blocked{cut}",
         b.count(),
         if b.count() == 1 { "" } else { "s" },
         format_ns(b.min_ns),
@@ -38,6 +44,14 @@ pub(crate) fn blocks_summary(b: &cpuprof_analysis::Blocks) -> String {
         format_ns(max),
         b.blocked_pct()
     )
+}
+
+/// A block's length, `≥ 164 ms` when an edge of the recording cuts it (it may have been longer).
+pub(crate) fn block_duration(k: &cpuprof_analysis::Block) -> String {
+    match k.cut {
+        Some(_) => format!("≥ {}", format_ns(k.duration_ns)),
+        None => format_ns(k.duration_ns),
+    }
 }
 
 /// A top amount: a time, or a number of samples.
