@@ -34,10 +34,13 @@ pub struct Block {
     pub entry: FunctionRef,
     /// The functions with the most self time in it, heaviest first, with that time.
     pub top: Vec<(FunctionRef, i64)>,
-    /// The deepest frame on the stacks of more than half its time.
+    /// The deepest JavaScript frame on the stacks of more than half its time.
     pub common: Option<FunctionRef>,
     /// The nearest frame of the user's code above `common`.
     pub under: Option<FunctionRef>,
+    /// The deepest frame on the stacks of more than half its time when it is not JavaScript (a
+    /// builtin, C++, a shared library, the collector): what `common` was running in.
+    pub native: Option<FunctionRef>,
     /// Whether the recording's (or the window's) edge cuts it: it began with the first sample or
     /// ended with the last, so it may have been longer than it shows.
     pub cut: Option<BlockCut>,
@@ -610,7 +613,7 @@ impl<'p> Describer<'p> {
         own.sort_unstable_by(order);
         let top = own.into_iter().map(|(w, f)| (self.refs.of(f), w)).collect();
         rows.sort_unstable_by_key(|r| r.0);
-        let (common, under) = self.common_frame(&rows, total);
+        let (common, under, native) = self.common_frame(&rows, total);
         self.rows = rows;
         Block {
             start_ns,
@@ -620,6 +623,7 @@ impl<'p> Describer<'p> {
             top,
             common: common.map(|s| self.refs.of(profile.func_of(s))),
             under: under.map(|s| self.refs.of(profile.func_of(s))),
+            native: native.map(|s| self.refs.of(profile.func_of(s))),
             cut: None,
         }
     }
@@ -627,7 +631,15 @@ impl<'p> Describer<'p> {
     /// The deepest stack through which more than half of `total` passed (`(root)` left out),
     /// and the nearest stack above it whose function is the user's code; `rows` are the
     /// block's (depth-first position, stack, weight), in depth-first order.
-    fn common_frame(&mut self, rows: &[(u32, StackId, i64)], total: i64) -> (Option<StackId>, Option<StackId>) {
+    /// The deepest JavaScript frame on the stacks of more than half a block's weight, the
+    /// nearest app frame above it, and the deepest such frame of any kind when it is not
+    /// JavaScript (a builtin, C++, a library: in a tick log they are frames, and the JavaScript
+    /// that called them is what the user can change).
+    fn common_frame(
+        &mut self,
+        rows: &[(u32, StackId, i64)],
+        total: i64,
+    ) -> (Option<StackId>, Option<StackId>, Option<StackId>) {
         let profile = self.profile;
         let is_root = |s: StackId| profile.funcs[profile.func_of(s)].kind == FuncKind::Root;
         let prefix = &mut self.prefix;
@@ -640,19 +652,23 @@ impl<'p> Describer<'p> {
         // A subtree is a range of depth-first positions, and a range holding more than half
         // the weight holds the row where the running sum first passes half: every stack
         // holding more than half is on that row's path, and the deepest is found walking up.
-        let Some(median) = (0..rows.len()).find(|i| more_than_half(prefix[i + 1])) else { return (None, None) };
+        let Some(median) = (0..rows.len()).find(|i| more_than_half(prefix[i + 1])) else { return (None, None, None) };
         let through = |s: StackId| {
             let lo = rows.partition_point(|r| r.0 < self.pre[s.index()]);
             let hi = rows.partition_point(|r| r.0 < self.end[s.index()]);
             prefix[hi] - prefix[lo]
         };
         let path = std::iter::successors(Some(rows[median].1), |s| profile.stacks.parent(*s));
-        let common = path.filter(|s| !is_root(*s)).find(|s| more_than_half(through(*s)));
+        let deepest = path.filter(|s| !is_root(*s)).find(|s| more_than_half(through(*s)));
+        let is_js = |s: StackId| profile.funcs[profile.func_of(s)].kind == FuncKind::Js;
+        // Every frame above the deepest holds more than half too: the chain is its path.
+        let common = std::iter::successors(deepest, |s| profile.stacks.parent(*s)).find(|s| !is_root(*s) && is_js(*s));
+        let native = deepest.filter(|s| !is_js(*s));
         let under = common.and_then(|c| {
             std::iter::successors(profile.stacks.parent(c), |s| profile.stacks.parent(*s))
                 .find(|s| !is_root(*s) && self.categories.of_func(profile.func_of(*s)) == Category::App)
         });
-        (common, under)
+        (common, under, native)
     }
 }
 

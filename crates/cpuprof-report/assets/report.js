@@ -298,7 +298,8 @@
         make("td", formatNs(block.start_ns), "num"),
         make("td", (block.cut ? "≥ " : "") + formatNs(block.duration_ns), "num"),
         make("td", named(block.entry)),
-        make("td", block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : ""),
+        make("td", (block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : "") +
+          (block.native ? (block.common ? " " : "") + "[" + block.native.name + "]" : "")),
         make("td", block.top.map(([f, w]) => f.name + " " + formatNs(w)).join(", ")),
       );
       tr.addEventListener("click", () => {

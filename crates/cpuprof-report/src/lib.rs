@@ -245,6 +245,7 @@ struct PageBlock {
     top: Vec<(PageFunction, i64)>,
     common: Option<PageFunction>,
     under: Option<PageFunction>,
+    native: Option<PageFunction>,
     /// `start`, `end` or `both` when an edge of the recording cuts it.
     cut: Option<&'static str>,
 }
@@ -345,6 +346,7 @@ impl<'a> PageData<'a> {
                         top: b.top.iter().map(|(f, w)| (f.into(), *w)).collect(),
                         common: b.common.as_ref().map(Into::into),
                         under: b.under.as_ref().map(Into::into),
+                        native: b.native.as_ref().map(Into::into),
                         cut: b.cut.map(cpuprof_analysis::BlockCut::as_str),
                     })
                     .collect(),

@@ -74,8 +74,8 @@ pub fn render_brief(doc: &BriefDocument<'_>) -> String {
                     format_ns(longest.start_ns),
                     visible(&function_text(&longest.entry))
                 );
-                if let Some(common) = &longest.common {
-                    line.push_str(&format!(", blocked in {}", visible(&function_text(common))));
+                if longest.common.is_some() || longest.native.is_some() {
+                    line.push_str(&format!(", blocked in {}", visible(&super::words::blocked_in(longest))));
                 }
                 lines.push(line);
             }

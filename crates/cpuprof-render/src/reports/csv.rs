@@ -222,6 +222,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
         "top_name",
         "top_self",
         "cut",
+        "native_name",
     ]);
     let line = |l: Option<u32>| l.map(|l| l.to_string()).unwrap_or_default();
     for k in &doc.blocks.blocks {
@@ -244,6 +245,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
             top_name,
             top_self,
             k.cut.map(cpuprof_analysis::BlockCut::as_str).unwrap_or_default().to_owned(),
+            k.native.as_ref().map(|n| n.name.to_string()).unwrap_or_default(),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

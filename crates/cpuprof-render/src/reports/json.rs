@@ -760,6 +760,8 @@ struct BlockJson<'a> {
     top: Vec<FunctionWeightJson<'a>>,
     common: Option<FunctionJson<'a>>,
     under: Option<FunctionJson<'a>>,
+    /// The deepest common frame when it is not JavaScript (what `common` ran in).
+    native: Option<FunctionJson<'a>>,
     /// `start`, `end` or `both` when an edge of the recording (or window) cuts it, else null.
     cut: Option<&'static str>,
 }
@@ -799,6 +801,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
                 top: k.top.iter().map(function_weight).collect(),
                 common: k.common.as_ref().map(function),
                 under: k.under.as_ref().map(function),
+                native: k.native.as_ref().map(function),
                 cut: k.cut.map(cpuprof_analysis::BlockCut::as_str),
             })
             .collect(),

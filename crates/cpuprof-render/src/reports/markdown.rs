@@ -8,9 +8,9 @@ use crate::time::format_ns;
 
 use super::outline::{self, Line};
 use super::words::{
-    amount, block_duration, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
-    function_text, header, node_name, pct_of, profile_header, ratio_text, short_location, signed_amount, top_amount,
-    top_location, unit_amount, NO_IDLE_NOTE,
+    amount, block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary,
+    explanation_lines, function_text, header, node_name, pct_of, profile_header, ratio_text, short_location,
+    signed_amount, top_amount, top_location, unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{escaped, is_unsafe_to_show, truncate};
@@ -395,17 +395,15 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     }
     out.push_str("| start | duration | entry | blocked in | top self |\n|---:|---:|---|---|---|\n");
     for k in doc.longest() {
-        let blocked = k.common.as_ref().map_or_else(|| "(spread out)".to_owned(), function_text);
-        let under = k.under.as_ref().map(|u| format!(" under {}", u.name)).unwrap_or_default();
+        let blocked = blocked_in(k);
         let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {}{} | {} |",
+            "| {} | {} | {} | {} | {} |",
             escape(&format_ns(k.start_ns)),
             escape(&block_duration(k)),
             escape(&function_text(&k.entry)),
             escape(&blocked),
-            escape(&under),
             escape(&top.join(", "))
         );
     }

@@ -7,7 +7,7 @@ use cpuprof_analysis::{CallGraph, CallNode, CallTree, Category, GroupBy, Verdict
 use super::fit::{self, Budget};
 use super::outline::{self, Line};
 use super::words::{
-    block_duration, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
+    block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
     function_text, header, node_name, pct_of, pcts, profile_header, ratio_text, short_location, top_amount,
     top_location, unit_amount, verdict_text, NO_IDLE_NOTE,
 };
@@ -490,11 +490,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
     table.set_header(vec!["start", "duration", "entry", "blocked in", "top self"]);
     for k in doc.longest() {
-        let blocked = match (&k.common, &k.under) {
-            (Some(c), Some(u)) => format!("{} under {}", function_text(c), u.name),
-            (Some(c), None) => function_text(c),
-            (None, _) => "(spread out)".to_owned(),
-        };
+        let blocked = blocked_in(k);
         let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
         table.add_row(vec![
             Cell::new(format_ns(k.start_ns)).set_alignment(CellAlignment::Right),

@@ -46,6 +46,30 @@ pub(crate) fn blocks_summary(b: &cpuprof_analysis::Blocks, windowed: bool) -> St
     )
 }
 
+/// Where a block was spent: `spin (app.js:3) under parseReport [[vdso]]` — the deepest common
+/// JavaScript frame, the nearest app frame above it, and the native frame it ran in, if any;
+/// `(spread out)` when no frame holds more than half of it.
+pub(crate) fn blocked_in(k: &cpuprof_analysis::Block) -> String {
+    let mut text = match (&k.common, &k.under) {
+        (Some(c), Some(u)) => format!("{} under {}", function_text(c), u.name),
+        (Some(c), None) => function_text(c),
+        (None, _) if k.native.is_some() => String::new(),
+        (None, _) => "(spread out)".to_owned(),
+    };
+    if let Some(native) = &k.native {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        // `[vdso]`, a library named by its file, is bracketed already.
+        if native.name.starts_with('[') && native.name.ends_with(']') {
+            text.push_str(&native.name);
+        } else {
+            text.push_str(&format!("[{}]", native.name));
+        }
+    }
+    text
+}
+
 /// A block's length, `≥ 164 ms` when an edge of the recording cuts it (it may have been longer).
 pub(crate) fn block_duration(k: &cpuprof_analysis::Block) -> String {
     match k.cut {
