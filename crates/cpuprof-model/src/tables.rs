@@ -623,7 +623,7 @@ impl Profile {
     /// Whether the count column counts samples taken (not sample records of unknown weight,
     /// [`ValueKind::Records`]): what a test of sampling noise needs.
     pub fn counts_samples(&self) -> bool {
-        self.value_types.iter().any(|t| *t == ValueType::SAMPLES)
+        self.value_types.contains(&ValueType::SAMPLES)
     }
 
     /// The file of `func` as reports show it: its script, or its library's path.

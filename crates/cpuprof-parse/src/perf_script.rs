@@ -601,8 +601,8 @@ fn sample_weights(kept: &[Kept], event: &str, timed: bool) -> Vec<i64> {
         return vec![0; kept.len()];
     }
     let clock = matches!(event, "cpu-clock" | "task-clock");
-    let times = kept.iter().filter_map(|k| k.time_ns);
-    let (first, last) = (times.clone().min().unwrap_or(0), times.max().unwrap_or(0));
+    let stamps = kept.iter().filter_map(|k| k.time_ns);
+    let (first, last) = (stamps.clone().min().unwrap_or(0), stamps.max().unwrap_or(0));
     let mean = if kept.len() > 1 { (last - first) / (kept.len() as i64 - 1) } else { 0 };
     kept.iter().map(|k| k.period.filter(|p| clock && *p > 0).unwrap_or(mean)).collect()
 }

@@ -489,7 +489,7 @@ fn duration(start: i64, duration: i64, b: &mut ProfileBuilder) -> Option<i64> {
             ));
             Some(d - start)
         }
-        d if d < 0 || d >= TIMESTAMP_NS => {
+        d if !(0..TIMESTAMP_NS).contains(&d) => {
             let what = if d < 0 { "negative".to_owned() } else { format!("a timestamp, not a length ({})", hours(d)) };
             b.warn(format!("duration_nanos ({d}) is {what}: the recording's duration is unknown"));
             None
