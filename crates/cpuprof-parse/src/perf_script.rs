@@ -142,7 +142,9 @@ fn seconds_to_ns(text: &str) -> Option<i64> {
     }
     let scale = 10i64.pow(9 - fraction.len() as u32);
     let fraction = if fraction.is_empty() { 0 } else { fraction.parse::<i64>().ok()? * scale };
-    whole.parse::<i64>().ok()?.checked_mul(1_000_000_000)?.checked_add(fraction)
+    let ns = whole.parse::<i64>().ok()?.checked_mul(1_000_000_000)?.checked_add(fraction)?;
+    // Times since boot: far below 2^59 ns (18 years), which keeps spans and sums of them in range.
+    (ns < cpuprof_model::defaults::TIME_LIMIT_NS / 8).then_some(ns)
 }
 
 /// Feeds inferno the input with the periods blanked out (so that each sample counts once),
@@ -516,6 +518,13 @@ pub(crate) fn parse(
         let added = stacks.add(&mut b, labels, count, |b, label| add_frame(b, label, split_tiers));
         *slot = added.map_err(|(_, kind)| kind.at(origin, Span::None))?;
     }
+    let untimed = kept.iter().filter(|k| k.time_ns.is_none()).count();
+    if untimed > 0 && untimed < kept.len() {
+        b.warn(format!(
+            "{untimed} of {} samples have no time (or one past 18 years): the samples make no timeline",
+            kept.len()
+        ));
+    }
     let weights = sample_weights(&kept, &event, timed);
     // One row per stack, its samples and time summed (as the tick-log reader's), and each
     // sample on the timeline by its row.
@@ -555,8 +564,9 @@ pub(crate) fn parse(
         let first = kept.iter().filter_map(|k| k.time_ns).min().unwrap_or(0);
         let (last, last_weight) =
             kept.iter().zip(&weights).map(|(k, w)| (k.time_ns.unwrap_or(0), *w)).max().unwrap_or((0, 0));
-        let mean = weights.iter().sum::<i64>() / weights.len().max(1) as i64;
-        b.timing(Some(first), Some(last - first + last_weight), (mean > 0).then_some(mean));
+        // Saturating: times come from the text, any number at all.
+        let mean = weights.iter().fold(0i64, |a, w| a.saturating_add(*w)) / weights.len().max(1) as i64;
+        b.timing(Some(first), Some(last.saturating_sub(first).saturating_add(last_weight)), (mean > 0).then_some(mean));
     }
     // The event names as inferno saw them, ASCII: told in the input's own characters.
     let others: Vec<String> = events
@@ -594,17 +604,21 @@ impl SampleSource for PerfSamples {
 }
 
 /// The time each sample stands for, as a tick log's: the CPU time perf measured since the
-/// thread's sample before (the period of `cpu-clock` and `task-clock`, in ns), else one
-/// sampling interval, the mean interval between the recording's samples. None without times.
+/// thread's sample before (the period of `cpu-clock` and `task-clock`, in ns, when every sample
+/// has one of at most 10 s), else one sampling interval, the mean interval between the
+/// recording's samples. None without times.
 fn sample_weights(kept: &[Kept], event: &str, timed: bool) -> Vec<i64> {
     if !timed {
         return vec![0; kept.len()];
     }
-    let clock = matches!(event, "cpu-clock" | "task-clock");
+    // Periods of up to 10 s: `perf record -F 1` takes one sample a second; a longer one is not
+    // perf's (and one missing leaves no measure for that sample).
+    let clock = matches!(event, "cpu-clock" | "task-clock")
+        && kept.iter().all(|k| k.period.is_some_and(|p| (1..=10_000_000_000).contains(&p)));
     let stamps = kept.iter().filter_map(|k| k.time_ns);
     let (first, last) = (stamps.clone().min().unwrap_or(0), stamps.max().unwrap_or(0));
-    let mean = if kept.len() > 1 { (last - first) / (kept.len() as i64 - 1) } else { 0 };
-    kept.iter().map(|k| k.period.filter(|p| clock && *p > 0).unwrap_or(mean)).collect()
+    let mean = if kept.len() > 1 { last.saturating_sub(first) / (kept.len() as i64 - 1) } else { 0 };
+    kept.iter().map(|k| k.period.filter(|_| clock).unwrap_or(mean)).collect()
 }
 
 /// The frame of one folded label (the process name is marked with a leading NUL). V8's tiers
