@@ -60,3 +60,51 @@ fn what_is_not_perf_script_is_refused_in_one_line() {
          (`COMMAND PID TIME: [PERIOD] EVENT:`)\n"
     );
 }
+
+/// The time of each sample of `FIB`, in ns after the first, read from the event lines by a
+/// reader of our own: a line that starts a sample (not blank, not indented, not `#`) holds
+/// `SECONDS.MICROS:` after the pid.
+fn header_times() -> Vec<i64> {
+    let text = std::fs::read_to_string(common::root().join(FIB)).unwrap();
+    let mut times = Vec::new();
+    for line in text.lines() {
+        if line.is_empty() || line.starts_with(['#', ' ', '\t']) {
+            continue;
+        }
+        let word = line.split_whitespace().find(|w| w.ends_with(':') && w.contains('.')).expect("a time");
+        let (seconds, fraction) = word.trim_end_matches(':').split_once('.').unwrap();
+        let fraction = format!("{fraction:0<9}");
+        times.push(seconds.parse::<i64>().unwrap() * 1_000_000_000 + fraction.parse::<i64>().unwrap());
+    }
+    let first = *times.iter().min().unwrap();
+    times.iter().map(|t| t - first).collect()
+}
+
+/// perf script prints a time on every sample's line: the samples make a timeline, whose
+/// buckets and windows hold the samples the header times put there.
+#[test]
+fn sample_times_make_a_timeline_windows_and_blocks() {
+    let times = header_times();
+    assert_eq!(times.len(), 165);
+    for buckets in ["4", "7"] {
+        let out = cpuprof().args(["timeline", FIB, "--format", "json", "--buckets", buckets]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = report["buckets"].as_array().unwrap();
+        assert_eq!(rows.len().to_string(), buckets);
+        for row in rows {
+            let (start, end) = (row["start_ns"].as_i64().unwrap(), row["end_ns"].as_i64().unwrap());
+            let expected = times.iter().filter(|t| (start..end).contains(*t)).count();
+            assert_eq!(row["samples"].as_u64(), Some(expected as u64), "{start}..{end}");
+        }
+    }
+    for (from, to, from_ns, to_ns) in [("100ms", "200ms", 100_000_000, 200_000_000), ("0ms", "50ms", 0, 50_000_000)] {
+        let report = top(&["--from", from, "--to", to]);
+        let expected = times.iter().filter(|t| (from_ns..to_ns).contains(*t)).count();
+        assert_eq!(report["samples"].as_u64(), Some(expected as u64), "{from}..{to}");
+    }
+    let out = cpuprof().args(["blocks", FIB, "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!report["blocks"].as_array().unwrap().is_empty(), "{report}");
+}

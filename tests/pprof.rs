@@ -391,3 +391,87 @@ fn top_of_several_reports_the_first_bad_input() {
         assert!(stderr.contains("truncated.cpuprofile") && !stderr.contains("garbage.pb"), "{stderr}");
     }
 }
+
+/// Per leaf function name, the number of Sample records whose leaf it is, and the records in all,
+/// counted by `pprof-format` (the oracle's decoder) one record at a time.
+fn records_by_leaf(file: &str) -> (BTreeMap<String, i64>, i64) {
+    common::npm_ci("fixtures/oracle/pprof");
+    let script = r"
+        const fs = require('fs'), zlib = require('zlib');
+        const { Profile } = require('./fixtures/oracle/pprof/node_modules/pprof-format');
+        let bytes = fs.readFileSync(process.argv[1]);
+        if (bytes[0] === 0x1f) bytes = zlib.gunzipSync(bytes);
+        const p = Profile.decode(bytes);
+        const name = (id) => {
+          const loc = p.location.find((l) => Number(l.id) === Number(id));
+          const fn = p.function.find((f) => Number(f.id) === Number(loc.line[0].functionId));
+          return p.stringTable.strings[Number(fn.name)];
+        };
+        const leaves = {};
+        for (const s of p.sample) leaves[name(s.locationId[0])] = (leaves[name(s.locationId[0])] || 0) + 1;
+        console.log(JSON.stringify({ leaves, records: p.sample.length }));
+    ";
+    let out = Command::new("node").args(["-e", script, file]).current_dir(root()).output().expect("node runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let leaves = report["leaves"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_i64().unwrap())).collect();
+    (leaves, report["records"].as_i64().unwrap())
+}
+
+/// Pyroscope's JFR conversions have `wall/nanoseconds` alone with period 1, records that each
+/// hold many samples, and a timestamp in `duration_nanos`: the samples are the records (not
+/// the wall time in ns, which reads as 1,540,000,000 samples), and the duration is the end
+/// minus the start where duration_nanos is the end, else unknown, said in both channels.
+#[test]
+fn time_only_pprof_with_period_1_counts_its_records_and_no_epoch_duration() {
+    for (file, duration) in
+        [("fixtures/pprof/jfr-wall-base.pb.gz", Some(10_000_000_000i64)), ("fixtures/pprof/jfr-wall-new.pb.gz", None)]
+    {
+        let (leaves, records) = records_by_leaf(file);
+        let oracle = decoded(&root().join(file), &[]);
+        let out = cpuprof().args(["top", "--all", "--format", "json", file]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["samples"].as_i64(), Some(records), "{file}: samples are the records");
+        assert_eq!(report["total"], oracle["totals"][0], "{file}: wall ns as the decoder sums them");
+        let self_samples: BTreeMap<String, i64> = report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["self_samples"].as_i64() != Some(0))
+            .map(|r| (r["name"].as_str().unwrap().to_owned(), r["self_samples"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(self_samples, leaves, "{file}: records per leaf");
+        assert_eq!(report["duration_ns"].as_i64(), duration, "{file}: {}", report["duration_ns"]);
+        assert!(report["interval_ns"].is_null(), "{file}: a period of 1 ns is no sampling interval");
+        let warnings: Vec<&str> = report["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for wanted in ["sample counts are records, not samples taken", "duration_nanos ("] {
+            assert!(warnings.iter().any(|w| w.contains(wanted)), "{file}: {wanted:?} in {warnings:?}");
+            assert!(stderr.contains(wanted), "{file}: {wanted:?} in {stderr}");
+        }
+    }
+}
+
+/// Two such files where one function takes 40 ms more: 40,000,000 more "samples" in counts
+/// made of nanoseconds, which a binomial test calls certain; in records it cannot be tested,
+/// and diff says so rather than calling it hotter.
+#[test]
+fn diff_claims_no_significance_on_record_counts() {
+    let (base, new) = ("fixtures/pprof/jfr-wall-base.pb.gz", "fixtures/pprof/jfr-wall-new.pb.gz");
+    let out = cpuprof().args(["diff", "--format", "json", base, new]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["tested"], false, "{report}");
+    let rows = report["rows"].as_array().unwrap();
+    let hash_map = rows.iter().find(|r| r["name"] == "java.util.HashMap.get").expect("HashMap.get");
+    assert_eq!(hash_map["self_delta"].as_f64(), Some(40_000_000.0), "{hash_map}");
+    assert!(rows.iter().all(|r| r["significant"] == false && r["verdict"] == "unchanged"), "{report}");
+    assert!(
+        report["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("counts sample records")),
+        "{report}"
+    );
+    let out = cpuprof().args(["diff", base, new, "--fail-on", "self:+1pp"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--fail-on: a profile counts sample records"));
+}

@@ -241,9 +241,9 @@ pub struct DiffReport {
     /// Rows in rank order: significantly hotter and new (largest change first), significantly
     /// cooler and gone (largest drop first), then the rest (largest change first).
     pub rows: Vec<DiffRow>,
-    /// Whether the rows were tested at all: the test needs sample counts, and a profile whose
-    /// weights are times without counts (folded stacks of times) has none. When false, no row
-    /// is significant.
+    /// Whether the rows were tested at all: the test needs counts of samples taken, which
+    /// folded stacks of times and pprof profiles counting records lack. When false, no row is
+    /// significant.
     pub tested: bool,
     /// Scripts of the base side matched to a script at another path on the new side (a
     /// different checkout root), base path → new path, in path order.
@@ -453,9 +453,10 @@ pub fn compared_unit(base: &[&Profile], new: &[&Profile]) -> Weight {
 }
 
 /// Whether every profile counts its samples, which the significance test needs: folded stacks
-/// of times carry weights without counts.
+/// of times carry weights without counts, and a pprof profile of times without counts or a
+/// usable period only its records ([`cpuprof_model::ValueKind::Records`]).
 fn counts_known(profiles: &[&Profile]) -> bool {
-    profiles.iter().all(|p| p.value_index(ValueUnit::Count).is_some())
+    profiles.iter().all(|p| p.counts_samples())
 }
 
 /// Share of the busy samples above which unmatched functions make a comparison suspect.
@@ -558,11 +559,16 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     });
     let mut warnings = Vec::new();
     if !tested {
-        warnings.push(
+        let records = base.iter().chain(new).any(|p| p.value_index(ValueUnit::Count).is_some() && !p.counts_samples());
+        warnings.push(if records {
+            "a profile counts sample records, not samples taken (pprof times without a count type or a usable \
+             period), so no change can be tested for significance and none is called hotter or cooler"
+                .to_owned()
+        } else {
             "the weights of a profile are times without sample counts (folded stacks of times), so no change \
              can be tested for significance: compare the recordings, or folded sample counts"
-                .to_owned(),
-        );
+                .to_owned()
+        });
     }
     // Self shares add up to 100% over a side's functions.
     let unmatched = |verdict: Verdict, side: fn(&DiffRow) -> f64| -> f64 {

@@ -139,7 +139,7 @@ pub enum GateError {
     /// A rule in time per run, while the comparison is by sample counts (a profile has no
     /// times): the first such rule.
     TimeOnCounts(Rule),
-    /// The rows were not tested for significance (weights are times without sample counts),
+    /// The rows were not tested for significance (the weights are not counts of samples taken),
     /// so no change can be called a regression.
     Untested,
     /// A run has no samples (after the filter): every function would be new or gone, and
@@ -161,7 +161,7 @@ impl fmt::Display for GateError {
                 rule.as_str()
             ),
             GateError::Untested => f.write_str(
-                "a profile's weights are times without sample counts, so no change can be tested for significance and the gate cannot decide",
+                "a profile's weights are not counts of samples taken, so no change can be tested for significance and the gate cannot decide",
             ),
             GateError::EmptyRun { side, run } => {
                 write!(f, "run {} of the {side} side has no samples to compare, so the gate cannot decide", run + 1)

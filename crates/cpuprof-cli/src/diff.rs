@@ -307,6 +307,13 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     }
     if let Err(e) = gate.check(&report) {
         return Err(UsageError(match e {
+            GateError::Untested
+                if base_refs.iter().chain(&new_refs).any(|p| p.value_types.len() > 1 && !p.counts_samples()) =>
+            {
+                "--fail-on: a profile counts sample records, not samples taken (pprof times without a count type or \
+                 a usable period), so no change can be tested for significance and the gate cannot decide"
+                    .to_owned()
+            }
             GateError::Untested => {
                 "--fail-on: a profile's weights are times without sample counts (folded stacks read with \
                  --folded-weight time), so no change can be tested for significance and the gate cannot decide"

@@ -26,35 +26,47 @@ pub struct Merger {
     b: ProfileBuilder,
     time_type: Option<ValueType>,
     with_states: bool,
+    samples: bool,
     values: Vec<i64>,
 }
 
 /// An input whose columns differ from the first's in a way that changes a merge's columns
-/// (the first had times or VM states, this one has none).
+/// (the first had times, VM states or counts of samples, this one has none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unlike;
 
-/// The columns an input can give a merge beyond its counts: a time column and VM states. A merge
-/// has each only when every input has it.
+/// The columns an input can give a merge beyond its counts: a time column and VM states, and
+/// whether its counts are of samples taken (not records). A merge has each only when every
+/// input has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MergeColumns {
     time: bool,
     states: bool,
+    /// The counts are of samples taken, not of records ([`crate::ValueKind::Records`]).
+    samples: bool,
 }
 
 impl MergeColumns {
     /// Both columns: what no input at all leaves.
-    pub const ALL: MergeColumns = MergeColumns { time: true, states: true };
+    pub const ALL: MergeColumns = MergeColumns { time: true, states: true, samples: true };
 
     /// The columns `p` has.
     pub fn of(p: &Profile) -> MergeColumns {
-        MergeColumns { time: p.value_index(ValueUnit::Nanoseconds).is_some(), states: p.samples.vm_state.is_some() }
+        MergeColumns {
+            time: p.value_index(ValueUnit::Nanoseconds).is_some(),
+            states: p.samples.vm_state.is_some(),
+            samples: p.counts_samples(),
+        }
     }
 
     /// The columns both have.
     #[must_use]
     pub fn and(self, other: MergeColumns) -> MergeColumns {
-        MergeColumns { time: self.time && other.time, states: self.states && other.states }
+        MergeColumns {
+            time: self.time && other.time,
+            states: self.states && other.states,
+            samples: self.samples && other.samples,
+        }
     }
 }
 
@@ -75,16 +87,21 @@ impl Merger {
         let time_type = first
             .and_then(|p| p.value_types.iter().find(|t| t.unit == ValueUnit::Nanoseconds).copied())
             .filter(|_| every.time);
-        let value_types: Vec<ValueType> = std::iter::once(ValueType::SAMPLES).chain(time_type).collect();
+        // Records added to samples are no counts of samples either.
+        let count = if every.samples { ValueType::SAMPLES } else { ValueType::RECORDS };
+        let value_types: Vec<ValueType> = std::iter::once(count).chain(time_type).collect();
         let format = first.map_or(crate::SourceFormat::CpuProfile, |p| p.meta.format);
         let b = ProfileBuilder::new(format, value_types);
-        Merger { b, time_type, with_states: every.states, values: Vec::with_capacity(2) }
+        Merger { b, time_type, with_states: every.states, samples: every.samples, values: Vec::with_capacity(2) }
     }
 
     /// Adds `p` (the first input too), unless its columns would change the merge's.
     pub fn add(&mut self, p: &Profile) -> Result<(), Unlike> {
         let has = MergeColumns::of(p);
-        if (self.time_type.is_some() && !has.time) || (self.with_states && !has.states) {
+        if (self.time_type.is_some() && !has.time)
+            || (self.with_states && !has.states)
+            || (self.samples && !has.samples)
+        {
             return Err(Unlike);
         }
         self.add_unchecked(p);

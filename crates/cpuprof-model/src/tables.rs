@@ -271,6 +271,10 @@ pub enum ValueUnit {
 pub enum ValueKind {
     /// Samples taken.
     Samples,
+    /// A file's sample records, one each, where nothing says how many samples a record
+    /// stands for (a pprof profile of times without counts or a usable period): not counts of
+    /// samples taken, so no test of sampling noise holds on them.
+    Records,
     /// CPU time.
     Cpu,
     /// Wall-clock time (profiles that include idle time).
@@ -282,6 +286,7 @@ impl ValueKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ValueKind::Samples => "samples",
+            ValueKind::Records => "records",
             ValueKind::Cpu => "cpu",
             ValueKind::Wall => "wall",
         }
@@ -300,6 +305,8 @@ pub struct ValueType {
 impl ValueType {
     /// Number of samples.
     pub const SAMPLES: ValueType = ValueType { kind: ValueKind::Samples, unit: ValueUnit::Count };
+    /// Number of sample records (see [`ValueKind::Records`]).
+    pub const RECORDS: ValueType = ValueType { kind: ValueKind::Records, unit: ValueUnit::Count };
     /// Wall-clock nanoseconds (profiles that include idle time).
     pub const WALL_NS: ValueType = ValueType { kind: ValueKind::Wall, unit: ValueUnit::Nanoseconds };
     /// CPU nanoseconds.
@@ -611,6 +618,12 @@ impl Profile {
     /// The index of the first value column of `unit`, if any.
     pub fn value_index(&self, unit: ValueUnit) -> Option<usize> {
         self.value_types.iter().position(|t| t.unit == unit)
+    }
+
+    /// Whether the count column counts samples taken (not sample records of unknown weight,
+    /// [`ValueKind::Records`]): what a test of sampling noise needs.
+    pub fn counts_samples(&self) -> bool {
+        self.value_types.contains(&ValueType::SAMPLES)
     }
 
     /// The file of `func` as reports show it: its script, or its library's path.

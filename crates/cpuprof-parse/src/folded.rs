@@ -180,14 +180,14 @@ impl Stacks {
     }
 
     /// Adds `count` to the stack of `labels` (root first), making each new label a frame
-    /// with `frame_of`.
+    /// with `frame_of`; the stack, unless `labels` is empty.
     pub(crate) fn add<'a>(
         &mut self,
         b: &mut ProfileBuilder,
         labels: impl Iterator<Item = &'a str>,
         count: i64,
         mut frame_of: impl FnMut(&mut ProfileBuilder, &str) -> FrameId,
-    ) -> Result<(), (Culprit, ParseErrorKind)> {
+    ) -> Result<Option<StackId>, (Culprit, ParseErrorKind)> {
         let limits = self.limits;
         let mut parent: Option<StackId> = None;
         for label in labels {
@@ -222,7 +222,7 @@ impl Stacks {
                 (Culprit::Count, ParseErrorKind::OutOfRange { what: "this stack's count", value })
             })?;
         }
-        Ok(())
+        Ok(parent)
     }
 
     /// Adds one sample row per stack with a count and builds the profile.

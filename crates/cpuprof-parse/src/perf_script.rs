@@ -31,10 +31,12 @@ use std::collections::BTreeMap;
 use std::io::{self, BufRead, Read};
 
 use cpuprof_model::{
-    Frame, FrameId, Func, FuncKind, Library, Profile, ProfileBuilder, SourceFormat, StrId, Tier, ValueType,
+    Frame, FrameId, Func, FuncKind, Library, Profile, ProfileBuilder, SampleSource, SourceFormat, StackId, StrId, Tier,
+    TimedSample, Timeline, ValueType,
 };
 use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
+use rustc_hash::FxHashMap;
 
 use crate::error::{Origin, ParseError, ParseErrorKind, Span};
 use crate::folded::Stacks;
@@ -70,6 +72,10 @@ fn stack_line(line: &str) -> bool {
 /// The parts of an event line, as inferno's `perf` folder reads them: the command name, then
 /// the first all-digit word (the pid or `pid/tid`), then `…: [PERIOD] EVENT:`.
 struct EventLine<'a> {
+    /// Where the command name ends (trimmed), as inferno takes it.
+    comm_end: usize,
+    /// The sample's time in ns (`392.639308:` is in seconds), if the line has one.
+    time_ns: Option<i64>,
     /// The event name (`cpu-clock:ppp` is `cpu-clock`), if the line has one.
     event: Option<&'a str>,
     /// Byte range of the period before the event name, if there is one.
@@ -84,6 +90,7 @@ fn event_line(line: &str) -> Option<EventLine<'_>> {
     let mut all_digits = false;
     let mut last_was_space = false;
     let mut end = None;
+    let mut word_start = 0;
     for (i, c) in line.char_indices() {
         if c == ' ' {
             if all_digits && !last_was_space {
@@ -91,15 +98,21 @@ fn event_line(line: &str) -> Option<EventLine<'_>> {
                 break;
             }
             all_digits = true;
+            word_start = i + 1;
         } else if !(c.is_ascii_digit() || c == '/') {
             all_digits = false;
         }
         last_was_space = c == ' ';
     }
     let end = end?;
+    let comm_end = line[..word_start.saturating_sub(1)].trim_end().len();
     let rest = &line[end..];
     // `TIME: PERIOD EVENT:` (the text between the first two colons after the pid).
-    let Some(first) = rest.find(':') else { return Some(EventLine { event: None, period: None, single: false }) };
+    let Some(first) = rest.find(':') else {
+        return Some(EventLine { comm_end, time_ns: None, event: None, period: None, single: false });
+    };
+    // `[002] 6544038.708352`: the time is the last word before the colon.
+    let time_ns = rest[..first].split_whitespace().last().and_then(seconds_to_ns);
     let segment_start = end + first + 1;
     let segment = &line[segment_start..];
     let after = segment.find(':').map(|i| &segment[i + 1..]);
@@ -117,21 +130,41 @@ fn event_line(line: &str) -> Option<EventLine<'_>> {
     let period = &before[period_start..];
     let is_period = !period.is_empty() && period.parse::<u64>().is_ok();
     let period = is_period.then(|| (segment_start + period_start, segment_start + period_start + period.len()));
-    Some(EventLine { event: Some(event), period, single })
+    Some(EventLine { comm_end, time_ns, event: Some(event), period, single })
 }
 
-/// Feeds inferno the input line by line with the periods blanked out (so that each sample
-/// counts once), counting the samples of each event type and the lines that are not events.
+/// `1755.885379` (seconds, with up to nine decimals) in ns, exactly.
+fn seconds_to_ns(text: &str) -> Option<i64> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !(fraction.is_empty() || digits(fraction)) || fraction.len() > 9 {
+        return None;
+    }
+    let scale = 10i64.pow(9 - fraction.len() as u32);
+    let fraction = if fraction.is_empty() { 0 } else { fraction.parse::<i64>().ok()? * scale };
+    let ns = whole.parse::<i64>().ok()?.checked_mul(1_000_000_000)?.checked_add(fraction)?;
+    // Times since boot: far below 2^59 ns (18 years), which keeps spans and sums of them in range.
+    (ns < cpuprof_model::defaults::TIME_LIMIT_NS / 8).then_some(ns)
+}
+
+/// Feeds inferno the input with the periods blanked out (so that each sample counts once),
+/// each distinct stack once (its command name marked with the stack's id, so that the folded
+/// line inferno writes for it names it), counting the samples of each event type and the
+/// lines that are not events, and keeping each sample's stack id, time and period.
 ///
 /// Each line is read raw (at most `limit` bytes, as folded lines are), made ASCII
 /// ([`to_ascii`]) when it is not, and only then read as an event line: the period is blanked
-/// in the very buffer it was found in, whatever bytes the command name holds.
+/// in the very buffer it was found in, whatever bytes the command name holds. An event's lines
+/// are gathered up to the blank line that ends it; its command, event name and stack lines
+/// tell its stack apart (the pid, time and period do not change what inferno folds).
 struct Events<R> {
     inner: R,
     /// Bytes a line may hold (its newline included), as [`Limits::value`](crate::Limits).
     limit: usize,
-    /// The current line (transformed), served from `pos`.
+    /// The current line (transformed).
     line: Vec<u8>,
+    /// What inferno is served, from `pos`.
+    out: Vec<u8>,
     pos: usize,
     /// 1-based number of the current line.
     number: u64,
@@ -145,7 +178,31 @@ struct Events<R> {
     weird: u64,
     /// The first event line's event name and line number.
     first: Option<(String, u64)>,
+    /// The event being gathered: its lines, where its command name ends, whether it is of the
+    /// first event type, and what tells its stack apart.
+    block: Vec<u8>,
+    block_comm_end: usize,
+    block_kept: bool,
+    key: Vec<u8>,
+    /// The time and period of the event being gathered.
+    block_time: Option<i64>,
+    block_period: Option<i64>,
+    /// The id of each distinct stack (by its key), numbered from 0.
+    ids: FxHashMap<Vec<u8>, u32>,
+    /// The samples of the first event type, in input order.
+    kept: Vec<Kept>,
 }
+
+/// A sample of the first event type: its stack's id (see [`Events::ids`]), time and period.
+#[derive(Clone, Copy)]
+struct Kept {
+    id: u32,
+    time_ns: Option<i64>,
+    period: Option<i64>,
+}
+
+/// Marks the end of a command name and the start of its stack's id in what inferno is served.
+const ID_MARK: u8 = 0x03;
 
 impl<R: BufRead> Events<R> {
     fn new(inner: R, limit: usize) -> Self {
@@ -153,6 +210,7 @@ impl<R: BufRead> Events<R> {
             inner,
             limit,
             line: Vec::new(),
+            out: Vec::new(),
             pos: 0,
             number: 0,
             too_long: None,
@@ -160,18 +218,31 @@ impl<R: BufRead> Events<R> {
             samples: BTreeMap::new(),
             weird: 0,
             first: None,
+            block: Vec::new(),
+            block_comm_end: 0,
+            block_kept: false,
+            key: Vec::new(),
+            block_time: None,
+            block_period: None,
+            ids: FxHashMap::default(),
+            kept: Vec::new(),
         }
     }
 
-    /// Reads the next line into `line`, made ASCII for inferno ([`to_ascii`]); false at the end.
+    /// Reads the next line, made ASCII for inferno ([`to_ascii`]), into the event being
+    /// gathered or what inferno is served; false at the end.
     fn next_line(&mut self) -> io::Result<bool> {
         self.line.clear();
-        self.pos = 0;
         if self.too_long.is_some() {
             return Err(io::Error::other("a line is too large"));
         }
         // One byte past the limit tells a line that is too long from one that is just long enough.
         if self.inner.by_ref().take(self.limit as u64 + 1).read_until(b'\n', &mut self.line)? == 0 {
+            if self.in_event {
+                self.in_event = false;
+                self.end_event();
+                return Ok(true);
+            }
             return Ok(false);
         }
         self.number += 1;
@@ -180,10 +251,15 @@ impl<R: BufRead> Events<R> {
             self.too_long = Some(self.number);
             return Err(io::Error::other("a line is too large"));
         }
-        if !self.line.is_ascii() || self.line.contains(&ESCAPE) || self.line.contains(&ESCAPE_END) {
+        if !self.line.is_ascii()
+            || self.line.contains(&ESCAPE)
+            || self.line.contains(&ESCAPE_END)
+            || self.line.contains(&ID_MARK)
+        {
             self.line = to_ascii(&self.line);
         }
         if self.line.starts_with(b"#") {
+            self.pass_line();
             return Ok(true);
         }
         // Some writers (Android's simpleperf, perf with some `-F` fields) separate fields with
@@ -196,10 +272,16 @@ impl<R: BufRead> Events<R> {
         // ASCII now: one byte is one character, and the text is the buffer inferno reads.
         let text = std::str::from_utf8(&self.line).unwrap_or_default().trim_end();
         if text.is_empty() {
-            self.in_event = false;
+            self.pass_line();
+            if self.in_event {
+                self.in_event = false;
+                self.end_event();
+            }
             return Ok(true);
         }
         if self.in_event {
+            self.key.extend_from_slice(&self.line);
+            self.pass_line();
             return Ok(true);
         }
         self.in_event = true;
@@ -207,32 +289,86 @@ impl<R: BufRead> Events<R> {
             self.weird += 1;
             // Inferno reads the next line as an event line again.
             self.in_event = false;
+            self.out.extend_from_slice(&self.line);
             return Ok(true);
         };
-        // An event line holding its one frame has no stack lines after it.
-        self.in_event = !event.single;
         let name = event.event.unwrap_or_default().to_owned();
-        let period = event.period;
-        self.first.get_or_insert_with(|| (name.clone(), self.number));
+        let (period, comm_end, time_ns, single) = (event.period, event.comm_end, event.time_ns, event.single);
+        let first = &self.first.get_or_insert_with(|| (name.clone(), self.number)).0;
+        self.block_kept = *first == name;
+        self.block_time = time_ns;
+        self.block_period = None;
+        self.block_comm_end = comm_end;
+        self.key.clear();
+        self.key.extend_from_slice(&self.line[..comm_end]);
+        self.key.push(0);
+        self.key.extend_from_slice(name.as_bytes());
+        self.key.push(0);
+        if single {
+            // The frame is on this line, after the event: one such sample is its own stack.
+            self.key.extend_from_slice(&self.number.to_le_bytes());
+        }
         *self.samples.entry(name).or_default() += 1;
         if let Some((start, end)) = period {
-            for b in self.line.get_mut(start..end).unwrap_or_default() {
+            let digits = self.line.get_mut(start..end).unwrap_or_default();
+            self.block_period = std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok());
+            for b in digits {
                 *b = b' ';
             }
+        }
+        self.block.clear();
+        self.block.extend_from_slice(&self.line);
+        // An event line holding its one frame has no stack lines after it.
+        if single {
+            self.in_event = false;
+            self.end_event();
         }
         Ok(true)
     }
 
-    /// Reads up to the first event line, which names the event type to keep, and leaves that
-    /// line (or the first line that should have been one) to be served. The `#` and blank lines
-    /// before it are not kept: inferno skips them.
+    /// Adds the current line to the event being gathered, or to what inferno is served.
+    fn pass_line(&mut self) {
+        if self.in_event {
+            self.block.extend_from_slice(&self.line);
+        } else {
+            self.out.extend_from_slice(&self.line);
+        }
+    }
+
+    /// Ends the event gathered: a sample of the first event type is kept, and its stack served
+    /// to inferno the first time it is seen (events of other types inferno would skip).
+    fn end_event(&mut self) {
+        if !self.block_kept {
+            self.block.clear();
+            return;
+        }
+        let next = self.ids.len() as u32;
+        let id = *self.ids.entry(std::mem::take(&mut self.key)).or_insert(next);
+        if id == next {
+            let (comm, rest) = self.block.split_at(self.block_comm_end.min(self.block.len()));
+            self.out.extend_from_slice(comm);
+            self.out.push(ID_MARK);
+            self.out.extend_from_slice(id.to_string().as_bytes());
+            self.out.extend_from_slice(rest);
+            // The event ends in a blank line, whatever ended it in the input (another blank
+            // line ends no event in inferno).
+            if !self.out.ends_with(b"\n") {
+                self.out.push(b'\n');
+            }
+            self.out.push(b'\n');
+        }
+        self.kept.push(Kept { id, time_ns: self.block_time, period: self.block_period });
+        self.block.clear();
+    }
+
+    /// Reads up to the first event line, which names the event type to keep (or the first line
+    /// that should have been one).
     fn first_event(&mut self) -> io::Result<Option<String>> {
         while self.first.is_none() && self.weird == 0 {
             if !self.next_line()? {
                 break;
             }
         }
-        self.pos = 0;
         Ok(self.first.as_ref().map(|(name, _)| name.clone()))
     }
 }
@@ -249,16 +385,18 @@ impl<R: BufRead> io::Read for Events<R> {
 
 impl<R: BufRead> BufRead for Events<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        while self.pos == self.line.len() {
+        while self.pos == self.out.len() {
+            self.out.clear();
+            self.pos = 0;
             if !self.next_line()? {
                 break;
             }
         }
-        Ok(self.line.get(self.pos..).unwrap_or_default())
+        Ok(self.out.get(self.pos..).unwrap_or_default())
     }
 
     fn consume(&mut self, amount: usize) {
-        self.pos = (self.pos + amount).min(self.line.len());
+        self.pos = (self.pos + amount).min(self.out.len());
     }
 }
 
@@ -354,23 +492,81 @@ pub(crate) fn parse(
     };
     result.map_err(|e| io_error(e, events.number))?;
 
-    let mut b = ProfileBuilder::new(SourceFormat::PerfScript, vec![ValueType::SAMPLES]);
+    // Every sample has a time (perf script prints one unless `-F` leaves it out): a timeline.
+    let kept = std::mem::take(&mut events.kept);
+    let timed = !kept.is_empty() && kept.iter().all(|k| k.time_ns.is_some());
+    let value_types = if timed { vec![ValueType::SAMPLES, ValueType::CPU_NS] } else { vec![ValueType::SAMPLES] };
+    let mut b = ProfileBuilder::new(SourceFormat::PerfScript, value_types);
     let mut stacks = Stacks::new(limits);
     let mut label = String::new();
+    // The model stack of each stack id (see `Events::ids`).
+    let mut stack_of: Vec<Option<StackId>> = vec![None; events.ids.len()];
     for line in folded.split(|b| *b == b'\n') {
         let line = String::from_utf8_lossy(line);
         let line = from_ascii(&line);
         let Some((stack, count)) = line.rsplit_once(' ') else { continue };
         let Ok(count) = count.parse::<i64>() else { continue };
         let mut frames = stack.split(';');
+        let (comm, id) = frames.next().unwrap_or_default().rsplit_once(char::from(ID_MARK)).unwrap_or_default();
+        let Some(slot) = id.parse::<usize>().ok().and_then(|id| stack_of.get_mut(id)) else { continue };
         // The process name: marked so that it never shares a frame with a function's name.
         label.clear();
         label.push('\0');
-        label.push_str(frames.next().unwrap_or_default());
+        label.push_str(comm);
         let labels = std::iter::once(label.as_str()).chain(frames);
         // inferno sums each stack: only the limits on stacks and frames can fail here.
         let added = stacks.add(&mut b, labels, count, |b, label| add_frame(b, label, split_tiers));
-        added.map_err(|(_, kind)| kind.at(origin, Span::None))?;
+        *slot = added.map_err(|(_, kind)| kind.at(origin, Span::None))?;
+    }
+    let untimed = kept.iter().filter(|k| k.time_ns.is_none()).count();
+    if untimed > 0 && untimed < kept.len() {
+        b.warn(format!(
+            "{untimed} of {} samples have no time (or one past 18 years): the samples make no timeline",
+            kept.len()
+        ));
+    }
+    let weights = sample_weights(&kept, &event, timed);
+    // One row per stack, its samples and time summed (as the tick-log reader's), and each
+    // sample on the timeline by its row.
+    let mut row_of: Vec<u32> = Vec::new();
+    let mut rows: Vec<(StackId, [i64; 2])> = Vec::new();
+    let mut timed_samples: Vec<TimedSample> = Vec::with_capacity(if timed { kept.len() } else { 0 });
+    for (sample, weight) in kept.iter().zip(&weights) {
+        let Some(stack) = stack_of.get(sample.id as usize).copied().flatten() else { continue };
+        if row_of.len() <= stack.index() {
+            row_of.resize(stack.index() + 1, u32::MAX);
+        }
+        if row_of[stack.index()] == u32::MAX {
+            row_of[stack.index()] = rows.len() as u32;
+            rows.push((stack, [0, 0]));
+        }
+        let row = row_of[stack.index()];
+        let sums = &mut rows[row as usize].1;
+        sums[0] += 1;
+        sums[1] = sums[1].saturating_add(*weight);
+        if let Some(time_ns) = sample.time_ns.filter(|_| timed) {
+            timed_samples.push(TimedSample { row, time_ns, weight_ns: *weight });
+        }
+    }
+    for (stack, [count, ns]) in rows {
+        if timed {
+            b.sample(stack, None, &[count, ns]);
+        } else {
+            b.sample(stack, None, &[count]);
+        }
+    }
+    if timed {
+        // perf writes each CPU's samples in turn: in time order, ties in input order.
+        timed_samples.sort_by_key(|s| s.time_ns);
+        b.timeline(Timeline::new(PerfSamples(timed_samples)));
+    }
+    if timed {
+        let first = kept.iter().filter_map(|k| k.time_ns).min().unwrap_or(0);
+        let (last, last_weight) =
+            kept.iter().zip(&weights).map(|(k, w)| (k.time_ns.unwrap_or(0), *w)).max().unwrap_or((0, 0));
+        // Saturating: times come from the text, any number at all.
+        let mean = weights.iter().fold(0i64, |a, w| a.saturating_add(*w)) / weights.len().max(1) as i64;
+        b.timing(Some(first), Some(last.saturating_sub(first).saturating_add(last_weight)), (mean > 0).then_some(mean));
     }
     // The event names as inferno saw them, ASCII: told in the input's own characters.
     let others: Vec<String> = events
@@ -392,7 +588,37 @@ pub(crate) fn parse(
             events.weird
         ));
     }
-    stacks.finish(b).map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+    drop(stacks);
+    b.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
+}
+
+/// A perf script's timeline: each sample's row, time and weight, in time order.
+struct PerfSamples(Vec<TimedSample>);
+
+impl SampleSource for PerfSamples {
+    fn walk(&self, visit: &mut dyn FnMut(&[TimedSample])) {
+        for chunk in self.0.chunks(2048) {
+            visit(chunk);
+        }
+    }
+}
+
+/// The time each sample stands for, as a tick log's: the CPU time perf measured since the
+/// thread's sample before (the period of `cpu-clock` and `task-clock`, in ns, when every sample
+/// has one of at most 10 s), else one sampling interval, the mean interval between the
+/// recording's samples. None without times.
+fn sample_weights(kept: &[Kept], event: &str, timed: bool) -> Vec<i64> {
+    if !timed {
+        return vec![0; kept.len()];
+    }
+    // Periods of up to 10 s: `perf record -F 1` takes one sample a second; a longer one is not
+    // perf's (and one missing leaves no measure for that sample).
+    let clock = matches!(event, "cpu-clock" | "task-clock")
+        && kept.iter().all(|k| k.period.is_some_and(|p| (1..=10_000_000_000).contains(&p)));
+    let stamps = kept.iter().filter_map(|k| k.time_ns);
+    let (first, last) = (stamps.clone().min().unwrap_or(0), stamps.max().unwrap_or(0));
+    let mean = if kept.len() > 1 { last.saturating_sub(first) / (kept.len() as i64 - 1) } else { 0 };
+    kept.iter().map(|k| k.period.filter(|_| clock).unwrap_or(mean)).collect()
 }
 
 /// The frame of one folded label (the process name is marked with a leading NUL). V8's tiers
@@ -469,6 +695,30 @@ mod tests {
 
     fn parse_str(text: &str) -> Result<Profile, ParseError> {
         parse(text.as_bytes(), &Origin("t.perf".into()), &ParseOptions::default())
+    }
+
+    #[test]
+    fn samples_keep_their_times_and_stacks_in_order() {
+        assert_eq!(seconds_to_ns("1755.885379"), Some(1_755_885_379_000));
+        assert_eq!(seconds_to_ns("2.000000001"), Some(2_000_000_001));
+        assert_eq!(seconds_to_ns("x.5"), None);
+        // b twice (one stack served to inferno once), a `cycles` sample between, then a.
+        let text = "node 1 10.000000: 1000000 cpu-clock:ppp:\n\t1 b (/x)\n\t2 main (/x)\n\n\
+                    node 1 10.001000: 3000000 cpu-clock:ppp:\n\t1 b (/x)\n\t2 main (/x)\n\n\
+                    node 1 10.002000: 77 cycles:\n\t1 c (/x)\n\n\
+                    node 1 10.004000: 1000000 cpu-clock:ppp:\n\t3 a (/x)\n\t2 main (/x)\n";
+        let p = parse_str(text).unwrap();
+        assert_eq!(p.value_types, vec![ValueType::SAMPLES, ValueType::CPU_NS]);
+        let timeline = p.samples.timeline().expect("a timeline");
+        let mut seen = Vec::new();
+        timeline.for_each(|s| {
+            let name = p.strings.get(p.funcs[p.func_of(p.samples.stacks()[s.row as usize])].name).to_owned();
+            seen.push((s.time_ns, s.weight_ns, name));
+        });
+        let ns = |ms: i64| 10_000_000_000 + ms * 1_000_000;
+        let expected = [(ns(0), 1_000_000, "b"), (ns(1), 3_000_000, "b"), (ns(4), 1_000_000, "a")];
+        assert_eq!(seen, expected.map(|(t, w, n)| (t, w, n.to_owned())));
+        assert_eq!((p.meta.start_ns, p.meta.duration_ns), (Some(ns(0)), Some(5_000_000)));
     }
 
     #[test]

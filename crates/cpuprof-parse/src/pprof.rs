@@ -4,7 +4,14 @@
 //! - **Weight.** One time column is read (the one [`ParseOptions::sample_type`] names, else the file's
 //!   `default_sample_type` when it is a time, else `cpu`, `wall` or any other type measured in
 //!   time, converted to ns), and one count column (the first type whose unit is `count`; without
-//!   one, the time divided by `period` when the period is a time, else one per sample record).
+//!   one, the time divided by `period` when the period is a time a sampler takes samples at —
+//!   10 µs or more — and no record holds less than half of it; else one per sample record, a
+//!   column of [`ValueKind::Records`](cpuprof_model::ValueKind::Records), as Pyroscope's JFR
+//!   conversions with `wall/nanoseconds` and period 1 need: their times over the period would
+//!   be counts invented from nanoseconds).
+//! - **Duration.** `duration_nanos` of three years or more is a timestamp, not a length: it is
+//!   read as the end of the recording when `time_nanos` is its start (and that gives less),
+//!   else dropped, with a warning either way. So is a negative one.
 //!   A profile with no time (heap, locks) is read by one column as counts, the one `go tool
 //!   pprof` shows by default (`default_sample_type`, else the last type), with a warning that
 //!   names it.
@@ -336,9 +343,22 @@ impl<'a> Reader<'a> {
         let count = types.iter().position(|(_, u)| *u == "count");
         let period_ns =
             p.period_type.as_ref().and_then(|t| ns_per(self.string(t.unit).ok()?)).map(|f| f * p.period as f64);
+        // The period as a sampling interval: one no sampler goes below is not one.
+        let interval_ns = period_ns.filter(|p| *p >= MIN_PERIOD_NS);
+        // Samples as time over the period: only where no record would hold less than half a
+        // sample (a period of 1 s over records of 10 ms is not the interval samples were taken at).
+        let per_period = match (scale, count) {
+            (Some(scale), None) => interval_ns.filter(|period| {
+                p.sample
+                    .iter()
+                    .all(|s| s.value.get(weight).is_none_or(|v| *v <= 0 || *v as f64 * scale >= period / 2.0))
+            }),
+            _ => None,
+        };
+        let records = scale.is_some() && count.is_none() && per_period.is_none();
         let value_types = if scale.is_some() {
             let time = if types[weight].0 == "wall" { ValueType::WALL_NS } else { ValueType::CPU_NS };
-            vec![ValueType::SAMPLES, time]
+            vec![if records { ValueType::RECORDS } else { ValueType::SAMPLES }, time]
         } else {
             vec![ValueType::SAMPLES]
         };
@@ -359,8 +379,21 @@ impl<'a> Reader<'a> {
                 Setting::SampleType,
             ));
         }
-        if scale.is_some() && count.is_none() && period_ns.is_none_or(|p| p <= 0.0) {
-            b.warn("no count sample type and no time period: every sample record counts as one sample".to_owned());
+        if records {
+            let period = match period_ns {
+                Some(period) if period > 0.0 && period < MIN_PERIOD_NS => {
+                    format!("a period of {} ns, shorter than any sampler's", thousands_f(period))
+                }
+                Some(period) if period > 0.0 => {
+                    format!("a period of {} ns, longer than some records' time", thousands_f(period))
+                }
+                _ => "no time period".to_owned(),
+            };
+            b.warn(format!(
+                "no count sample type and {period}: each of the file's {} sample records counts as one sample, \
+                 so sample counts are records, not samples taken (diff tests no significance on them)",
+                thousands(p.sample.len())
+            ));
         }
         let mut builder = StackBuilder::new(self, b)?;
         // Summed per stack: memory follows the distinct stacks, not the sample records.
@@ -385,9 +418,9 @@ impl<'a> Reader<'a> {
             let (samples, weight_value) = match scale {
                 Some(scale) => {
                     let ns = (raw as f64 * scale).round() as i64;
-                    let samples = match (count, period_ns) {
+                    let samples = match (count, per_period) {
                         (Some(c), _) => value(c)?,
-                        (None, Some(period)) if period > 0.0 => (ns as f64 / period).round() as i64,
+                        (None, Some(period)) => (ns as f64 / period).round() as i64,
                         _ => 1,
                     };
                     (samples, ns)
@@ -423,10 +456,52 @@ impl<'a> Reader<'a> {
             }
         }
         let start = (p.time_nanos != 0).then_some(p.time_nanos);
-        let duration = (p.duration_nanos != 0).then_some(p.duration_nanos);
-        b.timing(start, duration, period_ns.map(|p| p.round() as i64).filter(|p| *p > 0));
+        let duration = duration(p.time_nanos, p.duration_nanos, &mut b);
+        // A period that gave no counts is no interval either.
+        b.timing(start, duration, interval_ns.filter(|_| !records).map(|p| p.round() as i64));
         b.finish().map_err(|e| ParseErrorKind::Model(e).at(self.origin, Span::None))
     }
+}
+
+/// The shortest period read as a sampling interval (10 µs, 100 kHz): no sampler of a running
+/// program takes samples faster, and `period` 1 with `nanoseconds` (Pyroscope's JFR
+/// conversions) would make each nanosecond a sample.
+const MIN_PERIOD_NS: f64 = 10_000.0;
+
+/// From this many ns (over three years) a `duration_nanos` or `time_nanos` is a point in time
+/// since 1970, not a length.
+const TIMESTAMP_NS: i64 = 100_000_000_000_000_000;
+
+/// The recording's length from `time_nanos` and `duration_nanos`: none when 0; a timestamp in
+/// `duration_nanos` is read as the end of the recording when `time_nanos` is its start (both
+/// timestamps, the end later by less than [`TIMESTAMP_NS`]), else dropped; negative ones are
+/// dropped. Said in a warning when it is not the value as written.
+fn duration(start: i64, duration: i64, b: &mut ProfileBuilder) -> Option<i64> {
+    let hours = |ns: i64| format!("{} h", thousands_f(ns as f64 / 3.6e12));
+    match duration {
+        0 => None,
+        d if d >= TIMESTAMP_NS && start >= TIMESTAMP_NS && d > start && d - start < TIMESTAMP_NS => {
+            b.warn(format!(
+                "duration_nanos ({d}) is a timestamp, not a length ({}): read as the end of the recording, \
+                 which makes it {} ms from time_nanos",
+                hours(d),
+                thousands_f((d - start) as f64 / 1e6)
+            ));
+            Some(d - start)
+        }
+        d if !(0..TIMESTAMP_NS).contains(&d) => {
+            let what = if d < 0 { "negative".to_owned() } else { format!("a timestamp, not a length ({})", hours(d)) };
+            b.warn(format!("duration_nanos ({d}) is {what}: the recording's duration is unknown"));
+            None
+        }
+        d => Some(d),
+    }
+}
+
+/// `n` rounded, with thousands separators.
+fn thousands_f(n: f64) -> String {
+    let sign = if n < 0.0 { "-" } else { "" };
+    format!("{sign}{}", thousands(n.abs().round() as usize))
 }
 
 /// Turns location-id lists into model stacks, with the frames of each location cached.
@@ -762,6 +837,57 @@ mod read_tests {
         let p = read(&proto.encode_to_vec(), &ParseOptions::default());
         assert!(p.meta.warnings.is_empty(), "{:?}", p.meta.warnings);
         assert_eq!(leaf_values(&p), vec![("f".to_owned(), vec![3, 30]), ("g".to_owned(), vec![1, 10])]);
+    }
+
+    #[test]
+    fn times_without_counts_are_records_unless_the_period_is_a_sampling_interval() {
+        let read_with = |period: i64, unit: &str, values: [i64; 2]| {
+            let mut proto = two_stacks(&[("wall", "nanoseconds")], [vec![values[0]], vec![values[1]]]);
+            let (ty, unit_index) = (proto.string_table.len() as i64, proto.string_table.len() as i64 + 1);
+            proto.string_table.extend(["wall".to_owned(), unit.to_owned()]);
+            proto.period_type = Some(Type { ty, unit: unit_index });
+            proto.period = period;
+            read(&proto.encode_to_vec(), &ParseOptions::default())
+        };
+        // 10 ms a sample: 3 and 1 samples.
+        let p = read_with(10, "milliseconds", [30_000_000, 10_000_000]);
+        assert_eq!(p.value_types, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+        assert_eq!(leaf_values(&p), vec![("f".to_owned(), vec![3, 30_000_000]), ("g".to_owned(), vec![1, 10_000_000])]);
+        assert_eq!(p.meta.interval_ns, Some(10_000_000));
+        // 1 ns (below 10 µs), and 1 s over records of 10 ms: one a record, and no interval.
+        for (period, unit) in [(1, "nanoseconds"), (1, "seconds")] {
+            let p = read_with(period, unit, [30_000_000, 10_000_000]);
+            assert_eq!(p.value_types, vec![ValueType::RECORDS, ValueType::WALL_NS], "{period} {unit}");
+            assert_eq!(
+                leaf_values(&p),
+                vec![("f".to_owned(), vec![1, 30_000_000]), ("g".to_owned(), vec![1, 10_000_000])]
+            );
+            assert_eq!(p.meta.interval_ns, None);
+            assert!(p.meta.warnings[0].message.contains("sample counts are records"), "{:?}", p.meta.warnings);
+        }
+    }
+
+    #[test]
+    fn a_timestamp_in_duration_nanos_is_the_end_or_nothing() {
+        let start = 1_708_077_600_000_000_000;
+        for (time, duration, read) in [
+            (start, 2_000_000_000, Some(2_000_000_000)),
+            (start, start + 2_000_000_000, Some(2_000_000_000)),
+            (start, start - 1, None),
+            (0, start, None),
+            (start, -5, None),
+            (start, 0, None),
+        ] {
+            let mut proto = two_stacks(&[("samples", "count")], [vec![3], vec![1]]);
+            proto.time_nanos = time;
+            proto.duration_nanos = duration;
+            let p =
+                super::parse(proto.encode_to_vec().as_slice(), &Origin("t.pb".to_owned()), &ParseOptions::default())
+                    .expect("reads");
+            assert_eq!(p.meta.duration_ns, read, "{time} {duration}");
+            let warned = p.meta.warnings.iter().any(|w| w.message.starts_with("duration_nanos ("));
+            assert_eq!(warned, read != Some(duration) && duration != 0, "{time} {duration}: {:?}", p.meta.warnings);
+        }
     }
 
     /// Appends to `bytes` a location `id` with one line of function `function`, at `line` and `column`.

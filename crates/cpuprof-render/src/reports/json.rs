@@ -177,7 +177,7 @@ struct DiffJson<'a> {
     unit: &'a str,
     base: SideJson<'a>,
     new: SideJson<'a>,
-    /// False when the weights could not be tested (times without sample counts): then no row
+    /// False when the weights could not be tested (no counts of samples taken): then no row
     /// is significant.
     tested: bool,
     /// Scripts paired across checkout roots: the base path and the new path.

@@ -289,7 +289,7 @@ pub(crate) fn diff_summary(doc: &DiffDocument<'_>) -> String {
     let significance = if r.tested {
         format!("significant at a {}% false discovery rate", cpuprof_analysis::defaults::ALPHA * 100.0)
     } else {
-        "not tested for significance: the weights are times without sample counts".to_owned()
+        "not tested for significance: the weights are not counts of samples taken".to_owned()
     };
     format!(
         "{} hotter, {} new, {} cooler, {} gone ({metric} {what}, compared by {normalize}; base: {} run(s), {} busy per run; new: {} run(s), {} busy per run; {significance})",
