@@ -379,3 +379,53 @@ fn scripts_on_disk_have_one_spelling_in_every_output() {
     let named = |verdict: &str| rows.iter().filter(|r| r["verdict"] == verdict).map(|r| &r["name"]).collect::<Vec<_>>();
     assert!(named("new").iter().all(|n| !named("gone").contains(n)), "{rows:?}");
 }
+
+#[test]
+fn every_view_counts_the_same_samples_and_every_percentage_is_of_time() {
+    // periodic: 72% of its samples are idle. The header, the JSON, the flame graph's title and a
+    // tree all count the samples shown, and say how many idle ones are not (issue 51: the header
+    // said 2,165 where the JSON and the flame graph said 577).
+    let fixture = "fixtures/cpuprofile/periodic.cpuprofile";
+    let json = ours(fixture, &[]);
+    let shown = json["samples"].as_i64().unwrap();
+    let all = json["summary"]["samples"].as_i64().unwrap();
+    let idle = json["summary"]["idle"]["samples"].as_i64().unwrap();
+    assert!(idle > 0 && shown + idle == all, "{json}");
+    let with_commas = |n: i64| {
+        let s = n.to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    let said = format!("{} samples ({} idle not shown)", with_commas(shown), with_commas(idle));
+    let text = |args: &[&str]| {
+        let out = cpuprof().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(text(&["top", fixture]).lines().next().unwrap().contains(&said), "top");
+    assert!(text(&["tree", fixture]).lines().next().unwrap().contains(&said), "tree");
+    assert!(text(&["flamegraph", fixture, "-o", "-"]).contains(&said), "flamegraph title");
+    let included = ours(fixture, &["--include-idle"]);
+    assert_eq!(included["samples"].as_i64().unwrap(), all);
+    assert!(text(&["top", fixture, "--include-idle"])
+        .lines()
+        .next()
+        .unwrap()
+        .contains(&format!("{} samples ·", with_commas(all))));
+    // One basis for every percentage: time. A .cpuprofile's GC summary and GC category are the
+    // same samples, so the same share (40.5% by samples beside 43.9% by time before).
+    for fixture in ["fixtures/cpuprofile/periodic.cpuprofile", "fixtures/cpuprofile/money.cpuprofile"] {
+        let s = &ours(fixture, &[])["summary"];
+        assert_eq!(s["gc"]["samples"], s["categories"]["gc"]["samples"], "{fixture}");
+        let (a, b) = (s["gc"]["pct"].as_f64().unwrap(), s["categories"]["gc"]["pct"].as_f64().unwrap());
+        assert!((a - b).abs() < 1e-9, "{fixture}: summary.gc.pct {a} vs categories.gc.pct {b}");
+        let time = s["gc"]["total"].as_f64().unwrap() / s["total"].as_f64().unwrap() * 100.0;
+        assert!((a - time).abs() < 1e-9, "{fixture}");
+    }
+}

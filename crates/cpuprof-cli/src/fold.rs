@@ -143,6 +143,18 @@ fn default_title(args: &FoldArgs, profile: &Profile, folded: &Folded) -> String 
         parts.push(format_ns(d));
     }
     let noun = if profile.meta.format == SourceFormat::TickLog { "ticks" } else { "samples" };
-    parts.push(format!("{} {noun}", folded.drawn_samples));
+    // Counted as `top` counts them: the samples drawn, and those left out.
+    let (mut all, mut idle) = (0i64, 0i64);
+    if let Some(k) = profile.value_index(cpuprof_model::ValueUnit::Count) {
+        let categories = cpuprof_analysis::Categories::new(profile);
+        for (row, count) in profile.samples.values(k).iter().enumerate() {
+            all = all.saturating_add(*count);
+            if categories.of_sample(profile, row) == cpuprof_analysis::Category::Idle {
+                idle = idle.saturating_add(*count);
+            }
+        }
+    }
+    let all = all.max(folded.drawn_samples);
+    parts.push(cpuprof_render::reports::samples_shown(folded.drawn_samples, all, idle, noun));
     parts.join(" · ")
 }

@@ -92,7 +92,8 @@ struct TopRowJson<'a> {
 }
 
 fn summary(s: &Summary) -> SummaryJson {
-    let share = |v: Amount| AmountJson { samples: v.samples, total: v.weight, pct: pct_of(v.samples, s.all.samples) };
+    // Every percentage of the profile is of its weight (time), as the categories' are.
+    let share = |v: Amount| AmountJson { samples: v.samples, total: v.weight, pct: pct_of(v.weight, s.all.weight) };
     SummaryJson {
         samples: s.all.samples,
         total: s.all.weight,

@@ -301,7 +301,7 @@ const MARKDOWN_CHAIN_CHARS: usize = 400;
 pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
     let graph = doc.graph;
     let mut out = String::new();
-    for line in profile_header(doc.source, doc.meta, graph.summary(), graph.unit()).lines() {
+    for line in profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()).lines() {
         let _ = writeln!(out, "**{}**\n", escape(line));
     }
     out.push_str(match doc.view {
@@ -320,7 +320,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     let graph = doc.graph;
     let row = &graph.functions()[doc.function];
     let mut out = String::new();
-    for line in profile_header(doc.source, doc.meta, graph.summary(), graph.unit()).lines() {
+    for line in profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()).lines() {
         let _ = writeln!(out, "**{}**\n", escape(line));
     }
     let amount = |v: i64| unit_amount(graph.unit(), v);

@@ -22,6 +22,11 @@ pub use brief::{render_brief, BriefDocument};
 pub use fit::Terminal;
 pub use words::regression_text;
 
+/// `1,849 samples (4,640 idle not shown)`: a header's count of samples, as every view counts them.
+pub fn samples_shown(shown: i64, all: i64, idle: i64, noun: &str) -> String {
+    words::samples_shown(shown, all, idle, noun)
+}
+
 /// Output formats of tabular commands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -285,7 +285,7 @@ fn location_of(graph: &CallGraph<'_>, node: &CallNode) -> String {
 /// The summary line, what the tree is, then one line per node with guides.
 pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
     let graph = doc.graph;
-    let mut out = profile_header(doc.source, doc.meta, graph.summary(), graph.unit());
+    let mut out = profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit());
     out.push('\n');
     out.push_str(match doc.view {
         TreeView::TopDown => "top-down: callers above the functions they call\n",
@@ -347,7 +347,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     let graph = doc.graph;
     let row = &graph.functions()[doc.function];
     let amount = |v: i64| unit_amount(graph.unit(), v);
-    let mut out = profile_header(doc.source, doc.meta, graph.summary(), graph.unit());
+    let mut out = profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit());
     out.push('\n');
     let location = visible(&top_location(row));
     out.push_str(&format!(

@@ -98,7 +98,7 @@ pub(crate) fn top_location(row: &TopRow) -> String {
 /// `app.cpuprofile · cpuprofile · 1.02 s · 952 samples · mean interval 1.07 ms · idle 3.1% · GC 1.2% · program 0.8%`;
 /// for tick logs a second line says where the ticks went, as `node --prof-process` does.
 pub(crate) fn header(doc: &TopDocument<'_>) -> String {
-    let mut out = profile_header(doc.source, doc.meta, &doc.report.summary, doc.report.unit);
+    let mut out = profile_header(doc.source, doc.meta, &doc.report.summary, doc.report.samples, doc.report.unit);
     for input in doc.inputs {
         let mut parts = vec![format!("{} {:.1}%", top_amount(doc, input.total), pct_of(input.total, doc.report.total))];
         parts.push(format!("{} samples", input.samples));
@@ -111,13 +111,19 @@ pub(crate) fn header(doc: &TopDocument<'_>) -> String {
 }
 
 /// The summary line of any report on one profile (see [`header`]).
-pub(crate) fn profile_header(source: &str, meta: &cpuprof_model::Meta, s: &Summary, unit: Weight) -> String {
+pub(crate) fn profile_header(
+    source: &str,
+    meta: &cpuprof_model::Meta,
+    s: &Summary,
+    shown: i64,
+    unit: Weight,
+) -> String {
     let ticklog = meta.format == SourceFormat::TickLog;
     let mut parts = vec![visible(source), meta.format.as_str().to_owned()];
     if let Some(d) = meta.duration_ns {
         parts.push(format_ns(d));
     }
-    parts.push(format!("{} {}", s.all.samples, if ticklog { "ticks" } else { "samples" }));
+    parts.push(samples_shown(shown, s.all.samples, s.idle.samples, if ticklog { "ticks" } else { "samples" }));
     if let Some(i) = meta.interval_ns {
         parts.push(format!("{} {}", if ticklog { "interval" } else { "mean interval" }, format_ns(i)));
     }
@@ -132,6 +138,38 @@ pub(crate) fn profile_header(source: &str, meta: &cpuprof_model::Meta, s: &Summa
         line.push_str(&tick_summary(s));
     }
     line
+}
+
+/// `1,849 samples (4,640 idle not shown)`: the samples a view counts, as every view of the same
+/// file counts them (its JSON `samples`, the flame graph's title), and those it leaves out.
+pub(crate) fn samples_shown(shown: i64, all: i64, idle: i64, noun: &str) -> String {
+    let hidden = all.saturating_sub(shown);
+    let idle_hidden = idle.min(hidden);
+    let filtered = hidden - idle_hidden;
+    let mut out = format!("{} {noun}", thousands(shown));
+    match (idle_hidden, filtered) {
+        (0, 0) => {}
+        (i, 0) => out.push_str(&format!(" ({} idle not shown)", thousands(i))),
+        (0, f) => out.push_str(&format!(" ({} filtered out)", thousands(f))),
+        (i, f) => out.push_str(&format!(" ({} idle not shown, {} filtered out)", thousands(i), thousands(f))),
+    }
+    out
+}
+
+/// `1,234,567`.
+fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `app 67.5% · node 1.2% · native 12.0% · gc 16.3% · program 0.5%`: the categories with
