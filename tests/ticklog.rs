@@ -18,6 +18,8 @@ struct NodeReport {
     gc: i64,
     /// JavaScript rows by `name script:line:col`, tiers summed (`RegExp: src` kept as is).
     js: BTreeMap<String, i64>,
+    /// The [Summary] rows: `JavaScript`, `C++`, `GC`, `Shared libraries`, `Unaccounted`.
+    summary: BTreeMap<String, i64>,
 }
 
 fn node_report(log: &str) -> NodeReport {
@@ -33,6 +35,7 @@ fn node_report(log: &str) -> NodeReport {
     let mut section = "";
     let mut js = BTreeMap::new();
     let mut gc = 0;
+    let mut summary = BTreeMap::new();
     for line in text.lines() {
         if line.starts_with(" [") {
             section = line.trim();
@@ -48,6 +51,9 @@ fn node_report(log: &str) -> NodeReport {
             rest = after;
         }
         let name = rest.trim_start();
+        if section == "[Summary]:" {
+            summary.insert(name.to_owned(), count);
+        }
         match section {
             "[Summary]:" if name == "GC" => gc = count,
             "[JavaScript]:" => {
@@ -61,7 +67,7 @@ fn node_report(log: &str) -> NodeReport {
             _ => {}
         }
     }
-    NodeReport { ticks, unaccounted, gc, js }
+    NodeReport { ticks, unaccounted, gc, js, summary }
 }
 
 fn top_json(log: &str) -> Value {
@@ -178,7 +184,7 @@ fn cpp_attribution_equals_the_symbol_table() {
     }
     for log in files("fixtures/ticklog", &[".log"]) {
         let out = Command::new("node")
-            .args(["fixtures/oracle/ticklog-cpp.js", &log, "--by-address"])
+            .args(["fixtures/oracle/ticklog-cpp.js", &log, "--by-address", "--libraries-first"])
             .current_dir(root())
             .output()
             .unwrap();
@@ -471,4 +477,38 @@ fn a_regexp_is_named_alike_in_a_cpuprofile_and_a_tick_log() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["name"], name);
     assert!(rows[0]["base_self"].as_f64().unwrap() > 0.0 && rows[0]["new_self"].as_f64().unwrap() > 0.0, "{}", rows[0]);
+}
+
+/// Builtins and bytecode handlers that V8 logged inside a library's mapping (node 14's
+/// embedded blob, in the binary's text) are that library's code in the summary, as node's
+/// tick processor looks addresses up in the libraries first: not JavaScript.
+#[test]
+fn builtins_inside_the_binary_are_summed_as_node_sums_them() {
+    // node 14's shape (one mapping for the binary, no symbols for it: derived/make.sh):
+    // every category of node's [Summary] exactly.
+    let log = "fixtures/ticklog/derived/embedded-builtins.one-mapping.log";
+    let node = node_report(log);
+    let ours = top_json(log);
+    let summary = &ours["summary"];
+    let samples = |key: &str| summary[key]["samples"].as_i64().unwrap();
+    let theirs = |row: &str| node.summary.get(row).copied().unwrap_or(0);
+    assert!(theirs("Shared libraries") > 5 * theirs("JavaScript"), "the fixture's builtins: {:?}", node.summary);
+    assert_eq!(samples("javascript"), theirs("JavaScript"), "JavaScript");
+    assert_eq!(samples("cpp"), theirs("C++"), "C++");
+    assert_eq!(samples("gc"), theirs("GC"), "GC");
+    assert_eq!(samples("shared_libraries"), theirs("Shared libraries"), "shared libraries");
+    let no_pc: i64 = state_rows(&ours).values().sum();
+    assert_eq!(samples("unaccounted") + no_pc, theirs("Unaccounted"), "unaccounted");
+    // The rows still name the builtins, in the binary.
+    let rows = ours["rows"].as_array().unwrap();
+    let timsort = rows.iter().find(|r| r["name"] == "ArrayTimSort").expect("an ArrayTimSort row");
+    assert_eq!(timsort["kind"], "shared-lib");
+    assert_eq!(timsort["file"], "/nonexistent/node/bin/node");
+
+    // The log as recorded (three mappings of /usr/bin/node, which node leaves Unaccounted):
+    // whatever names the binary's code, the JavaScript is node's.
+    let log = "fixtures/ticklog/embedded-builtins.log";
+    let node = node_report(log);
+    let ours = top_json(log);
+    assert_eq!(ours["summary"]["javascript"]["samples"].as_i64().unwrap(), node.summary["JavaScript"]);
 }

@@ -30,7 +30,8 @@ use std::collections::BTreeSet;
 use std::io::BufRead;
 
 use cpuprof_model::{
-    FrameId, Profile, ProfileBuilder, SampleSource, SourceFormat, StackId, TimedSample, Timeline, ValueType, VmState,
+    FrameId, FuncKind, Profile, ProfileBuilder, SampleSource, SourceFormat, StackId, TimedSample, Timeline, ValueType,
+    VmState,
 };
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
@@ -128,6 +129,8 @@ struct Decoder {
     untimed: u64,
     /// The pseudo-frame of ticks without a pc, by VM state.
     no_pc: FxHashMap<VmState, FrameId>,
+    /// Builtins' frames as code of the library they were logged in, by frame, library and kind.
+    in_library: FxHashMap<(FrameId, usize, FuncKind), FrameId>,
 }
 
 impl Decoder {
@@ -170,6 +173,7 @@ impl Decoder {
             old_states: false,
             untimed: 0,
             no_pc: FxHashMap::default(),
+            in_library: FxHashMap::default(),
         }
     }
 

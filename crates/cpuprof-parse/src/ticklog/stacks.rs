@@ -451,6 +451,11 @@ impl Decoder {
     /// are known.
     pub(super) fn resolve_anew(&mut self, address: u64) -> (Resolved, Option<codemap::Span>) {
         if let Some((frame, code, span)) = self.code_at(address) {
+            if let Some(hit) = self.libraries.find(address).filter(|_| is_blob(code)) {
+                let around = self.libraries.around(address);
+                let frame = self.in_library(frame, hit, span.0);
+                return (Resolved::Found(frame, Code::Other), Some((span.0.max(around.0), span.1.min(around.1))));
+            }
             return (Resolved::Found(frame, code), Some(span));
         }
         // Below code, the addresses that resolve as `address` does are also those no code
@@ -468,6 +473,11 @@ impl Decoder {
                 // isolates) under the binary's name. Look them up where they were created.
                 let offset = hit.mapping_start.wrapping_sub(primary);
                 if let Some((frame, code, span)) = self.code_at(address.wrapping_sub(offset)) {
+                    let (frame, code) = if is_blob(code) {
+                        (self.in_library(frame, hit, span.0.wrapping_add(offset)), Code::Other)
+                    } else {
+                        (frame, code)
+                    };
                     return (Resolved::Found(frame, code), Some(clip(span, offset)));
                 }
             }
@@ -491,6 +501,26 @@ impl Decoder {
             }
         }
         (Resolved::Miss, None)
+    }
+
+    /// The frame of a builtin or bytecode handler that V8 logged inside a library's mapping
+    /// (node 14's embedded blob, in the binary's own text): node's tick processor looks an
+    /// address up in the libraries before V8's code, so this is the library's code, C++
+    /// where an ELF symbol covers its `start`, else the library's. Named as V8 names it, and
+    /// never skipped as a handler (its time is not the interpreted function's, for node).
+    fn in_library(&mut self, frame: FrameId, hit: codemap::Hit, start: u64) -> FrameId {
+        let named = self.libraries.all[hit.library]
+            .symbols()
+            .is_some_and(|file| file.lookup(start.wrapping_sub(file.bias(hit.mapping_start))).is_some());
+        let kind = if named { FuncKind::Cpp } else { FuncKind::SharedLib };
+        if let Some(frame) = self.in_library.get(&(frame, hit.library, kind)) {
+            return *frame;
+        }
+        let name = self.builder.func_of_frame(frame).name;
+        let func = self.native_func(hit.library, name, kind);
+        let library_frame = self.builder.frame(Frame { func, line: None, column: None });
+        self.in_library.insert((frame, hit.library, kind), library_frame);
+        library_frame
     }
 
     /// The frame of the C++ symbol at `file_address`, and the file addresses around it that
@@ -560,6 +590,11 @@ impl Decoder {
         let copy = self.code_range?.checked_add(CODE_RANGE)?.checked_sub(size.checked_next_multiple_of(GRANULE)?)?;
         Some((copy, blob_start, size))
     }
+}
+
+/// Code of V8's embedded blob: builtins and bytecode handlers.
+fn is_blob(code: Code) -> bool {
+    matches!(code, Code::Builtin | Code::BytecodeHandler)
 }
 
 pub(super) fn plain_func(builder: &mut ProfileBuilder, name: &str, kind: FuncKind) -> cpuprof_model::FuncId {
