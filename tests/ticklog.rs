@@ -512,3 +512,68 @@ fn builtins_inside_the_binary_are_summed_as_node_sums_them() {
     let ours = top_json(log);
     assert_eq!(ours["summary"]["javascript"]["samples"].as_i64().unwrap(), node.summary["JavaScript"]);
 }
+
+/// V8's tick-log forms before 2013 (hand-made fixtures in `fixtures/ticklog/old/`, README
+/// there): 2012's `tick,pc,sp,time,is_ext,tos,vmstate,…` and 2011's `tick,pc,sp,is_ext,tos,
+/// vmstate,…` with `code-creation,type,start,size,name,func,state` (no kind, no time). The
+/// numbers are V8's tick processor of the time, worked by hand from the lines: it skipped stubs
+/// and ICs, which node 20's defaults (and cpuprof) keep as rows of their own, so a function's
+/// total is what it gave as self (node 20's own --prof-process reads every tick as unaccounted).
+#[test]
+fn pre_2013_tick_forms_are_read() {
+    let totals = |report: &Value| -> BTreeMap<String, (i64, i64)> {
+        let rows = report["rows"].as_array().unwrap();
+        rows.iter()
+            .map(|r| {
+                let name = format!("{} {}", r["name"].as_str().unwrap(), r["file"].as_str().unwrap_or(""));
+                (
+                    name.trim_end().to_owned(),
+                    (r["self_samples"].as_i64().unwrap(), r["total_samples"].as_i64().unwrap()),
+                )
+            })
+            .collect()
+    };
+    let summary = |report: &Value, key: &str| report["summary"][key]["samples"].as_i64().unwrap();
+
+    // Ticks 1-2: a stub under `inner` (tos) under `outer`; 3: `inner` (its tos no code);
+    // 4: `outer`; 5: an IC under `inner`; 6: libm, in GC, under `inner` and `outer`.
+    let ours = top_json("fixtures/ticklog/old/v8-2012.log");
+    assert_eq!(ours["samples"].as_i64().unwrap(), 6);
+    let expected: BTreeMap<String, (i64, i64)> = [
+        ("Stub: CompareStub_LT", (2, 2)),
+        ("LoadIC: length", (1, 1)),
+        ("inner bench.js", (1, 5)),
+        ("outer bench.js", (1, 6)),
+        ("libm-2.7.so /lib32/libm-2.7.so", (1, 1)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    assert_eq!(totals(&ours), expected);
+    let inner = ours["rows"].as_array().unwrap().iter().find(|r| r["name"] == "inner").unwrap();
+    assert_eq!((inner["line"].as_i64(), inner["column"].as_i64()), (Some(5), None), "`fn script:line` then");
+    assert_eq!(
+        [
+            summary(&ours, "javascript"),
+            summary(&ours, "gc"),
+            summary(&ours, "shared_libraries"),
+            summary(&ours, "unaccounted")
+        ],
+        [5, 1, 1, 0]
+    );
+    // The times are µs (100 … 5100), the interval milliseconds (`profiler,"begin",1`).
+    assert_eq!(ours["interval_ns"].as_i64(), Some(1_000_000));
+    assert_eq!(ours["duration_ns"].as_i64(), Some(6_000_000));
+
+    // 2011: no time; the ticks are placed one interval apart, with a warning.
+    let ours = top_json("fixtures/ticklog/old/v8-2011.log");
+    assert_eq!(ours["samples"].as_i64().unwrap(), 3);
+    let expected: BTreeMap<String, (i64, i64)> =
+        [("Stub: CompareStub_LT", (1, 1)), ("inner bench.js", (1, 2)), ("outer bench.js", (1, 3))]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+    assert_eq!(totals(&ours), expected);
+    assert_eq!([summary(&ours, "javascript"), summary(&ours, "gc"), summary(&ours, "unaccounted")], [3, 1, 0]);
+    assert!(ours["warnings"].to_string().contains("3 tick(s) have no time"), "{}", ours["warnings"]);
+}

@@ -125,8 +125,10 @@ struct Decoder {
     quoted: bool,
     /// The v8-version line names a V8 older than 6.3: VM states have the older numbering.
     old_states: bool,
-    /// Ticks in the pre-2013 form (stack pointer where the time is now).
+    /// Ticks in the 2011 form (a stack pointer and no time).
     untimed: u64,
+    /// Ticks in a pre-2013 form (with a stack pointer, with or without a time).
+    old_form: u64,
     /// The pseudo-frame of ticks without a pc, by VM state.
     no_pc: FxHashMap<VmState, FrameId>,
     /// Builtins' frames as code of the library they were logged in, by frame, library and kind.
@@ -172,6 +174,7 @@ impl Decoder {
             quoted: false,
             old_states: false,
             untimed: 0,
+            old_form: 0,
             no_pc: FxHashMap::default(),
             in_library: FxHashMap::default(),
         }
@@ -203,10 +206,12 @@ impl Decoder {
         }
         if self.untimed > 0 {
             self.builder.warn(format!(
-                "{} tick(s) have no time (the pre-2013 form, with the stack pointer in its place): \
+                "{} tick(s) have no time (the pre-2012 form, with the stack pointer instead): \
                  placed one sampling interval apart",
                 self.untimed
             ));
+        }
+        if self.old_form > 0 {
             // Logs of that age gave the interval in milliseconds (`profiler,"begin",1`).
             self.interval_us = self.interval_us.map(|ms| ms.saturating_mul(1000));
         }

@@ -150,6 +150,12 @@ impl Decoder {
                 let func = plain_func(&mut self.builder, text, *kind);
                 self.builder.frame(Frame { func, line: None, column: None })
             }
+            Name::Js { text, tier } if self.quoted => {
+                // Logs that quote their strings are old enough to name `fn script:line`.
+                let js = super::names::split_old_js_name(text);
+                let func = js_func_of(&mut self.builder, &js, *tier);
+                self.builder.frame(Frame { func, line: None, column: None })
+            }
             Name::Js { text, tier } => {
                 let func = js_func(&mut self.builder, text, *tier);
                 self.builder.frame(Frame { func, line: None, column: None })
@@ -188,6 +194,7 @@ impl Decoder {
 
     pub(super) fn tick(&mut self, tick: &Tick, frames: &[u64]) {
         self.ticks += 1;
+        self.old_form += u64::from(tick.old);
         let t = if tick.timed {
             tick.time_us
         } else {
@@ -603,7 +610,10 @@ pub(super) fn plain_func(builder: &mut ProfileBuilder, name: &str, kind: FuncKin
 }
 
 pub(super) fn js_func(builder: &mut ProfileBuilder, text: &str, tier: Option<Tier>) -> cpuprof_model::FuncId {
-    let js = split_js_name(text);
+    js_func_of(builder, &split_js_name(text), tier)
+}
+
+fn js_func_of(builder: &mut ProfileBuilder, js: &super::names::JsName, tier: Option<Tier>) -> cpuprof_model::FuncId {
     let name = builder.intern(&js.name);
     let file = builder.intern(&js.script);
     builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js, tier, library: None })
