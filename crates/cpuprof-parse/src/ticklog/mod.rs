@@ -295,10 +295,17 @@ impl Decoder {
         for library in &mut self.libraries.all {
             // Symbols still being read were never needed.
             let ticks = library.own_frame.and_then(|f| leaf_ticks.get(&f)).copied().unwrap_or(0);
+            let build_id = library.build_id.as_deref().unwrap_or("none");
             let why = match &library.missing {
                 _ if ticks == 0 => continue,
-                None | Some(NoSymbols::Virtual) => continue,
-                Some(NoSymbols::Stripped) => "it has no symbols".to_owned(),
+                Some(NoSymbols::Virtual) => continue,
+                // Symbols were read, but none covers these addresses: a stripped file keeps
+                // only its exported functions (libc's internal ones, for one).
+                None => format!(
+                    "its symbols cover none of the addresses ticked in it (a stripped file keeps only its \
+                     exported symbols; build id {build_id})"
+                ),
+                Some(NoSymbols::Stripped) => format!("it has no symbols (build id {build_id})"),
                 Some(NoSymbols::Unreadable(e)) => e.clone(),
                 Some(NoSymbols::Different { build_id }) => format!(
                     "the file is not the one that was mapped when the log was written (its build id is {})",
