@@ -167,6 +167,11 @@ impl ProfileBuilder {
         id
     }
 
+    /// The function of a frame added before.
+    pub fn func_of_frame(&self, frame: FrameId) -> Func {
+        self.funcs[self.frames[frame].func]
+    }
+
     /// The stack `frame` called from `parent` (`None`: a root), adding it if it is new.
     /// Because `parent` must already exist, parents always come before children.
     pub fn stack(&mut self, parent: Option<StackId>, frame: FrameId) -> StackId {

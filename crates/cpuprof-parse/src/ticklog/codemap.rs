@@ -177,6 +177,8 @@ pub(super) struct Library {
     mappings: Vec<(u64, u64)>,
     symbols: Symbols,
     pub(super) missing: Option<NoSymbols>,
+    /// The file's GNU build id, once its symbols are read.
+    pub(super) build_id: Option<String>,
     pub(super) frames: FxHashMap<SymbolId, FrameId>,
     pub(super) own_frame: Option<FrameId>,
 }
@@ -190,6 +192,9 @@ impl Library {
                 Symbols::Read(read) => Some(read),
                 Symbols::Ready(_) => None,
             };
+            if let Some(Ok(file)) = &read {
+                self.build_id = file.build_id_hex();
+            }
             let loaded = match read {
                 Some(Ok(file)) if file.is_empty() => Err(NoSymbols::Stripped),
                 Some(Ok(file)) if !self.mappings.iter().any(|(s, e)| file.fits_mapping(*s, *e)) => {
@@ -266,6 +271,7 @@ impl Libraries {
                 mappings: Vec::new(),
                 symbols: self.load(path),
                 missing: path.starts_with('[').then_some(NoSymbols::Virtual),
+                build_id: None,
                 frames: FxHashMap::default(),
                 own_frame: None,
             });

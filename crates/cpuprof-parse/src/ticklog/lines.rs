@@ -6,15 +6,18 @@
 
 use rayon::prelude::*;
 
-/// A tick as written: `tick,pc,time,is_ext_cb,tos_or_cb,vmstate,frame…`; before 2013 V8
-/// wrote the stack pointer (`0x…`) where the time is now, and some logs a bare `0` as tos.
+/// A tick as written: `tick,pc,time,is_ext_cb,tos_or_cb,vmstate,frame…`. Before 2013 V8
+/// wrote the stack pointer (`0x…`) after the pc: `tick,pc,sp,time,is_ext_cb,tos_or_cb,vmstate,…`
+/// in 2012, `tick,pc,sp,is_ext_cb,tos_or_cb,vmstate,…` before; some logs a bare `0` as tos.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Tick {
     pub(super) pc: u64,
     pub(super) tos: u64,
     pub(super) time_us: i64,
-    /// False for the pre-2013 form: `time_us` is then 0.
+    /// False for the form without a time: `time_us` is then 0.
     pub(super) timed: bool,
+    /// One of the forms with a stack pointer (whose logs gave the interval in milliseconds).
+    pub(super) old: bool,
     /// Hash of the frames (not pc or tos, which change from tick to tick even in one
     /// function): equal callers (under one code map) hash equal.
     pub(super) hash: u64,
@@ -99,9 +102,22 @@ const MAX_FRAMES: usize = 4096;
 fn parse_tick(fields: &[u8], addrs: &mut Vec<u64>) -> Option<Tick> {
     let mut cursor = Cursor { bytes: fields, at: 0 };
     let pc = cursor.hex()?;
-    // The pre-2013 form has the stack pointer here, which says nothing about the stack.
-    let timed = cursor.peek_hex().is_none();
-    let time_us = if timed { cursor.int()? } else { cursor.hex().map(|_| 0)? };
+    if cursor.peek_hex().is_none() {
+        return parse_rest(cursor, pc, true, addrs);
+    }
+    // The pre-2013 forms have the stack pointer here, which says nothing about the stack.
+    cursor.hex()?;
+    // 2012's time, then the rest; else the rest right away (2011). A line of one form does
+    // not read as the other: the field after the time is 0 or 1 and the one after tos
+    // decimal, where 2011 has tos (`0x…`) and the first frame.
+    parse_rest(cursor, pc, true, addrs)
+        .or_else(|| parse_rest(cursor, pc, false, addrs))
+        .map(|tick| Tick { old: true, ..tick })
+}
+
+/// The fields after pc (and the stack pointer): `[time,]is_ext_cb,tos_or_cb,vmstate,frame…`.
+fn parse_rest(mut cursor: Cursor<'_>, pc: u64, timed: bool, addrs: &mut Vec<u64>) -> Option<Tick> {
+    let time_us = if timed { cursor.int()? } else { 0 };
     let external = match cursor.int()? {
         0 => false,
         1 => true,
@@ -112,6 +128,18 @@ fn parse_tick(fields: &[u8], addrs: &mut Vec<u64>) -> Option<Tick> {
         None => u64::try_from(cursor.int()?).ok()?,
     };
     let state = u8::try_from(cursor.int()?).ok()?;
+    let first = addrs.len();
+    let frames = parse_frames(&mut cursor, pc, addrs);
+    if frames.is_none() {
+        addrs.truncate(first);
+    }
+    let hash = frames?;
+    let frame_count = (addrs.len() - first) as u32;
+    Some(Tick { pc, tos, time_us, timed, old: false, hash, frames: first as u32, frame_count, state, external })
+}
+
+/// Appends the frames to `addrs`; their hash, `None` when one is malformed.
+fn parse_frames(cursor: &mut Cursor<'_>, pc: u64, addrs: &mut Vec<u64>) -> Option<u64> {
     let first = addrs.len();
     let mut hash = SEED;
     let mut previous = pc;
@@ -139,13 +167,10 @@ fn parse_tick(fields: &[u8], addrs: &mut Vec<u64>) -> Option<Tick> {
         hash = mix(hash, frame);
         addrs.push(frame);
         if addrs.len() - first > MAX_FRAMES {
-            addrs.truncate(first);
             return None;
         }
     }
-    let frame_count = (addrs.len() - first) as u32;
-    hash = mix(hash, u64::from(frame_count));
-    Some(Tick { pc, tos, time_us, timed, hash: finish(hash), frames: first as u32, frame_count, state, external })
+    Some(finish(mix(hash, (addrs.len() - first) as u64)))
 }
 
 const SEED: u64 = 0x243f_6a88_85a3_08d3;
@@ -188,6 +213,7 @@ static HEX: [u8; 256] = {
 };
 
 /// Reads comma-separated fields.
+#[derive(Clone, Copy)]
 struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -309,6 +335,12 @@ mod tests {
         assert_eq!((t.pc, t.timed, t.time_us, t.tos, t.state), (0x0812_3b5c, false, 0, 0, 0));
         assert_eq!(frames, vec![0xf541_d1a1, 0xf541_ceea]);
         assert!(one("tick,0x1,2,0,0x0,0").unwrap().0.timed);
+        // 2012: a time after the stack pointer.
+        let (t, frames) = one("tick,0x424284,0xbfffeea0,7,0,0x480600,0,0x2aaaa5").unwrap();
+        assert_eq!((t.pc, t.timed, t.old, t.time_us, t.tos, t.state), (0x0042_4284, true, true, 7, 0x0048_0600, 0));
+        assert_eq!(frames, vec![0x002a_aaa5]);
+        let (t, _) = one("tick,0x1,0xbfff,1,0xcb,4,0x5").unwrap();
+        assert_eq!((t.timed, t.external, t.tos, t.state), (false, true, 0xcb, 4));
     }
 
     #[test]

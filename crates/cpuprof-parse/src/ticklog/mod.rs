@@ -30,7 +30,8 @@ use std::collections::BTreeSet;
 use std::io::BufRead;
 
 use cpuprof_model::{
-    FrameId, Profile, ProfileBuilder, SampleSource, SourceFormat, StackId, TimedSample, Timeline, ValueType, VmState,
+    FrameId, FuncKind, Profile, ProfileBuilder, SampleSource, SourceFormat, StackId, TimedSample, Timeline, ValueType,
+    VmState,
 };
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
@@ -124,10 +125,14 @@ struct Decoder {
     quoted: bool,
     /// The v8-version line names a V8 older than 6.3: VM states have the older numbering.
     old_states: bool,
-    /// Ticks in the pre-2013 form (stack pointer where the time is now).
+    /// Ticks in the 2011 form (a stack pointer and no time).
     untimed: u64,
+    /// Ticks in a pre-2013 form (with a stack pointer, with or without a time).
+    old_form: u64,
     /// The pseudo-frame of ticks without a pc, by VM state.
     no_pc: FxHashMap<VmState, FrameId>,
+    /// Builtins' frames as code of the library they were logged in, by frame, library and kind.
+    in_library: FxHashMap<(FrameId, usize, FuncKind), FrameId>,
 }
 
 impl Decoder {
@@ -169,7 +174,9 @@ impl Decoder {
             quoted: false,
             old_states: false,
             untimed: 0,
+            old_form: 0,
             no_pc: FxHashMap::default(),
+            in_library: FxHashMap::default(),
         }
     }
 
@@ -199,10 +206,12 @@ impl Decoder {
         }
         if self.untimed > 0 {
             self.builder.warn(format!(
-                "{} tick(s) have no time (the pre-2013 form, with the stack pointer in its place): \
+                "{} tick(s) have no time (the pre-2012 form, with the stack pointer instead): \
                  placed one sampling interval apart",
                 self.untimed
             ));
+        }
+        if self.old_form > 0 {
             // Logs of that age gave the interval in milliseconds (`profiler,"begin",1`).
             self.interval_us = self.interval_us.map(|ms| ms.saturating_mul(1000));
         }
@@ -286,10 +295,17 @@ impl Decoder {
         for library in &mut self.libraries.all {
             // Symbols still being read were never needed.
             let ticks = library.own_frame.and_then(|f| leaf_ticks.get(&f)).copied().unwrap_or(0);
+            let build_id = library.build_id.as_deref().unwrap_or("none");
             let why = match &library.missing {
                 _ if ticks == 0 => continue,
-                None | Some(NoSymbols::Virtual) => continue,
-                Some(NoSymbols::Stripped) => "it has no symbols".to_owned(),
+                Some(NoSymbols::Virtual) => continue,
+                // Symbols were read, but none covers these addresses: a stripped file keeps
+                // only its exported functions (libc's internal ones, for one).
+                None => format!(
+                    "its symbols cover none of the addresses ticked in it (a stripped file keeps only its \
+                     exported symbols; build id {build_id})"
+                ),
+                Some(NoSymbols::Stripped) => format!("it has no symbols (build id {build_id})"),
                 Some(NoSymbols::Unreadable(e)) => e.clone(),
                 Some(NoSymbols::Different { build_id }) => format!(
                     "the file is not the one that was mapped when the log was written (its build id is {})",

@@ -117,14 +117,31 @@ const URL_STARTS: [&str; 9] = ["file:", "node:", "/", "http:", "https:", "webpac
 /// Anonymous functions have an empty name (` script:1:2`), eval code an empty script
 /// (`fn :1:21`). Without a `:line:col` ending, the whole text is the name.
 pub(super) fn split_js_name(text: &str) -> JsName {
+    split_js(text, false)
+}
+
+/// As [`split_js_name`], and also `fn script:line`: V8 wrote no column before 2013.
+pub(super) fn split_old_js_name(text: &str) -> JsName {
+    split_js(text, true)
+}
+
+fn split_js(text: &str, line_only: bool) -> JsName {
     let whole = || JsName { name: text.to_owned(), script: String::new(), line: None, column: None };
-    let Some((rest, column)) = split_number(text) else { return whole() };
-    let Some((location, line)) = split_number(rest) else { return whole() };
+    let with_column = split_number(text)
+        .and_then(|(rest, column)| split_number(rest).map(|(location, line)| (location, line, column)));
+    let (location, line, column) = match with_column {
+        Some((location, line, column)) => (location, line, Some(column)),
+        None if line_only => match split_number(text) {
+            Some((location, line)) => (location, line, None),
+            None => return whole(),
+        },
+        None => return whole(),
+    };
     // The script starts after a space: the first space followed by something that looks like
     // a url, else the last space (function names have spaces more often than paths do).
     let spaces: Vec<usize> = location.match_indices(' ').map(|(i, _)| i).collect();
     let Some(&last) = spaces.last() else {
-        return JsName { name: String::new(), script: location.to_owned(), line: Some(line), column: Some(column) };
+        return JsName { name: String::new(), script: location.to_owned(), line: Some(line), column };
     };
     let at = spaces
         .iter()
@@ -134,12 +151,7 @@ pub(super) fn split_js_name(text: &str) -> JsName {
             URL_STARTS.iter().any(|s| script.starts_with(s))
         })
         .unwrap_or(last);
-    JsName {
-        name: location[..at].to_owned(),
-        script: location[at + 1..].to_owned(),
-        line: Some(line),
-        column: Some(column),
-    }
+    JsName { name: location[..at].to_owned(), script: location[at + 1..].to_owned(), line: Some(line), column }
 }
 
 /// `text:123` → (`text`, 123).

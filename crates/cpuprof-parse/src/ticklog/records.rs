@@ -217,6 +217,10 @@ impl Decoder {
             // Before V8 5.x: `code-creation,type,kind,start,size,name[,func,state]`, no time.
             with_time = fields[..3].iter().chain(&[""]).chain(&fields[3..]).copied().collect();
             &with_time[..]
+        } else if fields.len() >= 5 && fields[2].starts_with("0x") {
+            // Before 2012: `code-creation,type,start,size,name[,func,state]`, no kind either.
+            with_time = fields[..2].iter().chain(&["", ""]).chain(&fields[2..]).copied().collect();
+            &with_time[..]
         } else {
             fields
         };

@@ -150,6 +150,12 @@ impl Decoder {
                 let func = plain_func(&mut self.builder, text, *kind);
                 self.builder.frame(Frame { func, line: None, column: None })
             }
+            Name::Js { text, tier } if self.quoted => {
+                // Logs that quote their strings are old enough to name `fn script:line`.
+                let js = super::names::split_old_js_name(text);
+                let func = js_func_of(&mut self.builder, &js, *tier);
+                self.builder.frame(Frame { func, line: None, column: None })
+            }
             Name::Js { text, tier } => {
                 let func = js_func(&mut self.builder, text, *tier);
                 self.builder.frame(Frame { func, line: None, column: None })
@@ -188,6 +194,7 @@ impl Decoder {
 
     pub(super) fn tick(&mut self, tick: &Tick, frames: &[u64]) {
         self.ticks += 1;
+        self.old_form += u64::from(tick.old);
         let t = if tick.timed {
             tick.time_us
         } else {
@@ -451,6 +458,11 @@ impl Decoder {
     /// are known.
     pub(super) fn resolve_anew(&mut self, address: u64) -> (Resolved, Option<codemap::Span>) {
         if let Some((frame, code, span)) = self.code_at(address) {
+            if let Some(hit) = self.libraries.find(address).filter(|_| is_blob(code)) {
+                let around = self.libraries.around(address);
+                let frame = self.in_library(frame, hit, span.0);
+                return (Resolved::Found(frame, Code::Other), Some((span.0.max(around.0), span.1.min(around.1))));
+            }
             return (Resolved::Found(frame, code), Some(span));
         }
         // Below code, the addresses that resolve as `address` does are also those no code
@@ -468,6 +480,11 @@ impl Decoder {
                 // isolates) under the binary's name. Look them up where they were created.
                 let offset = hit.mapping_start.wrapping_sub(primary);
                 if let Some((frame, code, span)) = self.code_at(address.wrapping_sub(offset)) {
+                    let (frame, code) = if is_blob(code) {
+                        (self.in_library(frame, hit, span.0.wrapping_add(offset)), Code::Other)
+                    } else {
+                        (frame, code)
+                    };
                     return (Resolved::Found(frame, code), Some(clip(span, offset)));
                 }
             }
@@ -491,6 +508,26 @@ impl Decoder {
             }
         }
         (Resolved::Miss, None)
+    }
+
+    /// The frame of a builtin or bytecode handler that V8 logged inside a library's mapping
+    /// (node 14's embedded blob, in the binary's own text): node's tick processor looks an
+    /// address up in the libraries before V8's code, so this is the library's code, C++
+    /// where an ELF symbol covers its `start`, else the library's. Named as V8 names it, and
+    /// never skipped as a handler (its time is not the interpreted function's, for node).
+    fn in_library(&mut self, frame: FrameId, hit: codemap::Hit, start: u64) -> FrameId {
+        let named = self.libraries.all[hit.library]
+            .symbols()
+            .is_some_and(|file| file.lookup(start.wrapping_sub(file.bias(hit.mapping_start))).is_some());
+        let kind = if named { FuncKind::Cpp } else { FuncKind::SharedLib };
+        if let Some(frame) = self.in_library.get(&(frame, hit.library, kind)) {
+            return *frame;
+        }
+        let name = self.builder.func_of_frame(frame).name;
+        let func = self.native_func(hit.library, name, kind);
+        let library_frame = self.builder.frame(Frame { func, line: None, column: None });
+        self.in_library.insert((frame, hit.library, kind), library_frame);
+        library_frame
     }
 
     /// The frame of the C++ symbol at `file_address`, and the file addresses around it that
@@ -562,13 +599,21 @@ impl Decoder {
     }
 }
 
+/// Code of V8's embedded blob: builtins and bytecode handlers.
+fn is_blob(code: Code) -> bool {
+    matches!(code, Code::Builtin | Code::BytecodeHandler)
+}
+
 pub(super) fn plain_func(builder: &mut ProfileBuilder, name: &str, kind: FuncKind) -> cpuprof_model::FuncId {
     let name = builder.intern(name);
     builder.func(Func { name, file: StrId::EMPTY, line: None, column: None, kind, tier: None, library: None })
 }
 
 pub(super) fn js_func(builder: &mut ProfileBuilder, text: &str, tier: Option<Tier>) -> cpuprof_model::FuncId {
-    let js = split_js_name(text);
+    js_func_of(builder, &split_js_name(text), tier)
+}
+
+fn js_func_of(builder: &mut ProfileBuilder, js: &super::names::JsName, tier: Option<Tier>) -> cpuprof_model::FuncId {
     let name = builder.intern(&js.name);
     let file = builder.intern(&js.script);
     builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js, tier, library: None })

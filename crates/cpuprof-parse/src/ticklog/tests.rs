@@ -369,7 +369,8 @@ fn pre_2013_log() {
     assert_eq!(
         stacks(&p),
         vec![
-            (vec!["(unaccounted)".into(), "exp native math.js:41".into(), "exp.js".into()], 1),
+            // `fn script:line`, without a column then.
+            (vec!["(unaccounted)".into(), "exp native".into(), "exp.js".into()], 1),
             (vec!["LoadIC: j".into()], 1),
             (vec!["shell".into(), "exp.js".into()], 1),
         ]
