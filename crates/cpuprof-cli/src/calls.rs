@@ -45,9 +45,10 @@ pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
     if tree.roots.is_empty() && tree.pruned.is_none() {
         crate::warn_empty(&source, &profile, windowed);
     }
+    let meta = crate::warnings::settled(&profile.meta);
     let doc = TreeDocument {
         source: &source,
-        meta: &profile.meta,
+        meta: &meta,
         graph: &graph,
         tree: &tree,
         view,
@@ -74,9 +75,10 @@ pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
     let depth = usize::try_from(args.depth).unwrap_or(usize::MAX);
     let up = matches!(lists, Lists::Callers | Lists::Both).then(|| graph.callers(function, depth));
     let down = matches!(lists, Lists::Callees | Lists::Both).then(|| graph.callees(function, depth));
+    let meta = crate::warnings::settled(&profile.meta);
     let doc = CallsDocument {
         source: &source,
-        meta: &profile.meta,
+        meta: &meta,
         graph: &graph,
         function,
         callers: up.as_ref(),

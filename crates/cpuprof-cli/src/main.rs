@@ -17,6 +17,7 @@ mod signals;
 mod timeline;
 mod units;
 mod usage;
+mod warnings;
 
 use std::process::ExitCode;
 
@@ -55,9 +56,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// A warning about the input: on stderr, the run goes on.
+/// A warning about the input: on stderr, the run goes on; kept for the run's report
+/// ([`warnings`]: JSON `warnings` and MCP answers carry every warning stderr got).
 pub(crate) fn warn(message: &str) {
-    say(&format!("warning: {message}"));
+    warnings::Said::current().warn(message);
 }
 
 /// The warning for an empty result (README, "Empty profiles"): whether the profile had no

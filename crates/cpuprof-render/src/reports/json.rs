@@ -91,6 +91,11 @@ struct TopRowJson<'a> {
     total_pct: f64,
 }
 
+/// A report's `warnings`: the messages of its profile's, escaped as on stderr.
+fn warnings(meta: &cpuprof_model::Meta) -> Vec<String> {
+    meta.warnings.iter().map(|w| crate::text::visible(&w.message)).collect()
+}
+
 fn summary(s: &Summary) -> SummaryJson {
     let share = |v: Amount| AmountJson { samples: v.samples, total: v.weight, pct: pct_of(v.samples, s.all.samples) };
     SummaryJson {
@@ -141,7 +146,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             .map(|i| InputJson { source: &i.source, total: i.total, samples: i.samples, duration_ns: i.duration_ns })
             .collect(),
         summary: summary(&doc.report.summary),
-        warnings: doc.meta.warnings.iter().map(|w| crate::text::visible(&w.message)).collect(),
+        warnings: warnings(doc.meta),
         rows: doc
             .rows()
             .iter()
@@ -182,7 +187,8 @@ struct DiffJson<'a> {
     tested: bool,
     /// Scripts paired across checkout roots: the base path and the new path.
     moved_files: Vec<MovedFileJson<'a>>,
-    warnings: &'a [String],
+    /// As `top`'s: every warning stderr got, escaped as there.
+    warnings: Vec<String>,
     /// With `--blocks`: the event-loop blocks of each side's runs and how the longest changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     blocks: Option<BlockChangeJson>,
@@ -390,7 +396,7 @@ fn diff_json<'a>(doc: &'a DiffDocument<'a>) -> DiffJson<'a> {
         new: side(doc.new_sources, &r.new),
         tested: r.tested,
         moved_files: r.moved_files.iter().map(|(base, new)| MovedFileJson { base, new }).collect(),
-        warnings: &r.warnings,
+        warnings: r.warnings.iter().map(|w| crate::text::visible(w)).collect(),
         blocks: doc.blocks.map(block_change),
         rows: doc
             .rows
@@ -474,6 +480,7 @@ impl Writer {
         self.field(1, false, "unit", &value(unit_name(graph.unit())));
         self.field(1, false, "total", &graph.total().to_string());
         self.field(1, false, "samples", &graph.samples().to_string());
+        self.field(1, false, "warnings", &value(&warnings(meta)));
     }
 
     /// `name, file, line, column, kind` of a node's function.
@@ -644,6 +651,8 @@ struct TimelineJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     window: Option<WindowJson>,
     bucket_ns: i64,
+    /// As `top`'s.
+    warnings: Vec<String>,
     buckets: Vec<BucketJson<'a>>,
     phases: Vec<PhaseJson<'a>>,
 }
@@ -709,6 +718,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
         duration_ns: t.length_ns,
         window: doc.window.map(|w| WindowJson { from_ns: w.from_ns, to_ns: w.to_ns }),
         bucket_ns: t.bucket_ns,
+        warnings: warnings(doc.meta),
         buckets: t
             .buckets
             .iter()
@@ -747,6 +757,8 @@ struct BlocksJson<'a> {
     /// Set when the recording has no idle samples: its blocks are not stalls.
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'static str>,
+    /// As `top`'s.
+    warnings: Vec<String>,
     blocks: Vec<BlockJson<'a>>,
     summary: BlockSummaryJson,
 }
@@ -784,6 +796,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
         min_ns: b.min_ns,
         idle_samples: b.idle_samples,
         note: (b.idle_samples == 0).then_some(NO_IDLE_NOTE),
+        warnings: warnings(doc.meta),
         blocks: b
             .blocks
             .iter()
