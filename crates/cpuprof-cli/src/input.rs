@@ -86,7 +86,7 @@ impl<'a> Reader<'a> {
         // Said at every read, a profile kept from an earlier one included: each run's report
         // carries its inputs' warnings.
         for warning in &profile.meta.warnings {
-            self.warn(&format!("{}: {warning}", input.display()));
+            self.warn(&format!("{}: {warning}", source_name(input)));
         }
         Ok(profile)
     }

@@ -6,7 +6,7 @@ use cpuprof_analysis::{
 };
 use serde::Serialize;
 
-use super::words::{moved_text, node_name, pct_of, unit_name, NO_IDLE_NOTE};
+use super::words::{moved_text, pct_of, unit_name, NO_IDLE_NOTE};
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 
 /// The JSON contract of `cpuprof top` (documented in the README). Fields may be added,
@@ -77,7 +77,11 @@ struct TopRowJson<'a> {
     /// The function's stable handle (rows by function only).
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<String>,
+    /// The plain name: a tier's marker is in `tier`, not here.
     name: &'a str,
+    /// The V8 tier of the function's code when tiers are kept apart (`--split-tiers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier: Option<&'static str>,
     file: Option<&'a str>,
     line: Option<u32>,
     column: Option<u32>,
@@ -152,7 +156,8 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             .iter()
             .map(|r| TopRowJson {
                 id: (doc.by == GroupBy::Function).then(|| r.handle()),
-                name: &r.name,
+                name: r.plain_name(),
+                tier: r.tier.map(|t| t.as_str()),
                 file: r.file.as_deref(),
                 line: r.line,
                 column: r.column,
@@ -486,7 +491,10 @@ impl Writer {
     /// `name, file, line, column, kind` of a node's function.
     fn identity(&mut self, level: usize, graph: &CallGraph<'_>, function: Option<usize>) {
         let row = function.map(|f| &graph.functions()[f]);
-        self.field(level, true, "name", &value(node_name(graph, function)));
+        self.field(level, true, "name", &value(row.map_or("(root)", |r| r.plain_name())));
+        if let Some(tier) = row.and_then(|r| r.tier) {
+            self.field(level, false, "tier", &value(tier.as_str()));
+        }
         if let Some(row) = row {
             self.field(level, false, "id", &value(&row.handle()));
         }
