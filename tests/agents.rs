@@ -141,3 +141,58 @@ fn every_format_a_command_offers_it_renders() {
     assert_eq!(help_formats("diff"), ["table", "json", "csv", "markdown", "github"]);
     assert_eq!(help_formats("record"), help_formats("top"), "record prints top");
 }
+
+#[test]
+fn an_ambiguous_pattern_lists_each_candidate_on_its_line_with_a_pattern_that_names_it() {
+    // (pattern, profile, how many functions it matches: top's rows by that name and place).
+    let cases = [
+        ("handle", "fixtures/cpuprofile/same-name.cpuprofile", "handle", None),
+        // Two arrows on one line: only the column tells them apart.
+        ("(anonymous)@workers.js:53", "fixtures/cpuprofile/workers.main.cpuprofile", "(anonymous)", Some(53)),
+    ];
+    for (pattern, profile, name, line) in cases {
+        let top: Value = serde_json::from_slice(
+            &cpuprof().args(["top", profile, "--all", "--format", "json"]).output().unwrap().stdout,
+        )
+        .unwrap();
+        let mut expected: Vec<&str> = top["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["name"] == name && line.is_none_or(|l| r["line"] == l) && r["total_samples"] != 0)
+            .map(|r| r["id"].as_str().unwrap())
+            .collect();
+        expected.sort_unstable();
+        assert!(expected.len() >= 2, "{pattern}: {expected:?}");
+
+        let out = cpuprof().args(["callers", pattern, profile]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{pattern}");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert!(
+            lines[0].starts_with(&format!("cpuprof: error: {pattern}: {} functions match", expected.len())),
+            "{stderr}"
+        );
+        if line.is_some() {
+            assert!(lines[0].contains("add the column"), "{stderr}");
+        }
+        let choices: Vec<&str> = lines[1..].iter().filter_map(|l| l.strip_prefix("cpuprof:   #")).collect();
+        assert_eq!(choices.len(), expected.len(), "one candidate a line: {stderr}");
+        assert_eq!(lines.len(), expected.len() + 1, "{stderr}");
+        let mut named = Vec::new();
+        for choice in choices {
+            let (_, rest) = choice.split_once(' ').unwrap();
+            let (paste, _) = rest.split_once("  (").unwrap();
+            assert!(
+                paste.starts_with(&format!("{name}@")) && paste.matches(':').count() >= 2,
+                "name@file:line:col: {paste}"
+            );
+            let out = cpuprof().args(["callers", paste, profile, "--format", "json"]).output().unwrap();
+            assert!(out.status.success(), "{paste}: {}", String::from_utf8_lossy(&out.stderr));
+            let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+            named.push(json["function"]["id"].as_str().unwrap().to_owned());
+        }
+        named.sort_unstable();
+        assert_eq!(named, expected, "{pattern}: each pasted pattern names its candidate, and only it");
+    }
+}

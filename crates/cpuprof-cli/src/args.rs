@@ -806,7 +806,8 @@ PATTERN:
   A function's name as `top` shows it (`handleRequest`, `(anonymous)`); or name@file:line
   (`render@views/page.js:40`, the file a suffix of its path or url, :line optional); or a
   regular expression searched in names and files. When several functions match, they are
-  listed, numbered (exit 2): name one with name@file:line, or PATTERN#N for the N-th."
+  listed, one a line, each with the name@file:line:column that names it alone (exit 2): paste
+  it, or PATTERN#N for the N-th."
     };
 }
 

@@ -46,6 +46,14 @@ fn main() -> ExitCode {
             if let Some(record::CommandExit(status)) = err.downcast_ref::<record::CommandExit>() {
                 return ExitCode::from(*status);
             }
+            if let Some(usage) = err.downcast_ref::<usage::UsageChoices>() {
+                // One line per choice, each a `cpuprof: ` line of its own.
+                say(&format!("error: {}", usage.head));
+                for choice in &usage.choices {
+                    say(choice);
+                }
+                return ExitCode::from(2);
+            }
             if let Some(usage) = err.downcast_ref::<usage::UsageError>() {
                 say(&format!("error: {usage}"));
                 return ExitCode::from(2);

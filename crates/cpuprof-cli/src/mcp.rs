@@ -203,7 +203,7 @@ impl ServerHandler for Server {
                     Ok(fit(&captured.stdout, budget, gate, &said))
                 }
                 Err(e) => {
-                    let code = if e.downcast_ref::<crate::usage::UsageError>().is_some() { 2 } else { 1 };
+                    let code = if crate::usage::is_usage(&e) { 2 } else { 1 };
                     let error = cpuprof_render::text::visible(&format!("{e:#}"));
                     Err(json!({ "error": error, "exit_code": code, "warnings": said }).to_string())
                 }
@@ -519,7 +519,12 @@ fn fit_here(text: &str, budget: usize, extra: Map<String, Value>, said: &[String
     deserializer.disable_recursion_limit();
     let Ok(mut value) = <Value as serde::Deserialize>::deserialize(&mut deserializer) else {
         // Text (a table, Markdown): the warnings go first, where cutting from the end keeps them.
-        let mut warned: String = said.iter().map(|w| format!("warning: {w}\n")).collect();
+        let mut warned = String::new();
+        for warning in said {
+            warned.push_str("warning: ");
+            warned.push_str(warning);
+            warned.push('\n');
+        }
         warned.push_str(text);
         return fit_text(&warned, budget, &note);
     };

@@ -157,7 +157,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             .map(|r| TopRowJson {
                 id: (doc.by == GroupBy::Function).then(|| r.handle()),
                 name: r.plain_name(),
-                tier: r.tier.map(|t| t.as_str()),
+                tier: r.tier.map(cpuprof_model::Tier::as_str),
                 file: r.file.as_deref(),
                 line: r.line,
                 column: r.column,
