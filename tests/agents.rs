@@ -196,3 +196,21 @@ fn an_ambiguous_pattern_lists_each_candidate_on_its_line_with_a_pattern_that_nam
         assert_eq!(named, expected, "{pattern}: each pasted pattern names its candidate, and only it");
     }
 }
+
+/// The warnings `timeline` and `blocks` say after reading (nothing in the window, no idle
+/// samples) reach their JSON once crates/cpuprof-cli/src/timeline.rs settles the report's
+/// warnings before rendering (`crate::warnings::settle`), as the other commands do.
+#[test]
+#[ignore = "needs crate::warnings::settle in crates/cpuprof-cli/src/timeline.rs (not this branch's file)"]
+fn timeline_and_blocks_warnings_said_after_reading_are_in_the_json() {
+    let cases: &[&[&str]] = &[&["blocks", MONEY], &["timeline", "fixtures/edge/no-samples.cpuprofile"]];
+    for args in cases {
+        let out = cpuprof().args(*args).args(["--format", "json"]).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let said = stderr_warnings(&out.stderr);
+        assert!(!said.is_empty(), "{args:?} warns on stderr");
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let warnings: Vec<&str> = json["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+        assert_eq!(warnings, said, "{args:?}");
+    }
+}
