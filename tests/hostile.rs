@@ -221,7 +221,7 @@ fn hostile_names_are_exact_in_data_and_inert_on_screen() {
     let mut seen = 0;
     for record in reader.records() {
         let record = record.expect("CSV parses");
-        assert_eq!(record.len(), 11, "{record:?}");
+        assert_eq!(record.len(), 12, "{record:?}");
         if let Some((file, samples, _)) = expected(&record[0]) {
             assert_eq!((&record[1], record[6].parse::<i64>().unwrap()), (file.as_str(), samples), "{record:?}");
             seen += 1;

@@ -229,8 +229,9 @@ fn tick_logs_are_mapped_with_their_tiers() {
         }
     }
     let (tiers, _) = top_json(&["--split-tiers", "--source-map-dir", DIST, TICK_LOG]);
-    for name in ["*computeInvoiceTotal", "*slugifyTitle", "*fnv1aHash", "*equal"] {
-        assert!(row(&tiers, name).is_some(), "no row for {name} with --split-tiers");
+    for name in ["computeInvoiceTotal", "slugifyTitle", "fnv1aHash", "equal"] {
+        let turbofan = tiers["rows"].as_array().unwrap().iter().any(|r| r["name"] == name && r["tier"] == "turbofan");
+        assert!(turbofan, "no row for *{name} with --split-tiers");
     }
 }
 

@@ -646,3 +646,64 @@ fn ticks_no_symbol_names_are_warned_about_with_the_build_id() {
     let row = |name: &str| rows.iter().find(|r| r["name"] == name).map(|r| r["self_samples"].as_i64().unwrap());
     assert_eq!((row("libt.so"), row("exported_entry")), (Some(5), Some(1)));
 }
+
+/// Every `JS: <marker>name file:line:col` node's report prints (the flat list and the bottom-up
+/// profile): (name, location, tier), the marker read as V8 defines it.
+fn node_tiers(log: &str) -> std::collections::BTreeSet<(String, String, String)> {
+    let text = std::fs::read(root().join(log.replace(".log", ".prof.txt"))).unwrap();
+    let text = String::from_utf8_lossy(&text);
+    let mut tiers = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let Some((_, label)) = line.split_once("JS: ") else { continue };
+        let tier = match label.chars().next() {
+            Some('~') => "interpreted",
+            Some('^') => "sparkplug",
+            Some('+') => "maglev",
+            Some('*') => "turbofan",
+            _ => continue,
+        };
+        let Some((name, location)) = label[1..].rsplit_once(' ') else { continue };
+        if garbled(label) || name.contains(' ') {
+            continue;
+        }
+        let name = if name == "<anonymous>" { "(anonymous)" } else { name };
+        tiers.insert((name.to_owned(), location.to_owned(), tier.to_owned()));
+    }
+    tiers
+}
+
+#[test]
+fn split_tiers_rows_name_the_function_and_give_its_tier_apart() {
+    let log = "fixtures/ticklog/phases.log";
+    let node = node_tiers(log);
+    let kinds: std::collections::BTreeSet<&str> = node.iter().map(|(_, _, t)| t.as_str()).collect();
+    assert!(kinds.len() >= 3, "the log has functions in several tiers: {kinds:?}");
+    let out = cpuprof().args(["top", log, "--split-tiers", "--all", "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut ours = std::collections::BTreeSet::new();
+    for row in json["rows"].as_array().unwrap().iter().filter(|r| r["kind"] == "js") {
+        let name = row["name"].as_str().unwrap();
+        assert!(!name.starts_with(['~', '^', '+', '*']), "a name, not a tier: {row}");
+        let tier = row["tier"].as_str().unwrap_or_else(|| panic!("a JavaScript row has its tier: {row}"));
+        let location = format!("{}:{}:{}", row["file"].as_str().unwrap(), row["line"], row["column"]);
+        ours.insert((name.to_owned(), location, tier.to_owned()));
+    }
+    let missing: Vec<_> = node.difference(&ours).collect();
+    assert!(missing.is_empty(), "node's tiers of these functions are not rows of ours: {missing:?}");
+    // The table keeps V8's markers; CSV has the plain name and a tier column, as JSON.
+    let table = cpuprof().args(["top", log, "--split-tiers", "--all"]).output().unwrap();
+    let (name, _, tier) = node.iter().find(|(_, _, t)| t == "turbofan").unwrap();
+    assert!(String::from_utf8_lossy(&table.stdout).contains(&format!("*{name}")), "{tier}");
+    let csv = cpuprof().args(["top", log, "--split-tiers", "--all", "--format", "csv"]).output().unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(csv.lines().next().unwrap().ends_with(",tier"));
+    assert!(csv.lines().any(|l| l.starts_with(&format!("{name},")) && l.ends_with(",turbofan")), "{csv}");
+    // The tree's JSON names them alike.
+    let out =
+        cpuprof().args(["callers", &format!("*{name}"), log, "--split-tiers", "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let callers: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(callers["function"]["name"].as_str(), Some(name.as_str()));
+    assert_eq!(callers["function"]["tier"], "turbofan");
+}

@@ -19,7 +19,14 @@ const OPTION_SETS: &[&[&str]] =
 fn ours(input: &str, options: &[&str]) -> Value {
     let out = cpuprof().args(["top", input, "--all", "--format", "json"]).args(options).output().expect("run cpuprof");
     assert!(out.status.success(), "cpuprof failed on {input} {options:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON")
+    let mut report: Value = serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON");
+    // The reader's warnings name the input first, as stderr does: the messages are after it.
+    for warning in report["warnings"].as_array_mut().expect("warnings") {
+        let message =
+            warning.as_str().expect("a warning").strip_prefix(&format!("{input}: ")).expect("the input first");
+        *warning = Value::from(message);
+    }
+    report
 }
 
 /// The oracle's `.cpuprofile` of one profile of `trace` (`None`: the default one), in `dir`.

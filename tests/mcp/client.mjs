@@ -102,6 +102,63 @@ check("the tools are the commands, with schemas made from their options", async 
   assert.ok(!("by" in load.inputSchema.properties), "load takes how to read, not the report's options");
 });
 
+/** The values `--format` takes, as `cpuprof COMMAND -h` lists them (lines wrap anywhere). */
+function helpFormats(command) {
+  const help = cli([command, "-h"]).split(/\s+/).join(" ");
+  const list = help.slice(help.indexOf("--format <FORMAT>")).match(/\[possible values: ([^\]]*)\]/);
+  assert.ok(list, `${command} -h lists --format's values`);
+  return list[1].split(", ");
+}
+
+check("each tool's formats are those its command's --help offers", async () => {
+  const { tools } = await client.listTools();
+  let seen = 0;
+  for (const tool of tools) {
+    const format = tool.inputSchema.properties.format;
+    if (!format || tool.name === "load") continue;
+    const command = tool.name;
+    assert.deepEqual(format.enum, helpFormats(command), command);
+    seen += 1;
+  }
+  assert.ok(seen >= 7, `tools with a format: ${seen}`);
+  assert.ok(!tools.find((t) => t.name === "tree").inputSchema.properties.format.enum.includes("github"));
+});
+
+/** The warnings a command line said on stderr (after `cpuprof: warning: `). */
+function cliWarnings(args) {
+  const out = spawnSync(bin, args, { encoding: "utf8", env: { ...process.env, COLUMNS: "" }, maxBuffer: 1 << 28 });
+  return out.stderr.split("\n").filter((l) => l.startsWith("cpuprof: warning: ")).map((l) => l.slice("cpuprof: warning: ".length));
+}
+
+check("every warning the command line says is in the answer, read again from the cache too", async () => {
+  const pair = ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/new.1.cpuprofile"];
+  const diff = await json(client, "diff", { pair, budget: WHOLE });
+  const said = cliWarnings(["diff", ...pair, "--format", "json"]);
+  assert.ok(said.some((w) => w.startsWith("one run per side")), said.join("\n"));
+  assert.deepEqual(diff.warnings, said);
+  // The gate's verdict keeps them.
+  const gated = await json(client, "diff", { pair, fail_on: ["self:+0%"], budget: WHOLE });
+  assert.match(gated.gate, /regression/);
+  assert.deepEqual(gated.warnings, said);
+  // A reader's warning, on the first read and from the session's cache.
+  const ignored = cliWarnings(["top", PACKAGES, "--sample-type", "cpu", "--format", "json"]);
+  assert.equal(ignored.length, 1, ignored.join("\n"));
+  for (let i = 0; i < 2; i++) {
+    assert.deepEqual((await json(client, "top", { inputs: [PACKAGES], sample_type: "cpu", budget: WHOLE })).warnings, ignored);
+  }
+  // A budget cuts rows, never warnings.
+  const cut = await json(client, "top", { inputs: [TICKS], all: true, profile: "1", budget: 2048 });
+  assert.ok(cut.left_out.rows.rows > 0);
+  assert.deepEqual(cut.warnings, cliWarnings(["top", TICKS, "--all", "--profile", "1", "--format", "json"]));
+  // Answers without a JSON report: a written file's, load's, a text format's.
+  const svg = path.join(tmp, "warned.svg");
+  const wrote = await json(client, "flamegraph", { input: PACKAGES, output: svg, sample_type: "cpu" });
+  assert.deepEqual(wrote.warnings, cliWarnings(["flamegraph", PACKAGES, "-o", path.join(tmp, "cli.svg"), "--sample-type", "cpu"]));
+  assert.deepEqual((await json(client, "load", { input: PACKAGES, sample_type: "cpu" })).warnings, ignored);
+  const table = await call(client, "top", { inputs: [PACKAGES], sample_type: "cpu", format: "table" });
+  assert.ok(table.text.startsWith(`warning: ${ignored[0]}\n`), table.text);
+});
+
 // Each case: a tool, its arguments, and the command line that must print the same JSON.
 const SAME_AS_CLI = [
   ["top", { inputs: [PACKAGES] }, ["top", PACKAGES]],

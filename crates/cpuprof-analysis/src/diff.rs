@@ -413,7 +413,7 @@ fn side(runs: &[&Profile], filter: &StackFilter, unit: Weight, root: Option<&str
         side.kept_samples.push(report.rows.iter().fold(0i64, |sum, r| sum.saturating_add(r.self_samples)));
         for row in report.rows {
             // The tiers of a function are one function here: its name without the marker.
-            let name = row.tier.and_then(|t| row.name.strip_prefix(t.marker())).unwrap_or(&row.name);
+            let name = row.plain_name();
             let key = (name.to_owned(), row.file.as_deref().map(|f| below_root(match_file(f), root)));
             let functions = side.functions.entry(key).or_default();
             let at = if let Some(at) = functions

@@ -237,7 +237,7 @@ impl<'p> Side<'p> {
         let n = self.runs.len();
         for (r, (graph, files)) in self.runs.iter().enumerate() {
             let key_of = |f: &TopRow| {
-                let name = f.tier.and_then(|t| f.name.strip_prefix(t.marker())).unwrap_or(&f.name).to_owned();
+                let name = f.plain_name().to_owned();
                 let file = f.file.as_deref().map(|file| files.get(file).cloned().unwrap_or_else(|| file.to_owned()));
                 (name, file)
             };

@@ -72,6 +72,12 @@ pub struct TopRow {
 }
 
 impl TopRow {
+    /// The name without its tier's marker (`roundHalfUp` of `*roundHalfUp`): what data formats
+    /// (JSON, CSV) give as the name, with the tier beside it.
+    pub fn plain_name(&self) -> &str {
+        self.tier.and_then(|t| self.name.strip_prefix(t.marker())).unwrap_or(&self.name)
+    }
+
     /// The stable handle of the row's function ([`crate::function_handle`]).
     pub fn handle(&self) -> String {
         crate::function_handle(&self.name, self.file.as_deref(), self.line, self.column)

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use cpuprof_model::SourceFormat;
 use cpuprof_render::Format;
@@ -21,7 +22,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Functions (or files, packages, lines) ranked by the CPU time they hold
-    #[command(after_help = TOP_HELP)]
+    #[command(after_help = TOP_HELP, mut_arg("format", formats(ReportFormatArg::TOP)))]
     Top(TopArgs),
     /// Folded stacks (`root;…;leaf weight`) for inferno, FlameGraph or speedscope
     #[command(after_help = COLLAPSE_HELP)]
@@ -30,19 +31,19 @@ pub(crate) enum Command {
     #[command(after_help = FLAMEGRAPH_HELP)]
     Flamegraph(FlamegraphArgs),
     /// The call tree: top-down (callers above callees) or bottom-up (hot functions, their callers under them)
-    #[command(after_help = TREE_HELP)]
+    #[command(after_help = TREE_HELP, mut_arg("format", formats(ReportFormatArg::VIEWS)))]
     Tree(TreeArgs),
     /// Who calls a function: the part of its total that comes through each caller
-    #[command(after_help = CALLERS_HELP)]
+    #[command(after_help = CALLERS_HELP, mut_arg("format", formats(ReportFormatArg::VIEWS)))]
     Callers(CallsArgs),
     /// What a function calls: each callee's total under it, and its own time
-    #[command(after_help = CALLEES_HELP)]
+    #[command(after_help = CALLEES_HELP, mut_arg("format", formats(ReportFormatArg::VIEWS)))]
     Callees(CallsArgs),
     /// A function's callers and callees together (speedscope's sandwich)
-    #[command(after_help = EXPLAIN_HELP)]
+    #[command(after_help = EXPLAIN_HELP, mut_arg("format", formats(ReportFormatArg::VIEWS)))]
     Explain(CallsArgs),
     /// Which functions got hotter between BASE and NEW, with sampling noise taken into account
-    #[command(after_help = DIFF_HELP)]
+    #[command(after_help = DIFF_HELP, mut_arg("format", formats(ReportFormatArg::DIFF)))]
     Diff(Box<DiffArgs>),
     /// Rewrite a profile as pprof (go tool pprof, Pyroscope, Parca), .cpuprofile or folded stacks
     #[command(after_help = CONVERT_HELP)]
@@ -54,13 +55,13 @@ pub(crate) enum Command {
     #[command(after_help = TIMELINE_HELP)]
     Timeline(TimelineArgs),
     /// What blocked the event loop: stretches without idle samples, longest first
-    #[command(after_help = BLOCKS_HELP)]
+    #[command(after_help = BLOCKS_HELP, mut_arg("format", formats(ReportFormatArg::VIEWS)))]
     Blocks(BlocksArgs),
     /// One self-contained HTML page to explore the profile: timeline, top, flame graph, callers and callees, blocks
     #[command(after_help = REPORT_HELP)]
     Report(ReportArgs),
     /// Profile a command (every Node process it starts), or attach to a running Node process
-    #[command(after_help = RECORD_HELP)]
+    #[command(after_help = RECORD_HELP, mut_arg("format", formats(ReportFormatArg::TOP)))]
     Record(RecordArgs),
     /// Serve the commands as Model Context Protocol tools on stdin/stdout, for coding agents
     #[command(after_help = MCP_HELP)]
@@ -445,8 +446,8 @@ EXPLAIN:
   vanished on one side: V8 inlined it (its time now counts as the caller's own).
 
 EXIT STATUS:
-  0 no regression crossed a --fail-on threshold · 1 bad input · 2 usage, or a side without
-  samples · 3 a significant regression crossed a --fail-on threshold (the last line on stderr
+  0 no regression crossed a --fail-on threshold · 1 bad input (a side without samples
+  included) · 2 usage · 3 a significant regression crossed a --fail-on threshold (the last line on stderr
   names each one, its change and the threshold) · 130/143/129 interrupted (SIGINT, SIGTERM,
   SIGHUP; no output is left half-written).
 
@@ -805,7 +806,8 @@ PATTERN:
   A function's name as `top` shows it (`handleRequest`, `(anonymous)`); or name@file:line
   (`render@views/page.js:40`, the file a suffix of its path or url, :line optional); or a
   regular expression searched in names and files. When several functions match, they are
-  listed, numbered (exit 2): name one with name@file:line, or PATTERN#N for the N-th."
+  listed, one a line, each with the name@file:line:column that names it alone (exit 2): paste
+  it, or PATTERN#N for the N-th."
     };
 }
 
@@ -1117,6 +1119,28 @@ pub(crate) enum ReportFormatArg {
     /// top: the profile in at most 40 lines (categories, top 10 by self time with their
     /// handles, the heaviest call paths, the longest event-loop block, warnings)
     Brief,
+}
+
+impl ReportFormatArg {
+    /// What `top` renders (and `record` prints with it).
+    pub(crate) const TOP: &'static [Self] = &[Self::Table, Self::Json, Self::Csv, Self::Markdown, Self::Brief];
+    /// What `diff` renders.
+    pub(crate) const DIFF: &'static [Self] = &[Self::Table, Self::Json, Self::Csv, Self::Markdown, Self::Github];
+    /// What `tree`, `callers`, `callees`, `explain` and `blocks` render.
+    pub(crate) const VIEWS: &'static [Self] = &[Self::Table, Self::Json, Self::Csv, Self::Markdown];
+}
+
+/// `--format` of a command that renders `offered`: its `--help`, clap's check of a value and
+/// the MCP tool's schema all read this one list (an enum of every format would offer some
+/// that the command then refuses).
+fn formats(offered: &'static [ReportFormatArg]) -> impl FnOnce(clap::Arg) -> clap::Arg {
+    move |arg| {
+        let names = offered.iter().filter_map(ValueEnum::to_possible_value);
+        arg.value_parser(
+            clap::builder::PossibleValuesParser::new(names)
+                .try_map(|name: String| ReportFormatArg::from_str(&name, false)),
+        )
+    }
 }
 
 impl OutputArgs {

@@ -274,7 +274,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
             .into())
         }
     };
-    let report = diff(&base_refs, &new_refs, &options);
+    let mut report = diff(&base_refs, &new_refs, &options);
     // A side without samples compares nothing: every function would be new or gone, and a
     // gate would pass on nothing at all.
     let empty: Vec<String> = base
@@ -284,13 +284,13 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         .filter(|(_, samples)| **samples == 0)
         .map(|(path, _)| source_name(path))
         .collect();
+    // Bad input (exit 1), not a bad command line: the same command is right for other files.
     if !empty.is_empty() {
-        return Err(UsageError(format!(
+        return Err(anyhow::anyhow!(
             "{}: no samples to compare{}; a diff needs samples in every run on both sides",
             empty.join(", "),
             if args.filter.focus.is_some() || args.filter.ignore.is_some() { " after the filters" } else { "" }
-        ))
-        .into());
+        ));
     }
     // Samples without time (every interval 0) weigh nothing per run: no change could be tested.
     let timeless: Vec<&str> = [("base", &report.base), ("new", &report.new)]
@@ -332,7 +332,6 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
              timing); record several runs per side (--base a b c --new x y z) before trusting small changes",
         );
     }
-    let shown = &report.rows[..args.rows.limit().unwrap_or(usize::MAX).min(report.rows.len())];
     let (base_sources, new_sources): (Vec<String>, Vec<String>) = match &phases {
         Some([b, n]) => {
             (vec![format!("{} [{}]", source_name(&base[0]), b.1)], vec![format!("{} [{}]", source_name(&new[0]), n.1)])
@@ -365,6 +364,16 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         None
     };
     let cwd = crate::calls::current_dir();
+    let svg =
+        (svg_output.is_some() || html_output.is_some()).then(|| differential(&base_refs, &new_refs, &options, &report));
+    if let (None, Some(Err(e))) = (&svg_output, &svg) {
+        // The page without its flame graph is still the comparison.
+        crate::warn(&format!("the report has no flame graph: {e}"));
+    }
+    // Every warning said (the readers', the analysis', this command's) is in the report.
+    report.warnings = crate::warnings::said();
+    let report = report;
+    let shown = &report.rows[..args.rows.limit().unwrap_or(usize::MAX).min(report.rows.len())];
     let doc = DiffDocument {
         blocks: block_change.as_ref(),
         base_sources: &base_sources,
@@ -377,8 +386,6 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     write_report(&doc, args.output.format, output)?;
-    let svg =
-        (svg_output.is_some() || html_output.is_some()).then(|| differential(&base_refs, &new_refs, &options, &report));
     if let (Some(svg_output), Some(svg)) = (svg_output, &svg) {
         match svg {
             Ok(svg) => svg_output.write(svg)?,
@@ -387,13 +394,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     }
     if let (Some(html_output), Some(svg)) = (html_output, &svg) {
         // The page without its flame graph is still the comparison.
-        let svg = match svg {
-            Ok(svg) => Some(svg.as_slice()),
-            Err(e) => {
-                crate::warn(&format!("the report has no flame graph: {e}"));
-                None
-            }
-        };
+        let svg = svg.as_ref().ok().map(Vec::as_slice);
         let page = diff_page(&doc, &base_refs, &new_refs, &options, svg);
         html_output.write(page?.as_bytes())?;
     }

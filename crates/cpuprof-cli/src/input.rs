@@ -28,6 +28,8 @@ pub(crate) struct Reader<'a> {
     maps_dir: Option<std::path::PathBuf>,
     /// Set once the inputs' warnings have been said (a second read of them says nothing).
     quiet: std::sync::atomic::AtomicBool,
+    /// The run the inputs are read for: its warnings are said there, from any thread.
+    said: crate::warnings::Said,
 }
 
 impl<'a> Reader<'a> {
@@ -39,7 +41,13 @@ impl<'a> Reader<'a> {
         }
         let source_maps =
             (args.source_maps || args.source_map_dir.is_some()).then(|| SourceMaps::new(args.source_map_dir.clone()));
-        Ok(Self { args, source_maps, maps_dir: None, quiet: std::sync::atomic::AtomicBool::new(false) })
+        Ok(Self {
+            args,
+            source_maps,
+            maps_dir: None,
+            quiet: std::sync::atomic::AtomicBool::new(false),
+            said: crate::warnings::Said::current(),
+        })
     }
 
     /// A reader whose source maps are looked for in `dir` first (`diff`'s per-side folders).
@@ -59,7 +67,7 @@ impl<'a> Reader<'a> {
 
     fn warn(&self, message: &str) {
         if !self.quiet.load(std::sync::atomic::Ordering::Relaxed) {
-            crate::warn(message);
+            self.said.warn(message);
         }
     }
 
@@ -67,13 +75,20 @@ impl<'a> Reader<'a> {
     /// parser's warnings and maps it through source maps when asked to. The reader keeps only
     /// the samples of a `--from`/`--to` window where it can ([`cut_to_window`] cuts the rest).
     pub(crate) fn load(&self, input: &Path, timeline: bool, window: Option<&WindowSpec>) -> Result<Profile> {
-        if crate::io::serving() && !crate::io::is_dash(input) {
+        let profile = if crate::io::serving() && !crate::io::is_dash(input) {
             // An MCP session reads a profile once, whole and with its times, for every question
             // after (the window is cut from it as from a format the reader cannot cut).
             let reading = format!("{:?} {:?}", self.args, self.maps_dir);
-            return crate::mcp::cached(input, &reading, || self.read(input, true, None));
+            crate::mcp::cached(input, &reading, || self.read(input, true, None))?
+        } else {
+            self.read(input, timeline, window)?
+        };
+        // Said at every read, a profile kept from an earlier one included: each run's report
+        // carries its inputs' warnings.
+        for warning in &profile.meta.warnings {
+            self.warn(&format!("{}: {warning}", source_name(input)));
         }
-        self.read(input, timeline, window)
+        Ok(profile)
     }
 
     fn read(&self, input: &Path, timeline: bool, window: Option<&WindowSpec>) -> Result<Profile> {
@@ -109,9 +124,6 @@ impl<'a> Reader<'a> {
                 warning.message.push_str(&hint(setting));
             }
         }
-        for warning in &profile.meta.warnings {
-            self.warn(&format!("{}: {warning}", input.display()));
-        }
         // Options of one format, given for a file of another: say so rather than ignore them quietly.
         let format = profile.meta.format;
         let unused: [(&str, bool, &[SourceFormat]); 4] = [
@@ -133,22 +145,16 @@ impl<'a> Reader<'a> {
                     Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
                     None => String::new(),
                 };
-                self.warn(&format!(
-                    "{}: {option} is for {names} input and was ignored: this is {}",
-                    input.display(),
-                    format.as_str()
-                ));
+                let ignored = format!("{option} is for {names} input and was ignored: this is {}", format.as_str());
+                profile.meta.warnings.push(cpuprof_model::Warning::new(ignored));
             }
         }
         let Some(source_maps) = &self.source_maps else { return Ok(profile) };
-        let mapped = source_maps
+        // The mapped profile keeps the warnings read so far and adds the source maps'.
+        Ok(source_maps
             .apply(&profile, near(input).as_deref())
             .map_err(|e| anyhow::anyhow!("{}: cannot apply source maps: {e}", input.display()))?
-            .profile;
-        for warning in &mapped.meta.warnings[profile.meta.warnings.len()..] {
-            self.warn(&format!("{}: {warning}", input.display()));
-        }
-        Ok(mapped)
+            .profile)
     }
 }
 
@@ -239,6 +245,7 @@ pub(crate) fn load_read(
             .map_err(|e| anyhow::anyhow!("{}: cannot collapse recursion: {e}", source_name(input)))?;
     }
     let window = cut_to_window(&mut profile, bounds.as_ref(), input)?;
+    crate::warnings::settle(&mut profile.meta);
     Ok(Loaded { profile, window })
 }
 
@@ -375,5 +382,6 @@ pub(crate) fn load_timed(input: &Path, reading: &InputArgs, window: &WindowArgs,
         ));
     }
     let window = cut_to_window(&mut profile, spec.as_ref(), input)?;
+    crate::warnings::settle(&mut profile.meta);
     Ok(Loaded { profile, window })
 }

@@ -17,6 +17,7 @@ mod signals;
 mod timeline;
 mod units;
 mod usage;
+mod warnings;
 
 use std::process::ExitCode;
 
@@ -45,6 +46,14 @@ fn main() -> ExitCode {
             if let Some(record::CommandExit(status)) = err.downcast_ref::<record::CommandExit>() {
                 return ExitCode::from(*status);
             }
+            if let Some(usage) = err.downcast_ref::<usage::UsageChoices>() {
+                // One line per choice, each a `cpuprof: ` line of its own.
+                say(&format!("error: {}", usage.head));
+                for choice in &usage.choices {
+                    say(choice);
+                }
+                return ExitCode::from(2);
+            }
             if let Some(usage) = err.downcast_ref::<usage::UsageError>() {
                 say(&format!("error: {usage}"));
                 return ExitCode::from(2);
@@ -55,9 +64,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// A warning about the input: on stderr, the run goes on.
+/// A warning about the input: on stderr, the run goes on; kept for the run's report
+/// ([`warnings`]: JSON `warnings` and MCP answers carry every warning stderr got).
 pub(crate) fn warn(message: &str) {
-    say(&format!("warning: {message}"));
+    warnings::Said::current().warn(message);
 }
 
 /// The warning for an empty result (README, "Empty profiles"): whether the profile had no

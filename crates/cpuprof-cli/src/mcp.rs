@@ -185,24 +185,27 @@ impl ServerHandler for Server {
         let name = spec.name;
         // The command and the cutting of its answer run off the protocol's thread.
         let answer = tokio::task::spawn_blocking(move || {
-            let (result, captured) = crate::io::captured(|| crate::run::run(cli));
+            // What the run says on stderr is its own list (the reports carry it as `warnings`);
+            // answers without a report get it from there.
+            let ((result, captured), said) = crate::warnings::collect(|| crate::io::captured(|| crate::run::run(cli)));
+            let said: Vec<String> = said.iter().map(|w| cpuprof_render::text::visible(w)).collect();
             match result {
                 Ok(()) if writes => {
                     let files: Vec<String> = captured.files.iter().map(|p| p.display().to_string()).collect();
-                    Ok(json!({ "wrote": files }).to_string())
+                    Ok(json!({ "wrote": files, "warnings": said }).to_string())
                 }
-                Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout)),
-                Ok(()) => Ok(fit(&captured.stdout, budget, Map::new())),
+                Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout, &said)),
+                Ok(()) => Ok(fit(&captured.stdout, budget, Map::new(), &said)),
                 // The gate's verdict is an answer, not a failure: the report, and what tripped it.
                 Err(e) if e.downcast_ref::<crate::diff::GateTripped>().is_some() => {
                     let mut gate = Map::new();
                     gate.insert("gate".to_owned(), json!(cpuprof_render::text::visible(&e.to_string())));
-                    Ok(fit(&captured.stdout, budget, gate))
+                    Ok(fit(&captured.stdout, budget, gate, &said))
                 }
                 Err(e) => {
-                    let code = if e.downcast_ref::<crate::usage::UsageError>().is_some() { 2 } else { 1 };
+                    let code = if crate::usage::is_usage(&e) { 2 } else { 1 };
                     let error = cpuprof_render::text::visible(&format!("{e:#}"));
-                    Err(json!({ "error": error, "exit_code": code }).to_string())
+                    Err(json!({ "error": error, "exit_code": code, "warnings": said }).to_string())
                 }
             }
         })
@@ -451,15 +454,15 @@ fn values_of(id: &str, value: &Value, arg: &Arg) -> Result<Vec<String>, String> 
 /// The profiles `load` gave handles to in this session: handle → path as given.
 static LOADED: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
-/// `load`'s answer: the profile's handle and path, and the brief summary.
-fn loaded(argv: &[String], brief: &[u8]) -> String {
+/// `load`'s answer: the profile's handle and path, the brief summary, and the warnings.
+fn loaded(argv: &[String], brief: &[u8], said: &[String]) -> String {
     let input = argv.last().cloned().unwrap_or_default();
     let handle = profile_handle(Path::new(&input)).unwrap_or_default();
     let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
     if !loaded.iter().any(|(h, _)| *h == handle) {
         loaded.push((handle.clone(), input.clone()));
     }
-    json!({ "profile": handle, "path": input, "summary": String::from_utf8_lossy(brief) }).to_string()
+    json!({ "profile": handle, "path": input, "summary": String::from_utf8_lossy(brief), "warnings": said }).to_string()
 }
 
 /// The path of the profile `word` names when it is a handle `load` gave (`None`: not a handle).
@@ -491,14 +494,17 @@ fn profile_handle(path: &Path) -> Option<String> {
 /// Keeps an answer to `budget` bytes, with `extra` fields added to a JSON answer. JSON (made
 /// compact) loses whole rows, the deepest first and, among equally deep ones, the last (reports
 /// list the heaviest first), so a tree keeps its upper levels and a table its first rows; a count
-/// per list name says what went. Text loses whole lines from its end.
-pub(crate) fn fit(answer: &[u8], budget: u64, extra: Map<String, Value>) -> String {
+/// per list name says what went; `warnings` is never cut. Text loses whole lines from its end.
+/// `said`: the run's warnings, for an answer that has no `warnings` of its own (text: they come
+/// first); a JSON report's own `warnings` is the same list.
+pub(crate) fn fit(answer: &[u8], budget: u64, extra: Map<String, Value>, said: &[String]) -> String {
     let budget = usize::try_from(budget).unwrap_or(usize::MAX);
     let text = String::from_utf8_lossy(answer).into_owned();
+    let said = said.to_vec();
     // A call tree is as deep as the profile's stacks: parsed, measured and dropped on a stack to match.
     let fitted = std::thread::Builder::new()
         .stack_size(FIT_STACK)
-        .spawn(move || fit_here(&text, budget, extra))
+        .spawn(move || fit_here(&text, budget, extra, &said))
         .ok()
         .and_then(|thread| thread.join().ok());
     fitted.unwrap_or_else(|| json!({ "error": "the answer could not be cut to the budget" }).to_string())
@@ -507,15 +513,26 @@ pub(crate) fn fit(answer: &[u8], budget: u64, extra: Map<String, Value>) -> Stri
 /// The stack [`fit`] works on.
 const FIT_STACK: usize = 512 << 20;
 
-fn fit_here(text: &str, budget: usize, extra: Map<String, Value>) -> String {
+fn fit_here(text: &str, budget: usize, extra: Map<String, Value>, said: &[String]) -> String {
     let note = format!("rows left out to keep the answer within {budget} bytes (the budget argument raises it)");
     let mut deserializer = serde_json::Deserializer::from_str(text);
     deserializer.disable_recursion_limit();
     let Ok(mut value) = <Value as serde::Deserialize>::deserialize(&mut deserializer) else {
-        return fit_text(text, budget, &note);
+        // Text (a table, Markdown): the warnings go first, where cutting from the end keeps them.
+        let mut warned = String::new();
+        for warning in said {
+            warned.push_str("warning: ");
+            warned.push_str(warning);
+            warned.push('\n');
+        }
+        warned.push_str(text);
+        return fit_text(&warned, budget, &note);
     };
     if let Some(object) = value.as_object_mut() {
         object.extend(extra);
+        if !object.contains_key("warnings") {
+            object.insert("warnings".to_owned(), json!(said));
+        }
     }
     let mut left_out: Map<String, Value> = Map::new();
     loop {
@@ -595,7 +612,8 @@ struct List {
 fn measure(value: &Value, at: &str, depth: usize, lists: &mut Vec<List>) -> usize {
     match value {
         Value::Array(items) => {
-            if !items.is_empty() {
+            // Warnings are never left out: they say what the rows cannot be trusted for.
+            if !items.is_empty() && at != "/warnings" {
                 let name = at.rsplit('/').find(|part| part.parse::<usize>().is_err()).unwrap_or("rows");
                 lists.push(List {
                     pointer: at.to_owned(),

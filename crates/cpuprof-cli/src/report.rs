@@ -66,9 +66,10 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
         crate::warn_empty(&source, &profile, window.is_some());
     }
     let blocks = blocks.filter(|_| data.timed);
+    let meta = crate::warnings::settled(&profile.meta);
     let page = ReportPage {
         source: &source,
-        meta: &profile.meta,
+        meta: &meta,
         data: &data,
         blocks: blocks.as_ref(),
         window_from_ns: window.map(|w| w.from_ns),

@@ -19,12 +19,14 @@ fn load_merged(inputs: &[&Path], args: &TopArgs, options: &TopOptions) -> Result
     // before it is, so the error reported is the first bad input's in the inputs' order, as
     // `merge` reports it (a parallel collect into a Result keeps whichever failed first in time).
     let first_failed = AtomicUsize::new(usize::MAX);
+    let said = crate::warnings::Said::current();
     let read: Vec<Option<Result<Loaded>>> = inputs
         .par_iter()
         .enumerate()
         .map(|(i, input)| {
             (i < first_failed.load(Ordering::Relaxed)).then(|| {
-                let read = load(input, &args.reading, &args.filter, &args.window, false);
+                let read =
+                    crate::warnings::within(&said, || load(input, &args.reading, &args.filter, &args.window, false));
                 if read.is_err() {
                     first_failed.fetch_min(i, Ordering::Relaxed);
                 }
@@ -115,6 +117,8 @@ fn run_top(args: &TopArgs) -> Result<()> {
     if report.rows.is_empty() {
         crate::warn_empty(&source, &profile, window.is_some());
     }
+    let mut profile = profile;
+    crate::warnings::settle(&mut profile.meta);
     let cwd = crate::calls::current_dir();
     let doc = TopDocument {
         source: &source,
@@ -139,7 +143,7 @@ fn run_brief(args: &TopArgs, options: &TopOptions, inputs: &[&Path]) -> Result<(
         return Err(UsageError("--format brief lists functions: leave --by out".to_owned()).into());
     }
     let output = Output::new(args.output.output.as_deref(), inputs)?;
-    let Loaded { profile, window } =
+    let Loaded { mut profile, window } =
         crate::input::load_read(input, &args.reading, &args.filter, &args.window, false, true)?;
     let mut by_self = options.clone();
     by_self.sort = cpuprof_analysis::Metric::SelfTime;
@@ -155,6 +159,7 @@ fn run_brief(args: &TopArgs, options: &TopOptions, inputs: &[&Path]) -> Result<(
     if report.rows.is_empty() {
         crate::warn_empty(&source, &profile, window.is_some());
     }
+    crate::warnings::settle(&mut profile.meta);
     let top_doc = TopDocument {
         source: &source,
         meta: &profile.meta,

@@ -131,6 +131,18 @@ impl Tier {
         }
     }
 
+    /// The tier's name in reports' data (JSON, CSV): `interpreted`, `sparkplug`, `maglev`,
+    /// `turbofan`, `nci`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Interpreted => "interpreted",
+            Tier::Sparkplug => "sparkplug",
+            Tier::Maglev => "maglev",
+            Tier::TurboFan => "turbofan",
+            Tier::NativeContextIndependent => "nci",
+        }
+    }
+
     /// The marker V8's logs (and `node --prof-process`) put before a function name.
     pub fn marker(self) -> char {
         match self {

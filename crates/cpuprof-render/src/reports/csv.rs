@@ -2,7 +2,7 @@
 
 use cpuprof_analysis::{CallGraph, CallTree, Category};
 
-use super::words::{node_name, pct_of, unit_name};
+use super::words::{pct_of, unit_name};
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument};
 
 /// One header row, then one row per entry; the `csv` crate quotes fields that need it
@@ -21,13 +21,14 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         "total",
         "total_samples",
         "total_pct",
+        "tier",
     ];
     // Writing to a Vec cannot fail.
     let _ = w.write_record(header);
     let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     for r in doc.rows() {
         let _ = w.write_record([
-            r.name.clone(),
+            r.plain_name().to_owned(),
             r.file.clone().unwrap_or_default(),
             opt(r.line),
             opt(r.column),
@@ -38,6 +39,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             r.total_weight.to_string(),
             r.total_samples.to_string(),
             format!("{:.4}", doc.pct(r.total_weight)),
+            tier(r.tier),
         ]);
     }
     let bytes = w.into_inner().unwrap_or_default();
@@ -107,7 +109,7 @@ fn tree_rows(w: &mut csv::Writer<Vec<u8>>, graph: &CallGraph<'_>, tree: &CallTre
         let _ = w.write_record([
             relation.to_owned(),
             depth.to_string(),
-            node_name(graph, node.function).to_owned(),
+            row.map_or("(root)", |r| r.plain_name()).to_owned(),
             row.and_then(|r| r.file.clone()).unwrap_or_default(),
             opt(row.and_then(|r| r.line)),
             opt(row.and_then(|r| r.column)),
@@ -117,12 +119,18 @@ fn tree_rows(w: &mut csv::Writer<Vec<u8>>, graph: &CallGraph<'_>, tree: &CallTre
             node.total.weight.to_string(),
             node.total.samples.to_string(),
             format!("{:.4}", pct_of(node.total.weight, whole)),
+            tier(row.and_then(|r| r.tier)),
         ]);
         todo.extend(node.children.iter().rev().map(|c| (*c, depth + 1)));
     }
 }
 
-const TREE_HEADER: [&str; 12] = [
+/// The `tier` column: the V8 tier when tiers are kept apart (`--split-tiers`), else empty.
+fn tier(tier: Option<cpuprof_model::Tier>) -> String {
+    tier.map(|t| t.as_str().to_owned()).unwrap_or_default()
+}
+
+const TREE_HEADER: [&str; 13] = [
     "relation",
     "depth",
     "name",
@@ -135,6 +143,7 @@ const TREE_HEADER: [&str; 12] = [
     "total",
     "total_samples",
     "total_pct",
+    "tier",
 ];
 
 /// One row per node, depth-first; `total_pct` of the profile's total.
@@ -156,7 +165,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     let _ = w.write_record([
         "function".to_owned(),
         "0".to_owned(),
-        row.name.clone(),
+        row.plain_name().to_owned(),
         row.file.clone().unwrap_or_default(),
         opt(row.line),
         opt(row.column),
@@ -166,6 +175,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
         row.total_weight.to_string(),
         row.total_samples.to_string(),
         format!("{:.4}", pct_of(row.total_weight, graph.total())),
+        tier(row.tier),
     ]);
     if let Some(tree) = doc.callers {
         tree_rows(&mut w, graph, tree, "caller", row.total_weight);

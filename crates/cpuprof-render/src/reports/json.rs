@@ -6,7 +6,7 @@ use cpuprof_analysis::{
 };
 use serde::Serialize;
 
-use super::words::{moved_text, node_name, pct_of, unit_name, NO_IDLE_NOTE};
+use super::words::{moved_text, pct_of, unit_name, NO_IDLE_NOTE};
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 
 /// The JSON contract of `cpuprof top` (documented in the README). Fields may be added,
@@ -77,7 +77,11 @@ struct TopRowJson<'a> {
     /// The function's stable handle (rows by function only).
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<String>,
+    /// The plain name: a tier's marker is in `tier`, not here.
     name: &'a str,
+    /// The V8 tier of the function's code when tiers are kept apart (`--split-tiers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier: Option<&'static str>,
     file: Option<&'a str>,
     line: Option<u32>,
     column: Option<u32>,
@@ -89,6 +93,11 @@ struct TopRowJson<'a> {
     total: i64,
     total_samples: i64,
     total_pct: f64,
+}
+
+/// A report's `warnings`: the messages of its profile's, escaped as on stderr.
+fn warnings(meta: &cpuprof_model::Meta) -> Vec<String> {
+    meta.warnings.iter().map(|w| crate::text::visible(&w.message)).collect()
 }
 
 fn summary(s: &Summary) -> SummaryJson {
@@ -142,13 +151,14 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             .map(|i| InputJson { source: &i.source, total: i.total, samples: i.samples, duration_ns: i.duration_ns })
             .collect(),
         summary: summary(&doc.report.summary),
-        warnings: doc.meta.warnings.iter().map(|w| crate::text::visible(&w.message)).collect(),
+        warnings: warnings(doc.meta),
         rows: doc
             .rows()
             .iter()
             .map(|r| TopRowJson {
                 id: (doc.by == GroupBy::Function).then(|| r.handle()),
-                name: &r.name,
+                name: r.plain_name(),
+                tier: r.tier.map(cpuprof_model::Tier::as_str),
                 file: r.file.as_deref(),
                 line: r.line,
                 column: r.column,
@@ -183,7 +193,8 @@ struct DiffJson<'a> {
     tested: bool,
     /// Scripts paired across checkout roots: the base path and the new path.
     moved_files: Vec<MovedFileJson<'a>>,
-    warnings: &'a [String],
+    /// As `top`'s: every warning stderr got, escaped as there.
+    warnings: Vec<String>,
     /// With `--blocks`: the event-loop blocks of each side's runs and how the longest changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     blocks: Option<BlockChangeJson>,
@@ -391,7 +402,7 @@ fn diff_json<'a>(doc: &'a DiffDocument<'a>) -> DiffJson<'a> {
         new: side(doc.new_sources, &r.new),
         tested: r.tested,
         moved_files: r.moved_files.iter().map(|(base, new)| MovedFileJson { base, new }).collect(),
-        warnings: &r.warnings,
+        warnings: r.warnings.iter().map(|w| crate::text::visible(w)).collect(),
         blocks: doc.blocks.map(block_change),
         rows: doc
             .rows
@@ -475,12 +486,16 @@ impl Writer {
         self.field(1, false, "unit", &value(unit_name(graph.unit())));
         self.field(1, false, "total", &graph.total().to_string());
         self.field(1, false, "samples", &graph.samples().to_string());
+        self.field(1, false, "warnings", &value(&warnings(meta)));
     }
 
     /// `name, file, line, column, kind` of a node's function.
     fn identity(&mut self, level: usize, graph: &CallGraph<'_>, function: Option<usize>) {
         let row = function.map(|f| &graph.functions()[f]);
-        self.field(level, true, "name", &value(node_name(graph, function)));
+        self.field(level, true, "name", &value(row.map_or("(root)", |r| r.plain_name())));
+        if let Some(tier) = row.and_then(|r| r.tier) {
+            self.field(level, false, "tier", &value(tier.as_str()));
+        }
         if let Some(row) = row {
             self.field(level, false, "id", &value(&row.handle()));
         }
@@ -645,6 +660,8 @@ struct TimelineJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     window: Option<WindowJson>,
     bucket_ns: i64,
+    /// As `top`'s.
+    warnings: Vec<String>,
     buckets: Vec<BucketJson<'a>>,
     phases: Vec<PhaseJson<'a>>,
 }
@@ -710,6 +727,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
         duration_ns: t.length_ns,
         window: doc.window.map(|w| WindowJson { from_ns: w.from_ns, to_ns: w.to_ns }),
         bucket_ns: t.bucket_ns,
+        warnings: warnings(doc.meta),
         buckets: t
             .buckets
             .iter()
@@ -748,6 +766,8 @@ struct BlocksJson<'a> {
     /// Set when the recording has no idle samples: its blocks are not stalls.
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'static str>,
+    /// As `top`'s.
+    warnings: Vec<String>,
     blocks: Vec<BlockJson<'a>>,
     summary: BlockSummaryJson,
 }
@@ -791,6 +811,7 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
         min_ns: b.min_ns,
         idle_samples: b.idle_samples,
         note: (b.idle_samples == 0).then_some(NO_IDLE_NOTE),
+        warnings: warnings(doc.meta),
         blocks: b
             .blocks
             .iter()

@@ -1,0 +1,77 @@
+//! The warnings a run says: each goes to stderr and is kept, so that the run's report (JSON
+//! `warnings`, the page, an MCP answer) carries every one stderr got, in the order said.
+//!
+//! A run is the command line's one run, or one MCP call ([`collect`]). Its list is shared with
+//! the threads that read its inputs through [`Said::current`] taken on the run's own thread.
+
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use cpuprof_model::{Meta, Warning};
+
+/// The warnings one run has said.
+#[derive(Clone, Default)]
+pub(crate) struct Said(Arc<Mutex<Vec<String>>>);
+
+/// The command line's run: its warnings, whichever thread says them.
+static PROCESS: OnceLock<Said> = OnceLock::new();
+
+thread_local! {
+    /// The run on this thread when it is not the command line's (an MCP call).
+    static RUN: RefCell<Option<Said>> = const { RefCell::new(None) };
+}
+
+impl Said {
+    /// The list of the run on this thread.
+    pub(crate) fn current() -> Said {
+        RUN.with(|r| r.borrow().clone()).unwrap_or_else(|| PROCESS.get_or_init(Said::default).clone())
+    }
+
+    /// Says `message` on stderr and keeps it.
+    pub(crate) fn warn(&self, message: &str) {
+        crate::say(&format!("warning: {message}"));
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(message.to_owned());
+    }
+
+    /// Every warning said so far, in order.
+    pub(crate) fn all(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+/// Runs `run` as a run of its own on this thread: what it says is kept apart from other runs'
+/// and returned with its result.
+pub(crate) fn collect<T>(run: impl FnOnce() -> T) -> (T, Vec<String>) {
+    let said = Said::default();
+    let before = RUN.with(|r| r.borrow_mut().replace(said.clone()));
+    let result = run();
+    RUN.with(|r| *r.borrow_mut() = before);
+    (result, said.all())
+}
+
+/// Runs `work` on this thread as part of the run `said` belongs to (a worker thread's part of
+/// it): what it says goes to that run.
+pub(crate) fn within<T>(said: &Said, work: impl FnOnce() -> T) -> T {
+    let before = RUN.with(|r| r.borrow_mut().replace(said.clone()));
+    let result = work();
+    RUN.with(|r| *r.borrow_mut() = before);
+    result
+}
+
+/// Every warning this run has said so far.
+pub(crate) fn said() -> Vec<String> {
+    Said::current().all()
+}
+
+/// `meta` with the warnings of its report: every one this run has said so far (the reader's,
+/// each after its input's name, and the command's), for the reports that list `meta.warnings`.
+pub(crate) fn settle(meta: &mut Meta) {
+    meta.warnings = said().into_iter().map(Warning::new).collect();
+}
+
+/// A copy of `meta` [`settle`]d, for a report whose profile is borrowed.
+pub(crate) fn settled(meta: &Meta) -> Meta {
+    let mut meta = meta.clone();
+    settle(&mut meta);
+    meta
+}
