@@ -201,7 +201,6 @@ fn an_ambiguous_pattern_lists_each_candidate_on_its_line_with_a_pattern_that_nam
 /// samples) reach their JSON once crates/cpuprof-cli/src/timeline.rs settles the report's
 /// warnings before rendering (`crate::warnings::settle`), as the other commands do.
 #[test]
-#[ignore = "needs crate::warnings::settle in crates/cpuprof-cli/src/timeline.rs (not this branch's file)"]
 fn timeline_and_blocks_warnings_said_after_reading_are_in_the_json() {
     let cases: &[&[&str]] = &[&["blocks", MONEY], &["timeline", "fixtures/edge/no-samples.cpuprofile"]];
     for args in cases {

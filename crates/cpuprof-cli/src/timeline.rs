@@ -19,7 +19,7 @@ fn duration(flag: &str, text: &str) -> Result<i64> {
 pub(crate) fn run_timeline(args: &TimelineArgs) -> Result<()> {
     let bucket_ns = args.bucket.as_deref().map(|b| duration("--bucket", b)).transpose()?;
     let output = Output::new(args.output.as_deref(), &[args.input.as_path()])?;
-    let Loaded { profile, window } = load_timed(&args.input, &args.reading, &args.window, "timeline")?;
+    let Loaded { mut profile, window } = load_timed(&args.input, &args.reading, &args.window, "timeline")?;
     let mut options = TimelineOptions::default();
     options.bucket_ns = bucket_ns;
     options.buckets = args.buckets;
@@ -32,6 +32,7 @@ pub(crate) fn run_timeline(args: &TimelineArgs) -> Result<()> {
     if profile.samples.is_empty() {
         crate::warn_empty(&source, &profile, window.is_some());
     }
+    crate::warnings::settle(&mut profile.meta);
     let format = match args.format {
         TimelineFormatArg::Chart | TimelineFormatArg::Table => Format::Table,
         TimelineFormatArg::Json => Format::Json,
@@ -54,7 +55,7 @@ pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
         .ok_or_else(|| UsageError(format!("--min {}: expected a length of time such as 50ms or 0.2s", args.min)))?;
     let format = args.output.report_format()?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
-    let Loaded { profile, window } = load_timed(&args.input, &args.reading, &args.window, "event-loop blocks")?;
+    let Loaded { mut profile, window } = load_timed(&args.input, &args.reading, &args.window, "event-loop blocks")?;
     let source = source_name(&args.input);
     // Nothing below reads the samples' values: the walk need not sum them.
     let found = blocks_only(&profile, min_ns, args.rows.limit()).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
@@ -65,6 +66,14 @@ pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
             "{source}: no idle samples: the event loop never waited in this recording (a batch job?), so each stretch of it is one block, not a stall"
         ));
     }
-    let doc = BlocksDocument { source: &source, meta: &profile.meta, blocks: &found, window, limit: args.rows.limit() };
+    crate::warnings::settle(&mut profile.meta);
+    let doc = BlocksDocument {
+        source: &source,
+        meta: &profile.meta,
+        blocks: &found,
+        window,
+        limit: args.rows.limit(),
+        width: crate::calls::terminal_width(args.output.output.as_deref()),
+    };
     output.write(render_blocks(&doc, format).as_bytes())
 }

@@ -42,7 +42,19 @@ pub(crate) struct Budget {
 impl Budget {
     /// The name and location columns (`location` 0: the table has none) of a table whose other
     /// columns are `fixed` wide, fitted to `width`; `None` without a width (no limit).
-    pub(crate) fn of(width: Option<usize>, fixed: &[usize], name: usize, location: Option<usize>) -> Option<Self> {
+    /// `location` is its widest cell and the widest `file:line` form of its cells.
+    ///
+    /// When both do not fit, the names stay whole if the locations can keep their `file:line`
+    /// form beside them (what tells two rows apart is a name, or a file: `batch_v1.js:7` from
+    /// `batch_v2.js:7`); else the location keeps that form while the name can give room (a tick
+    /// log's long C++ names once took 150 of 200 columns and left 14 to locations), and neither
+    /// goes below its minimum.
+    pub(crate) fn of(
+        width: Option<usize>,
+        fixed: &[usize],
+        name: usize,
+        location: Option<(usize, usize)>,
+    ) -> Option<Self> {
         let width = width?;
         let mut cells = fixed.to_vec();
         cells.push(0);
@@ -50,13 +62,28 @@ impl Budget {
             cells.push(0);
         }
         let room = width.saturating_sub(table_columns(&cells));
-        let location = location.unwrap_or(0);
+        let (location, short) = location.unwrap_or((0, 0));
         if name + location <= room {
             return Some(Self { name, location });
         }
-        let location = room.saturating_sub(name).max(location.min(LOCATION_MIN));
-        let name = room.saturating_sub(location).max(name.min(NAME_MIN));
+        if location == 0 {
+            return Some(Self { name: room.max(name.min(NAME_MIN)), location: 0 });
+        }
+        let short = short.min(location);
+        if name + short <= room {
+            return Some(Self { name, location: room - name });
+        }
+        // Else the room is shared in proportion to the names and the file:line forms.
+        let name_floor = name.min(NAME_MIN);
+        let share = room * short / (name + short).max(1);
+        let location = share.min(room.saturating_sub(name_floor)).max(location.min(LOCATION_MIN));
+        let name = room.saturating_sub(location).max(name_floor);
         Some(Self { name, location })
+    }
+
+    /// The widest `file:line[:column]` form of `locations` (their last path component).
+    pub(crate) fn short_location<'s>(locations: impl Iterator<Item = &'s str>) -> usize {
+        locations.map(|l| columns(l.rsplit(['/', '\\']).next().unwrap_or(l))).max().unwrap_or(0)
     }
 
     /// Whether a table whose other columns are `fixed` wide leaves its name and location
@@ -68,6 +95,75 @@ impl Budget {
         cells.extend(location.map(|l| l.min(LOCATION_MIN)));
         table_columns(&cells) <= width
     }
+}
+
+/// The widths of a table's columns, fitted to `width` (`None`: as wide as their cells): the first
+/// `fixed` columns keep theirs; the text columns after them share the room — each at least its
+/// header (or 12), the rest given in the order of `priority` (indices among the text columns:
+/// what tells rows apart first) up to what each needs; a text column that cannot have its minimum
+/// is dropped (width 0), the last in `priority` first.
+pub(crate) fn text_columns<const N: usize>(
+    width: Option<usize>,
+    head: &[&str; N],
+    rows: &[[String; N]],
+    fixed: usize,
+    priority: &[usize],
+) -> Vec<usize> {
+    let need: Vec<usize> =
+        (0..N).map(|k| rows.iter().map(|r| columns(&r[k])).chain([columns(head[k])]).max().unwrap_or(0)).collect();
+    let Some(width) = width else { return need };
+    let mut shown: Vec<usize> = (fixed..N).collect();
+    loop {
+        let cells: Vec<usize> = (0..fixed).map(|k| need[k]).chain(shown.iter().map(|_| 0)).collect();
+        let room = width.saturating_sub(table_columns(&cells));
+        let floor = |k: usize| need[k].min(columns(head[k]).max(12));
+        let floors: usize = shown.iter().map(|k| floor(*k)).sum();
+        if floors <= room || shown.len() <= 1 {
+            let mut widths: Vec<usize> = (0..N).map(|k| if k < fixed { need[k] } else { 0 }).collect();
+            let mut left = room.saturating_sub(floors);
+            for k in &shown {
+                widths[*k] = floor(*k);
+            }
+            for p in priority {
+                let k = fixed + p;
+                if shown.contains(&k) {
+                    let more = need[k].saturating_sub(widths[k]).min(left);
+                    widths[k] += more;
+                    left -= more;
+                }
+            }
+            return widths;
+        }
+        // Drop the text column last in priority.
+        let drop = priority.iter().rev().map(|p| fixed + p).find(|k| shown.contains(k));
+        shown.retain(|k| Some(*k) != drop);
+    }
+}
+
+/// `text`'s lines wrapped at spaces to `width` columns (`None`: as they are); a wrapped line's
+/// continuation is indented by two.
+pub(crate) fn wrap(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width.filter(|w| *w > 20) else { return text.to_owned() };
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut used = 0;
+        for word in line.split(' ') {
+            let w = columns(word);
+            if used > 0 && used + 1 + w > width {
+                out.push_str("\n  ");
+                used = 2;
+            } else if used > 0 {
+                out.push(' ');
+                used += 1;
+            }
+            out.push_str(word);
+            used += w;
+        }
+    }
+    out
 }
 
 /// `name` cut to `max` columns from its middle.
@@ -133,17 +229,32 @@ mod tests {
         // Room for 30 beyond the numbers: the location gives way.
         let fixed = [7, 5];
         let room = 60 - table_columns(&[7, 5, 0, 0]);
-        assert_eq!(Budget::of(Some(60), &fixed, 10, Some(50)), Some(Budget { name: 10, location: room - 10 }));
-        // A long name and a long location: the location at its minimum, the name gets the rest.
+        assert_eq!(Budget::of(Some(60), &fixed, 10, Some((50, 20))), Some(Budget { name: 10, location: room - 10 }));
+        // A long name and a long location: the room is shared as the name and the file:line
+        // form need it, neither below its minimum (80 and 20 of 35: the location at 14).
         assert_eq!(
-            Budget::of(Some(60), &fixed, 80, Some(50)),
+            Budget::of(Some(60), &fixed, 80, Some((50, 20))),
             Some(Budget { name: room - LOCATION_MIN, location: LOCATION_MIN })
         );
+        let room80 = 80 - table_columns(&[7, 5, 0, 0]);
+        assert_eq!(
+            Budget::of(Some(80), &fixed, 40, Some((50, 20))),
+            Some(Budget { name: room80 - room80 * 20 / 60, location: room80 * 20 / 60 })
+        );
+        // A name that fits beside the file:line forms stays whole.
+        assert_eq!(Budget::of(Some(60), &fixed, 14, Some((50, 20))), Some(Budget { name: 14, location: room - 14 }));
+        // Long C++ names in 200 columns: the locations keep their share (not 14 columns).
+        let wide = 200 - table_columns(&[7, 5, 0, 0]);
+        let b = Budget::of(Some(200), &fixed, 300, Some((60, 30))).unwrap();
+        assert_eq!((b.name + b.location, b.location), (wide, wide * 30 / 330));
         // Nothing fits: both at their minimum (the line wraps).
-        assert_eq!(Budget::of(Some(20), &fixed, 80, Some(50)), Some(Budget { name: NAME_MIN, location: LOCATION_MIN }));
+        assert_eq!(
+            Budget::of(Some(20), &fixed, 80, Some((50, 20))),
+            Some(Budget { name: NAME_MIN, location: LOCATION_MIN })
+        );
         // Enough room, or no width: as they are.
-        assert_eq!(Budget::of(Some(200), &fixed, 80, Some(50)), Some(Budget { name: 80, location: 50 }));
-        assert_eq!(Budget::of(None, &fixed, 80, Some(50)), None);
+        assert_eq!(Budget::of(Some(200), &fixed, 80, Some((50, 20))), Some(Budget { name: 80, location: 50 }));
+        assert_eq!(Budget::of(None, &fixed, 80, Some((50, 20))), None);
         // No location column: the name has it all.
         assert_eq!(
             Budget::of(Some(60), &fixed, 80, None),

@@ -291,6 +291,8 @@ pub struct BlocksDocument<'a> {
     pub window: Option<cpuprof_analysis::Window>,
     /// How many blocks tables list (`None`: all of those described).
     pub limit: Option<usize>,
+    /// The width the table's lines fit (a terminal's); `None`: as wide as their cells.
+    pub width: Option<usize>,
 }
 
 impl BlocksDocument<'_> {

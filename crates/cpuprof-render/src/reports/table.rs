@@ -46,7 +46,7 @@ fn widest<'s>(head: &str, cells: impl Iterator<Item = &'s str>) -> usize {
 
 /// The summary line, then the table.
 pub(crate) fn top(doc: &TopDocument<'_>) -> String {
-    let mut out = header(doc);
+    let mut out = fit::wrap(&header(doc), doc.terminal.width);
     out.push('\n');
     if doc.report.rows.is_empty() {
         out.push_str(if doc.report.samples == 0 {
@@ -90,11 +90,12 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         if doc.by_group() { Vec::new() } else { rows.iter().map(|row| visible(&top_location(row))).collect() };
     let fixed: Vec<usize> = (0..4).map(|k| widest(head[k], numbers.iter().map(|n| n[k].as_str()))).collect();
     let widest_location = widest("location", locations.iter().map(String::as_str));
+    let short_location = Budget::short_location(locations.iter().map(String::as_str));
     let budget = Budget::of(
         doc.terminal.width,
         &fixed,
         widest(what, names.iter().map(String::as_str)),
-        (!doc.by_group()).then_some(widest_location),
+        (!doc.by_group()).then_some((widest_location, short_location)),
     );
     let cwd = budget.filter(|b| b.location < widest_location).and(doc.terminal.cwd);
     table.set_header(head);
@@ -123,7 +124,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
 
 /// The summary line, then the table.
 pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
-    let mut out = diff_summary(doc);
+    let mut out = fit::wrap(&diff_summary(doc), doc.terminal.width);
     out.push('\n');
     if doc.rows.is_empty() {
         out.push_str("no functions to compare\n");
@@ -182,7 +183,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         doc.terminal.width,
         &shown.iter().map(|k| widths[*k]).collect::<Vec<_>>(),
         widest_name,
-        Some(widest_location),
+        Some((widest_location, Budget::short_location(locations.iter().map(String::as_str)))),
     );
     let cwd = budget.filter(|b| b.location < widest_location).and(doc.terminal.cwd);
     let mut header: Vec<&str> = shown.iter().map(|k| head[*k]).collect();
@@ -255,6 +256,13 @@ fn tree_line(
 ) {
     let room =
         width.map_or(TREE_LABEL_WIDTH, |w| w.saturating_sub(numbers.chars().count() + 2).max(TREE_LABEL_MIN_WIDTH));
+    // Guides deeper than the room leave a name at least 16 columns: their outer part gives way
+    // to `…` (a name is never blanked by its own indentation).
+    let keep = room.saturating_sub(16);
+    let guides: String = match guides.chars().count() {
+        n if n > keep && keep > 1 => format!("…{}", guides.chars().skip(n - (keep - 1)).collect::<String>()),
+        _ => guides.to_owned(),
+    };
     let budget = room.saturating_sub(guides.chars().count());
     // The location, when the names keep some room beside it.
     let location_chars = if location.is_empty() { 0 } else { location.chars().count() + 2 };
@@ -285,7 +293,8 @@ fn location_of(graph: &CallGraph<'_>, node: &CallNode) -> String {
 /// The summary line, what the tree is, then one line per node with guides.
 pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
     let graph = doc.graph;
-    let mut out = profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit());
+    let mut out =
+        fit::wrap(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()), doc.width);
     out.push('\n');
     out.push_str(match doc.view {
         TreeView::TopDown => "top-down: callers above the functions they call\n",
@@ -347,7 +356,8 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     let graph = doc.graph;
     let row = &graph.functions()[doc.function];
     let amount = |v: i64| unit_amount(graph.unit(), v);
-    let mut out = profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit());
+    let mut out =
+        fit::wrap(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()), doc.width);
     out.push('\n');
     let location = visible(&top_location(row));
     out.push_str(&format!(
@@ -417,12 +427,13 @@ fn time_header(
 /// The chart, the phases, and with `bucket_table` the buckets.
 pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
     let t = doc.timeline;
-    let mut out = time_header(
+    let out = time_header(
         doc.source,
         doc.meta,
         doc.window,
         &format!("{} buckets of {}", t.buckets.len(), format_ns(t.bucket_ns)),
     );
+    let mut out = fit::wrap(&out, doc.width);
     out.push('\n');
     out.push_str(&super::chart::chart(t, doc.width.unwrap_or(100)));
     if !doc.bucket_table {
@@ -430,42 +441,74 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
     }
     let mut table = Table::new();
     table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
-    table.set_header(vec![
-        "start",
-        "busy",
-        "app",
-        "deps",
-        "node",
-        "native",
-        "gc",
-        "program",
-        "idle",
-        "top function",
-        "self",
-    ]);
-    for b in &t.buckets {
-        let whole = b.busy().saturating_add(b.of(Category::Idle));
-        let pct = |v: i64| Cell::new(format!("{:.0}%", pct_of(v, whole))).set_alignment(CellAlignment::Right);
-        let mut cells = vec![Cell::new(format_ns(b.start_ns)).set_alignment(CellAlignment::Right), pct(b.busy())];
-        for c in [
-            Category::App,
-            Category::Dependencies,
-            Category::Node,
-            Category::Native,
-            Category::Gc,
-            Category::Program,
-            Category::Idle,
-        ] {
-            cells.push(pct(b.of(c)));
-        }
-        match &b.top {
-            Some((f, w)) => {
-                cells.push(Cell::new(truncate(&visible(&function_text(f)), NAME_WIDTH)));
-                cells.push(Cell::new(unit_amount(t.unit, *w)).set_alignment(CellAlignment::Right));
+    // A category no bucket has is left out: the columns go to what tells buckets apart; in a
+    // narrow terminal the least telling go next (busy and idle stay, and the chart has them all).
+    let mut categories: Vec<(Category, &str)> = [
+        (Category::App, "app"),
+        (Category::Dependencies, "deps"),
+        (Category::Node, "node"),
+        (Category::Native, "native"),
+        (Category::Gc, "gc"),
+        (Category::Program, "program"),
+        (Category::Idle, "idle"),
+    ]
+    .into_iter()
+    .filter(|(c, _)| t.buckets.iter().any(|b| b.of(*c) != 0))
+    .collect();
+    if let Some(width) = doc.width {
+        let pct_width = |head: &str| head.len().max(4);
+        let room_for = |categories: &[(Category, &str)]| {
+            let mut cells = vec![8, 4];
+            cells.extend(categories.iter().map(|(_, h)| pct_width(h)));
+            cells.extend([9, 12]);
+            fit::table_columns(&cells) <= width
+        };
+        for drop in
+            [Category::Program, Category::Native, Category::Node, Category::Dependencies, Category::Gc, Category::App]
+        {
+            if room_for(&categories) {
+                break;
             }
-            None => cells.extend([Cell::new(""), Cell::new("")]),
+            categories.retain(|(c, _)| *c != drop);
         }
-        table.add_row(cells);
+    }
+    let mut head: Vec<&str> = vec!["start", "busy"];
+    head.extend(categories.iter().map(|(_, h)| *h));
+    head.extend(["self", "top function"]);
+    let rows: Vec<Vec<String>> = t
+        .buckets
+        .iter()
+        .map(|b| {
+            let whole = b.busy().saturating_add(b.of(Category::Idle));
+            let pct = |v: i64| format!("{:.0}%", pct_of(v, whole));
+            let mut cells = vec![format_ns(b.start_ns), pct(b.busy())];
+            cells.extend(categories.iter().map(|(c, _)| pct(b.of(*c))));
+            match &b.top {
+                Some((f, w)) => {
+                    cells.extend([unit_amount(t.unit, *w), truncate(&visible(&function_text(f)), NAME_WIDTH)])
+                }
+                None => cells.extend([String::new(), String::new()]),
+            }
+            cells
+        })
+        .collect();
+    // The function's column has the room the numbers leave (at least 12: the line wraps below that).
+    let numbers = head.len() - 1;
+    let fixed: Vec<usize> = (0..numbers).map(|k| widest(head[k], rows.iter().map(|r| r[k].as_str()))).collect();
+    let name = widest(head[numbers], rows.iter().map(|r| r[numbers].as_str()));
+    let name = doc
+        .width
+        .map_or(name, |w| name.min(w.saturating_sub(fit::table_columns(&[fixed.clone(), vec![0]].concat())).max(12)));
+    table.set_header(head);
+    for row in rows {
+        let cells = row.into_iter().enumerate().map(|(k, text)| {
+            if k < numbers {
+                Cell::new(text).set_alignment(CellAlignment::Right)
+            } else {
+                Cell::new(truncate(&text, name))
+            }
+        });
+        table.add_row(cells.collect::<Vec<_>>());
     }
     out.push_str(&table.to_string());
     out.push('\n');
@@ -475,10 +518,12 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
 /// The summary line, then the blocks, longest first.
 pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     let b = doc.blocks;
-    let mut out =
-        time_header(doc.source, doc.meta, doc.window, &format!("sampling interval {}", format_ns(b.interval_ns)));
+    let mut out = fit::wrap(
+        &time_header(doc.source, doc.meta, doc.window, &format!("sampling interval {}", format_ns(b.interval_ns))),
+        doc.width,
+    );
     out.push('\n');
-    out.push_str(&blocks_summary(b, doc.window.is_some()));
+    out.push_str(&fit::wrap(&blocks_summary(b, doc.window.is_some()), doc.width));
     out.push('\n');
     if b.idle_samples == 0 {
         out.push_str(&format!("note: {NO_IDLE_NOTE}\n"));
@@ -488,17 +533,33 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     }
     let mut table = Table::new();
     table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
-    table.set_header(vec!["start", "duration", "entry", "blocked in", "top self"]);
-    for k in doc.longest() {
-        let blocked = blocked_in(k);
-        let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
-        table.add_row(vec![
-            Cell::new(format_ns(k.start_ns)).set_alignment(CellAlignment::Right),
-            Cell::new(block_duration(k)).set_alignment(CellAlignment::Right),
-            Cell::new(truncate(&visible(&function_text(&k.entry)), 40)),
-            Cell::new(truncate(&visible(&blocked), NAME_WIDTH)),
-            Cell::new(truncate(&visible(&top.join(", ")), NAME_WIDTH)),
-        ]);
+    let longest = doc.longest();
+    let rows: Vec<[String; 5]> = longest
+        .iter()
+        .map(|k| {
+            let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
+            [
+                format_ns(k.start_ns),
+                block_duration(k),
+                truncate(&visible(&function_text(&k.entry)), 40),
+                truncate(&visible(&blocked_in(k)), NAME_WIDTH),
+                truncate(&visible(&top.join(", ")), NAME_WIDTH),
+            ]
+        })
+        .collect();
+    let head = ["start", "duration", "entry", "blocked in", "top self"];
+    let widths = fit::text_columns(doc.width, &head, &rows, 2, &[1, 0, 2]);
+    table.set_header(head.iter().zip(&widths).filter(|(_, w)| **w > 0).map(|(h, _)| *h).collect::<Vec<_>>());
+    for row in rows {
+        let cells = row.into_iter().zip(&widths).enumerate().filter(|(_, (_, w))| **w > 0).map(|(k, (text, w))| {
+            let cell = Cell::new(truncate(&text, *w));
+            if k < 2 {
+                cell.set_alignment(CellAlignment::Right)
+            } else {
+                cell
+            }
+        });
+        table.add_row(cells.collect::<Vec<_>>());
     }
     out.push_str(&table.to_string());
     out.push('\n');

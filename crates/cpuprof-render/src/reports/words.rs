@@ -475,7 +475,9 @@ pub(crate) fn chain_text(names: &[String], separator: &str, max: usize) -> Strin
     if head.is_empty() {
         let room = max.saturating_sub(tail.chars().count());
         if room < 2 {
-            return truncate(&tail, max);
+            // No room for the first name: the chain reads `… → last`, never `→ … → last` (a
+            // separator where a name should be).
+            return truncate(&format!("…{separator}{last}"), max);
         }
         head = truncate(&rest[0], room);
     }
