@@ -195,3 +195,34 @@ fn help_examples_are_not_wrapped_at_80_columns() {
         }
     }
 }
+
+#[test]
+fn every_table_fits_80_100_and_200_columns_without_a_blank_name() {
+    // Issue 51: blocks was 175 columns and timeline's table 122 at 80; a deep tree blanked its
+    // names (`   → … → handleOrders`); header lines ran past the width.
+    let commands: &[&[&str]] = &[
+        &["top", "fixtures/cpuprofile/periodic.cpuprofile", "-n", "8"],
+        &["top", "fixtures/ticklog/phases.log", "-n", "8"],
+        &["tree", "fixtures/cpuprofile/deep-recursion.cpuprofile"],
+        &["blocks", "fixtures/ticklog/blocks.log"],
+        &["blocks", "fixtures/cpuprofile/blocks.cpuprofile", "--from", "700ms", "--to", "1.6s"],
+        &["timeline", "fixtures/cpuprofile/blocks.cpuprofile", "--format", "table"],
+        &["timeline", "fixtures/ticklog/phases.log", "--format", "table"],
+        &["callers", "roundMoney", "fixtures/cpuprofile/money.cpuprofile"],
+        DIFF,
+    ];
+    for args in commands {
+        for width in [80, 100, 200] {
+            let Some(screen) = in_terminal(args, width) else { return };
+            let asked = piped(args, Some(width));
+            for line in asked.lines() {
+                assert!(line.width() <= width, "{args:?} at {width}: {}-column line {line:?}\n{asked}", line.width());
+                // A tree's line after its guides starts with a name, never a separator.
+                let text = line.trim_start_matches(|c: char| " │├└─…0123456789.%µmsn".contains(c));
+                assert!(!text.starts_with('→') && !text.starts_with('←'), "{args:?} at {width}: {line:?}");
+            }
+            // The terminal shows the same lines (tmux would wrap a longer one).
+            assert!(screen.lines().all(|l| l.width() <= width), "{args:?} at {width}\n{screen}");
+        }
+    }
+}

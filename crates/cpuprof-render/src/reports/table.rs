@@ -359,17 +359,25 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     let mut out =
         fit::wrap(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()), doc.width);
     out.push('\n');
-    let location = visible(&top_location(row));
-    out.push_str(&format!(
-        "{}{}{} · self {} ({:.1}%) · total {} ({:.1}%)\n",
-        visible(&row.name),
+    let name = visible(&row.name);
+    // The location shortened (as a table's column) to what the line has room for beside the name.
+    let location = fit::location(
+        &visible(&top_location(row)),
+        doc.width.map(|w| w.saturating_sub(columns(&name) + 2).max(14)),
+        None,
+    );
+    let line = format!(
+        "{}{}{} · self {} ({:.1}%) · total {} ({:.1}%)",
+        name,
         if location.is_empty() { "" } else { "  " },
         location,
         amount(row.self_weight),
         pct_of(row.self_weight, graph.total()),
         amount(row.total_weight),
         pct_of(row.total_weight, graph.total()),
-    ));
+    );
+    out.push_str(&fit::wrap(&line, doc.width));
+    out.push('\n');
     let share = |v: i64| format!("{:.1}%", pct_of(v, row.total_weight));
     let sections = [
         ("callers: the part of its total that came through each", doc.callers, None, true),
