@@ -606,3 +606,48 @@ fn markdown_links_locations_to_their_source() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn a_renamed_script_is_said_and_paired_by_map() {
+    // money.js renamed money-v2.js between the versions (the same recording, its script's url
+    // rewritten): every function is new or gone (issue 51: nothing said why), and --map pairs
+    // them, leaving the comparison of a profile with itself.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::root().join("fixtures/cpuprofile/money.cpuprofile")).unwrap();
+    assert!(text.contains("/workloads/money.js\""));
+    let renamed = dir.path().join("renamed.cpuprofile");
+    std::fs::write(&renamed, text.replace("/workloads/money.js\"", "/workloads/money-v2.js\"")).unwrap();
+    let renamed = renamed.to_str().unwrap();
+    let (report, code) = diff_json(&["fixtures/cpuprofile/money.cpuprofile"], &[renamed], &[]);
+    assert_eq!(code, Some(0));
+    let warnings: Vec<&str> = report["warnings"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("money.js is gone") && w.contains("money-v2.js is new")),
+        "{warnings:?}"
+    );
+    assert!(warnings.iter().any(|w| w.ends_with("--map money.js=money-v2.js")), "{warnings:?}");
+    let verdicts: Vec<&Value> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["name"] == "roundMoney")
+        .map(|r| &r["verdict"])
+        .collect();
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    assert!(verdicts.contains(&&Value::from("gone")) && verdicts.contains(&&Value::from("new")), "{verdicts:?}");
+    let (paired, code) =
+        diff_json(&["fixtures/cpuprofile/money.cpuprofile"], &[renamed], &["--map", "money.js=money-v2.js"]);
+    assert_eq!(code, Some(0));
+    let warnings = paired["warnings"].to_string();
+    assert!(!warnings.contains("renamed") && !warnings.contains("--map"), "{warnings}");
+    let rows = paired["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["verdict"] == "unchanged" && r["significant"] == false), "{paired}");
+    assert_eq!(row(&paired, "roundMoney")["base_self"], row(&paired, "roundMoney")["new_self"]);
+    // A pair that names no script, or two, is a usage error only when malformed.
+    let out = cpuprof()
+        .args(["diff", "fixtures/cpuprofile/money.cpuprofile", renamed, "--map", "money.js"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected OLD=NEW"));
+}

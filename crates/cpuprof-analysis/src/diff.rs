@@ -63,6 +63,10 @@ pub struct DiffOptions {
     pub base_root: Option<String>,
     /// The new side's checkout root. Default is `None`.
     pub new_root: Option<String>,
+    /// Scripts to pair by hand, (base, new): each a path or its ending in whole `/`-separated
+    /// segments (`bench-v1.js`), naming one script of its side — a script renamed between the
+    /// versions. Default is empty.
+    pub script_pairs: Vec<(String, String)>,
     /// What a row stands for: [`GroupBy::Function`] (the default) or [`GroupBy::Line`] (a
     /// function's executing line, from V8's line ticks: where inside it the time moved; lines
     /// match only at the same number). Files and packages are compared as functions.
@@ -86,6 +90,7 @@ impl DiffOptions {
             min_delta: 0.0,
             base_root: None,
             new_root: None,
+            script_pairs: Vec::new(),
             by: GroupBy::Function,
         }
     }
@@ -251,6 +256,10 @@ pub struct DiffReport {
     /// What may make the comparison misleading: the sides share almost no functions; the
     /// weights cannot be tested.
     pub warnings: Vec<String>,
+    /// A script of each side whose functions are all gone (base) and all new (new), when the
+    /// sides share almost no functions and one script each holds most of their time: most
+    /// likely one script renamed, to be paired by hand ([`DiffOptions::script_pairs`]).
+    pub unpaired_scripts: Option<(String, String)>,
 }
 
 /// A function's numbers in one run.
@@ -468,7 +477,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     let by_line = options.by == GroupBy::Line;
     let mut b = side(base, &options.filter, unit, options.base_root.as_deref(), by_line);
     let n = side(new, &options.filter, unit, options.new_root.as_deref(), by_line);
-    let moved_files = rekey_moved_files(&mut b, &n);
+    let moved_files = rekey_moved_files(&mut b, &n, &options.script_pairs);
     let totals = |s: &Side| SideTotals {
         runs: s.busy_per_run.len(),
         busy_per_run: mean(&s.busy_per_run),
@@ -575,14 +584,34 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
         rows.iter().filter(|r| r.verdict == verdict).map(side).sum()
     };
     let (gone, added) = (unmatched(Verdict::Gone, |r| r.base.self_pct), unmatched(Verdict::New, |r| r.new.self_pct));
+    let mut unpaired_scripts = None;
     if gone > UNMATCHED_WARNING_SHARE && added > UNMATCHED_WARNING_SHARE {
-        warnings.push(format!(
-            "the profiles share almost no functions: {gone:.0}% of the base's busy time is in functions the new \
-             side lacks and {added:.0}% of the new side's in functions the base lacks; are they the same program, \
-             and are its scripts at paths that can be matched (give each side's checkout root)?"
-        ));
+        unpaired_scripts = renamed_script(&rows);
+        warnings.push(match &unpaired_scripts {
+            Some((old, new)) => format!(
+                "every function of {old} is gone and every one of {new} is new ({gone:.0}% and {added:.0}% of \
+                 each side's busy time): the scripts differ, most likely one renamed; pair them to compare their \
+                 functions"
+            ),
+            None => format!(
+                "the profiles share almost no functions: {gone:.0}% of the base's busy time is in functions the \
+                 new side lacks and {added:.0}% of the new side's in functions the base lacks; are they the same \
+                 program, and are its scripts at paths that can be matched (give each side's checkout root)?"
+            ),
+        });
     }
-    DiffReport { normalize, metric, unit, base: base_totals, new: new_totals, rows, tested, moved_files, warnings }
+    DiffReport {
+        normalize,
+        metric,
+        unit,
+        base: base_totals,
+        new: new_totals,
+        rows,
+        tested,
+        moved_files,
+        warnings,
+        unpaired_scripts,
+    }
 }
 
 /// The name [`diff`] matches each script of `profile` by: its path below `root` (when given),
@@ -607,9 +636,41 @@ pub fn matched_file_names(
     names
 }
 
+/// The script of the gone functions and the script of the new ones holding the most busy time of
+/// each side, when each holds more than half of it and neither side has any function of the
+/// other's script: one script renamed between the versions.
+fn renamed_script(rows: &[DiffRow]) -> Option<(String, String)> {
+    let heaviest = |verdict: Verdict, share: fn(&DiffRow) -> f64| {
+        let mut by_file: FxHashMap<&str, f64> = FxHashMap::default();
+        for r in rows.iter().filter(|r| r.verdict == verdict) {
+            if let Some(file) = r.file.as_deref() {
+                *by_file.entry(file).or_default() += share(r);
+            }
+        }
+        by_file.into_iter().max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+    };
+    let (old, old_share) = heaviest(Verdict::Gone, |r| r.base.self_pct)?;
+    let (new, new_share) = heaviest(Verdict::New, |r| r.new.self_pct)?;
+    let shared = rows.iter().any(|r| {
+        matches!(r.file.as_deref(), Some(f) if f == old || f == new)
+            && !matches!(r.verdict, Verdict::Gone | Verdict::New)
+    });
+    (old != new && old_share > UNMATCHED_WARNING_SHARE && new_share > UNMATCHED_WARNING_SHARE && !shared)
+        .then(|| (old.to_owned(), new.to_owned()))
+}
+
+/// The one script of `files` that `name` names: the script itself, or the only one it ends (in
+/// whole `/`-separated segments).
+fn script_named<'f>(files: &'f [String], name: &str) -> Option<&'f String> {
+    let name = match_file(name);
+    let mut found = files.iter().filter(|f| **f == name || f.ends_with(&format!("/{}", name.trim_start_matches('/'))));
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
 /// Renames the base side's scripts that [`match_files`] pairs with a script at another path
-/// on the new side, so that their functions meet; returns the pairs.
-fn rekey_moved_files(b: &mut Side, n: &Side) -> Vec<(String, String)> {
+/// on the new side (and those `by_hand` pairs), so that their functions meet; returns the pairs.
+fn rekey_moved_files(b: &mut Side, n: &Side, by_hand: &[(String, String)]) -> Vec<(String, String)> {
     let files = |s: &Side| -> Vec<String> {
         let mut files: Vec<String> = s.functions.keys().filter_map(|(_, f)| f.clone()).collect();
         files.sort_unstable();
@@ -619,8 +680,20 @@ fn rekey_moved_files(b: &mut Side, n: &Side) -> Vec<(String, String)> {
     let (base_files, new_files) = (files(b), files(n));
     let base_refs: Vec<&str> = base_files.iter().map(String::as_str).collect();
     let new_refs: Vec<&str> = new_files.iter().map(String::as_str).collect();
-    let pairs: Vec<(String, String)> =
-        match_files(&base_refs, &new_refs).into_iter().map(|(a, b)| (a.to_owned(), b.to_owned())).collect();
+    let mut pairs: Vec<(String, String)> = by_hand
+        .iter()
+        .filter_map(|(old, new)| {
+            Some((script_named(&base_files, old)?.clone(), script_named(&new_files, new)?.clone()))
+        })
+        .collect();
+    let paired = |f: &str| pairs.iter().any(|(a, b)| a == f || b == f);
+    let automatic: Vec<(String, String)> = match_files(&base_refs, &new_refs)
+        .into_iter()
+        .filter(|(a, b)| !paired(a) && !paired(b))
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect();
+    pairs.extend(automatic);
+    pairs.sort();
     if pairs.is_empty() {
         return pairs;
     }

@@ -554,6 +554,11 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) new_root: Option<String>,
 
+    /// Pair a base script with the new script it became (renamed): OLD=NEW, each a path or its
+    /// ending (bench-v1.js=bench-v2.js); repeatable
+    #[arg(long, value_name = "OLD=NEW")]
+    pub(crate) map: Vec<String>,
+
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
 

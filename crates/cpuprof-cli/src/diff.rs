@@ -191,6 +191,16 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         options.by = GroupBy::Line;
     }
     options.new_root.clone_from(&args.new_root);
+    for pair in &args.map {
+        let Some((old, new)) = pair.split_once('=').filter(|(o, n)| !o.is_empty() && !n.is_empty()) else {
+            return Err(UsageError(format!(
+                "--map {}: expected OLD=NEW, a base script and the new script it became (bench-v1.js=bench-v2.js)",
+                cpuprof_render::text::visible(pair)
+            ))
+            .into());
+        };
+        options.script_pairs.push((old.to_owned(), new.to_owned()));
+    }
 
     // Every input is parsed on its own thread.
     // Tiers are merged whatever the flag says: diff matches functions across them.
@@ -325,6 +335,16 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     }
     for warning in &report.warnings {
         crate::warn(warning);
+    }
+    if let Some((old, new)) = &report.unpaired_scripts {
+        let name = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_owned();
+        crate::warn(&format!(
+            "to compare {} with {}: --map {}={}",
+            cpuprof_render::text::visible(old),
+            cpuprof_render::text::visible(new),
+            cpuprof_render::text::visible(&name(old)),
+            cpuprof_render::text::visible(&name(new))
+        ));
     }
     if base.len() == 1 && new.len() == 1 && normalize == Normalize::Time {
         crate::warn(

@@ -493,7 +493,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
             cells.extend(categories.iter().map(|(c, _)| pct(b.of(*c))));
             match &b.top {
                 Some((f, w)) => {
-                    cells.extend([unit_amount(t.unit, *w), truncate(&visible(&function_text(f)), NAME_WIDTH)])
+                    cells.extend([unit_amount(t.unit, *w), truncate(&visible(&function_text(f)), NAME_WIDTH)]);
                 }
                 None => cells.extend([String::new(), String::new()]),
             }
