@@ -643,11 +643,11 @@ fn a_renamed_script_is_said_and_paired_by_map() {
     let rows = paired["rows"].as_array().unwrap();
     assert!(rows.iter().all(|r| r["verdict"] == "unchanged" && r["significant"] == false), "{paired}");
     assert_eq!(row(&paired, "roundMoney")["base_self"], row(&paired, "roundMoney")["new_self"]);
-    // A pair that names no script, or two, is a usage error only when malformed.
-    let out = cpuprof()
-        .args(["diff", "fixtures/cpuprofile/money.cpuprofile", renamed, "--map", "money.js"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("expected OLD=NEW"));
+    // A malformed pair, or one that names no script of its side, is a usage error saying why.
+    for (map, says) in [("money.js", "expected OLD=NEW"), ("nosuch.js=money-v2.js", "no base script is nosuch.js")] {
+        let out =
+            cpuprof().args(["diff", "fixtures/cpuprofile/money.cpuprofile", renamed, "--map", map]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{map}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{map}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }

@@ -434,6 +434,31 @@ fn a_server_idle_between_its_timers_is_one_steady_phase_at_any_bucket() {
 }
 
 #[test]
+fn a_tick_logs_startup_is_its_module_loading_at_any_bucket() {
+    // A tick log's first buckets run node's C++ bootstrap: the startup is still the module's
+    // loading, not "startup: a C++ function, phase 2: the module" at small buckets (a review).
+    let log = "fixtures/ticklog/phases.log";
+    let tick_side = json_file("fixtures/ticklog/phases.side.json");
+    let start = first_tick_us(log) + ticklog_offset_us(log, &tick_side);
+    let switch = (tick_side["marks"]["switch"]["hrtime_us"].as_i64().unwrap() - start) * 1000;
+    for bucket in ["1ms", "5ms", "20ms", "60ms"] {
+        let report = ours(&["timeline", log, "--bucket", bucket]);
+        let phases = report["phases"].as_array().unwrap();
+        let what = format!("--bucket {bucket}: {phases:?}");
+        assert_eq!(phases.len(), 2, "{what}");
+        assert_eq!(
+            (phases[0]["label"].as_str(), phases[0]["entry"].as_str()),
+            (Some("startup"), Some("(anonymous)")),
+            "{what}"
+        );
+        assert!(
+            (phases[1]["start_ns"].as_i64().unwrap() - switch).abs() <= 2 * report["bucket_ns"].as_i64().unwrap(),
+            "{what}"
+        );
+    }
+}
+
+#[test]
 fn no_bucket_holds_more_time_than_its_width() {
     // A sample lasts until the next: a 48 ms idle wait spreads over the buckets it spans (issue
     // 51: buckets showed 104-966% busy, and idle after the recording's end).

@@ -501,7 +501,9 @@ impl BlockWalk {
         // The first half's tail and the second half's head are one block when nothing separates
         // them (a sample or a gap); each is a block of its own else.
         // (Whether a held run began with the recording's first sample: the first half's tail that
-        // is also its head; whether it ended with the last: its last sample's time.)
+        // is also its head; whether it ended with the last: the second half ended inside it, or
+        // the first did and the second had no samples.)
+        let late_empty = late_half.first_ns.is_none();
         let held = match (early.tail.take(), late.head.take()) {
             (Some(mut tail), Some(head))
                 if head.run.first.time_ns.saturating_sub(tail.run.last.time_ns) <= rules.gap =>
@@ -509,23 +511,23 @@ impl BlockWalk {
                 tail.run.last = head.run.last;
                 tail.run.samples += head.run.samples;
                 tail.run.lead = tail.run.lead.or(head.run.lead);
+                tail.run.tail = head.run.tail;
                 tail.rows.extend(head.rows);
-                [Some((tail, true)), None]
+                [Some((tail, true, true)), None]
             }
-            (tail, head) => [tail.map(|t| (t, true)), head.map(|h| (h, false))],
+            (tail, head) => [tail.map(|t| (t, true, false)), head.map(|h| (h, false, true))],
         };
-        let last_ns = late_half.last_ns.or(early_half.last_ns);
-        let ends = |run: &Run| Some(run.last.time_ns) == last_ns;
+        let ends = |run: &Run, late: bool| run.tail && (late || late_empty);
         // Blocks in time order: the first half's, the held ones, the second half's, its tail.
         // (A block is described when it is among the longest of those counted before it here:
         // never too few, as each counted is a block.)
-        for (held, from_first) in held.into_iter().flatten() {
-            let cut = BlockCut::of(from_first && held.run.head, ends(&held.run));
+        for (held, from_first, late) in held.into_iter().flatten() {
+            let cut = BlockCut::of(from_first && held.run.head, ends(&held.run, late));
             early.close(&held.run, cut, || held.rows);
         }
         early.found.append(late_found);
         if let Some(held) = late.tail.take() {
-            let cut = BlockCut::of(false, ends(&held.run));
+            let cut = BlockCut::of(false, ends(&held.run, true));
             early.close(&held.run, cut, || held.rows);
         }
         let found = early.found;

@@ -259,7 +259,24 @@ pub struct DiffReport {
     /// A script of each side whose functions are all gone (base) and all new (new), when the
     /// sides share almost no functions and one script each holds most of their time: most
     /// likely one script renamed, to be paired by hand ([`DiffOptions::script_pairs`]).
-    pub unpaired_scripts: Option<(String, String)>,
+    pub unpaired_scripts: Option<UnpairedScripts>,
+    /// The pairs of [`DiffOptions::script_pairs`] that could not be used, with why (a side names
+    /// no script, or several).
+    pub unused_script_pairs: Vec<((String, String), String)>,
+}
+
+/// A script of each side that most likely is one script renamed (see
+/// [`DiffReport::unpaired_scripts`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnpairedScripts {
+    /// The base side's script.
+    pub base: String,
+    /// The new side's script.
+    pub new: String,
+    /// The shortest ending of `base` (whole `/`-separated segments) that no other script ends in.
+    pub base_ending: String,
+    /// The same of `new`.
+    pub new_ending: String,
 }
 
 /// A function's numbers in one run.
@@ -477,7 +494,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     let by_line = options.by == GroupBy::Line;
     let mut b = side(base, &options.filter, unit, options.base_root.as_deref(), by_line);
     let n = side(new, &options.filter, unit, options.new_root.as_deref(), by_line);
-    let moved_files = rekey_moved_files(&mut b, &n, &options.script_pairs);
+    let (moved_files, unused_script_pairs) = rekey_moved_files(&mut b, &n, &options.script_pairs);
     let totals = |s: &Side| SideTotals {
         runs: s.busy_per_run.len(),
         busy_per_run: mean(&s.busy_per_run),
@@ -587,7 +604,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     let mut unpaired_scripts = None;
     if gone > UNMATCHED_WARNING_SHARE && added > UNMATCHED_WARNING_SHARE {
         unpaired_scripts = renamed_script(&rows);
-        warnings.push(match &unpaired_scripts {
+        warnings.push(match unpaired_scripts.as_ref().map(|u| (&u.base, &u.new)) {
             Some((old, new)) => format!(
                 "every function of {old} is gone and every one of {new} is new ({gone:.0}% and {added:.0}% of \
                  each side's busy time): the scripts differ, most likely one renamed; pair them to compare their \
@@ -611,6 +628,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
         moved_files,
         warnings,
         unpaired_scripts,
+        unused_script_pairs,
     }
 }
 
@@ -639,7 +657,7 @@ pub fn matched_file_names(
 /// The script of the gone functions and the script of the new ones holding the most busy time of
 /// each side, when each holds more than half of it and neither side has any function of the
 /// other's script: one script renamed between the versions.
-fn renamed_script(rows: &[DiffRow]) -> Option<(String, String)> {
+fn renamed_script(rows: &[DiffRow]) -> Option<UnpairedScripts> {
     let heaviest = |verdict: Verdict, share: fn(&DiffRow) -> f64| {
         let mut by_file: FxHashMap<&str, f64> = FxHashMap::default();
         for r in rows.iter().filter(|r| r.verdict == verdict) {
@@ -655,22 +673,57 @@ fn renamed_script(rows: &[DiffRow]) -> Option<(String, String)> {
         matches!(r.file.as_deref(), Some(f) if f == old || f == new)
             && !matches!(r.verdict, Verdict::Gone | Verdict::New)
     });
-    (old != new && old_share > UNMATCHED_WARNING_SHARE && new_share > UNMATCHED_WARNING_SHARE && !shared)
-        .then(|| (old.to_owned(), new.to_owned()))
+    let mut files: Vec<&str> = rows.iter().filter_map(|r| r.file.as_deref()).collect();
+    files.sort_unstable();
+    files.dedup();
+    (old != new && old_share > UNMATCHED_WARNING_SHARE && new_share > UNMATCHED_WARNING_SHARE && !shared).then(|| {
+        UnpairedScripts {
+            base: old.to_owned(),
+            new: new.to_owned(),
+            base_ending: shortest_ending(old, &files),
+            new_ending: shortest_ending(new, &files),
+        }
+    })
+}
+
+/// The shortest ending of `path` in whole `/`-separated segments that no other of `files` ends in.
+fn shortest_ending(path: &str, files: &[&str]) -> String {
+    let segments: Vec<&str> = path.split('/').collect();
+    for n in 1..=segments.len() {
+        let ending = segments[segments.len() - n..].join("/");
+        let unique = !files.iter().any(|f| *f != path && (*f == ending || f.ends_with(&format!("/{ending}"))));
+        if unique && !ending.is_empty() {
+            return ending;
+        }
+    }
+    path.to_owned()
 }
 
 /// The one script of `files` that `name` names: the script itself, or the only one it ends (in
 /// whole `/`-separated segments).
-fn script_named<'f>(files: &'f [String], name: &str) -> Option<&'f String> {
-    let name = match_file(name);
-    let mut found = files.iter().filter(|f| **f == name || f.ends_with(&format!("/{}", name.trim_start_matches('/'))));
-    let first = found.next()?;
-    found.next().is_none().then_some(first)
+fn script_named<'f>(files: &'f [String], name: &str, side: &str) -> Result<&'f String, String> {
+    let name = match_file(&name.replace('\\', "/"));
+    let ending = format!("/{}", name.trim_start_matches('/'));
+    let found: Vec<&String> = files.iter().filter(|f| **f == name || f.ends_with(&ending)).collect();
+    match found.as_slice() {
+        [one] => Ok(one),
+        [] => Err(format!("no {side} script is {name} or ends in {ending}")),
+        many => Err(format!(
+            "{} {side} scripts end in {ending} ({}): give more of the path",
+            many.len(),
+            many.iter().take(3).map(|f| f.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
 }
 
 /// Renames the base side's scripts that [`match_files`] pairs with a script at another path
 /// on the new side (and those `by_hand` pairs), so that their functions meet; returns the pairs.
-fn rekey_moved_files(b: &mut Side, n: &Side, by_hand: &[(String, String)]) -> Vec<(String, String)> {
+#[allow(clippy::type_complexity)]
+fn rekey_moved_files(
+    b: &mut Side,
+    n: &Side,
+    by_hand: &[(String, String)],
+) -> (Vec<(String, String)>, Vec<((String, String), String)>) {
     let files = |s: &Side| -> Vec<String> {
         let mut files: Vec<String> = s.functions.keys().filter_map(|(_, f)| f.clone()).collect();
         files.sort_unstable();
@@ -680,12 +733,14 @@ fn rekey_moved_files(b: &mut Side, n: &Side, by_hand: &[(String, String)]) -> Ve
     let (base_files, new_files) = (files(b), files(n));
     let base_refs: Vec<&str> = base_files.iter().map(String::as_str).collect();
     let new_refs: Vec<&str> = new_files.iter().map(String::as_str).collect();
-    let mut pairs: Vec<(String, String)> = by_hand
-        .iter()
-        .filter_map(|(old, new)| {
-            Some((script_named(&base_files, old)?.clone(), script_named(&new_files, new)?.clone()))
-        })
-        .collect();
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let mut unused = Vec::new();
+    for (old, new) in by_hand {
+        match (script_named(&base_files, old, "base"), script_named(&new_files, new, "new")) {
+            (Ok(a), Ok(b)) => pairs.push((a.clone(), b.clone())),
+            (Err(why), _) | (_, Err(why)) => unused.push(((old.clone(), new.clone()), why)),
+        }
+    }
     let paired = |f: &str| pairs.iter().any(|(a, b)| a == f || b == f);
     let automatic: Vec<(String, String)> = match_files(&base_refs, &new_refs)
         .into_iter()
@@ -695,7 +750,7 @@ fn rekey_moved_files(b: &mut Side, n: &Side, by_hand: &[(String, String)]) -> Ve
     pairs.extend(automatic);
     pairs.sort();
     if pairs.is_empty() {
-        return pairs;
+        return (pairs, unused);
     }
     let renamed: FxHashMap<&str, &str> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let functions = std::mem::take(&mut b.functions);
@@ -703,7 +758,7 @@ fn rekey_moved_files(b: &mut Side, n: &Side, by_hand: &[(String, String)]) -> Ve
         let file = file.map(|f| renamed.get(f.as_str()).map_or(f.clone(), |to| (*to).to_owned()));
         b.functions.entry((name, file)).or_default().extend(functions_here);
     }
-    pairs
+    (pairs, unused)
 }
 
 /// Pairs same-named functions of one file across the sides by nearest start line (closest

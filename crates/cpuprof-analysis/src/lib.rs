@@ -53,7 +53,7 @@ pub use cpuprof_model::parse_duration_ns;
 pub use cpuprof_model::{resolve_window, Bound, Bounds, Window, WindowError};
 pub use diff::{
     compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Normalize, SideNumbers,
-    SideTotals, Verdict,
+    SideTotals, UnpairedScripts, Verdict,
 };
 pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_ENTRIES};
 pub use filter::StackFilter;

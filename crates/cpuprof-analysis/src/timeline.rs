@@ -591,9 +591,11 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
     let work = |k: usize| heaviest(profile, &entry_of[k]).map(|(f, _)| f);
     // Start-up: module loading, up to the first return to the event loop (other work) or the
     // first stretch that is mostly idle.
-    // Its work is that of the first bucket that has any (those before it ran no code of their own:
-    // `(program)`, the collector).
+    // Its work is the first JavaScript work (buckets before it ran no JavaScript of their own:
+    // `(program)`, the collector, a tick log's C++ bootstrap), else the first work of any kind.
+    let is_js = |f: FuncId| profile.funcs[f].kind == FuncKind::Js;
     let mut startup: Option<FuncId> = None;
+    let mut first_work: Option<FuncId> = None;
     let mut startup_len = 0;
     for (k, bucket) in buckets.iter().enumerate() {
         // The first bucket holds the start however short it is; a later one mostly idle ends it.
@@ -602,8 +604,10 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
             break;
         }
         match (work(k), startup) {
-            (Some(f), None) => startup = Some(f),
-            (Some(f), Some(s)) if f != s => break,
+            (Some(f), None) if is_js(f) => startup = Some(f),
+            (Some(f), None) => first_work = first_work.or(Some(f)),
+            // Work that is not JavaScript (C++ under the loader) does not end it; other JavaScript does.
+            (Some(f), Some(s)) if f != s && is_js(f) => break,
             _ => {}
         }
         startup_len = k + 1;
@@ -611,6 +615,7 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
             break;
         }
     }
+    let startup = startup.or(first_work);
     if startup.is_none() {
         startup_len = 0;
     }

@@ -285,6 +285,15 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         }
     };
     let mut report = diff(&base_refs, &new_refs, &options);
+    if let Some(((old, new), why)) = report.unused_script_pairs.first() {
+        return Err(UsageError(format!(
+            "--map {}={}: {}",
+            cpuprof_render::text::visible(old),
+            cpuprof_render::text::visible(new),
+            cpuprof_render::text::visible(why)
+        ))
+        .into());
+    }
     // A side without samples compares nothing: every function would be new or gone, and a
     // gate would pass on nothing at all.
     let empty: Vec<String> = base
@@ -336,14 +345,13 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     for warning in &report.warnings {
         crate::warn(warning);
     }
-    if let Some((old, new)) = &report.unpaired_scripts {
-        let name = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_owned();
+    if let Some(u) = &report.unpaired_scripts {
         crate::warn(&format!(
             "to compare {} with {}: --map {}={}",
-            cpuprof_render::text::visible(old),
-            cpuprof_render::text::visible(new),
-            cpuprof_render::text::visible(&name(old)),
-            cpuprof_render::text::visible(&name(new))
+            cpuprof_render::text::visible(&u.base),
+            cpuprof_render::text::visible(&u.new),
+            cpuprof_render::text::visible(&u.base_ending),
+            cpuprof_render::text::visible(&u.new_ending)
         ));
     }
     if base.len() == 1 && new.len() == 1 && normalize == Normalize::Time {

@@ -63,7 +63,8 @@ pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
         crate::warn_empty(&source, &profile, window.is_some());
     } else if found.idle_samples == 0 {
         crate::warn(&format!(
-            "{source}: no idle samples: the event loop never waited in this recording (a batch job?), so each stretch of it is one block, not a stall"
+            "{source}: no idle samples: the event loop never waited in this {} (a batch job?), so each stretch of it is one block, not a stall",
+            if window.is_some() { "window" } else { "recording" }
         ));
     }
     crate::warnings::settle(&mut profile.meta);

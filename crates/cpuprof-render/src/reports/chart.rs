@@ -12,8 +12,9 @@ const LEVELS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇',
 /// Width of the labels before the chart.
 const LABEL: usize = 13;
 
-/// The chart for `width` columns (at least 20 columns of chart).
-pub(crate) fn chart(timeline: &Timeline, width: usize) -> String {
+/// The chart for `width` columns (at least 20 columns of chart); the phases' lines wrap within
+/// `wrap` (a terminal's width; `None`: whole).
+pub(crate) fn chart(timeline: &Timeline, width: usize, wrap: Option<usize>) -> String {
     let buckets = &timeline.buckets;
     let columns = width.saturating_sub(LABEL).max(20).min(buckets.len().max(1));
     // Buckets per column: the chart shows the buckets' sums, never more columns than fit.
@@ -70,13 +71,15 @@ pub(crate) fn chart(timeline: &Timeline, width: usize) -> String {
     }
     for (i, p) in timeline.phases.iter().enumerate() {
         let label = if p.label.starts_with("phase ") { String::new() } else { format!(" {}", p.label) };
-        out.push_str(&format!(
-            "  {}{label} · {} – {} · entry {}\n",
+        let line = format!(
+            "  {}{label} · {} – {} · entry {}",
             i + 1,
             format_ns(p.start_ns),
             format_ns(p.end_ns),
             visible(&p.entry)
-        ));
+        );
+        out.push_str(&super::fit::wrap(&line, wrap));
+        out.push('\n');
     }
     out
 }

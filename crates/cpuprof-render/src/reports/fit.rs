@@ -151,7 +151,9 @@ pub(crate) fn wrap(text: &str, width: Option<usize>) -> String {
         }
         let mut used = 0;
         for word in line.split(' ') {
-            let w = columns(word);
+            // A word longer than a line (a path, a C++ name) loses its middle.
+            let word = truncate_middle(word, width - 2);
+            let w = columns(&word);
             if used > 0 && used + 1 + w > width {
                 out.push_str("\n  ");
                 used = 2;
@@ -159,7 +161,7 @@ pub(crate) fn wrap(text: &str, width: Option<usize>) -> String {
                 out.push(' ');
                 used += 1;
             }
-            out.push_str(word);
+            out.push_str(&word);
             used += w;
         }
     }

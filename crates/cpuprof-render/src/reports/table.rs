@@ -443,7 +443,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
     );
     let mut out = fit::wrap(&out, doc.width);
     out.push('\n');
-    out.push_str(&super::chart::chart(t, doc.width.unwrap_or(100)));
+    out.push_str(&super::chart::chart(t, doc.width.unwrap_or(100), doc.width));
     if !doc.bucket_table {
         return out;
     }
@@ -534,7 +534,8 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     out.push_str(&fit::wrap(&blocks_summary(b, doc.window.is_some()), doc.width));
     out.push('\n');
     if b.idle_samples == 0 {
-        out.push_str(&format!("note: {NO_IDLE_NOTE}\n"));
+        out.push_str(&fit::wrap(&format!("note: {NO_IDLE_NOTE}"), doc.width));
+        out.push('\n');
     }
     if b.blocks.is_empty() {
         return out;
