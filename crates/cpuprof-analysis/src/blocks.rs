@@ -503,7 +503,7 @@ impl BlockWalk {
         // (Whether a held run began with the recording's first sample: the first half's tail that
         // is also its head; whether it ended with the last: the second half ended inside it, or
         // the first did and the second had no samples.)
-        let late_empty = late_half.first_ns.is_none();
+        let (early_empty, late_empty) = (early_half.first_ns.is_none(), late_half.first_ns.is_none());
         let held = match (early.tail.take(), late.head.take()) {
             (Some(mut tail), Some(head))
                 if head.run.first.time_ns.saturating_sub(tail.run.last.time_ns) <= rules.gap =>
@@ -515,7 +515,8 @@ impl BlockWalk {
                 tail.rows.extend(head.rows);
                 [Some((tail, true, true)), None]
             }
-            (tail, head) => [tail.map(|t| (t, true, false)), head.map(|h| (h, false, true))],
+            // The second half's first run began the recording when the first half had no samples.
+            (tail, head) => [tail.map(|t| (t, true, false)), head.map(|h| (h, early_empty, true))],
         };
         let ends = |run: &Run, late: bool| run.tail && (late || late_empty);
         // Blocks in time order: the first half's, the held ones, the second half's, its tail.
