@@ -1,6 +1,7 @@
 // Opens a `cpuprof report` page in headless Chromium (playwright-core, Debian's Chromium) and
 // checks what it shows against cpuprof's own JSON commands for the same input:
 //   node check-report.js profile REPORT.html INPUT CPUPROF SCREENSHOT.png
+//   node check-report.js blocks REPORT.html INPUT CPUPROF MIN (the page made with --min-block MIN)
 //   node check-report.js hostile REPORT.html [NAMES.json: the names the page must show as text]
 //   node check-report.js diff REPORT.html '{"base":[…],"new":[…]}' CPUPROF SCREENSHOT.png
 //     (a `cpuprof diff --report` page of fixtures/diff: the rows its README says changed)
@@ -194,7 +195,7 @@ async function hostileChecks(page) {
     handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
     links: [...document.querySelectorAll("a[href]")].filter((a) => a.id !== "save-flame" || !a.href.startsWith("blob:")).length,
     pwned: window.pwned === true,
-    names: [...document.querySelectorAll("#top td[data-name], #verdicts tbody td:nth-child(7)")].map((td) => td.dataset.name ?? td.textContent),
+    names: [...document.querySelectorAll("#top td[data-name], #verdicts tbody td.name")].map((td) => td.dataset.name ?? td.textContent),
   }));
   same(found.scripts, 2, "script elements");
   same(found.images, 0, "img elements but the flame graph");
@@ -216,6 +217,34 @@ async function hostileChecks(page) {
   check(!(await page.evaluate(() => window.pwned === true)), "an injected script ran after a click");
 }
 
+/**
+ * The blocks table against `cpuprof blocks INPUT --min MIN --format json` (MIN is the fifth
+ * argument): a row per block, and "blocked in" reads "(spread out)", explained in its tooltip
+ * and a line under the table, exactly where `blocks` has neither a common nor a native frame.
+ */
+async function blocksChecks(page, min) {
+  const expected = JSON.parse(
+    execFileSync(cpuprof, ["blocks", input, "--min", min, "--all", "--format", "json"], { encoding: "utf8", maxBuffer: 1 << 28 }),
+  );
+  const rows = await page.$$eval("#blocks tbody tr", (trs) =>
+    trs.map((tr) => ({ start: Number(tr.dataset.startNs), where: tr.children[3].textContent, title: tr.children[3].title })),
+  );
+  same(rows.length, expected.blocks.length, "blocks listed");
+  let spread = 0;
+  for (const b of expected.blocks) {
+    const row = rows.find((r) => r.start === b.start_ns);
+    check(row !== undefined, `no row for the block at ${b.start_ns} ns`);
+    if (!row) continue;
+    const spreadOut = b.common === null && b.native === null;
+    if (spreadOut) spread++;
+    same(row.where === "(spread out)", spreadOut, `block at ${b.start_ns} ns reads ${JSON.stringify(row.where)}`);
+    check(!spreadOut || /more than half/.test(row.title), `block at ${b.start_ns} ns: "(spread out)" without its explanation`);
+  }
+  check(spread > 0, "the fixture has no spread-out block: the check checks nothing");
+  const legend = await page.$eval("#blocks-legend", (e) => e.textContent).catch(() => "(none)");
+  check(legend.startsWith("(spread out):") && /more than half/.test(legend), `the legend line says ${JSON.stringify(legend)}`);
+}
+
 /** What fixtures/diff/README.md says changed between base.js and new.js. */
 const DIFF_EXPECTED = { doubledWork: "hotter", addedWork: "new", halvedWork: "cooler", removedWork: "gone" };
 
@@ -231,9 +260,9 @@ async function diffChecks(page) {
     page.$$eval("#verdicts tbody tr", (trs) =>
       trs.map((tr) => ({
         verdict: tr.dataset.verdict,
-        name: tr.children[6].textContent,
+        name: tr.children[0].textContent,
         location: tr.children[7].textContent,
-        shown: tr.children[0].textContent,
+        shown: tr.children[1].textContent,
       })),
     );
   // The rows as ranked, each with its verdict and location.
@@ -304,6 +333,58 @@ async function diffChecks(page) {
   check(png.length > 20000, `screenshot ${screenshot} is ${png.length} bytes: blank?`);
 }
 
+/**
+ * The page at a phone's width (390×844) and a laptop's (1400×900): screenshots of both (kept as
+ * test artifacts), and at the phone's width no table widens the page (each scrolls inside its
+ * wrapper), no function name breaks inside a word, and every table of functions has the name
+ * first.
+ */
+async function widthChecks(page, screenshot) {
+  for (const [width, height] of [[390, 844], [1400, 900]]) {
+    await page.setViewportSize({ width, height });
+    // The page lays out again on resize (the chart, the flame graph).
+    await page.waitForTimeout(150);
+    if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, `.${width}x${height}.png`), fullPage: true });
+    if (width !== 390) continue;
+    const found = await page.evaluate(() => {
+      const visible = (e) => e.getClientRects().length > 0;
+      const tables = [...document.querySelectorAll("table")].filter(visible);
+      const issues = [];
+      const pageWidth = document.scrollingElement.scrollWidth;
+      for (const table of tables) {
+        // The nearest ancestor that scrolls sideways, and no wider than the page.
+        let box = table.parentElement;
+        while (box && box !== document.body && !["auto", "scroll"].includes(window.getComputedStyle(box).overflowX)) box = box.parentElement;
+        if (!box || box === document.body) issues.push(`#${table.id}: no wrapper that scrolls sideways`);
+        else if (box.getBoundingClientRect().right > window.innerWidth + 0.5) issues.push(`#${table.id}: its wrapper ends past the screen`);
+        const head = table.tHead ? [...table.tHead.rows[0].cells].map((c) => c.textContent.trim()) : [];
+        const nameCells = [...table.querySelectorAll("tbody td.name")];
+        for (const td of nameCells) {
+          const style = window.getComputedStyle(td);
+          if (style.whiteSpace !== "nowrap" && style.whiteSpace !== "pre") issues.push(`#${table.id}: a name may wrap (white-space ${style.whiteSpace})`);
+          // Wrapped, the cell's text lies on more than one line.
+          const text = document.createRange();
+          text.selectNodeContents(td);
+          const tops = [...text.getClientRects()].filter((r) => r.width > 0).map((r) => r.top);
+          if (tops.some((t) => Math.abs(t - tops[0]) > 4)) {
+            issues.push(`#${table.id}: the name ${JSON.stringify(td.textContent.slice(0, 40))} breaks across lines`);
+          }
+          if (td.cellIndex !== 0) issues.push(`#${table.id}: the name is column ${td.cellIndex + 1}, not the first (${head.join(" | ")})`);
+        }
+        table.dataset.nameCells = String(nameCells.length);
+      }
+      return { pageWidth, issues: [...new Set(issues)], named: tables.filter((t) => t.querySelector("tbody td.name")).map((t) => t.id) };
+    });
+    check(found.pageWidth <= 390, `at 390 px the page is ${found.pageWidth} px wide: something does not scroll inside its box`);
+    for (const issue of found.issues) check(false, `at 390 px: ${issue}`);
+    // The tables of functions the page always shows have their names marked.
+    const kind = await page.$eval("body", (b) => b.dataset.kind);
+    for (const id of kind === "diff" ? ["verdicts"] : ["top"]) check(found.named.includes(id), `#${id}: no name cells (td.name)`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForTimeout(150);
+}
+
 (async () => {
   const browser = await playwright.chromium.launch({ executablePath, args: ["--no-sandbox"] });
   try {
@@ -329,9 +410,11 @@ async function diffChecks(page) {
     const readyMs = Date.now() - started;
     // What opens on a screen (docs/report.png is one), before anything is clicked.
     if (screenshot && mode === "profile") await page.screenshot({ path: screenshot.replace(/\.png$/, ".screen.png") });
-    if (mode === "hostile") await hostileChecks(page);
+    if (mode === "blocks") await blocksChecks(page, screenshot);
+    else if (mode === "hostile") await hostileChecks(page);
     else if (mode === "diff") await diffChecks(page);
     else await profileChecks(page, errors);
+    if (mode === "profile" || mode === "diff") await widthChecks(page, screenshot);
     check(errors.length === 0, `console errors: ${errors.join(" | ")}`);
     check(requests.length === 0, `network requests: ${requests.join(" ")}`);
     console.log(JSON.stringify({ ready_ms: readyMs }));

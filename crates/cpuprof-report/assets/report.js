@@ -292,15 +292,31 @@
     const body = $("blocks").tBodies[0];
     const named = (f) => (f ? f.name + (f.file ? " " + f.file.slice(f.file.lastIndexOf("/") + 1) + (f.line ? ":" + f.line : "") : "") : "");
     const longestFirst = [...b.list].sort((x, y) => y.duration_ns - x.duration_ns || x.start_ns - y.start_ns);
+    let spread = 0;
     for (const block of longestFirst) {
       const tr = make("tr", null, "clickable");
+      tr.dataset.startNs = String(block.start_ns);
+      // As `blocks` says it (cpuprof-render's words.rs): a native frame in brackets, and
+      // "(spread out)" when no frame holds more than half of the block.
+      const native = block.native ? (/^\[.*\]$/.test(block.native.name) ? block.native.name : "[" + block.native.name + "]") : "";
+      let where = block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : "";
+      if (!block.common && !block.native) where = "(spread out)";
+      where += (where && native ? " " : "") + native;
+      const blockedIn = make("td", where, "names");
+      if (!block.common && !block.native) {
+        blockedIn.title = SPREAD_OUT;
+        blockedIn.classList.add("spread");
+        spread++;
+      }
+      // One function a line, each unbroken.
+      const top = make("td", null, "names");
+      for (const [f, w] of block.top) top.append(make("div", f.name + " " + formatNs(w)));
       tr.append(
         make("td", formatNs(block.start_ns), "num"),
         make("td", (block.cut ? "≥ " : "") + formatNs(block.duration_ns), "num"),
-        make("td", named(block.entry)),
-        make("td", (block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : "") +
-          (block.native ? (block.common ? " " : "") + "[" + block.native.name + "]" : "")),
-        make("td", block.top.map(([f, w]) => f.name + " " + formatNs(w)).join(", ")),
+        make("td", named(block.entry), "names"),
+        blockedIn,
+        top,
       );
       tr.addEventListener("click", () => {
         const b0 = Math.floor(block.start_ns / D.bucket_ns);
@@ -309,7 +325,10 @@
       });
       body.append(tr);
     }
+    $("blocks-legend").textContent = spread > 0 ? "(spread out): " + SPREAD_OUT : "";
   }
+  const SPREAD_OUT =
+    "no one frame is on the stacks of more than half of this block: its time went to several places (see top self).";
 
   // ---- top ----
   const TOP_ROWS = 200;
@@ -353,14 +372,14 @@
       tr.dataset.key = String(key);
       tr.dataset.self = String(self[key]);
       tr.dataset.total = String(total[key]);
-      const nameCell = make("td", label(key));
+      const nameCell = make("td", label(key), "name");
       nameCell.dataset.name = label(key);
       tr.append(
+        nameCell,
         make("td", formatWeight(self[key]), "num"),
         make("td", percent(self[key], view.counted), "num"),
         make("td", formatWeight(total[key]), "num"),
         make("td", percent(total[key], view.counted), "num"),
-        nameCell,
         make("td", group === "function" ? location(f) : "", "loc"),
       );
       if (group === "function") {
@@ -451,7 +470,7 @@
         const tr = make("tr", null, g >= 0 ? "clickable" : "");
         tr.dataset.total = String(w);
         const name = g === -2 ? "(root)" : nameOf(g);
-        const cell = make("td", name);
+        const cell = make("td", name, "name");
         cell.dataset.name = name;
         if (g >= 0) {
           cell.append(make("span", " " + shortLocation(g), "loc"));
@@ -459,7 +478,7 @@
           tr.dataset.line = F.line[g] === null ? "" : String(F.line[g]);
           tr.addEventListener("click", () => selectFunction(g));
         }
-        tr.append(make("td", formatWeight(w), "num"), make("td", percent(w, total), "num"), cell);
+        tr.append(cell, make("td", formatWeight(w), "num"), make("td", percent(w, total), "num"));
         body.append(tr);
       }
     };
