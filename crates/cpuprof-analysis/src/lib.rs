@@ -57,7 +57,7 @@ pub use diff::{
 };
 pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_ENTRIES};
 pub use filter::StackFilter;
-pub use fold::{fold, FoldOptions, Folded};
+pub use fold::{fold, function_frame_label, FoldOptions, Folded};
 pub use frame_tree::FrameTree;
 pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use handle::function_handle;
