@@ -179,11 +179,82 @@ async function profileChecks(page, errors) {
       await compareTop(page, windowed, `top --from ${range.fromNs}ns --to ${range.toNs}ns`);
       const split2 = await page.$eval("#split", (e) => ({ ...e.dataset }));
       for (const [c, v] of Object.entries(windowed.summary.categories)) same(split2[c], v.total, `window category ${c}`);
+      // The selection zoomed the flame chart to it.
+      const view = await page.$eval("#chart", (c) => ({ ...c.dataset }));
+      if (view.t0 !== undefined) same(`${view.t0} ${view.t1}`, `${range.fromNs} ${range.toNs}`, "the flame chart after a selection");
       await page.click("#whole");
       await compareTop(page, top, "top after 'Whole profile'");
     }
   }
+  await chartChecks(page);
   check(errors.length === 0, `console errors: ${errors.join(" | ")}`);
+}
+
+/**
+ * The flame chart of a .cpuprofile: its frames at a time are the stack of the sample at that
+ * time, computed here from the file's own nodes, samples and timeDeltas (DevTools' attribution:
+ * sample i lasts until sample i + 1; idle samples, left out as top leaves them, show nothing);
+ * zooming it selects on the timeline.
+ */
+async function chartChecks(page) {
+  if (!input.endsWith(".cpuprofile")) return;
+  const shown = await page.$eval("#chart-section", (e) => !e.hidden);
+  check(shown, "a .cpuprofile's page has no flame chart");
+  if (!shown) return;
+  const profile = JSON.parse(fs.readFileSync(input, "utf8"));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  let clock = profile.startTime;
+  const times = profile.samples.map((_, i) => (clock += profile.timeDeltas[i]));
+  const order = times.map((_, i) => i).sort((a, b) => times[a] - times[b] || a - b);
+  const stackOf = (id) => {
+    const names = [];
+    for (let a = id; a !== undefined; a = parent.get(a)) {
+      const frame = byId.get(a).callFrame;
+      if (frame.functionName !== "(root)") names.push(frame.functionName || "(anonymous)");
+    }
+    return names.reverse();
+  };
+  // Twelve samples across the recording, each at the middle of its time.
+  const picks = [];
+  for (let k = 0; k < 12; k++) {
+    let at = Math.floor((k * (order.length - 1)) / 12);
+    while (at + 1 < order.length && times[order[at + 1]] - times[order[at]] < 2) at++;
+    if (at + 1 < order.length) picks.push(at);
+  }
+  let nonEmpty = 0;
+  for (const at of picks) {
+    const [i, next] = [order[at], order[at + 1]];
+    const t = Math.round(((times[i] + times[next]) / 2 - profile.startTime) * 1000);
+    let expected = stackOf(profile.samples[i]);
+    if (expected.length === 1 && expected[0] === "(idle)") expected = [];
+    if (expected.length > 0) nonEmpty++;
+    const frames = await page.evaluate((t) => window.__flameChartStackAt(t), t);
+    same(JSON.stringify(frames), JSON.stringify(expected), `flame chart at ${t} ns (sample ${i})`);
+  }
+  check(nonEmpty >= 3, `only ${nonEmpty} of the picked samples have a stack: the check checks little`);
+  // Zoomed with the wheel, the chart selects what it shows on the timeline (in whole buckets).
+  await page.keyboard.press("Escape");
+  await page.$eval("#chart", (c) => c.scrollIntoView({ block: "center" }));
+  await page.click("#chart-whole").catch(() => {});
+  const box = await page.$eval("#chart", (c) => {
+    const r = c.getBoundingClientRect();
+    return { x: r.left, y: r.top, w: r.width, h: r.height };
+  });
+  const wholeView = await page.$eval("#chart", (c) => Number(c.dataset.t1) - Number(c.dataset.t0));
+  await page.mouse.move(box.x + box.w * 0.4, box.y + 30);
+  await page.mouse.wheel(0, -600);
+  await page.waitForTimeout(600);
+  const view = await page.$eval("#chart", (c) => ({ t0: Number(c.dataset.t0), t1: Number(c.dataset.t1) }));
+  const range = await page.$eval("#range", (e) => ({ from: Number(e.dataset.fromNs), to: Number(e.dataset.toNs) }));
+  const bucket = JSON.parse(await page.$eval("#data", (e) => e.textContent)).bucket_ns;
+  check(view.t1 - view.t0 < wholeView * 0.8, `the wheel did not zoom in: ${view.t0}–${view.t1} ns of ${wholeView}`);
+  check(
+    range.from <= view.t0 && range.to >= view.t1 && range.from > view.t0 - bucket && range.to < view.t1 + bucket,
+    `zoomed to ${view.t0}–${view.t1} ns, the timeline selects ${range.from}–${range.to} (buckets of ${bucket} ns)`,
+  );
+  await page.click("#whole");
 }
 
 async function hostileChecks(page) {
