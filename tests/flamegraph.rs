@@ -135,3 +135,77 @@ fn a_failed_run_leaves_no_svg_and_never_overwrites_its_input() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read(&input).unwrap(), before);
 }
+
+/// The differential flame graph colours a function as `diff`'s table judges it (one verdict,
+/// every view): fixtures/diff's README changes (doubledWork and addedWork grew, halvedWork and
+/// removedWork shrank) red and blue, and every function the table calls unchanged — or new or
+/// gone within the noise — neutral grey, whatever its frames' own change (slightlySlowerWork
+/// runs 1.2× as long, not a significant change over three runs a side).
+#[test]
+fn differential_colours_follow_the_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("diff.svg");
+    let base: Vec<String> = (1..=3).map(|i| format!("fixtures/diff/base.{i}.cpuprofile")).collect();
+    let new: Vec<String> = (1..=3).map(|i| format!("fixtures/diff/new.{i}.cpuprofile")).collect();
+    let out = cpuprof()
+        .arg("diff")
+        .arg("--base")
+        .args(&base)
+        .arg("--new")
+        .args(&new)
+        .args(["--all", "--format", "json", "--flamegraph"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The table's judgement per `name file` (what a differential frame is labelled).
+    let mut judged: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for row in table["rows"].as_array().unwrap() {
+        let label = match row["file"].as_str() {
+            Some(file) if row["kind"].as_str() == Some("js") => format!("{} {file}", row["name"].as_str().unwrap()),
+            _ => row["name"].as_str().unwrap().to_owned(),
+        };
+        let verdict =
+            if row["significant"].as_bool().unwrap() { row["verdict"].as_str().unwrap() } else { "unchanged" };
+        judged.insert(label, verdict);
+    }
+    for (name, verdict) in
+        [("doubledWork", "hotter"), ("addedWork", "new"), ("halvedWork", "cooler"), ("removedWork", "gone")]
+    {
+        let label = format!("{name} /work/main/fixtures/diff/app.js");
+        assert_eq!(judged.get(&label).copied(), Some(verdict), "{label}: the fixture's README says {verdict}");
+    }
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let frame =
+        regex::Regex::new(r#"<title>([^<]*) \([^<(]*\)</title><rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)""#).unwrap();
+    let marks = regex::Regex::new(r" \((new|gone)\)| \[total [^\]]*\]").unwrap();
+    let (mut coloured, mut frames) = (std::collections::BTreeSet::new(), 0);
+    for c in frame.captures_iter(&text) {
+        frames += 1;
+        let label = marks.replace_all(&c[1], "").into_owned();
+        let [r, g, b] = [2, 3, 4].map(|i| c[i].parse::<i32>().unwrap());
+        let shade = if r > g + 60 && r > b + 60 {
+            "red"
+        } else if b > r + 60 && b > g + 40 {
+            "blue"
+        } else if r == g && g == b {
+            "grey"
+        } else {
+            "other"
+        };
+        let expected = match judged.get(&label).copied() {
+            Some("hotter" | "new") => "red",
+            Some("cooler" | "gone") => "blue",
+            // The table's unchanged rows, inferno's `all` and the `(only in base)` root.
+            _ => "grey",
+        };
+        assert_eq!(shade, expected, "{label}: rgb({r},{g},{b}), the table says {:?}", judged.get(&label));
+        if shade != "grey" {
+            coloured.insert(label.split(' ').next().unwrap().to_owned());
+        }
+    }
+    assert!(frames > 20, "{frames} frames read from the SVG");
+    let coloured: Vec<&str> = coloured.iter().map(String::as_str).collect();
+    assert_eq!(coloured, ["addedWork", "doubledWork", "halvedWork", "removedWork"]);
+}

@@ -69,6 +69,23 @@ fn the_page_shows_what_the_commands_say() {
     }
 }
 
+/// The report's blocks table names where each block was spent as `blocks` does, and a block
+/// that no frame holds the most of reads "(spread out)", explained on the page (the tick log of
+/// the blocks workload has one at 5 ms).
+#[test]
+#[allow(clippy::print_stderr)]
+fn spread_out_blocks_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("blocks.html");
+    let input = "fixtures/ticklog/blocks.log";
+    cpuprof().args(["report", input, "--min-block", "5ms", "-o"]).arg(&html).assert().success();
+    let Some(out) = browser("blocks", &[html.as_os_str(), input.as_ref(), binary().as_os_str(), "5ms".as_ref()]) else {
+        eprintln!("SKIPPED: no Chromium");
+        return;
+    };
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+}
+
 /// Every name of tests/hostile.rs's set (and the recorded hostile-names workload) is shown as
 /// text, in a profile's page and a comparison's: no element, handler, link or script comes from
 /// the data.

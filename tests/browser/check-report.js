@@ -1,6 +1,7 @@
 // Opens a `cpuprof report` page in headless Chromium (playwright-core, Debian's Chromium) and
 // checks what it shows against cpuprof's own JSON commands for the same input:
 //   node check-report.js profile REPORT.html INPUT CPUPROF SCREENSHOT.png
+//   node check-report.js blocks REPORT.html INPUT CPUPROF MIN (the page made with --min-block MIN)
 //   node check-report.js hostile REPORT.html [NAMES.json: the names the page must show as text]
 //   node check-report.js diff REPORT.html '{"base":[…],"new":[…]}' CPUPROF SCREENSHOT.png
 //     (a `cpuprof diff --report` page of fixtures/diff: the rows its README says changed)
@@ -178,11 +179,82 @@ async function profileChecks(page, errors) {
       await compareTop(page, windowed, `top --from ${range.fromNs}ns --to ${range.toNs}ns`);
       const split2 = await page.$eval("#split", (e) => ({ ...e.dataset }));
       for (const [c, v] of Object.entries(windowed.summary.categories)) same(split2[c], v.total, `window category ${c}`);
+      // The selection zoomed the flame chart to it.
+      const view = await page.$eval("#chart", (c) => ({ ...c.dataset }));
+      if (view.t0 !== undefined) same(`${view.t0} ${view.t1}`, `${range.fromNs} ${range.toNs}`, "the flame chart after a selection");
       await page.click("#whole");
       await compareTop(page, top, "top after 'Whole profile'");
     }
   }
+  await chartChecks(page);
   check(errors.length === 0, `console errors: ${errors.join(" | ")}`);
+}
+
+/**
+ * The flame chart of a .cpuprofile: its frames at a time are the stack of the sample at that
+ * time, computed here from the file's own nodes, samples and timeDeltas (DevTools' attribution:
+ * sample i lasts until sample i + 1; idle samples, left out as top leaves them, show nothing);
+ * zooming it selects on the timeline.
+ */
+async function chartChecks(page) {
+  if (!input.endsWith(".cpuprofile")) return;
+  const shown = await page.$eval("#chart-section", (e) => !e.hidden);
+  check(shown, "a .cpuprofile's page has no flame chart");
+  if (!shown) return;
+  const profile = JSON.parse(fs.readFileSync(input, "utf8"));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  let clock = profile.startTime;
+  const times = profile.samples.map((_, i) => (clock += profile.timeDeltas[i]));
+  const order = times.map((_, i) => i).sort((a, b) => times[a] - times[b] || a - b);
+  const stackOf = (id) => {
+    const names = [];
+    for (let a = id; a !== undefined; a = parent.get(a)) {
+      const frame = byId.get(a).callFrame;
+      if (frame.functionName !== "(root)") names.push(frame.functionName || "(anonymous)");
+    }
+    return names.reverse();
+  };
+  // Twelve samples across the recording, each at the middle of its time.
+  const picks = [];
+  for (let k = 0; k < 12; k++) {
+    let at = Math.floor((k * (order.length - 1)) / 12);
+    while (at + 1 < order.length && times[order[at + 1]] - times[order[at]] < 2) at++;
+    if (at + 1 < order.length) picks.push(at);
+  }
+  let nonEmpty = 0;
+  for (const at of picks) {
+    const [i, next] = [order[at], order[at + 1]];
+    const t = Math.round(((times[i] + times[next]) / 2 - profile.startTime) * 1000);
+    let expected = stackOf(profile.samples[i]);
+    if (expected.length === 1 && expected[0] === "(idle)") expected = [];
+    if (expected.length > 0) nonEmpty++;
+    const frames = await page.evaluate((t) => window.__flameChartStackAt(t), t);
+    same(JSON.stringify(frames), JSON.stringify(expected), `flame chart at ${t} ns (sample ${i})`);
+  }
+  check(nonEmpty >= 3, `only ${nonEmpty} of the picked samples have a stack: the check checks little`);
+  // Zoomed with the wheel, the chart selects what it shows on the timeline (in whole buckets).
+  await page.keyboard.press("Escape");
+  await page.$eval("#chart", (c) => c.scrollIntoView({ block: "center" }));
+  await page.click("#chart-whole").catch(() => {});
+  const box = await page.$eval("#chart", (c) => {
+    const r = c.getBoundingClientRect();
+    return { x: r.left, y: r.top, w: r.width, h: r.height };
+  });
+  const wholeView = await page.$eval("#chart", (c) => Number(c.dataset.t1) - Number(c.dataset.t0));
+  await page.mouse.move(box.x + box.w * 0.4, box.y + 30);
+  await page.mouse.wheel(0, -600);
+  await page.waitForTimeout(600);
+  const view = await page.$eval("#chart", (c) => ({ t0: Number(c.dataset.t0), t1: Number(c.dataset.t1) }));
+  const range = await page.$eval("#range", (e) => ({ from: Number(e.dataset.fromNs), to: Number(e.dataset.toNs) }));
+  const bucket = JSON.parse(await page.$eval("#data", (e) => e.textContent)).bucket_ns;
+  check(view.t1 - view.t0 < wholeView * 0.8, `the wheel did not zoom in: ${view.t0}–${view.t1} ns of ${wholeView}`);
+  check(
+    range.from <= view.t0 && range.to >= view.t1 && range.from > view.t0 - bucket && range.to < view.t1 + bucket,
+    `zoomed to ${view.t0}–${view.t1} ns, the timeline selects ${range.from}–${range.to} (buckets of ${bucket} ns)`,
+  );
+  await page.click("#whole");
 }
 
 async function hostileChecks(page) {
@@ -194,7 +266,7 @@ async function hostileChecks(page) {
     handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
     links: [...document.querySelectorAll("a[href]")].filter((a) => a.id !== "save-flame" || !a.href.startsWith("blob:")).length,
     pwned: window.pwned === true,
-    names: [...document.querySelectorAll("#top td[data-name], #verdicts tbody td:nth-child(7)")].map((td) => td.dataset.name ?? td.textContent),
+    names: [...document.querySelectorAll("#top td[data-name], #verdicts tbody td.name")].map((td) => td.dataset.name ?? td.textContent),
   }));
   same(found.scripts, 2, "script elements");
   same(found.images, 0, "img elements but the flame graph");
@@ -216,6 +288,34 @@ async function hostileChecks(page) {
   check(!(await page.evaluate(() => window.pwned === true)), "an injected script ran after a click");
 }
 
+/**
+ * The blocks table against `cpuprof blocks INPUT --min MIN --format json` (MIN is the fifth
+ * argument): a row per block, and "blocked in" reads "(spread out)", explained in its tooltip
+ * and a line under the table, exactly where `blocks` has neither a common nor a native frame.
+ */
+async function blocksChecks(page, min) {
+  const expected = JSON.parse(
+    execFileSync(cpuprof, ["blocks", input, "--min", min, "--all", "--format", "json"], { encoding: "utf8", maxBuffer: 1 << 28 }),
+  );
+  const rows = await page.$$eval("#blocks tbody tr", (trs) =>
+    trs.map((tr) => ({ start: Number(tr.dataset.startNs), where: tr.children[3].textContent, title: tr.children[3].title })),
+  );
+  same(rows.length, expected.blocks.length, "blocks listed");
+  let spread = 0;
+  for (const b of expected.blocks) {
+    const row = rows.find((r) => r.start === b.start_ns);
+    check(row !== undefined, `no row for the block at ${b.start_ns} ns`);
+    if (!row) continue;
+    const spreadOut = b.common === null && b.native === null;
+    if (spreadOut) spread++;
+    same(row.where === "(spread out)", spreadOut, `block at ${b.start_ns} ns reads ${JSON.stringify(row.where)}`);
+    check(!spreadOut || /more than half/.test(row.title), `block at ${b.start_ns} ns: "(spread out)" without its explanation`);
+  }
+  check(spread > 0, "the fixture has no spread-out block: the check checks nothing");
+  const legend = await page.$eval("#blocks-legend", (e) => e.textContent).catch(() => "(none)");
+  check(legend.startsWith("(spread out):") && /more than half/.test(legend), `the legend line says ${JSON.stringify(legend)}`);
+}
+
 /** What fixtures/diff/README.md says changed between base.js and new.js. */
 const DIFF_EXPECTED = { doubledWork: "hotter", addedWork: "new", halvedWork: "cooler", removedWork: "gone" };
 
@@ -231,9 +331,9 @@ async function diffChecks(page) {
     page.$$eval("#verdicts tbody tr", (trs) =>
       trs.map((tr) => ({
         verdict: tr.dataset.verdict,
-        name: tr.children[6].textContent,
+        name: tr.children[0].textContent,
         location: tr.children[7].textContent,
-        shown: tr.children[0].textContent,
+        shown: tr.children[1].textContent,
       })),
     );
   // The rows as ranked, each with its verdict and location.
@@ -304,6 +404,58 @@ async function diffChecks(page) {
   check(png.length > 20000, `screenshot ${screenshot} is ${png.length} bytes: blank?`);
 }
 
+/**
+ * The page at a phone's width (390×844) and a laptop's (1400×900): screenshots of both (kept as
+ * test artifacts), and at the phone's width no table widens the page (each scrolls inside its
+ * wrapper), no function name breaks inside a word, and every table of functions has the name
+ * first.
+ */
+async function widthChecks(page, screenshot) {
+  for (const [width, height] of [[390, 844], [1400, 900]]) {
+    await page.setViewportSize({ width, height });
+    // The page lays out again on resize (the chart, the flame graph).
+    await page.waitForTimeout(150);
+    if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, `.${width}x${height}.png`), fullPage: true });
+    if (width !== 390) continue;
+    const found = await page.evaluate(() => {
+      const visible = (e) => e.getClientRects().length > 0;
+      const tables = [...document.querySelectorAll("table")].filter(visible);
+      const issues = [];
+      const pageWidth = document.scrollingElement.scrollWidth;
+      for (const table of tables) {
+        // The nearest ancestor that scrolls sideways, and no wider than the page.
+        let box = table.parentElement;
+        while (box && box !== document.body && !["auto", "scroll"].includes(window.getComputedStyle(box).overflowX)) box = box.parentElement;
+        if (!box || box === document.body) issues.push(`#${table.id}: no wrapper that scrolls sideways`);
+        else if (box.getBoundingClientRect().right > window.innerWidth + 0.5) issues.push(`#${table.id}: its wrapper ends past the screen`);
+        const head = table.tHead ? [...table.tHead.rows[0].cells].map((c) => c.textContent.trim()) : [];
+        const nameCells = [...table.querySelectorAll("tbody td.name")];
+        for (const td of nameCells) {
+          const style = window.getComputedStyle(td);
+          if (style.whiteSpace !== "nowrap" && style.whiteSpace !== "pre") issues.push(`#${table.id}: a name may wrap (white-space ${style.whiteSpace})`);
+          // Wrapped, the cell's text lies on more than one line.
+          const text = document.createRange();
+          text.selectNodeContents(td);
+          const tops = [...text.getClientRects()].filter((r) => r.width > 0).map((r) => r.top);
+          if (tops.some((t) => Math.abs(t - tops[0]) > 4)) {
+            issues.push(`#${table.id}: the name ${JSON.stringify(td.textContent.slice(0, 40))} breaks across lines`);
+          }
+          if (td.cellIndex !== 0) issues.push(`#${table.id}: the name is column ${td.cellIndex + 1}, not the first (${head.join(" | ")})`);
+        }
+        table.dataset.nameCells = String(nameCells.length);
+      }
+      return { pageWidth, issues: [...new Set(issues)], named: tables.filter((t) => t.querySelector("tbody td.name")).map((t) => t.id) };
+    });
+    check(found.pageWidth <= 390, `at 390 px the page is ${found.pageWidth} px wide: something does not scroll inside its box`);
+    for (const issue of found.issues) check(false, `at 390 px: ${issue}`);
+    // The tables of functions the page always shows have their names marked.
+    const kind = await page.$eval("body", (b) => b.dataset.kind);
+    for (const id of kind === "diff" ? ["verdicts"] : ["top"]) check(found.named.includes(id), `#${id}: no name cells (td.name)`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForTimeout(150);
+}
+
 (async () => {
   const browser = await playwright.chromium.launch({ executablePath, args: ["--no-sandbox"] });
   try {
@@ -329,9 +481,11 @@ async function diffChecks(page) {
     const readyMs = Date.now() - started;
     // What opens on a screen (docs/report.png is one), before anything is clicked.
     if (screenshot && mode === "profile") await page.screenshot({ path: screenshot.replace(/\.png$/, ".screen.png") });
-    if (mode === "hostile") await hostileChecks(page);
+    if (mode === "blocks") await blocksChecks(page, screenshot);
+    else if (mode === "hostile") await hostileChecks(page);
     else if (mode === "diff") await diffChecks(page);
     else await profileChecks(page, errors);
+    if (mode === "profile" || mode === "diff") await widthChecks(page, screenshot);
     check(errors.length === 0, `console errors: ${errors.join(" | ")}`);
     check(requests.length === 0, `network requests: ${requests.join(" ")}`);
     console.log(JSON.stringify({ ready_ms: readyMs }));

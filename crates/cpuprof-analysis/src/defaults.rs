@@ -19,6 +19,10 @@ pub const REPORT_MAX_NODES: usize = 40_000;
 /// keeps a report of a profile of any size to a few MB.
 pub const REPORT_MAX_ENTRIES: usize = 300_000;
 
+/// The report's flame chart holds at most this many runs of samples (a run: consecutive samples
+/// with one stack); more are merged into as many slots of time, each the stack that held most of it.
+pub const REPORT_MAX_RUNS: usize = 50_000;
+
 /// A report lists at most this many event-loop blocks (the longest).
 pub const REPORT_BLOCKS: usize = 100;
 

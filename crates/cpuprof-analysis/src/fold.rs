@@ -126,19 +126,31 @@ pub fn fold(profile: &Profile, options: &FoldOptions) -> Folded {
 /// `name file:line` (or `name file`) for JavaScript with a url, else the name (`(anonymous)` when empty).
 fn function_label(profile: &Profile, func: &Func, options: &FoldOptions) -> String {
     let name = func.display_name(&profile.strings);
-    let name = if name.is_empty() { "(anonymous)" } else { &name };
     let file = profile.func_file(func);
     let file = options.file_names.as_ref().and_then(|names| names.get(file)).map_or(file, String::as_str);
-    if func.kind != FuncKind::Js || file.is_empty() {
+    let url = (options.read_back && func.kind == FuncKind::Js && file.contains(' '))
+        .then(|| cpuprof_model::file_url::file_url_of_path(file))
+        .flatten();
+    let file = url.as_deref().unwrap_or(file);
+    label_text(&name, file, func.kind, func.line.filter(|_| !options.without_lines))
+}
+
+fn label_text(name: &str, file: &str, kind: FuncKind, line: Option<u32>) -> String {
+    let name = if name.is_empty() { "(anonymous)" } else { name };
+    if kind != FuncKind::Js || file.is_empty() {
         return name.to_owned();
     }
-    let url =
-        (options.read_back && file.contains(' ')).then(|| cpuprof_model::file_url::file_url_of_path(file)).flatten();
-    let file = url.as_deref().unwrap_or(file);
-    match func.line.filter(|_| !options.without_lines) {
+    match line {
         Some(line) => format!("{name} {file}:{line}"),
         None => format!("{name} {file}"),
     }
+}
+
+/// The frame label [`fold`] gives a function of this name, file (as the fold names files) and
+/// kind, with its line or (`line` `None`, as [`FoldOptions::without_lines`]) without: what joins
+/// another report's row of a function (a `diff` row, say) to its frames in a flame graph.
+pub fn function_frame_label(name: &str, file: Option<&str>, kind: FuncKind, line: Option<u32>) -> String {
+    escape_frame(&label_text(name, file.unwrap_or(""), kind, line))
 }
 
 /// What a flame graph's frame shows of a function: its name, then where it is in brief —

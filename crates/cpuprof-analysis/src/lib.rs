@@ -57,7 +57,7 @@ pub use diff::{
 };
 pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_ENTRIES};
 pub use filter::StackFilter;
-pub use fold::{fold, FoldOptions, Folded};
+pub use fold::{fold, function_frame_label, FoldOptions, Folded};
 pub use frame_tree::FrameTree;
 pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use handle::function_handle;
@@ -65,7 +65,9 @@ pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};
 pub use paths::{heaviest_paths, HotPath};
 pub use recursion::collapse_recursion;
-pub use report_data::{report_data, PrunedPaths, ReportBucket, ReportData, ReportDataOptions, ReportFunction, PRUNED};
+pub use report_data::{
+    report_data, ChartRuns, PrunedPaths, ReportBucket, ReportData, ReportDataOptions, ReportFunction, PRUNED,
+};
 pub use timeline::{
     default_bucket_ns, find_phase, timeline, Bucket, FunctionRef, Phase, Timeline, TimelineError, TimelineOptions,
     MAX_BUCKETS,

@@ -38,6 +38,8 @@ pub struct ReportDataOptions {
     pub max_nodes: usize,
     /// …and the buckets at most this many (node, weight) entries in all.
     pub max_entries: usize,
+    /// The flame chart holds at most this many runs (more are merged into slots of time).
+    pub max_runs: usize,
 }
 
 impl Default for ReportDataOptions {
@@ -48,6 +50,7 @@ impl Default for ReportDataOptions {
             max_buckets: crate::defaults::REPORT_MAX_BUCKETS,
             max_nodes: crate::defaults::REPORT_MAX_NODES,
             max_entries: crate::defaults::REPORT_MAX_ENTRIES,
+            max_runs: crate::defaults::REPORT_MAX_RUNS,
         }
     }
 }
@@ -139,6 +142,27 @@ pub struct ReportData {
     pub lines: Vec<(u32, u32, i64)>,
     /// What pruning took.
     pub pruned: PrunedPaths,
+    /// The samples in time order, for the flame chart (empty without sample times).
+    pub chart: ChartRuns,
+}
+
+/// The samples in time order as runs: consecutive samples with the same stack (node) merged,
+/// each lasting until the next sample starts (DevTools' attribution; the last one its own
+/// length). Samples the filter leaves out (idle, unless included) are gaps. Times are ns after
+/// the recording's start, as the buckets'.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChartRuns {
+    /// Each run's start.
+    pub start_ns: Vec<i64>,
+    /// Each run's end (excluded).
+    pub end_ns: Vec<i64>,
+    /// Each run's node (its innermost frame).
+    pub node: Vec<u32>,
+    /// How many runs the samples make before any merging into slots.
+    pub runs: usize,
+    /// When there were more runs than a page holds: the length of the slots of time they were
+    /// merged into, each slot shown as the stack (or gap) that held most of it.
+    pub slot_ns: Option<i64>,
 }
 
 /// Builds what a report embeds. Needs no sample times: a profile without them (pprof, folded
@@ -291,20 +315,25 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
     let too_much = (whole as f64 * crate::defaults::REPORT_MAX_PRUNED_PERCENT / 100.0) as i64;
     let mut max_nodes = options.max_nodes;
     let mut fewer_buckets = None;
-    let (parents, node_functions, pruned, buckets, bucket_ns) = loop {
-        let (parents, functions, pruned, pruned_buckets) = prune(&tree, &buckets, max_nodes);
+    let (parents, node_functions, pruned, buckets, bucket_ns, remap) = loop {
+        let (parents, functions, pruned, pruned_buckets, remap) = prune(&tree, &buckets, max_nodes);
         if pruned.weight > too_much {
             if let Some(candidate) = fewer_buckets.take() {
                 break candidate;
             }
         }
         let (merged, length) = coarsen(pruned_buckets, bucket_ns, options.max_entries, parents.len());
-        let candidate = (parents, functions, pruned, merged, length);
+        let candidate = (parents, functions, pruned, merged, length, remap);
         if candidate.3.len() >= wanted || max_nodes <= crate::defaults::REPORT_MIN_NODES {
             break candidate;
         }
         fewer_buckets = Some(candidate);
         max_nodes /= 2;
+    };
+    let chart = if timed {
+        chart_runs(profile, &node_of_stack, &mask.kept, &remap, options.max_runs)
+    } else {
+        ChartRuns::default()
     };
     let (functions, (files, file_totals), (packages, package_totals), node_functions, lines) =
         used_only(&functions, (&files, &file_totals), (&packages, &package_totals), node_functions, lines);
@@ -322,7 +351,150 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
         buckets,
         lines,
         pruned,
+        chart,
     })
+}
+
+/// The flame chart's runs (see [`ChartRuns`]): `node_of_stack` maps a stack to its node before
+/// pruning, `remap` a node to its node after; at most `max_runs` runs. One pass over the
+/// samples, in memory bounded by `max_runs` however long the recording.
+fn chart_runs(
+    profile: &Profile,
+    node_of_stack: &[Option<u32>],
+    kept: &[bool],
+    remap: &[u32],
+    max_runs: usize,
+) -> ChartRuns {
+    let Some((origin, length)) = crate::window::recording(profile) else { return ChartRuns::default() };
+    let stacks = profile.samples.stacks();
+    // Aligned slots, should they be needed: at most two more than length / slot of them.
+    let slot = length.max(1) / max_runs.saturating_sub(2).max(1) as i64 + 1;
+    let mut chart = Chart { max_runs, slot, open: None, runs: Vec::new(), total: 0, slots: None };
+    // The previous sample: (start, node or a gap, its own length).
+    let mut previous: Option<(i64, Option<u32>, i64)> = None;
+    let _ = crate::window::each_sample(profile, |s| {
+        let node = stacks
+            .get(s.row as usize)
+            .filter(|stack| kept[stack.index()])
+            .and_then(|stack| node_of_stack[stack.index()])
+            .map(|n| remap[n as usize]);
+        let start = s.time_ns.saturating_sub(origin);
+        if let Some((from, node, _)) = previous {
+            chart.sample(from, start, node);
+        }
+        previous = Some((start, node, s.weight_ns.max(0)));
+    });
+    if let Some((from, node, own)) = previous {
+        // The last sample: its own length, or up to the recording's end.
+        chart.sample(from, if own > 0 { from.saturating_add(own) } else { length.max(from) }, node);
+    }
+    chart.finish()
+}
+
+/// [`chart_runs`]' state: the run being extended, the runs so far, and once there are more than
+/// `max_runs`, the slots they go to instead.
+struct Chart {
+    max_runs: usize,
+    slot: i64,
+    open: Option<(i64, i64, Option<u32>)>,
+    runs: Vec<(i64, i64, Option<u32>)>,
+    /// Runs with a stack, before any merging into slots.
+    total: usize,
+    slots: Option<Slots>,
+}
+
+impl Chart {
+    /// A sample from `start` to `end` on `node` (`None`: a gap).
+    fn sample(&mut self, start: i64, end: i64, node: Option<u32>) {
+        match &mut self.open {
+            Some(open) if open.2 == node && open.1 == start => open.1 = end,
+            _ => {
+                if let Some(run) = self.open.replace((start, end, node)) {
+                    self.run(run);
+                }
+            }
+        }
+    }
+
+    fn run(&mut self, run: (i64, i64, Option<u32>)) {
+        if run.2.is_some() && run.1 > run.0 {
+            self.total += 1;
+        }
+        if let Some(slots) = &mut self.slots {
+            slots.add(run);
+            return;
+        }
+        self.runs.push(run);
+        if self.total > self.max_runs {
+            let mut slots = Slots { slot: self.slot, from: i64::MIN, share: Vec::new(), out: Vec::new() };
+            for run in self.runs.drain(..) {
+                slots.add(run);
+            }
+            self.slots = Some(slots);
+        }
+    }
+
+    fn finish(mut self) -> ChartRuns {
+        if let Some(run) = self.open.take() {
+            self.run(run);
+        }
+        let slot_ns = self.slots.as_ref().map(|s| s.slot);
+        let runs = match self.slots {
+            Some(mut slots) => {
+                slots.close();
+                slots.out
+            }
+            None => self.runs,
+        };
+        let mut chart = ChartRuns { runs: self.total, slot_ns, ..ChartRuns::default() };
+        for (start, end, node) in runs {
+            if let Some(node) = node.filter(|_| end > start) {
+                chart.start_ns.push(start);
+                chart.end_ns.push(end);
+                chart.node.push(node);
+            }
+        }
+        chart
+    }
+}
+
+/// Runs merged into slots of time, each the stack (or gap) that held most of it.
+struct Slots {
+    slot: i64,
+    /// The start of the slot being filled.
+    from: i64,
+    share: Vec<(Option<u32>, i64)>,
+    out: Vec<(i64, i64, Option<u32>)>,
+}
+
+impl Slots {
+    fn add(&mut self, (start, end, node): (i64, i64, Option<u32>)) {
+        let mut at = start;
+        while at < end {
+            let from = at.div_euclid(self.slot) * self.slot;
+            if from != self.from {
+                self.close();
+                self.from = from;
+            }
+            let to = end.min(from.saturating_add(self.slot));
+            match self.share.iter_mut().find(|(n, _)| *n == node) {
+                Some(entry) => entry.1 += to - at,
+                None => self.share.push((node, to - at)),
+            }
+            at = to;
+        }
+    }
+
+    /// Ends the slot being filled.
+    fn close(&mut self) {
+        let Some(&(node, _)) = self.share.iter().max_by_key(|(_, w)| *w) else { return };
+        let (from, to) = (self.from, self.from.saturating_add(self.slot));
+        match self.out.last_mut() {
+            Some(last) if last.2 == node && last.1 == from => last.1 = to,
+            _ => self.out.push((from, to, node)),
+        }
+        self.share.clear();
+    }
 }
 
 /// Only the functions the tree names (a profile names many without samples: a tick log, every
@@ -543,10 +715,11 @@ fn prune(
     tree: &Tree,
     buckets: &[ReportBucket],
     max_nodes: usize,
-) -> (Vec<Option<u32>>, Vec<u32>, PrunedPaths, Vec<ReportBucket>) {
+) -> (Vec<Option<u32>>, Vec<u32>, PrunedPaths, Vec<ReportBucket>, Vec<u32>) {
     let n = tree.len();
     if n <= max_nodes {
-        return (tree.parents.clone(), tree.functions.clone(), PrunedPaths::default(), buckets.to_vec());
+        let identity = (0..n as u32).collect();
+        return (tree.parents.clone(), tree.functions.clone(), PrunedPaths::default(), buckets.to_vec(), identity);
     }
     // Each node's total over the whole profile (children come after their parents).
     let mut total = vec![0i64; n];
@@ -613,7 +786,7 @@ fn prune(
     let heaviest_folded = order.get(fits).map_or(0, |s| total[*s as usize]);
     let share = if whole > 0 { heaviest_folded as f64 / whole as f64 } else { 0.0 };
     let pruned = PrunedPaths { at_most_share: share.min(1.0), weight: pruned.1, nodes: pruned.0 };
-    (parents, functions, pruned, remapped)
+    (parents, functions, pruned, remapped, remap)
 }
 
 impl ReportBucket {
@@ -753,6 +926,53 @@ mod tests {
         }
     }
 
+    /// The flame chart's runs: in time order, apart, on nodes of the (pruned) tree; capped, at
+    /// most the cap, in slots of one length, each slot's node the one the uncapped runs give most
+    /// of its time, and the page told the count before merging.
+    #[test]
+    fn chart_runs_are_ordered_and_capped() {
+        for path in ["cpuprofile/blocks.cpuprofile", "cpuprofile/deep-recursion.cpuprofile"] {
+            let profile = read(path);
+            let whole = report_data(&profile, &ReportDataOptions::default()).unwrap();
+            let c = &whole.chart;
+            assert!(c.slot_ns.is_none() && c.node.len() == c.runs && c.runs > 30, "{path}: {} runs", c.runs);
+            for i in 0..c.node.len() {
+                assert!(c.start_ns[i] < c.end_ns[i] && (i == 0 || c.end_ns[i - 1] <= c.start_ns[i]), "{path}: run {i}");
+                assert!((c.node[i] as usize) < whole.parents.len());
+            }
+            let cap = c.runs / 3;
+            let pruned = ReportDataOptions { max_nodes: 40, max_runs: cap, ..ReportDataOptions::default() };
+            let capped = report_data(&profile, &pruned).unwrap();
+            let k = &capped.chart;
+            assert!(k.node.len() <= cap && k.slot_ns.is_some(), "{path}: {} runs of {}", k.node.len(), k.runs);
+            assert!(k.node.iter().all(|n| (*n as usize) < capped.parents.len()), "{path}: a node past the pruned tree");
+            let unpruned = ReportDataOptions { max_runs: cap, ..ReportDataOptions::default() };
+            let k = report_data(&profile, &unpruned).unwrap().chart;
+            assert!(
+                k.node.len() <= cap && k.runs == c.runs && k.slot_ns.is_some(),
+                "{path}: {} runs of {}",
+                k.node.len(),
+                k.runs
+            );
+            let slot = k.slot_ns.unwrap();
+            for i in 0..k.node.len() {
+                assert_eq!(k.start_ns[i] % slot, 0, "{path}: run {i} off its slot");
+                assert!(i == 0 || k.end_ns[i - 1] <= k.start_ns[i]);
+                // Its first slot: the node the uncapped runs give most of it.
+                let (from, to) = (k.start_ns[i], k.start_ns[i] + slot);
+                let mut share: HashMap<u32, i64> = HashMap::new();
+                for j in 0..c.node.len() {
+                    let overlap = c.end_ns[j].min(to) - c.start_ns[j].max(from);
+                    if overlap > 0 {
+                        *share.entry(c.node[j]).or_default() += overlap;
+                    }
+                }
+                let most = share.values().max().copied().unwrap_or(0);
+                assert_eq!(share.get(&k.node[i]).copied(), Some(most), "{path}: slot at {from}");
+            }
+        }
+    }
+
     /// Pruned hard, the tree and the buckets keep to their budgets, and every function's self
     /// weight (over its nodes in every bucket, under `(pruned)` too) is still what `top` says.
     #[test]
@@ -822,7 +1042,8 @@ mod tests {
 
     /// The rows' sums a `.cpuprofile` reader leaves to the timeline come with the walk that
     /// cuts the report's buckets: reading them first would walk the 46 M samples of a 500 MB
-    /// profile once more.
+    /// profile once more. The flame chart's runs take the one other walk (the samples in time
+    /// order, which the buckets do not keep).
     #[test]
     fn the_report_walks_a_summed_timeline_once() {
         use crate::test_support::stack;
@@ -858,10 +1079,11 @@ mod tests {
         assert!(!profile.samples.values_known());
 
         let data = report_data(&profile, &ReportDataOptions::default()).unwrap();
-        assert_eq!(walks.load(Ordering::SeqCst), 1, "walks of the timeline");
+        assert_eq!(walks.load(Ordering::SeqCst), 2, "walks of the timeline: the buckets', the flame chart's");
+        assert_eq!(data.chart.node.len(), 3, "a, b, a: {:?}", data.chart);
         let whole: HashMap<&str, i64> = data.functions.iter().map(|f| (f.name.as_str(), f.whole_total)).collect();
         assert_eq!(whole, HashMap::from([("a", 3_000_000), ("b", 2_000_000)]));
         assert_eq!(profile.samples.values(0), [3, 1], "the rows' sums, found by that walk");
-        assert_eq!(walks.load(Ordering::SeqCst), 1);
+        assert_eq!(walks.load(Ordering::SeqCst), 2);
     }
 }

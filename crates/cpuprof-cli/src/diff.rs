@@ -613,9 +613,9 @@ fn differential(base: &[&Profile], new: &[&Profile], options: &DiffOptions, repo
         Normalize::Share => format!("widths: new, {per_run} · base scaled to the same total (shares)"),
     };
     flame.subtitle = format!(
-        "{widths} · colour: change in self time · [total ±x%]: callees' change · (only in base): at base width"
+        "{widths} · colour: the table's verdict (significant changes only) · [total ±x%]: callees' change · (only in base): at base width"
     );
     (if timed { "µs" } else { "samples" }).clone_into(&mut flame.sample_name);
-    render_differential(&b, &n, base_scale, new_scale, &flame)
+    render_differential(&b, &n, base_scale, new_scale, &report.rows, &flame)
         .map_err(|e| anyhow::anyhow!("cannot draw the flame graph: {e}"))
 }

@@ -100,13 +100,13 @@
       const cls = n.delta > 0 ? "num gain" : n.delta < 0 ? "num loss" : "num";
       const ratio = row[metric + "_ratio"];
       tr.append(
+        make("td", row.name, "name"),
         verdict,
         make("td", shownDelta(n.delta), row.significant ? cls : "num"),
         make("td", shown(n.base), "num"),
         make("td", shown(n.new), "num"),
         make("td", ratio === null ? "–" : "×" + ratio.toFixed(2), "num"),
         make("td", pValue(row.p_value), "num"),
-        make("td", row.name),
         make("td", location(row.file, row.line), "loc")
       );
       tr.addEventListener("click", () => select(index));
@@ -222,9 +222,9 @@
         tr.dataset.name = c.name;
         tr.dataset.delta = String(c.delta);
         const cls = c.delta > 0 ? "num gain" : c.delta < 0 ? "num loss" : "num";
-        const name = make("td", c.name + (c.merged ? " (several)" : ""));
+        const name = make("td", c.name + (c.merged ? " (several)" : ""), "name");
         name.append(" ", make("span", location(c.file, c.line), "loc"));
-        tr.append(make("td", amount(c.base), "num"), make("td", amount(c.new), "num"), make("td", signed(c.delta), cls), make("td", pValue(c.p_value), "num"), name);
+        tr.append(name, make("td", amount(c.base), "num"), make("td", amount(c.new), "num"), make("td", signed(c.delta), cls), make("td", pValue(c.p_value), "num"));
         body.append(tr);
       }
       if (list.length === 0) {

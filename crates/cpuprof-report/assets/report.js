@@ -247,7 +247,8 @@
     ctx.restore();
   }
 
-  function setRange(from, to) {
+  /** Looks at buckets `from`..`to`; the flame chart follows unless the chart asked for it. */
+  function setRange(from, to, fromChart) {
     state.from = from;
     state.to = to;
     state.zoom = -1;
@@ -275,6 +276,10 @@
         chart.setSelect({ left, width: right - left, top: 0, height: chart.bbox.height / devicePixelRatio }, false);
       }
     }
+    if (!fromChart) {
+      if (whole) chartZoom(chartWhole[0], chartWhole[1], false);
+      else chartZoom(D.buckets.start_ns[from], D.buckets.end_ns[to - 1], false);
+    }
     refresh();
   }
 
@@ -292,15 +297,31 @@
     const body = $("blocks").tBodies[0];
     const named = (f) => (f ? f.name + (f.file ? " " + f.file.slice(f.file.lastIndexOf("/") + 1) + (f.line ? ":" + f.line : "") : "") : "");
     const longestFirst = [...b.list].sort((x, y) => y.duration_ns - x.duration_ns || x.start_ns - y.start_ns);
+    let spread = 0;
     for (const block of longestFirst) {
       const tr = make("tr", null, "clickable");
+      tr.dataset.startNs = String(block.start_ns);
+      // As `blocks` says it (cpuprof-render's words.rs): a native frame in brackets, and
+      // "(spread out)" when no frame holds more than half of the block.
+      const native = block.native ? (/^\[.*\]$/.test(block.native.name) ? block.native.name : "[" + block.native.name + "]") : "";
+      let where = block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : "";
+      if (!block.common && !block.native) where = "(spread out)";
+      where += (where && native ? " " : "") + native;
+      const blockedIn = make("td", where, "names");
+      if (!block.common && !block.native) {
+        blockedIn.title = SPREAD_OUT;
+        blockedIn.classList.add("spread");
+        spread++;
+      }
+      // One function a line, each unbroken.
+      const top = make("td", null, "names");
+      for (const [f, w] of block.top) top.append(make("div", f.name + " " + formatNs(w)));
       tr.append(
         make("td", formatNs(block.start_ns), "num"),
         make("td", (block.cut ? "≥ " : "") + formatNs(block.duration_ns), "num"),
-        make("td", named(block.entry)),
-        make("td", (block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : "") +
-          (block.native ? (block.common ? " " : "") + "[" + block.native.name + "]" : "")),
-        make("td", block.top.map(([f, w]) => f.name + " " + formatNs(w)).join(", ")),
+        make("td", named(block.entry), "names"),
+        blockedIn,
+        top,
       );
       tr.addEventListener("click", () => {
         const b0 = Math.floor(block.start_ns / D.bucket_ns);
@@ -309,7 +330,10 @@
       });
       body.append(tr);
     }
+    $("blocks-legend").textContent = spread > 0 ? "(spread out): " + SPREAD_OUT : "";
   }
+  const SPREAD_OUT =
+    "no one frame is on the stacks of more than half of this block: its time went to several places (see top self).";
 
   // ---- top ----
   const TOP_ROWS = 200;
@@ -353,14 +377,14 @@
       tr.dataset.key = String(key);
       tr.dataset.self = String(self[key]);
       tr.dataset.total = String(total[key]);
-      const nameCell = make("td", label(key));
+      const nameCell = make("td", label(key), "name");
       nameCell.dataset.name = label(key);
       tr.append(
+        nameCell,
         make("td", formatWeight(self[key]), "num"),
         make("td", percent(self[key], view.counted), "num"),
         make("td", formatWeight(total[key]), "num"),
         make("td", percent(total[key], view.counted), "num"),
-        nameCell,
         make("td", group === "function" ? location(f) : "", "loc"),
       );
       if (group === "function") {
@@ -451,7 +475,7 @@
         const tr = make("tr", null, g >= 0 ? "clickable" : "");
         tr.dataset.total = String(w);
         const name = g === -2 ? "(root)" : nameOf(g);
-        const cell = make("td", name);
+        const cell = make("td", name, "name");
         cell.dataset.name = name;
         if (g >= 0) {
           cell.append(make("span", " " + shortLocation(g), "loc"));
@@ -459,7 +483,7 @@
           tr.dataset.line = F.line[g] === null ? "" : String(F.line[g]);
           tr.addEventListener("click", () => selectFunction(g));
         }
-        tr.append(make("td", formatWeight(w), "num"), make("td", percent(w, total), "num"), cell);
+        tr.append(cell, make("td", formatWeight(w), "num"), make("td", percent(w, total), "num"));
         body.append(tr);
       }
     };
@@ -653,6 +677,251 @@
     refresh();
   });
 
+  // ---- flame chart: the samples in time order ----
+  // Runs of samples (D.chart: consecutive samples with one stack, each lasting until the next
+  // sample) laid out as DevTools does: a frame per call, callers on top, consecutive runs that
+  // share a caller sharing its frame. Names are drawn with fillText, and the tooltip is text.
+  const C = D.chart;
+  const chartCanvas = $("chart");
+  const CHART_ROW = 16;
+  const CHART_AXIS = 18;
+  const runCount = C.node.length;
+  const chartWhole = [0, Math.max(runCount > 0 ? C.end_ns[runCount - 1] : 0, bucketCount > 0 ? D.buckets.end_ns[bucketCount - 1] : 0)];
+  const chartView = { t0: chartWhole[0], t1: chartWhole[1], segments: [], drag: null, sync: 0 };
+
+  /** The nodes from the outermost caller down to `n`. */
+  function stackOf(n) {
+    const stack = [];
+    for (let a = n; a >= 0; a = nodeParent[a]) stack.push(a);
+    return stack.reverse();
+  }
+
+  /** Frames in [t0, t1): per depth, each call (a node over contiguous runs) once. */
+  function chartLayout(t0, t1) {
+    const segments = [];
+    const open = [];
+    const flush = (d) => {
+      const o = open[d];
+      if (o) segments.push(o);
+      open[d] = null;
+    };
+    // The first run that ends after t0.
+    let lo = 0;
+    let hi = runCount;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (C.end_ns[mid] <= t0) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < runCount && C.start_ns[i] < t1; i++) {
+      const stack = stackOf(C.node[i]);
+      const start = C.start_ns[i];
+      const end = C.end_ns[i];
+      for (let d = 0; d < stack.length; d++) {
+        const o = open[d];
+        if (o && o.node === stack[d] && o.end === start) o.end = end;
+        else {
+          flush(d);
+          open[d] = { node: stack[d], depth: d, start, end };
+        }
+      }
+      for (let d = stack.length; d < open.length; d++) flush(d);
+    }
+    for (let d = 0; d < open.length; d++) flush(d);
+    return segments;
+  }
+
+  function chartDraw() {
+    if (runCount === 0) return;
+    const width = Math.max(280, chartCanvas.parentElement.clientWidth);
+    const { t0, t1 } = chartView;
+    const scale = width / (t1 - t0);
+    const segments = chartLayout(t0, t1);
+    chartView.segments = segments;
+    let depth = 0;
+    for (const s of segments) depth = Math.max(depth, s.depth + 1);
+    const rows = Math.min(Math.max(depth, 1), MAX_ROWS);
+    const height = CHART_AXIS + rows * CHART_ROW + 2;
+    const ratio = window.devicePixelRatio || 1;
+    chartCanvas.width = width * ratio;
+    chartCanvas.height = height * ratio;
+    chartCanvas.style.height = height + "px";
+    const ctx = chartCanvas.getContext("2d");
+    ctx.scale(ratio, ratio);
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    // The time axis: about one tick per 100 px, at round times.
+    const step = niceStep((t1 - t0) / Math.max(1, width / 100));
+    ctx.fillStyle = "#888";
+    for (let t = Math.ceil(t0 / step) * step; t < t1; t += step) {
+      const x = (t - t0) * scale;
+      ctx.fillRect(x, 0, 1, CHART_AXIS - 4);
+      ctx.fillText(formatNs(t + (D.window_from_ns || 0)), x + 3, (CHART_AXIS - 4) / 2);
+    }
+    ctx.font = "12px system-ui, sans-serif";
+    for (const s of segments) {
+      if (s.depth >= MAX_ROWS) continue;
+      const x0 = (Math.max(s.start, t0) - t0) * scale;
+      const x1 = (Math.min(s.end, t1) - t0) * scale;
+      const w = x1 - x0;
+      if (w < 0.3) continue;
+      const f = nodeFunction[s.node];
+      const y = CHART_AXIS + s.depth * CHART_ROW;
+      ctx.fillStyle = f < 0 ? "#bbbbbb" : F.color[f];
+      ctx.fillRect(x0, y, Math.max(w - 0.5, 0.3), CHART_ROW - 1);
+      if (w > 24) {
+        ctx.fillStyle = "#000";
+        ctx.fillText(fit(ctx, frameLabel(f), w - 6), x0 + 3, y + CHART_ROW / 2);
+      }
+    }
+    chartCanvas.dataset.t0 = String(t0);
+    chartCanvas.dataset.t1 = String(t1);
+    chartCanvas.dataset.frames = String(segments.length);
+    const offset = D.window_from_ns || 0;
+    $("chart-range").textContent = formatNs(t0 + offset) + " – " + formatNs(t1 + offset) + " (" + formatNs(t1 - t0) + ")";
+    $("chart-whole").hidden = t0 <= chartWhole[0] && t1 >= chartWhole[1];
+  }
+
+  /** A round step (1, 2, 5 × 10^k ns) of at least `span`. */
+  function niceStep(span) {
+    const p = Math.pow(10, Math.floor(Math.log10(Math.max(span, 1))));
+    for (const m of [1, 2, 5, 10]) if (m * p >= span) return m * p;
+    return 10 * p;
+  }
+
+  /** Shows [t0, t1) (at least 1 µs, within the recording); `sync`: the timeline follows. */
+  function chartZoom(t0, t1, sync) {
+    const whole = chartWhole[1] - chartWhole[0];
+    let span = Math.min(Math.max(t1 - t0, Math.min(1000, whole)), whole);
+    if (!(span > 0)) span = whole;
+    let start = Math.min(Math.max(t0 + (t1 - t0 - span) / 2, chartWhole[0]), chartWhole[1] - span);
+    if (!Number.isFinite(start)) start = chartWhole[0];
+    chartView.t0 = start;
+    chartView.t1 = start + span;
+    chartDraw();
+    if (sync) {
+      // The timeline (and every view with it) follows once the zooming stops.
+      window.clearTimeout(chartView.sync);
+      chartView.sync = window.setTimeout(chartSelects, 250);
+    }
+  }
+
+  /** The chart's view as the timeline's selection: the buckets it touches. */
+  function chartSelects() {
+    const { t0, t1 } = chartView;
+    if (t0 <= chartWhole[0] && t1 >= chartWhole[1]) {
+      setRange(0, bucketCount, true);
+      return;
+    }
+    let b0 = 0;
+    while (b0 + 1 < bucketCount && D.buckets.start_ns[b0 + 1] <= t0) b0++;
+    let b1 = b0 + 1;
+    while (b1 < bucketCount && D.buckets.start_ns[b1] < t1) b1++;
+    setRange(b0, b1, true);
+  }
+
+  function chartSegmentAt(event) {
+    const rect = chartCanvas.getBoundingClientRect();
+    const x = event.clientX - rect.left;
+    const depth = Math.floor((event.clientY - rect.top - CHART_AXIS) / CHART_ROW);
+    const t = chartView.t0 + (x / rect.width) * (chartView.t1 - chartView.t0);
+    return chartView.segments.find((s) => s.depth === depth && s.start <= t && t < s.end) ?? null;
+  }
+
+  function chartSetup() {
+    if (!D.timed || runCount === 0) return;
+    $("chart-section").hidden = false;
+    if (C.slot_ns !== null) {
+      $("chart-slots").hidden = false;
+      $("chart-slots").textContent =
+        "The recording has " + C.runs.toLocaleString("en-US") + " runs of samples (a run: consecutive samples with one stack); " +
+        "the page holds them as " + runCount.toLocaleString("en-US") + " slots of " + formatNs(C.slot_ns) +
+        ", each showing the stack that held most of it: closer than that, the chart shows no more detail.";
+    }
+    chartCanvas.addEventListener(
+      "wheel",
+      (event) => {
+        event.preventDefault();
+        const rect = chartCanvas.getBoundingClientRect();
+        const span = chartView.t1 - chartView.t0;
+        if (event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY)) {
+          const d = (event.shiftKey ? event.deltaY : event.deltaX) / rect.width;
+          chartZoom(chartView.t0 + d * span, chartView.t1 + d * span, true);
+          return;
+        }
+        const at = chartView.t0 + ((event.clientX - rect.left) / rect.width) * span;
+        const k = Math.exp(event.deltaY * 0.002);
+        chartZoom(at - (at - chartView.t0) * k, at + (chartView.t1 - at) * k, true);
+      },
+      { passive: false },
+    );
+    chartCanvas.addEventListener("pointerdown", (event) => {
+      chartView.drag = { x: event.clientX, t0: chartView.t0, t1: chartView.t1, moved: false };
+      chartCanvas.setPointerCapture(event.pointerId);
+    });
+    chartCanvas.addEventListener("pointermove", (event) => {
+      const drag = chartView.drag;
+      if (drag) {
+        const dx = event.clientX - drag.x;
+        if (Math.abs(dx) > 2) drag.moved = true;
+        if (drag.moved) {
+          const d = (-dx / chartCanvas.getBoundingClientRect().width) * (drag.t1 - drag.t0);
+          chartZoom(drag.t0 + d, drag.t1 + d, true);
+        }
+        $("tip").hidden = true;
+        return;
+      }
+      const s = chartSegmentAt(event);
+      const tip = $("tip");
+      if (!s) {
+        tip.hidden = true;
+        return;
+      }
+      const f = nodeFunction[s.node];
+      tip.replaceChildren(make("strong", nameOf(f)));
+      if (f >= 0 && location(f) !== "") tip.append(make("div", location(f), "loc"));
+      const offset = D.window_from_ns || 0;
+      tip.append(make("div", formatNs(s.end - s.start) + " (" + formatNs(s.start + offset) + " – " + formatNs(s.end + offset) + ")"));
+      tip.hidden = false;
+      tip.style.left = Math.max(0, Math.min(event.clientX + 12, window.innerWidth - 300)) + "px";
+      tip.style.top = event.clientY + 14 + "px";
+    });
+    const endDrag = () => (chartView.drag = null);
+    chartCanvas.addEventListener("pointerup", endDrag);
+    chartCanvas.addEventListener("pointercancel", endDrag);
+    chartCanvas.addEventListener("mouseleave", () => ($("tip").hidden = true));
+    chartCanvas.addEventListener("keydown", (event) => {
+      const { t0, t1 } = chartView;
+      const span = t1 - t0;
+      const middle = (t0 + t1) / 2;
+      const moves = {
+        "+": () => chartZoom(middle - span / 4, middle + span / 4, true),
+        "=": () => chartZoom(middle - span / 4, middle + span / 4, true),
+        "-": () => chartZoom(middle - span, middle + span, true),
+        ArrowLeft: () => chartZoom(t0 - span / 5, t1 - span / 5, true),
+        ArrowRight: () => chartZoom(t0 + span / 5, t1 + span / 5, true),
+        0: () => chartZoom(chartWhole[0], chartWhole[1], true),
+        Home: () => chartZoom(chartWhole[0], chartWhole[1], true),
+      };
+      const move = moves[event.key];
+      if (move) {
+        event.preventDefault();
+        move();
+      }
+    });
+    $("chart-whole").addEventListener("click", () => chartZoom(chartWhole[0], chartWhole[1], true));
+    // For the browser test: the names of the chart's frames at `t` (ns after the recording's
+    // start), outermost first, read from the frames laid out around it.
+    window.__flameChartStackAt = (t) => {
+      chartZoom(t - 500, t + 500, false);
+      return chartView.segments
+        .filter((s) => s.start <= t && t < s.end)
+        .sort((a, b) => a.depth - b.depth)
+        .map((s) => nameOf(nodeFunction[s.node]));
+    };
+    chartDraw();
+  }
+
   // ---- wiring ----
   function refresh() {
     view = compute();
@@ -696,12 +965,14 @@
   window.addEventListener("resize", () => {
     if (chart) chart.setSize({ width: Math.max(320, $("timeline").clientWidth), height: 180 });
     flame();
+    chartDraw();
   });
 
   header();
   blocks();
   view = compute();
   timeline();
+  chartSetup();
   refresh();
   document.body.dataset.ready = "true";
 })();

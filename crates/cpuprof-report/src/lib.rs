@@ -176,6 +176,17 @@ struct PageData<'a> {
     lines: Vec<[i64; 3]>,
     pruned: Pruned,
     blocks: Option<PageBlocks>,
+    chart: PageChart<'a>,
+}
+
+/// The flame chart's runs ([`cpuprof_analysis::ChartRuns`]).
+#[derive(Serialize)]
+struct PageChart<'a> {
+    start_ns: &'a [i64],
+    end_ns: &'a [i64],
+    node: &'a [u32],
+    runs: usize,
+    slot_ns: Option<i64>,
 }
 
 #[derive(Serialize)]
@@ -379,6 +390,13 @@ impl<'a> PageData<'a> {
                 nodes: data.pruned.nodes,
             },
             blocks,
+            chart: PageChart {
+                start_ns: &data.chart.start_ns,
+                end_ns: &data.chart.end_ns,
+                node: &data.chart.node,
+                runs: data.chart.runs,
+                slot_ns: data.chart.slot_ns,
+            },
         }
     }
 }

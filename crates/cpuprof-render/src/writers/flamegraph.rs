@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{Category, Folded, FrameTree, Weight};
+use cpuprof_analysis::{function_frame_label, Category, DiffRow, Folded, FrameTree, Verdict, Weight};
 use cpuprof_folded as folded_text;
 use cpuprof_model::text::{escaped, is_unsafe_to_show};
 use inferno::flamegraph::color::{Color, PaletteMap};
@@ -87,7 +87,7 @@ pub fn render_flamegraph(folded: &Folded, options: &FlameOptions) -> Result<Vec<
         folded.tree.labels_shown().map(|(label, short)| (xml_safe(label), xml_safe(short))).collect();
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)?;
-    Ok(relabel(&svg, &shown, opts.image_width.unwrap_or(DEFAULT_WIDTH)))
+    Ok(relabel(&svg, &shown, None, opts.image_width.unwrap_or(DEFAULT_WIDTH)))
 }
 
 /// inferno's width when none is given.
@@ -100,8 +100,14 @@ const FONT_WIDTH: f64 = 0.59;
 /// inferno's SVG with each frame labelled by what `shown` says of its name (the function's
 /// name, then a short location), the full name staying in its tooltip: the label is written
 /// fitted to the frame (cut from the right), and kept on the frame (`data-label`) for the
-/// script that fits labels again after a zoom. The Search button is made readable.
-fn relabel(svg: &[u8], shown: &FxHashMap<String, String>, image_width: usize) -> Vec<u8> {
+/// script that fits labels again after a zoom. The Search button is made readable. With
+/// `colours`, each frame is filled with its name's colour there (the neutral one when absent).
+fn relabel(
+    svg: &[u8],
+    shown: &FxHashMap<String, String>,
+    colours: Option<&FxHashMap<String, [u8; 3]>>,
+    image_width: usize,
+) -> Vec<u8> {
     let Ok(svg) = std::str::from_utf8(svg) else { return svg.to_vec() };
     let svg = svg
         .replace(
@@ -123,7 +129,11 @@ fn relabel(svg: &[u8], shown: &FxHashMap<String, String>, image_width: usize) ->
         }
         let Some(end) = frame.find("</g>") else { break };
         let (frame, after) = frame.split_at(end);
-        out.push_str(&relabel_frame(frame, shown, image_width));
+        let frame = relabel_frame(frame, shown, image_width);
+        match colours {
+            Some(colours) => out.push_str(&recolour_frame(&frame, colours)),
+            None => out.push_str(&frame),
+        }
         rest = after;
     }
     out.push_str(rest);
@@ -163,6 +173,54 @@ fn relabel_frame(frame: &str, shown: &FxHashMap<String, String>, image_width: us
         ))
     })();
     relabelled.unwrap_or_else(|| frame.to_owned())
+}
+
+/// The name of a frame (`<g…><title>NAME (…)</title>…`), before inferno's ` (N µs, P%; ±D%)`.
+fn frame_name(frame: &str) -> Option<String> {
+    let title = &frame[frame.find("<title>")? + "<title>".len()..frame.find("</title>")?];
+    Some(unescape_xml(&title[..title.rfind(" (")?]))
+}
+
+/// One frame with its rectangle filled with its name's colour in `colours` ([`NEUTRAL`] when
+/// absent: inferno's own `all` frame, `(only in base)`).
+fn recolour_frame(frame: &str, colours: &FxHashMap<String, [u8; 3]>) -> String {
+    let [r, g, b] = frame_name(frame).and_then(|name| colours.get(&name).copied()).unwrap_or(NEUTRAL);
+    let Some(fill) =
+        frame.find("<rect ").and_then(|at| frame[at..].find(" fill=\"").map(|f| at + f + " fill=\"".len()))
+    else {
+        return frame.to_owned();
+    };
+    let Some(end) = frame[fill..].find('"').map(|e| fill + e) else { return frame.to_owned() };
+    format!("{}rgb({r},{g},{b}){}", &frame[..fill], &frame[end..])
+}
+
+/// A differential frame's colour: what the comparison's table says of its function. Only a
+/// significant change is coloured (red grew, blue shrank; darker when new or gone), so the
+/// graph and the table agree on what changed.
+fn verdict_colour(verdict: Option<Verdict>) -> [u8; 3] {
+    match verdict {
+        Some(Verdict::Hotter) => [240, 110, 100],
+        Some(Verdict::New) => [200, 45, 45],
+        Some(Verdict::Cooler) => [115, 155, 235],
+        Some(Verdict::Gone) => [55, 90, 200],
+        Some(Verdict::Unchanged) | None => NEUTRAL,
+    }
+}
+
+/// What a function within the noise is filled with in a differential graph.
+const NEUTRAL: [u8; 3] = [225, 225, 225];
+
+/// Each function's verdict by its frame label (`name file`, as `diff` folds): significant
+/// changes only; a label shared by rows that disagree (two functions of one name in one file)
+/// gets none.
+fn verdicts_by_label(rows: &[DiffRow]) -> FxHashMap<String, Option<Verdict>> {
+    let mut by_label: FxHashMap<String, Option<Verdict>> = FxHashMap::default();
+    for row in rows {
+        let verdict = (row.significant && row.verdict != Verdict::Unchanged).then_some(row.verdict);
+        let label = function_frame_label(&row.name, row.file.as_deref(), row.kind, None);
+        by_label.entry(label).and_modify(|v| *v = if *v == verdict { *v } else { None }).or_insert(verdict);
+    }
+    by_label
 }
 
 /// The text of XML character data (the entities quick-xml writes).
@@ -206,9 +264,11 @@ fn xml_text(text: &str) -> String {
     out
 }
 
-/// A differential flame graph: inferno's, widths from `new` and colour from the change in
-/// self weight (red grew, blue shrank). Weights are multiplied by `base_scale` /
-/// `new_scale` first (1 / runs per side, say). On top of inferno:
+/// A differential flame graph: inferno's, widths from `new`, each frame coloured by what the
+/// comparison's table (`rows`, from folds labelled `name file`) says of its function: red for
+/// a significant growth, blue for a significant drop, neutral within the noise — not by the
+/// frame's own change, which could contradict the table. Weights are multiplied by
+/// `base_scale` / `new_scale` first (1 / runs per side, say). On top of inferno:
 /// - a caller whose callees' total changed by at least 0.1% of the graph says so in its
 ///   label, `[total +1.23%]` (inferno colours a frame by its own change only);
 /// - frames only the new side has are marked `(new)`;
@@ -220,9 +280,11 @@ pub fn render_differential(
     new: &[Folded],
     base_scale: f64,
     new_scale: f64,
+    rows: &[DiffRow],
     options: &FlameOptions,
 ) -> Result<Vec<u8>, crate::RenderError> {
     use std::collections::HashSet;
+    let verdicts = verdicts_by_label(rows);
     // Every run of both sides in one tree: per node, the (base, new) scaled weight of its own,
     // added run by run; whether some run has a stack there; and the labels each side draws.
     let mut tree = FrameTree::default();
@@ -285,11 +347,17 @@ pub fn render_differential(
         .partition(|(_, (_, n))| n.round() > 0.0);
     let graph_total: f64 = drawn.iter().map(|(_, (_, n))| n.round()).sum::<f64>()
         + only_base.iter().map(|(_, (b, _))| b.round()).sum::<f64>();
-    // What each name a frame gets is shown as (its short label with the same marks).
+    // What each name a frame gets is shown as (its short label with the same marks), and its
+    // colour.
     let shown = std::cell::RefCell::new(FxHashMap::default());
+    let colours = std::cell::RefCell::new(FxHashMap::default());
     let marked = |node: u32, marks: &str| -> String {
         let name = format!("{}{marks}", xml_safe(tree.label(node)));
         shown.borrow_mut().entry(name.clone()).or_insert_with(|| format!("{}{marks}", xml_safe(tree.short(node))));
+        colours
+            .borrow_mut()
+            .entry(name.clone())
+            .or_insert_with(|| verdict_colour(verdict_of(&verdicts, tree.label(node))));
         name
     };
     let label = |node: u32| -> String {
@@ -331,7 +399,17 @@ pub fn render_differential(
     options.sample_name.clone_into(&mut opts.count_name);
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)?;
-    Ok(relabel(&svg, &shown.into_inner(), opts.image_width.unwrap_or(DEFAULT_WIDTH)))
+    Ok(relabel(&svg, &shown.into_inner(), Some(&colours.into_inner()), opts.image_width.unwrap_or(DEFAULT_WIDTH)))
+}
+
+/// The verdict of the function a frame label stands for: a tick log's tiers (`*name`, `~name`)
+/// are one function in the table.
+fn verdict_of(verdicts: &FxHashMap<String, Option<Verdict>>, label: &str) -> Option<Verdict> {
+    if let Some(v) = verdicts.get(label) {
+        return *v;
+    }
+    let untiered = label.strip_prefix(['~', '^', '+', '*', '-'])?;
+    verdicts.get(untiered).copied().flatten()
 }
 
 /// Text XML 1.0 can carry and a reader can trust: titles and labels with controls,
