@@ -59,7 +59,7 @@
     }
     for (const w of D.warnings) $("warnings").append(make("li", w));
     if (D.moved_files.length > 0) {
-      $("warnings").append(make("li", D.moved_files.length + " scripts matched across checkouts (e.g. " +
+      $("warnings").append(make("li", D.moved_files.length + (D.moved_files.length === 1 ? " script" : " scripts") + " matched across checkouts (e.g. " +
         D.moved_files[0].base + " → " + D.moved_files[0].new + ")"));
     }
   }

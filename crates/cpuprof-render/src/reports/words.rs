@@ -324,20 +324,21 @@ pub(crate) fn diff_summary(doc: &DiffDocument<'_>) -> String {
         Metric::SelfTime => "self",
         Metric::Total => "total",
     };
+    let runs = |n: usize| if n == 1 { "1 run".to_owned() } else { format!("{n} runs") };
     let significance = if r.tested {
         format!("significant at a {}% false discovery rate", cpuprof_analysis::defaults::ALPHA * 100.0)
     } else {
         "not tested for significance: the weights are not counts of samples taken".to_owned()
     };
     format!(
-        "{} hotter, {} new, {} cooler, {} gone ({metric} {what}, compared by {normalize}; base: {} run(s), {} busy per run; new: {} run(s), {} busy per run; {significance})",
+        "{} hotter, {} new, {} cooler, {} gone ({metric} {what}, compared by {normalize}; base: {}, {} busy per run; new: {}, {} busy per run; {significance})",
         count(Verdict::Hotter),
         count(Verdict::New),
         count(Verdict::Cooler),
         count(Verdict::Gone),
-        r.base.runs,
+        runs(r.base.runs),
         amount(r.base.busy_per_run, r.unit),
-        r.new.runs,
+        runs(r.new.runs),
         amount(r.new.busy_per_run, r.unit),
     ) + &doc.blocks.map(|b| format!("\n{}", block_change_line(b))).unwrap_or_default()
 }
