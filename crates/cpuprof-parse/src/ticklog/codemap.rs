@@ -184,6 +184,12 @@ pub(super) struct Library {
 }
 
 impl Library {
+    /// Whether its symbols were read (and fit it): only then can they be said to cover none of
+    /// its ticks.
+    pub(super) fn has_symbols(&self) -> bool {
+        matches!(self.symbols, Symbols::Ready(Some(_)))
+    }
+
     pub(super) fn symbols(&mut self) -> Option<Arc<SymbolFile>> {
         if !matches!(self.symbols, Symbols::Ready(_)) {
             let read = match std::mem::replace(&mut self.symbols, Symbols::Ready(None)) {

@@ -292,13 +292,21 @@ impl Decoder {
         for (leaf, ticks) in self.row_leaf.iter().zip(&self.row_ticks) {
             *leaf_ticks.entry(*leaf).or_default() += ticks;
         }
+        let all_ticks: i64 = self.row_ticks.iter().sum();
         for library in &mut self.libraries.all {
             // Symbols still being read were never needed.
             let ticks = library.own_frame.and_then(|f| leaf_ticks.get(&f)).copied().unwrap_or(0);
+            // Symbols read that miss a few ticks (a PLT stub, an internal function) are noise
+            // beside a library whose time cannot be named: said from 1% of the ticks.
+            if library.missing.is_none() && ticks.saturating_mul(100) < all_ticks {
+                continue;
+            }
             let build_id = library.build_id.as_deref().unwrap_or("none");
             let why = match &library.missing {
                 _ if ticks == 0 => continue,
                 Some(NoSymbols::Virtual) => continue,
+                // Symbols never read (not asked for): nothing to say of them.
+                None if !library.has_symbols() => continue,
                 // Symbols were read, but none covers these addresses: a stripped file keeps
                 // only its exported functions (libc's internal ones, for one).
                 None => format!(

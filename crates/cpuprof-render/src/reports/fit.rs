@@ -124,6 +124,23 @@ pub(crate) fn text_columns<const N: usize>(
             for k in &shown {
                 widths[*k] = floor(*k);
             }
+            // The first in `priority` gets what it needs; the room left above the floors is
+            // shared among the others in proportion to what each still needs, what is left of the
+            // rounding in the order of `priority`.
+            if let Some(k) = priority.first().map(|p| fixed + p).filter(|k| shown.contains(k)) {
+                let more = need[k].saturating_sub(widths[k]).min(left);
+                widths[k] += more;
+                left -= more;
+            }
+            let wants: usize = shown.iter().map(|k| need[*k] - widths[*k]).sum();
+            if wants > left {
+                let share = left;
+                for k in &shown {
+                    let more = (need[*k] - widths[*k]) * share / wants;
+                    widths[*k] += more;
+                    left -= more;
+                }
+            }
             for p in priority {
                 let k = fixed + p;
                 if shown.contains(&k) {
@@ -140,8 +157,8 @@ pub(crate) fn text_columns<const N: usize>(
     }
 }
 
-/// `text`'s lines wrapped at spaces to `width` columns (`None`: as they are); a wrapped line's
-/// continuation is indented by two.
+/// `text`'s lines wrapped at spaces to `width` columns (`None`: as they are); a line keeps its
+/// indentation, and its continuation is indented by two more.
 pub(crate) fn wrap(text: &str, width: Option<usize>) -> String {
     let Some(width) = width.filter(|w| *w > 20) else { return text.to_owned() };
     let mut out = String::with_capacity(text.len());
@@ -149,18 +166,24 @@ pub(crate) fn wrap(text: &str, width: Option<usize>) -> String {
         if i > 0 {
             out.push('\n');
         }
-        let mut used = 0;
-        for word in line.split(' ') {
+        let body = line.trim_start_matches(' ');
+        let indent = (line.len() - body.len()).min(width / 2);
+        out.push_str(&line[..indent]);
+        let mut used = indent;
+        let mut first = true;
+        for word in body.split(' ') {
             // A word longer than a line (a path, a C++ name) loses its middle.
             let word = truncate_middle(word, width - 2);
             let w = columns(&word);
-            if used > 0 && used + 1 + w > width {
-                out.push_str("\n  ");
-                used = 2;
-            } else if used > 0 {
+            if !first && used + 1 + w > width {
+                out.push('\n');
+                out.push_str(&" ".repeat(indent + 2));
+                used = indent + 2;
+            } else if !first {
                 out.push(' ');
                 used += 1;
             }
+            first = false;
             out.push_str(&word);
             used += w;
         }
