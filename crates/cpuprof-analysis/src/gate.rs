@@ -220,7 +220,11 @@ impl Gate {
                 return Err(GateError::EmptyRun { side, run });
             }
         }
-        if !report.tested {
+        // Untested changes cannot be called regressions — but where nothing grew (identical
+        // inputs, say) there is none to call, and the gate passes.
+        let grew =
+            |r: &crate::diff::DiffRow| r.verdict == Verdict::New || r.self_delta() > 0.0 || r.total_delta() > 0.0;
+        if !report.tested && report.rows.iter().any(grew) {
             return Err(GateError::Untested);
         }
         Ok(())
@@ -437,6 +441,8 @@ mod tests {
         let new = folded("main;work 300000\nmain;rest 100000\n", FoldedWeight::Nanoseconds);
         let gate = Gate::new(vec![rule("self:+1%")]);
         assert_eq!(decide(&gate, &[&base], &[&new], Normalize::Time), Err(GateError::Untested));
+        // ... but where nothing grew (a profile against itself) there is no regression to call.
+        assert_eq!(decide(&gate, &[&base], &[&base], Normalize::Time), Ok(Vec::new()));
         // Without rules there is nothing to decide, so nothing to refuse.
         assert_eq!(decide(&Gate::default(), &[&base], &[&new], Normalize::Time), Ok(vec![]));
     }
