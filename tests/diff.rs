@@ -324,7 +324,18 @@ fn collapse_writes_counts_that_diff_can_test() {
     assert_eq!((report["tested"].as_bool(), report["unit"].as_str()), (Some(false), Some("ns")));
     assert!(report["rows"].as_array().unwrap().iter().all(|r| r["significant"] == false));
     assert!(report["warnings"][0].as_str().unwrap().contains("without sample counts"), "{report}");
+    // Against itself nothing grew: no regression to call, the gate passes.
     let out = cpuprof().args(["diff", ns, ns, "--folded-weight", "time", "--fail-on", "self:+2pp"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // A stack that grew, untested: refused.
+    let text = std::fs::read_to_string(ns).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let (stack, weight) = first.rsplit_once(' ').unwrap();
+    let grown = dir.path().join("money-ns-grown.folded");
+    std::fs::write(&grown, format!("{stack} {}\n{rest}", weight.parse::<u64>().unwrap() * 3)).unwrap();
+    let grown = grown.to_str().unwrap();
+    let out =
+        cpuprof().args(["diff", ns, grown, "--folded-weight", "time", "--fail-on", "self:+2pp"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty());
     assert!(
