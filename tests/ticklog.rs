@@ -707,3 +707,42 @@ fn split_tiers_rows_name_the_function_and_give_its_tier_apart() {
     assert_eq!(callers["function"]["name"].as_str(), Some(name.as_str()));
     assert_eq!(callers["function"]["tier"], "turbofan");
 }
+
+/// Every `name` (and its `tier` when given) and `entry` in a JSON value.
+fn walk(v: &Value, names: &mut Vec<String>, tiers: &mut usize) {
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::String(name)) = o.get("name") {
+                names.push(name.clone());
+                *tiers += usize::from(o.get("tier").is_some_and(Value::is_string));
+            }
+            if let Some(Value::String(entry)) = o.get("entry") {
+                names.push(entry.clone());
+            }
+            o.values().for_each(|x| walk(x, names, tiers));
+        }
+        Value::Array(a) => a.iter().for_each(|x| walk(x, names, tiers)),
+        _ => {}
+    }
+}
+
+/// `--split-tiers` in timeline and blocks: their functions are named plainly in JSON, with the
+/// tier apart, as top's rows are (issue 51, item 14).
+#[test]
+fn timeline_and_blocks_name_tiers_apart() {
+    let markers = ['~', '^', '+', '*'];
+    for args in [
+        &["blocks", "fixtures/ticklog/blocks.log", "--split-tiers", "--all", "--format", "json"][..],
+        &["timeline", "fixtures/ticklog/phases.log", "--split-tiers", "--format", "json"],
+    ] {
+        let out = cpuprof().args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let report: Value = serde_json::from_str(&text).unwrap();
+        let mut tiers = 0;
+        let mut names = Vec::new();
+        walk(&report, &mut names, &mut tiers);
+        assert!(tiers > 0, "{args:?}: no tier given");
+        assert!(names.iter().all(|n| !n.starts_with(markers)), "{args:?}: a marked name in {names:?}");
+    }
+}

@@ -22,6 +22,9 @@ pub struct FunctionRef {
     pub file: Option<Arc<str>>,
     /// The 1-based line it starts at, if known.
     pub line: Option<u32>,
+    /// The V8 tier of its code when tiers are kept apart: then `name` starts with the tier's
+    /// marker (`*f`), as tables show it; [`FunctionRef::plain_name`] leaves it out.
+    pub tier: Option<cpuprof_model::Tier>,
 }
 
 impl FunctionRef {
@@ -34,6 +37,15 @@ impl FunctionRef {
             name: if name.is_empty() { "(anonymous)".into() } else { name.into() },
             file: (!file.is_empty()).then(|| file.into()),
             line: f.line,
+            tier: f.tier,
+        }
+    }
+
+    /// Its name without a tier's marker (as JSON names it, the tier apart).
+    pub fn plain_name(&self) -> &str {
+        match self.tier {
+            Some(tier) => self.name.strip_prefix(tier.marker()).unwrap_or(&self.name),
+            None => &self.name,
         }
     }
 }
@@ -659,7 +671,7 @@ fn phases(profile: &Profile, buckets: &[Bucket], entry_of: &[FxHashMap<FuncId, i
             };
             let entry = match character {
                 Character::Idle => "idle".to_owned(),
-                Character::Entry(f) => FunctionRef::of(profile, *f).name.to_string(),
+                Character::Entry(f) => FunctionRef::of(profile, *f).plain_name().to_owned(),
             };
             let phase = Phase {
                 start_ns: (first as i64).saturating_mul(bucket_ns),

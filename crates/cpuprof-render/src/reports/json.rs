@@ -4,6 +4,7 @@ use cpuprof_analysis::{
     Amount, CallGraph, CallNode, CallTree, Category, Contribution, Explanation, FunctionRef, GroupBy, Inlining, Metric,
     Normalize, Pruned, Summary,
 };
+use cpuprof_model::Tier;
 use serde::Serialize;
 
 use super::words::{moved_text, pct_of, unit_name, NO_IDLE_NOTE};
@@ -681,14 +682,20 @@ struct BucketJson<'a> {
 
 #[derive(Serialize)]
 struct FunctionJson<'a> {
+    /// The plain name: a tier's marker is in `tier`.
     name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier: Option<&'static str>,
     file: Option<&'a str>,
     line: Option<u32>,
 }
 
 #[derive(Serialize)]
 struct FunctionWeightJson<'a> {
+    /// The plain name: a tier's marker is in `tier`.
     name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier: Option<&'static str>,
     file: Option<&'a str>,
     line: Option<u32>,
     #[serde(rename = "self")]
@@ -704,11 +711,17 @@ struct PhaseJson<'a> {
 }
 
 fn function(f: &FunctionRef) -> FunctionJson<'_> {
-    FunctionJson { name: &f.name, file: f.file.as_deref(), line: f.line }
+    FunctionJson { name: f.plain_name(), tier: f.tier.map(Tier::as_str), file: f.file.as_deref(), line: f.line }
 }
 
 fn function_weight((f, w): &(FunctionRef, i64)) -> FunctionWeightJson<'_> {
-    FunctionWeightJson { name: &f.name, file: f.file.as_deref(), line: f.line, self_weight: *w }
+    FunctionWeightJson {
+        name: f.plain_name(),
+        tier: f.tier.map(Tier::as_str),
+        file: f.file.as_deref(),
+        line: f.line,
+        self_weight: *w,
+    }
 }
 
 fn pretty<T: Serialize>(value: &T) -> String {
