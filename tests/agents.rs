@@ -24,7 +24,8 @@ fn stderr_warnings(stderr: &[u8]) -> Vec<String> {
 fn every_warning_on_stderr_is_in_the_json_warnings() {
     // Each command in JSON on inputs that make it warn: options for another format (said by
     // the reader, on the parser's thread for several inputs), nothing left after the filters,
-    // one run per side, different formats compared, blocks of profiles without times.
+    // one run per side, different formats compared, blocks of profiles without times, and what
+    // timeline and blocks say after reading.
     let cases: &[&[&str]] = &[
         &["top", TICKS, "--profile", "0x1"],
         &["top", MONEY, BLOCKS, "--sample-type", "cpu"],
@@ -39,6 +40,9 @@ fn every_warning_on_stderr_is_in_the_json_warnings() {
         &["diff", PPROF, PPROF, "--blocks"],
         &["timeline", BLOCKS, "--sample-type", "cpu"],
         &["blocks", BLOCKS, "--split-tiers", "--min", "20ms"],
+        // Said after reading: no idle samples, nothing in the recording.
+        &["blocks", MONEY],
+        &["timeline", "fixtures/edge/no-samples.cpuprofile"],
     ];
     for args in cases {
         let out = cpuprof().args(*args).args(["--format", "json"]).output().unwrap();
@@ -194,22 +198,5 @@ fn an_ambiguous_pattern_lists_each_candidate_on_its_line_with_a_pattern_that_nam
         }
         named.sort_unstable();
         assert_eq!(named, expected, "{pattern}: each pasted pattern names its candidate, and only it");
-    }
-}
-
-/// The warnings `timeline` and `blocks` say after reading (nothing in the window, no idle
-/// samples) reach their JSON once crates/cpuprof-cli/src/timeline.rs settles the report's
-/// warnings before rendering (`crate::warnings::settle`), as the other commands do.
-#[test]
-fn timeline_and_blocks_warnings_said_after_reading_are_in_the_json() {
-    let cases: &[&[&str]] = &[&["blocks", MONEY], &["timeline", "fixtures/edge/no-samples.cpuprofile"]];
-    for args in cases {
-        let out = cpuprof().args(*args).args(["--format", "json"]).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        let said = stderr_warnings(&out.stderr);
-        assert!(!said.is_empty(), "{args:?} warns on stderr");
-        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let warnings: Vec<&str> = json["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
-        assert_eq!(warnings, said, "{args:?}");
     }
 }

@@ -24,6 +24,20 @@
   }
   const nameOf = (f) => (f < 0 ? "(pruned)" : F.name[f]);
   const pathOf = (f) => (f < 0 || F.file[f] < 0 ? null : D.paths[F.file[f]]);
+  // A canvas `width` × `height` CSS pixels, sharp on high-density screens, and its context set
+  // up for text in `font`.
+  function canvasContext(canvas, width, height, font) {
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = width * ratio;
+    canvas.height = height * ratio;
+    canvas.style.height = height + "px";
+    const ctx = canvas.getContext("2d");
+    ctx.scale(ratio, ratio);
+    ctx.font = font;
+    ctx.textBaseline = "middle";
+    return ctx;
+  }
+
   function location(f) {
     const path = pathOf(f);
     if (path === null) return "";
@@ -565,14 +579,7 @@
       }
     }
     const height = (maxDepth + 1) * ROW + 2;
-    const ratio = window.devicePixelRatio || 1;
-    canvas.width = width * ratio;
-    canvas.height = height * ratio;
-    canvas.style.height = height + "px";
-    const ctx = canvas.getContext("2d");
-    ctx.scale(ratio, ratio);
-    ctx.font = "12px system-ui, sans-serif";
-    ctx.textBaseline = "middle";
+    const ctx = canvasContext(canvas, width, height, "12px system-ui, sans-serif");
     let matched = 0;
     const matches = new Uint8Array(nodeCount);
     if (search) {
@@ -742,14 +749,7 @@
     for (const s of segments) depth = Math.max(depth, s.depth + 1);
     const rows = Math.min(Math.max(depth, 1), MAX_ROWS);
     const height = CHART_AXIS + rows * CHART_ROW + 2;
-    const ratio = window.devicePixelRatio || 1;
-    chartCanvas.width = width * ratio;
-    chartCanvas.height = height * ratio;
-    chartCanvas.style.height = height + "px";
-    const ctx = chartCanvas.getContext("2d");
-    ctx.scale(ratio, ratio);
-    ctx.font = "11px system-ui, sans-serif";
-    ctx.textBaseline = "middle";
+    const ctx = canvasContext(chartCanvas, width, height, "11px system-ui, sans-serif");
     // The time axis: about one tick per 100 px, at round times.
     const step = niceStep((t1 - t0) / Math.max(1, width / 100));
     ctx.fillStyle = "#888";
