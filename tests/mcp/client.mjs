@@ -351,6 +351,70 @@ check("errors: a missing file and a refused write are tool errors, a bad option 
   assert.ok((await json(client, "top", { inputs: [PACKAGES] })).rows.length > 0);
 });
 
+/** The peak memory (kB) of a finished process, as GNU time reports it, and its time (s). */
+function cliCost(args) {
+  const started = process.hrtime.bigint();
+  const out = spawnSync("/usr/bin/time", ["-f", "%M", bin, ...args], { encoding: "utf8", maxBuffer: 1 << 30 });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  assert.equal(out.status, 0, `cpuprof ${args.join(" ")}: ${out.stderr}`);
+  return { seconds, kb: Number(out.stderr.trim().split("\n").at(-1)), bytes: Buffer.byteLength(out.stdout) };
+}
+
+/** A process's peak memory so far (kB). */
+function peakKb(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmHWM:\s+(\d+)/.exec(status)[1]);
+}
+
+check("adversarial shapes answer within the budget for no more than the command line's time and memory", async () => {
+  // A 20,000-deep chain (folded), a 100,000-deep .cpuprofile, a function with 100,000 callers
+  // (callers of the hub, and its bottom-up tree: megabytes of JSON on the command line).
+  const chain = path.join(tmp, "chain.folded");
+  fs.writeFileSync(chain, `${Array.from({ length: 20_000 }, (_, i) => `f${i}`).join(";")} 10\n`);
+  const deep = path.join(tmp, "deep.cpuprofile");
+  const n = 100_000;
+  const nodes = Array.from({ length: n }, (_, i) => ({
+    id: i + 1,
+    callFrame: { functionName: `f${i}`, scriptId: "1", url: "file:///a.js", lineNumber: i, columnNumber: 0 },
+    hitCount: i + 1 === n ? 5 : 0,
+    children: i + 1 < n ? [i + 2] : [],
+  }));
+  fs.writeFileSync(deep, JSON.stringify({ nodes, startTime: 0, endTime: 5000, samples: Array(5).fill(n), timeDeltas: Array(5).fill(1000) }));
+  const fan = path.join(tmp, "fan.folded");
+  fs.writeFileSync(fan, Array.from({ length: 100_000 }, (_, i) => `main;caller${i};hub ${1 + (i % 7)}\n`).join(""));
+  const cases = [
+    ["tree", { input: chain }, ["tree", chain]],
+    ["tree", { input: deep }, ["tree", deep]],
+    ["callers", { pattern: "hub", input: fan }, ["callers", "hub", fan]],
+    ["tree", { input: fan, bottom_up: true, min_percent: 0 }, ["tree", fan, "--bottom-up", "--min-percent", "0"]],
+  ];
+  for (const [tool, args, argv] of cases) {
+    const cost = cliCost([...argv, "--format", "json"]);
+    assert.ok(cost.bytes > 8192, `${argv.join(" ")}: the whole answer (${cost.bytes} bytes) is over the budget`);
+    // A session of its own, so that its peak is this call's.
+    const transport = new StdioClientTransport({ command: bin, args: ["mcp"], stderr: "pipe" });
+    const session = new Client({ name: "cpuprof-test", version: "1.0.0" });
+    await session.connect(transport);
+    try {
+      const started = process.hrtime.bigint();
+      const result = await session.callTool({ name: tool, arguments: args }, undefined, { timeout: 600_000 });
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const text = result.content[0].text;
+      assert.equal(result.isError === true, false, text);
+      assert.ok(Buffer.byteLength(text) <= 8192, `${tool}: ${Buffer.byteLength(text)} bytes`);
+      const answer = JSON.parse(text);
+      assert.ok(Object.values(answer.left_out.rows).reduce((a, b) => a + b, 0) > 0, text);
+      const kb = peakKb(transport.pid);
+      const what = `${tool} ${JSON.stringify(args)}: MCP ${seconds.toFixed(2)} s ${kb} kB, CLI ${cost.seconds.toFixed(2)} s ${cost.kb} kB`;
+      // Twice the command line's, and a little for a loaded machine's noise and the server's own.
+      assert.ok(seconds <= 2 * cost.seconds + 1, what);
+      assert.ok(kb <= 2 * cost.kb + 16_384, what);
+    } finally {
+      await session.close();
+    }
+  }
+});
+
 client = await connect();
 let failed = 0;
 try {

@@ -1153,7 +1153,7 @@ impl OutputArgs {
     pub(crate) fn report_format(&self) -> Result<Format, crate::usage::UsageError> {
         Ok(match self.format {
             ReportFormatArg::Table => Format::Table,
-            ReportFormatArg::Json => Format::Json,
+            ReportFormatArg::Json => crate::io::json_format(),
             ReportFormatArg::Csv => Format::Csv,
             ReportFormatArg::Markdown => Format::Markdown,
             ReportFormatArg::Github => {

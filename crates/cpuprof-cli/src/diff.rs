@@ -488,7 +488,7 @@ fn brief_refused() -> UsageError {
 fn write_report(doc: &DiffDocument<'_>, format: ReportFormatArg, output: Output) -> Result<()> {
     let format = match format {
         ReportFormatArg::Table => Format::Table,
-        ReportFormatArg::Json => Format::Json,
+        ReportFormatArg::Json => crate::io::json_format(),
         ReportFormatArg::Csv => Format::Csv,
         ReportFormatArg::Markdown => Format::Markdown,
         ReportFormatArg::Brief => return Err(brief_refused().into()),

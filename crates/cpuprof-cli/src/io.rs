@@ -151,6 +151,8 @@ thread_local! {
 /// What a command run by [`captured`] wrote.
 #[derive(Debug, Default)]
 pub(crate) struct Captured {
+    /// The bytes a JSON report keeps to (`None`: the whole report): it is cut as it is made.
+    pub(crate) budget: Option<usize>,
     /// What would have gone to standard output.
     pub(crate) stdout: Vec<u8>,
     /// The files written, as named.
@@ -169,13 +171,23 @@ pub(crate) fn serving() -> bool {
 
 /// Runs a command on this thread with what it would print kept instead, and the files it
 /// writes listed. Its outputs are claimed apart from other runs' (see [`Output::new`]).
-pub(crate) fn captured<T>(run: impl FnOnce() -> T) -> (T, Captured) {
+/// With a `budget`, a JSON report is written within it (see [`json_format`]).
+pub(crate) fn captured<T>(budget: Option<usize>, run: impl FnOnce() -> T) -> (T, Captured) {
     let number = RUNS.fetch_add(1, Ordering::SeqCst);
-    RUN.with(|r| *r.borrow_mut() = Some((number, Captured::default())));
+    RUN.with(|r| *r.borrow_mut() = Some((number, Captured { budget, ..Captured::default() })));
     let result = run();
     let captured = RUN.with(|r| r.borrow_mut().take()).map(|(_, c)| c).unwrap_or_default();
     CLAIMED.lock().unwrap_or_else(PoisonError::into_inner).retain(|c| c.run != number);
     (result, captured)
+}
+
+/// The format a JSON report is rendered in: the whole document, or within the byte budget of
+/// the captured run on this thread.
+pub(crate) fn json_format() -> cpuprof_render::Format {
+    match RUN.with(|r| r.borrow().as_ref().and_then(|(_, c)| c.budget)) {
+        Some(budget) => cpuprof_render::Format::JsonWithin(budget),
+        None => cpuprof_render::Format::Json,
+    }
 }
 
 /// The number of the run on this thread (0: the command line's).

@@ -179,33 +179,35 @@ impl ServerHandler for Server {
                 .ok_or_else(|| McpError::invalid_params("budget: expected a number of bytes", None))?
                 .clamp(MIN_BUDGET, MAX_BUDGET),
         };
+        // The gate's verdict joins a diff's report: room is kept for it.
+        let gated = arguments.get("fail_on").is_some_and(|v| !v.is_null());
         let argv = command_line(spec, arguments).map_err(|e| McpError::invalid_params(e, None))?;
         let cli = Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(e.render().to_string(), None))?;
         let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
         let name = spec.name;
-        // The command and the cutting of its answer run off the protocol's thread.
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+        let report_budget = budget - if gated { GATE_ROOM } else { 0 };
+        // The command runs off the protocol's thread; its JSON report is cut to the budget as
+        // it is made (`Format::JsonWithin`), so that an answer costs what making it costs.
         let answer = tokio::task::spawn_blocking(move || {
             // What the run says on stderr is its own list (the reports carry it as `warnings`);
             // answers without a report get it from there.
-            let ((result, captured), said) = crate::warnings::collect(|| crate::io::captured(|| crate::run::run(cli)));
+            let ((result, captured), said) =
+                crate::warnings::collect(|| crate::io::captured(Some(report_budget), || crate::run::run(cli)));
             let said: Vec<String> = said.iter().map(|w| cpuprof_render::text::visible(w)).collect();
             match result {
-                Ok(()) if writes => {
-                    let files: Vec<String> = captured.files.iter().map(|p| p.display().to_string()).collect();
-                    Ok(json!({ "wrote": files, "warnings": said }).to_string())
-                }
                 Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout, &said)),
-                Ok(()) => Ok(fit(&captured.stdout, budget, Map::new(), &said)),
+                // A file written (a flame graph, a page, `top` with an output): where it went.
+                Ok(()) if writes || captured.stdout.is_empty() => Ok(wrote(&captured.files, &said, budget)),
+                Ok(()) => Ok(answer_text(&captured.stdout, budget, None, &said)),
                 // The gate's verdict is an answer, not a failure: the report, and what tripped it.
                 Err(e) if e.downcast_ref::<crate::diff::GateTripped>().is_some() => {
-                    let mut gate = Map::new();
-                    gate.insert("gate".to_owned(), json!(cpuprof_render::text::visible(&e.to_string())));
-                    Ok(fit(&captured.stdout, budget, gate, &said))
+                    let gate = cpuprof_render::text::visible(&e.to_string());
+                    Ok(answer_text(&captured.stdout, budget, Some(&gate), &said))
                 }
                 Err(e) => {
                     let code = if crate::usage::is_usage(&e) { 2 } else { 1 };
-                    let error = cpuprof_render::text::visible(&format!("{e:#}"));
-                    Err(json!({ "error": error, "exit_code": code, "warnings": said }).to_string())
+                    Err(error_answer(&format!("{e:#}"), code, &said, budget))
                 }
             }
         })
@@ -218,6 +220,9 @@ impl ServerHandler for Server {
         .into())
     }
 }
+
+/// The bytes of a budget kept for the gate's verdict in a gated diff's answer.
+const GATE_ROOM: usize = 1024;
 
 /// The tools, their schemas made once from the commands' arguments.
 fn tools() -> &'static [Tool] {
@@ -491,91 +496,90 @@ fn profile_handle(path: &Path) -> Option<String> {
     Some(format!("profile:{:016x}", u64::from_be_bytes(first)))
 }
 
-/// Keeps an answer to `budget` bytes, with `extra` fields added to a JSON answer. JSON (made
-/// compact) loses whole rows, the deepest first and, among equally deep ones, the last (reports
-/// list the heaviest first), so a tree keeps its upper levels and a table its first rows; a count
-/// per list name says what went; `warnings` is never cut. Text loses whole lines from its end.
-/// `said`: the run's warnings, for an answer that has no `warnings` of its own (text: they come
-/// first); a JSON report's own `warnings` is the same list.
-pub(crate) fn fit(answer: &[u8], budget: u64, extra: Map<String, Value>, said: &[String]) -> String {
-    let budget = usize::try_from(budget).unwrap_or(usize::MAX);
-    let text = String::from_utf8_lossy(answer).into_owned();
-    let said = said.to_vec();
-    // A call tree is as deep as the profile's stacks: parsed, measured and dropped on a stack to match.
-    let fitted = std::thread::Builder::new()
-        .stack_size(FIT_STACK)
-        .spawn(move || fit_here(&text, budget, extra, &said))
-        .ok()
-        .and_then(|thread| thread.join().ok());
-    fitted.unwrap_or_else(|| json!({ "error": "the answer could not be cut to the budget" }).to_string())
+/// What a report's rows left out say when a text answer is cut.
+fn cut_note(budget: usize) -> String {
+    format!("rows left out to keep the answer within its budget of {budget} bytes (the budget argument raises it)")
 }
 
-/// The stack [`fit`] works on.
-const FIT_STACK: usize = 512 << 20;
+/// A command's printed answer: a JSON report (already within the budget; with the gate's
+/// verdict added in the room kept for it), or text (a table, Markdown, CSV) with the run's
+/// warnings first, cut at a line's end.
+fn answer_text(printed: &[u8], budget: usize, gate: Option<&str>, said: &[String]) -> String {
+    let text = String::from_utf8_lossy(printed);
+    if let Some(fields) = text.strip_prefix('{') {
+        let Some(gate) = gate else { return text.into_owned() };
+        let gate = json!(cut(gate, GATE_ROOM - 32)).to_string();
+        return format!("{{\"gate\":{gate}{}{fields}", if fields.starts_with('}') { "" } else { "," });
+    }
+    let mut warned = String::new();
+    for line in gate.iter().map(|g| (*g).to_owned()).chain(said.iter().map(|w| format!("warning: {w}"))) {
+        warned.push_str(&line);
+        warned.push('\n');
+    }
+    warned.push_str(&text);
+    fit_text(&warned, budget, &cut_note(budget))
+}
 
-fn fit_here(text: &str, budget: usize, extra: Map<String, Value>, said: &[String]) -> String {
-    let note = format!("rows left out to keep the answer within {budget} bytes (the budget argument raises it)");
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.disable_recursion_limit();
-    let Ok(mut value) = <Value as serde::Deserialize>::deserialize(&mut deserializer) else {
-        // Text (a table, Markdown): the warnings go first, where cutting from the end keeps them.
-        let mut warned = String::new();
-        for warning in said {
-            warned.push_str("warning: ");
-            warned.push_str(warning);
-            warned.push('\n');
-        }
-        warned.push_str(text);
-        return fit_text(&warned, budget, &note);
-    };
-    if let Some(object) = value.as_object_mut() {
-        object.extend(extra);
-        if !object.contains_key("warnings") {
-            object.insert("warnings".to_owned(), json!(said));
-        }
+/// `text` cut to at most `max` bytes at a character's end, `…` marking the cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
     }
-    let mut left_out: Map<String, Value> = Map::new();
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// An answer of a few fields and the run's warnings, within `budget`: the warnings that do not
+/// fit are left out, the last first, with their count.
+fn small_answer(mut fields: Map<String, Value>, said: &[String], budget: usize) -> String {
+    let mut warnings = said.to_vec();
     loop {
-        let note_size = if left_out.is_empty() {
-            0
-        } else {
-            // `,"left_out":{"note":…,"rows":{…}}`, and room for the counts to grow.
-            json!({ "note": note, "rows": left_out }).to_string().len() + 16 + 16
-        };
-        let mut lists = Vec::new();
-        let size = measure(&value, "", 0, &mut lists);
-        let room = budget.saturating_sub(if left_out.is_empty() && size <= budget { 0 } else { note_size.max(160) });
-        if size <= room {
-            break;
+        let left = said.len() - warnings.len();
+        fields.insert("warnings".to_owned(), json!(warnings));
+        if left > 0 {
+            fields.insert("warnings_left_out".to_owned(), json!(left));
         }
-        let Some(deepest) = lists.iter().map(|l| l.depth).max() else {
-            return json!({ "left_out": {
-                "note": format!("the answer without its rows takes {size} bytes: {note}"),
-                "rows": left_out,
-            }})
-            .to_string();
-        };
-        // The deepest lists give rows, the longest first and its last row first, until enough is freed.
-        let mut excess = size - room;
-        let mut at_depth: Vec<(String, String, usize)> =
-            lists.into_iter().filter(|l| l.depth == deepest).map(|l| (l.pointer, l.name, l.len)).collect();
-        while excess > 0 {
-            let Some(longest) = at_depth.iter_mut().filter(|l| l.2 > 0).max_by_key(|l| l.2) else { break };
-            longest.2 -= 1;
-            let Some(row) = value.pointer_mut(&longest.0).and_then(Value::as_array_mut).and_then(Vec::pop) else {
-                continue;
-            };
-            excess = excess.saturating_sub(row.to_string().len() + 1);
-            let count = left_out.entry(longest.1.clone()).or_insert(json!(0));
-            *count = json!(count.as_u64().unwrap_or(0) + 1);
+        let text = Value::Object(fields.clone()).to_string();
+        if text.len() <= budget || warnings.pop().is_none() {
+            return text;
         }
     }
-    if !left_out.is_empty() {
-        if let Some(object) = value.as_object_mut() {
-            object.insert("left_out".to_owned(), json!({ "note": note, "rows": left_out }));
+}
+
+/// A tool error's answer: the message (cut to half the budget), the exit code the command
+/// line would give, and the warnings, within `budget`.
+fn error_answer(error: &str, code: i32, said: &[String], budget: usize) -> String {
+    let error = cut(&cpuprof_render::text::visible(error), budget / 2);
+    let mut fields = Map::new();
+    fields.insert("error".to_owned(), json!(error));
+    fields.insert("exit_code".to_owned(), json!(code));
+    small_answer(fields, said, budget)
+}
+
+/// The answer of a run that wrote files: their paths and sizes, and for a report written to a
+/// file its beginning (a table's header and first rows, a JSON report's head).
+fn wrote(files: &[PathBuf], said: &[String], budget: usize) -> String {
+    let mut fields = Map::new();
+    fields.insert("wrote".to_owned(), json!(files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()));
+    let sizes: Vec<Option<u64>> = files.iter().map(|p| std::fs::metadata(p).ok().map(|m| m.len())).collect();
+    fields.insert("bytes".to_owned(), json!(sizes));
+    let report = |p: &PathBuf| !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "html" | "gz" | "pb"));
+    if let [file] = files {
+        if report(file) {
+            let mut head = Vec::new();
+            if let Ok(f) = std::fs::File::open(file) {
+                let _ = std::io::Read::read_to_end(&mut std::io::Read::take(f, (budget / 4) as u64), &mut head);
+            }
+            let head = String::from_utf8_lossy(&head);
+            // Whole lines only.
+            let summary = if head.len() >= budget / 4 { head.rsplit_once('\n').map_or("", |(a, _)| a) } else { &head };
+            fields.insert("summary".to_owned(), json!(summary));
         }
     }
-    value.to_string()
+    small_answer(fields, said, budget)
 }
 
 /// A text answer cut to `budget` bytes at a line's end, with a last line saying how many went.
@@ -595,49 +599,6 @@ fn fit_text(text: &str, budget: usize, note: &str) -> String {
         out.push('\n');
     }
     out
-}
-
-/// A list of rows in an answer.
-struct List {
-    /// Its JSON pointer.
-    pointer: String,
-    /// The key it is under (`rows`, `children`, `callers`…), which counts what it lost.
-    name: String,
-    /// How many lists it is nested in.
-    depth: usize,
-    len: usize,
-}
-
-/// The length of `value` as compact JSON; `lists` gets every list in it that has rows.
-fn measure(value: &Value, at: &str, depth: usize, lists: &mut Vec<List>) -> usize {
-    match value {
-        Value::Array(items) => {
-            // Warnings are never left out: they say what the rows cannot be trusted for.
-            if !items.is_empty() && at != "/warnings" {
-                let name = at.rsplit('/').find(|part| part.parse::<usize>().is_err()).unwrap_or("rows");
-                lists.push(List {
-                    pointer: at.to_owned(),
-                    name: name.replace("~1", "/").replace("~0", "~"),
-                    depth,
-                    len: items.len(),
-                });
-            }
-            let inner: usize =
-                items.iter().enumerate().map(|(i, v)| measure(v, &format!("{at}/{i}"), depth + 1, lists)).sum();
-            inner + items.len().saturating_sub(1) + 2
-        }
-        Value::Object(fields) => {
-            let inner: usize = fields
-                .iter()
-                .map(|(k, v)| {
-                    let pointer = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
-                    Value::from(k.as_str()).to_string().len() + 1 + measure(v, &pointer, depth, lists)
-                })
-                .sum();
-            inner + fields.len().saturating_sub(1) + 2
-        }
-        other => other.to_string().len(),
-    }
 }
 
 /// What identifies a file's content for the session's cache, and how it was read.

@@ -35,7 +35,7 @@ pub(crate) fn run_timeline(args: &TimelineArgs) -> Result<()> {
     crate::warnings::settle(&mut profile.meta);
     let format = match args.format {
         TimelineFormatArg::Chart | TimelineFormatArg::Table => Format::Table,
-        TimelineFormatArg::Json => Format::Json,
+        TimelineFormatArg::Json => crate::io::json_format(),
         TimelineFormatArg::Csv => Format::Csv,
         TimelineFormatArg::Markdown => Format::Markdown,
     };

@@ -7,6 +7,7 @@ use cpuprof_analysis::{
 use cpuprof_model::Tier;
 use serde::Serialize;
 
+use super::budget::{count_left_out, serde_within, tree_keep, tree_within, LeftOut, Rows};
 use super::words::{moved_text, pct_of, unit_name, NO_IDLE_NOTE};
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 
@@ -128,7 +129,7 @@ pub(crate) fn categories(s: &Summary) -> std::collections::BTreeMap<&'static str
         .collect()
 }
 
-pub(crate) fn top(doc: &TopDocument<'_>) -> String {
+pub(crate) fn top(doc: &TopDocument<'_>, budget: Option<usize>) -> String {
     let by = match doc.by {
         GroupBy::File => "file",
         GroupBy::Package => "package",
@@ -136,7 +137,7 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         GroupBy::Category => "category",
         _ => "function",
     };
-    let json = TopJson {
+    let mut json = TopJson {
         source: doc.source,
         format: doc.meta.format.as_str(),
         by,
@@ -173,10 +174,12 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
             })
             .collect(),
     };
-    // Serializing plain structs of strings and numbers cannot fail.
-    let mut out = serde_json::to_string_pretty(&json).unwrap_or_default();
-    out.push('\n');
-    out
+    if let Some(budget) = budget {
+        return serde_within(&mut json, budget, |j| {
+            vec![Box::new(("rows", &mut j.rows)) as Box<dyn Rows>, Box::new(("inputs", &mut j.inputs))]
+        });
+    }
+    pretty(&json)
 }
 
 /// The JSON contract of `cpuprof diff` (documented in the README). Fields may be added, never
@@ -370,10 +373,15 @@ fn explain_json(e: &Explanation) -> ExplainJson<'_> {
     }
 }
 
-pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
-    let mut out = serde_json::to_string_pretty(&diff_json(doc)).unwrap_or_default();
-    out.push('\n');
-    out
+pub(crate) fn diff(doc: &DiffDocument<'_>, budget: Option<usize>) -> String {
+    let mut json = diff_json(doc);
+    if let Some(budget) = budget {
+        // A row goes with its explanation: the paths say why that row changed.
+        return serde_within(&mut json, budget, |j| {
+            vec![Box::new(("rows", &mut j.rows)) as Box<dyn Rows>, Box::new(("moved_files", &mut j.moved_files))]
+        });
+    }
+    pretty(&json)
 }
 
 /// The same document as [`diff`], on one line (to embed).
@@ -453,15 +461,26 @@ fn value<T: Serialize + ?Sized>(v: &T) -> String {
 /// Deeper levels of a call tree's JSON are indented as this one.
 const MAX_INDENT_LEVEL: usize = 32;
 
-/// Pretty JSON, written by hand so that trees thousands of levels deep need no recursion.
+/// Pretty JSON (or compact, for a budgeted answer), written by hand so that trees thousands of
+/// levels deep need no recursion.
 struct Writer {
     out: String,
+    compact: bool,
 }
 
 impl Writer {
-    /// Two spaces a level, up to [`MAX_INDENT_LEVEL`]: a tree thousands of levels deep would
-    /// otherwise be mostly spaces (its size growing with the square of its depth).
-    fn indent(&mut self, level: usize) {
+    fn new(compact: bool) -> Writer {
+        Writer { out: String::new(), compact }
+    }
+
+    /// A new line at `level`: two spaces a level, up to [`MAX_INDENT_LEVEL`] (a tree thousands
+    /// of levels deep would otherwise be mostly spaces, its size growing with the square of its
+    /// depth); nothing in compact JSON.
+    fn line(&mut self, level: usize) {
+        if self.compact {
+            return;
+        }
+        self.out.push('\n');
         for _ in 0..level.min(MAX_INDENT_LEVEL) {
             self.out.push_str("  ");
         }
@@ -472,10 +491,9 @@ impl Writer {
         if !first {
             self.out.push(',');
         }
-        self.out.push('\n');
-        self.indent(level);
+        self.line(level);
         self.out.push_str(&value(key));
-        self.out.push_str(": ");
+        self.out.push_str(if self.compact { ":" } else { ": " });
         self.out.push_str(raw);
     }
 
@@ -529,35 +547,37 @@ impl Writer {
     /// The array of `nodes` (opened by the caller after `"key": `), each node an object of
     /// `fields` and its children under `children.0` (none when `None`) down to the level
     /// `children.1` (the first is 1; nodes there have no key: nothing was looked for below),
-    /// depth-first.
+    /// depth-first; only the nodes `kept` marks, when it is given.
+    #[allow(clippy::too_many_arguments)] // the shape of one array; a struct would only rename them
     fn nodes(
         &mut self,
         tree: &CallTree,
-        nodes: &[usize],
+        kept: Option<&[bool]>,
         level: usize,
         children: (Option<&str>, usize),
         with_pruned: bool,
-        mut fields: impl FnMut(&mut Self, usize, &CallNode),
+        fields: &impl Fn(&mut Self, usize, &CallNode),
     ) {
         enum Step {
             Open(usize, usize, bool, usize),
             Close(usize, usize, bool),
         }
+        let shown = |n: &usize| kept.is_none_or(|k| k[*n]);
         let push_all = |todo: &mut Vec<Step>, nodes: &[usize], level: usize, depth: usize| {
-            for (i, n) in nodes.iter().enumerate().rev() {
+            let shown: Vec<usize> = nodes.iter().copied().filter(shown).collect();
+            for (i, n) in shown.iter().enumerate().rev() {
                 todo.push(Step::Open(*n, level, i == 0, depth));
             }
         };
         self.out.push('[');
-        if nodes.is_empty() {
+        if !tree.roots.iter().any(shown) {
             self.out.push(']');
             return;
         }
         let mut todo = Vec::new();
-        push_all(&mut todo, nodes, level + 1, 1);
+        push_all(&mut todo, &tree.roots, level + 1, 1);
         let close_array = |w: &mut Self, level: usize| {
-            w.out.push('\n');
-            w.indent(level);
+            w.line(level);
             w.out.push(']');
         };
         while let Some(step) = todo.pop() {
@@ -566,8 +586,7 @@ impl Writer {
                     if !first {
                         self.out.push(',');
                     }
-                    self.out.push('\n');
-                    self.indent(level);
+                    self.line(level);
                     self.out.push('{');
                     let node = &tree.nodes[n];
                     fields(self, level + 1, node);
@@ -576,12 +595,12 @@ impl Writer {
                         continue;
                     };
                     self.field(level + 1, false, key, "[");
-                    if node.children.is_empty() {
-                        self.out.push(']');
-                        todo.push(Step::Close(n, level, false));
-                    } else {
+                    if node.children.iter().any(shown) {
                         todo.push(Step::Close(n, level, true));
                         push_all(&mut todo, &node.children, level + 2, depth + 1);
+                    } else {
+                        self.out.push(']');
+                        todo.push(Step::Close(n, level, false));
                     }
                 }
                 Step::Close(n, level, open_children) => {
@@ -591,8 +610,7 @@ impl Writer {
                     if with_pruned {
                         self.pruned(level + 1, tree.nodes[n].pruned);
                     }
-                    self.out.push('\n');
-                    self.indent(level);
+                    self.line(level);
                     self.out.push('}');
                 }
             }
@@ -600,55 +618,158 @@ impl Writer {
         close_array(self, level);
     }
 
+    /// What one node adds to a compact document: its object (without its children's), the
+    /// comma before it and its children's key and brackets.
+    fn node_size(
+        tree: &CallTree,
+        n: usize,
+        key: Option<&str>,
+        with_pruned: bool,
+        fields: &impl Fn(&mut Self, usize, &CallNode),
+    ) -> usize {
+        let mut w = Writer::new(true);
+        fields(&mut w, 0, &tree.nodes[n]);
+        if with_pruned {
+            w.pruned(0, tree.nodes[n].pruned);
+        }
+        // `,{` … `}`, and `,"key":[]`.
+        w.out.len() + 3 + key.map_or(0, |k| value(k).len() + 4)
+    }
+
     fn finish(mut self) -> String {
-        self.out.push_str("\n}\n");
+        if self.compact {
+            self.out.push('}');
+        } else {
+            self.out.push_str("\n}\n");
+        }
         self.out
     }
 }
 
 /// The JSON contract of `cpuprof tree` (documented in the README). Fields may be added,
 /// never removed or renamed.
-pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
+pub(crate) fn tree(doc: &TreeDocument<'_>, budget: Option<usize>) -> String {
     let graph = doc.graph;
-    let mut w = Writer { out: String::new() };
-    w.head(doc.source, doc.meta, graph);
-    let view = match doc.view {
-        TreeView::TopDown => "top-down",
-        TreeView::BottomUp => "bottom-up",
-    };
-    w.field(1, false, "view", &value(view));
-    w.pruned(1, doc.tree.pruned);
-    w.field(1, false, "roots", "");
-    w.nodes(doc.tree, &doc.tree.roots, 1, (Some("children"), usize::MAX), true, |w, level, node| {
+    let fields = |w: &mut Writer, level: usize, node: &CallNode| {
         w.identity(level, graph, node.function);
         w.numbers(level, node.self_amount, node.total, graph.total());
-    });
-    w.finish()
+    };
+    let write = |kept: Option<&[bool]>, compact: bool| {
+        let mut w = Writer::new(compact);
+        w.head(doc.source, doc.meta, graph);
+        let view = match doc.view {
+            TreeView::TopDown => "top-down",
+            TreeView::BottomUp => "bottom-up",
+        };
+        w.field(1, false, "view", &value(view));
+        w.pruned(1, doc.tree.pruned);
+        w.field(1, false, "roots", "");
+        w.nodes(doc.tree, kept, 1, (Some("children"), usize::MAX), true, &fields);
+        w.finish()
+    };
+    let Some(budget) = budget else { return write(None, false) };
+    let size = |n: usize, _: usize| Writer::node_size(doc.tree, n, Some("children"), true, &fields);
+    let plan = |room: usize| {
+        let kept = tree_keep(doc.tree, usize::MAX, room, size)?;
+        let mut left_out = LeftOut::default();
+        count_left_out(doc.tree, &kept, usize::MAX, ("roots", "children"), &mut left_out);
+        Some((kept, left_out))
+    };
+    tree_within(budget, doc.tree.nodes.len(), plan, |kept| write(kept, true))
 }
 
 /// The JSON contract of `cpuprof callers`, `callees` and `explain` (documented in the README).
-pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
+pub(crate) fn calls(doc: &CallsDocument<'_>, budget: Option<usize>) -> String {
     let graph = doc.graph;
     let row = &graph.functions()[doc.function];
-    let mut w = Writer { out: String::new() };
-    w.head(doc.source, doc.meta, graph);
-    w.field(1, false, "function", "{");
-    w.identity(2, graph, Some(doc.function));
-    let amount = |weight, samples| Amount { weight, samples };
-    w.numbers(2, amount(row.self_weight, row.self_samples), amount(row.total_weight, row.total_samples), graph.total());
-    w.out.push_str("\n  }");
     let lists = [("callers", doc.callers), ("callees", doc.callees)];
-    for (key, tree) in lists {
-        let Some(tree) = tree else { continue };
-        w.field(1, false, key, "");
-        w.nodes(tree, &tree.roots, 1, (Some(key), doc.depth), false, |w, level, node| {
-            w.identity(level, graph, node.function);
-            w.field(level, false, "total", &node.total.weight.to_string());
-            w.field(level, false, "total_samples", &node.total.samples.to_string());
-            w.field(level, false, "pct", &value(&pct_of(node.total.weight, row.total_weight)));
-        });
+    let fields = |w: &mut Writer, level: usize, node: &CallNode| {
+        w.identity(level, graph, node.function);
+        w.field(level, false, "total", &node.total.weight.to_string());
+        w.field(level, false, "total_samples", &node.total.samples.to_string());
+        w.field(level, false, "pct", &value(&pct_of(node.total.weight, row.total_weight)));
+    };
+    let write = |kept: [Option<&[bool]>; 2], compact: bool| {
+        let mut w = Writer::new(compact);
+        w.head(doc.source, doc.meta, graph);
+        w.field(1, false, "function", "{");
+        w.identity(2, graph, Some(doc.function));
+        let amount = |weight, samples| Amount { weight, samples };
+        w.numbers(
+            2,
+            amount(row.self_weight, row.self_samples),
+            amount(row.total_weight, row.total_samples),
+            graph.total(),
+        );
+        w.line(1);
+        w.out.push('}');
+        for ((key, tree), kept) in lists.iter().zip(kept) {
+            let Some(tree) = tree else { continue };
+            w.field(1, false, key, "");
+            w.nodes(tree, kept, 1, (Some(key), doc.depth), false, &fields);
+        }
+        w.finish()
+    };
+    let Some(budget) = budget else { return write([None, None], false) };
+    // Callers and callees share the room: both lists, as one tree of two roots' lists.
+    let joined = join_lists(&lists);
+    // Both keys are as long: the size of one is the other's.
+    let size =
+        |n: usize, at: usize| Writer::node_size(&joined.tree, n, (at < doc.depth).then_some("callers"), false, &fields);
+    let plan = |room: usize| {
+        let kept = tree_keep(&joined.tree, doc.depth, room, size)?;
+        let (a, b) = joined.split(&kept);
+        let mut left_out = LeftOut::default();
+        for ((key, list), kept) in lists.iter().zip([a, b]) {
+            if let Some(list) = list {
+                count_left_out(list, &kept, doc.depth, (key, key), &mut left_out);
+            }
+        }
+        Some((kept, left_out))
+    };
+    tree_within(budget, joined.tree.nodes.len(), plan, |kept| {
+        let split = kept.map(|k| joined.split(k));
+        match &split {
+            Some((a, b)) => write([Some(a), Some(b)], true),
+            None => write([None, None], true),
+        }
+    })
+}
+
+/// Two lists of nodes (callers and callees) as one tree, to share a budget: the second's
+/// nodes numbered after the first's.
+struct Joined {
+    tree: CallTree,
+    first: usize,
+}
+
+impl Joined {
+    /// A kept mark per joined node as one per list.
+    fn split(&self, kept: &[bool]) -> (Vec<bool>, Vec<bool>) {
+        (kept[..self.first].to_vec(), kept[self.first..].to_vec())
     }
-    w.finish()
+}
+
+fn join_lists(lists: &[(&str, Option<&CallTree>); 2]) -> Joined {
+    let mut tree = CallTree::default();
+    let mut first = 0;
+    for (i, (_, list)) in lists.iter().enumerate() {
+        let offset = tree.nodes.len();
+        if let Some(list) = list {
+            tree.nodes.extend(list.nodes.iter().map(|n| {
+                let mut n = n.clone();
+                for c in &mut n.children {
+                    *c += offset;
+                }
+                n
+            }));
+            tree.roots.extend(list.roots.iter().map(|r| r + offset));
+        }
+        if i == 0 {
+            first = tree.nodes.len();
+        }
+    }
+    Joined { tree, first }
 }
 
 /// The JSON contract of `cpuprof timeline` (documented in the README).
@@ -731,9 +852,9 @@ fn pretty<T: Serialize>(value: &T) -> String {
     out
 }
 
-pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
+pub(crate) fn timeline(doc: &TimelineDocument<'_>, budget: Option<usize>) -> String {
     let t = doc.timeline;
-    pretty(&TimelineJson {
+    let mut json = TimelineJson {
         source: doc.source,
         format: doc.meta.format.as_str(),
         unit: unit_name(t.unit),
@@ -761,7 +882,13 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
             .iter()
             .map(|p| PhaseJson { start_ns: p.start_ns, end_ns: p.end_ns, label: &p.label, entry: &p.entry })
             .collect(),
-    })
+    };
+    if let Some(budget) = budget {
+        return serde_within(&mut json, budget, |j| {
+            vec![Box::new(("buckets", &mut j.buckets)) as Box<dyn Rows>, Box::new(("phases", &mut j.phases))]
+        });
+    }
+    pretty(&json)
 }
 
 /// The JSON contract of `cpuprof blocks` (documented in the README).
@@ -811,10 +938,10 @@ struct BlockSummaryJson {
     blocked_pct: f64,
 }
 
-pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
+pub(crate) fn blocks(doc: &BlocksDocument<'_>, budget: Option<usize>) -> String {
     let b = doc.blocks;
     let (p50_ns, p95_ns, max_ns) = b.percentiles();
-    pretty(&BlocksJson {
+    let mut json = BlocksJson {
         source: doc.source,
         format: doc.meta.format.as_str(),
         unit: "ns",
@@ -848,5 +975,9 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
             max_ns,
             blocked_pct: b.blocked_pct(),
         },
-    })
+    };
+    if let Some(budget) = budget {
+        return serde_within(&mut json, budget, |j| vec![Box::new(("blocks", &mut j.blocks)) as Box<dyn Rows>]);
+    }
+    pretty(&json)
 }

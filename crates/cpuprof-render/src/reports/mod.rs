@@ -3,6 +3,7 @@
 //! they share.
 
 mod brief;
+mod budget;
 mod chart;
 mod csv;
 mod fit;
@@ -40,6 +41,10 @@ pub enum Format {
     Csv,
     /// A Markdown table, e.g. for a pull-request comment.
     Markdown,
+    /// [`Format::Json`]'s document, compact and within this many bytes: rows left out whole
+    /// (the lightest, the deepest first) with a count per list in `left_out` — a tool's
+    /// answer to an agent.
+    JsonWithin(usize),
 }
 
 /// A top report with what is needed to present it.
@@ -106,7 +111,8 @@ impl TopDocument<'_> {
 pub fn render_top(doc: &TopDocument<'_>, format: Format) -> String {
     match format {
         Format::Table => table::top(doc),
-        Format::Json => json::top(doc),
+        Format::Json => json::top(doc, None),
+        Format::JsonWithin(budget) => json::top(doc, Some(budget)),
         Format::Csv => csv::top(doc),
         Format::Markdown => markdown::top(doc),
     }
@@ -116,7 +122,8 @@ pub fn render_top(doc: &TopDocument<'_>, format: Format) -> String {
 pub fn render_diff(doc: &DiffDocument<'_>, format: Format) -> String {
     match format {
         Format::Table => table::diff(doc),
-        Format::Json => json::diff(doc),
+        Format::Json => json::diff(doc, None),
+        Format::JsonWithin(budget) => json::diff(doc, Some(budget)),
         Format::Csv => csv::diff(doc),
         Format::Markdown => markdown::diff(doc),
     }
@@ -234,7 +241,8 @@ pub struct CallsDocument<'a> {
 pub fn render_tree(doc: &TreeDocument<'_>, format: Format) -> String {
     match format {
         Format::Table => table::tree(doc),
-        Format::Json => json::tree(doc),
+        Format::Json => json::tree(doc, None),
+        Format::JsonWithin(budget) => json::tree(doc, Some(budget)),
         Format::Csv => csv::tree(doc),
         Format::Markdown => markdown::tree(doc),
     }
@@ -244,7 +252,8 @@ pub fn render_tree(doc: &TreeDocument<'_>, format: Format) -> String {
 pub fn render_calls(doc: &CallsDocument<'_>, format: Format) -> String {
     match format {
         Format::Table => table::calls(doc),
-        Format::Json => json::calls(doc),
+        Format::Json => json::calls(doc, None),
+        Format::JsonWithin(budget) => json::calls(doc, Some(budget)),
         Format::Csv => csv::calls(doc),
         Format::Markdown => markdown::calls(doc),
     }
@@ -272,7 +281,8 @@ pub struct TimelineDocument<'a> {
 pub fn render_timeline(doc: &TimelineDocument<'_>, format: Format) -> String {
     match format {
         Format::Table => table::timeline(doc),
-        Format::Json => json::timeline(doc),
+        Format::Json => json::timeline(doc, None),
+        Format::JsonWithin(budget) => json::timeline(doc, Some(budget)),
         Format::Csv => csv::timeline(doc),
         Format::Markdown => markdown::timeline(doc),
     }
@@ -309,7 +319,8 @@ impl BlocksDocument<'_> {
 pub fn render_blocks(doc: &BlocksDocument<'_>, format: Format) -> String {
     match format {
         Format::Table => table::blocks(doc),
-        Format::Json => json::blocks(doc),
+        Format::Json => json::blocks(doc, None),
+        Format::JsonWithin(budget) => json::blocks(doc, Some(budget)),
         Format::Csv => csv::blocks(doc),
         Format::Markdown => markdown::blocks(doc),
     }
