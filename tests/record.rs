@@ -407,3 +407,44 @@ fn a_process_left_running_can_still_start_node_after_the_recording() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "started");
 }
+
+#[test]
+fn a_stray_word_in_node_options_does_not_stop_the_recording() {
+    // Node splits NODE_OPTIONS at spaces (single quotes are not quotes) and stops reading it at
+    // the first word that is not an option: `app'` here. The preload must come before it.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cpuprof()
+        .env("NODE_OPTIONS", "--title='my app'")
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path())
+        .args(["--", "node", "-e", "console.log(process.title)"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "'my", "node read the user's option as node reads it");
+    assert_eq!(kept(tmp.path()).len(), 1);
+
+    // A Node process that loaded the preload and wrote nothing (killed) is told apart from a
+    // command that started no Node process with cpuprof's NODE_OPTIONS.
+    let out = cpuprof()
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path().join("killed"))
+        .args(["--", "node", "-e", "process.kill(process.pid, 'SIGKILL')"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 Node process started under it but wrote no profile"), "{stderr}");
+    let out = cpuprof()
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path().join("env"))
+        .args(["--", "env", "-u", "NODE_OPTIONS", "node", "-e", ""])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no Node process loaded cpuprof's preload"), "{stderr}");
+}

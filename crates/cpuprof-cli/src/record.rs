@@ -148,13 +148,23 @@ fn commanded(
     }
     if recorded.is_empty() {
         use std::os::unix::process::ExitStatusExt;
-        return Err(match status.signal() {
-            Some(signal) => anyhow!("nothing was recorded: {shown} was killed (signal {signal}) before a Node process of it wrote a profile"),
-            None => anyhow!(
-                "nothing was recorded: {shown} exited with status {} and no Node process of it wrote a profile (is it a Node program?)",
-                exit_code(status)
+        let ended = match status.signal() {
+            Some(signal) => format!("was killed (signal {signal})"),
+            None => format!("exited with status {}", exit_code(status)),
+        };
+        // Which cause it was: Node processes that ran with the preload and wrote nothing, or none
+        // that loaded it at all.
+        let why = match recording.loaded_processes() {
+            0 if args.prof => "no Node process of it wrote a tick log".to_owned(),
+            0 => "no Node process loaded cpuprof's preload (not a Node program, or one that starts node with an \
+                  environment of its own, without NODE_OPTIONS)"
+                .to_owned(),
+            n => format!(
+                "{} started under it but wrote no profile (killed, or ended before its exit handlers ran)",
+                if n == 1 { "1 Node process".to_owned() } else { format!("{n} Node processes") }
             ),
-        });
+        };
+        return Err(anyhow!("nothing was recorded: {shown} {ended}; {why}"));
     }
     let default = format!("cpuprof-record-{}", child.id());
     match keep(args, &recorded, &default) {

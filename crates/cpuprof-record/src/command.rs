@@ -1,7 +1,7 @@
 //! Running a command with every Node process it starts profiled.
 //!
 //! The command runs with `NODE_OPTIONS=--require <preload>` (the user's own `NODE_OPTIONS`
-//! kept before it), which every Node process it starts, and each of their worker threads,
+//! kept after it), which every Node process it starts, and each of their worker threads,
 //! loads first: `assets/preload.js` profiles the thread in process and writes its profile
 //! into a temporary directory when it ends (node 20 takes neither `--cpu-prof` nor `--prof` in
 //! `NODE_OPTIONS`). A tick log (`--prof`) can only be asked of V8 on its command line, so it
@@ -156,6 +156,14 @@ impl Recording {
         })
     }
 
+    /// How many Node processes loaded the preload (each main thread leaves a marker): when
+    /// nothing was recorded, whether Node processes ran and wrote nothing, or none ran with it.
+    pub fn loaded_processes(&self) -> usize {
+        std::fs::read_dir(self.dir.path()).map_or(0, |entries| {
+            entries.filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".loaded"))).count()
+        })
+    }
+
     /// The profiles written so far (all of them once the command has ended), in the order their
     /// threads started.
     pub fn collect(&self) -> Result<Vec<Recorded>, RecordError> {
@@ -289,17 +297,18 @@ fn is_node(program: &OsStr) -> bool {
     Path::new(program).file_name().and_then(OsStr::to_str).is_some_and(|name| name.starts_with("node"))
 }
 
-/// The user's `NODE_OPTIONS` with the preload required after them. Node splits `NODE_OPTIONS`
-/// at spaces outside double quotes, in which `\` escapes the next character.
+/// The preload required, then the user's `NODE_OPTIONS`. Node splits `NODE_OPTIONS` at spaces
+/// outside double quotes, in which `\` escapes the next character, and stops reading it at the
+/// first word that is not an option (`--title='my app'` gives `app'`): the preload comes first
+/// so that nothing in the user's options can leave it out.
 fn node_options(user: Option<&OsStr>, preload: &Path) -> OsString {
-    let mut options = OsString::new();
-    if let Some(user) = user.filter(|u| !u.is_empty()) {
-        options.push(user);
-        options.push(" ");
-    }
     let path = preload.to_string_lossy();
     let quoted = path.replace('\\', "\\\\").replace('"', "\\\"");
-    options.push(format!("--require \"{quoted}\""));
+    let mut options = OsString::from(format!("--require \"{quoted}\""));
+    if let Some(user) = user.filter(|u| !u.is_empty()) {
+        options.push(" ");
+        options.push(user);
+    }
     options
 }
 
@@ -323,7 +332,7 @@ mod tests {
         assert_eq!(node_options(None, preload), OsString::from("--require \"/tmp/a b/pre\\\"load.js\""));
         assert_eq!(
             node_options(Some(OsStr::new("--max-old-space-size=100")), preload),
-            OsString::from("--max-old-space-size=100 --require \"/tmp/a b/pre\\\"load.js\"")
+            OsString::from("--require \"/tmp/a b/pre\\\"load.js\" --max-old-space-size=100")
         );
     }
 
