@@ -448,3 +448,30 @@ fn a_stray_word_in_node_options_does_not_stop_the_recording() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no Node process loaded cpuprof's preload"), "{stderr}");
 }
+
+#[test]
+fn outputs_that_name_a_file_the_command_reads_are_refused() {
+    // A file the command is given as `--flag=FILE`, and the script node resolves `app` and a
+    // directory to, are the command's too: record would replace them after it ran.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("app.js"), "console.log('ran')").unwrap();
+    std::fs::write(tmp.path().join("data.cpuprofile"), "{}").unwrap();
+    std::fs::create_dir(tmp.path().join("lib")).unwrap();
+    std::fs::write(tmp.path().join("lib/index.js"), "console.log('ran')").unwrap();
+    let refusals: [&[&str]; 4] = [
+        &["-o", "data.cpuprofile", "--", "node", "app.js", "--input=data.cpuprofile"],
+        &["--report", "app.js", "--", "node", "app"],
+        &["--flamegraph", "./app.js", "--", "node", "./app"],
+        &["--report", "lib/index.js", "--", "node", "lib"],
+    ];
+    for options in refusals {
+        let out = cpuprof().current_dir(tmp.path()).arg("record").args(options).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{options:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{options:?}: the command did not run");
+        assert!(stderr.contains("which the command is given"), "{options:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(tmp.path().join("app.js")).unwrap(), "console.log('ran')");
+    assert_eq!(std::fs::read_to_string(tmp.path().join("lib/index.js")).unwrap(), "console.log('ran')");
+    assert_eq!(std::fs::read_to_string(tmp.path().join("data.cpuprofile")).unwrap(), "{}");
+}
