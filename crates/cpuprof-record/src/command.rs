@@ -221,35 +221,72 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
 
 /// Writes the preload where it stays: processes the command leaves running (a daemon, a
 /// detached child) keep `NODE_OPTIONS` and would fail to start node if the file named there
-/// were gone. It goes into the user's cache directory (never a shared one: any user could put a
-/// file there for another's node to run), named by its content's hash; without a cache
-/// directory, into the recording's own.
+/// were gone. It goes into the user's cache directory, named by its content's hash, when that is
+/// safe (see [`cached_preload`]); else into the recording's own directory.
 fn install_preload(recording: &Path) -> std::io::Result<PathBuf> {
     let cache =
         std::env::var_os("XDG_CACHE_HOME").filter(|d| Path::new(d).is_absolute()).map(PathBuf::from).or_else(|| {
             std::env::var_os("HOME").filter(|h| Path::new(h).is_absolute()).map(|h| Path::new(&h).join(".cache"))
         });
-    if let Some(cache) = cache {
-        let dir = cache.join("cpuprof");
-        let path = dir.join(format!("record-preload-{:016x}.js", fnv1a(PRELOAD.as_bytes())));
-        if std::fs::read(&path).is_ok_and(|bytes| bytes == PRELOAD.as_bytes()) {
-            return Ok(path);
-        }
-        let written = std::fs::create_dir_all(&dir).and_then(|()| {
-            let file = tempfile::Builder::new().prefix(".record-preload-").tempfile_in(&dir)?;
-            std::fs::write(file.path(), PRELOAD)?;
-            file.persist(&path).map_err(|e| e.error)
-        });
-        if written.is_ok() {
-            return Ok(path);
-        }
+    if let Some(path) = cache.and_then(|cache| cached_preload(&cache)) {
+        return Ok(path);
     }
     let path = recording.join("preload.js");
     std::fs::write(&path, PRELOAD)?;
     Ok(path)
 }
 
-/// FNV-1a, 64 bits: a name for the preload's version (not a defence: the directory is the user's).
+/// The preload in `<cache>/cpuprof/`, written there if need be, where no other user can put
+/// code of theirs in its place (it runs in every Node process recorded, as the recording
+/// user): `cpuprof/` is the user's and not writable by others, in a cache directory that is the
+/// user's or root's and in which others cannot rename it (not writable by them, or sticky as
+/// `/tmp`); the file is opened without following links, and must be the user's, not writable
+/// by others, and hold the preload byte for byte. `None` where any of that fails.
+fn cached_preload(cache: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let me = rustix::process::geteuid().as_raw();
+    std::fs::create_dir_all(cache).ok()?;
+    let parent = std::fs::metadata(cache).ok()?;
+    if !(parent.uid() == me || parent.uid() == 0) || (parent.mode() & 0o022 != 0 && parent.mode() & 0o1000 == 0) {
+        return None;
+    }
+    let dir = cache.join("cpuprof");
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => return None,
+    }
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    if !meta.is_dir() || meta.uid() != me || meta.mode() & 0o022 != 0 {
+        return None;
+    }
+    let path = dir.join(format!("record-preload-{:016x}.js", fnv1a(PRELOAD.as_bytes())));
+    if is_our_preload(&path, me) {
+        return Some(path);
+    }
+    // Missing, or not as it should be (a link, another content): ours replaces it.
+    let file = tempfile::Builder::new().prefix(".record-preload-").tempfile_in(&dir).ok()?;
+    std::fs::write(file.path(), PRELOAD).ok()?;
+    file.persist(&path).ok()?;
+    is_our_preload(&path, me).then_some(path)
+}
+
+/// Whether `path` is, not through a link, a regular file of user `me`'s that others cannot
+/// write and that holds the preload.
+fn is_our_preload(path: &Path, me: u32) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let flags = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+    let Ok(mut file) = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path) else { return false };
+    let Ok(meta) = file.metadata() else { return false };
+    if !meta.is_file() || meta.uid() != me || meta.mode() & 0o022 != 0 || meta.len() != PRELOAD.len() as u64 {
+        return false;
+    }
+    let mut bytes = Vec::with_capacity(PRELOAD.len());
+    file.read_to_end(&mut bytes).is_ok() && bytes == PRELOAD.as_bytes()
+}
+
+/// FNV-1a, 64 bits: a name for the preload's version (not a defence: the file is checked byte for byte).
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
