@@ -453,3 +453,27 @@ fn a_target_busy_at_attach_has_its_inspector_closed_once_its_loop_turns() {
     );
     assert!(server.alive(), "{}", server.stderr());
 }
+
+#[test]
+fn a_program_that_listens_for_sigusr1_itself_is_named_as_the_likely_cause() {
+    // Its listener replaces Node's handler: the signal reaches the program, not the inspector.
+    // Nothing in /proc tells this handler from Node's, so it is found out after the signal.
+    let port = free_port();
+    let inspect_port = format!("--inspect-port={port}");
+    let mut server = start(
+        "node",
+        &[
+            &inspect_port,
+            "-e",
+            "process.on('SIGUSR1', () => process.stderr.write('got SIGUSR1\\n')); \
+             setInterval(() => {}, 1000); console.log(`ready ${process.pid}`);",
+        ],
+        true,
+    );
+    let pid = server.pid.to_string();
+    let out = record(&["--pid", &pid, "--duration", "1s", "-q"]);
+    assert_refused(&out, &[&format!("process {pid}"), "did not open", "listen for SIGUSR1 itself"]);
+    server.stderr_line("got SIGUSR1");
+    assert!(!listening(port));
+    assert!(server.alive(), "{}", server.stderr());
+}

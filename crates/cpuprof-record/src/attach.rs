@@ -158,7 +158,7 @@ pub enum AttachError {
     #[error("process {pid} exited after it was sent SIGUSR1 (to open its inspector)")]
     DiedOnSignal { pid: u32 },
     #[error(
-        "process {pid} was sent SIGUSR1 but its inspector did not open within {} s (expected on port {port}); its standard error may say why (a main thread blocked in a synchronous call opens it when the call returns, and it then stays open)",
+        "process {pid} was sent SIGUSR1 but its inspector did not open within {} s (expected on port {port}): its program may listen for SIGUSR1 itself (process.on('SIGUSR1'), which takes the signal from Node's inspector and cannot be seen from outside before it is sent), or its main thread is blocked in a synchronous call (it opens the inspector when the call returns, and it then stays open); its standard error may say more",
         OPEN_TIMEOUT.as_secs()
     )]
     InspectorDidNotOpen { pid: u32, port: u16 },
