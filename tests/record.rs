@@ -494,7 +494,9 @@ fn preload_used(cache: &Path) -> PathBuf {
 }
 
 #[test]
+#[allow(clippy::print_stderr)] // the skipped part is said
 fn a_preload_in_a_cache_directory_others_can_touch_is_not_used() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let tmp = tempfile::tempdir().unwrap();
     // In a cache directory of the user's own, the preload is kept there.
     let own = tmp.path().join("own");
@@ -504,7 +506,6 @@ fn a_preload_in_a_cache_directory_others_can_touch_is_not_used() {
     let file_name = preload.file_name().unwrap().to_owned();
 
     // Its directory writable by others: not used (the recording's own directory is).
-    use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(own.join("cpuprof"), std::fs::Permissions::from_mode(0o777)).unwrap();
     assert!(!preload_used(&own).starts_with(&own), "a preload in a directory others can write is used");
     std::fs::set_permissions(own.join("cpuprof"), std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -550,6 +551,5 @@ fn a_preload_in_a_cache_directory_others_can_touch_is_not_used() {
     let used = preload_used(&shared);
     assert!(!used.starts_with(&shared), "another user's preload is used: {}", used.display());
     assert_eq!(std::fs::read(&planted).unwrap(), bytes);
-    use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&planted).unwrap().uid(), 65534, "it is left as it was");
 }

@@ -97,7 +97,7 @@ fn check_outputs(args: &RecordArgs) -> Result<()> {
         if is_file && !parent.is_dir() {
             return usage(format!("{flag} {}: the directory {} does not exist", path.display(), parent.display()));
         }
-        let read = args.command.iter().flat_map(|arg| files_named(arg)).find(|f| crate::io::same_file(f, path));
+        let read = args.command.iter().flat_map(files_named).find(|f| crate::io::same_file(f, path));
         if let Some(read) = read {
             return usage(format!(
                 "{flag} {} would replace {}, which the command is given",

@@ -742,16 +742,15 @@ fn close_inspector(
     let mut session = Some(session);
     let mut listener = *listener;
     for _ in 0..CLOSE_ROUNDS {
-        let current = match session.take() {
-            Some(current) => current,
-            None => {
-                let addr = loopback_addr(&listener).ok_or("it opened again where it cannot be reached")?;
-                let targets = cdp::list_targets(addr, LIST_TIMEOUT)
-                    .map_err(|_| "it opened again and its targets cannot be listed".to_owned())?;
-                let path = pick_target(&targets).ok_or("it opened again with no target")?;
-                Session::connect(addr, &path, COMMAND_TIMEOUT)
-                    .map_err(|_| "it opened again and cannot be connected to".to_owned())?
-            }
+        let current = if let Some(current) = session.take() {
+            current
+        } else {
+            let addr = loopback_addr(&listener).ok_or("it opened again where it cannot be reached")?;
+            let targets = cdp::list_targets(addr, LIST_TIMEOUT)
+                .map_err(|_| "it opened again and its targets cannot be listed".to_owned())?;
+            let path = pick_target(&targets).ok_or("it opened again with no target")?;
+            Session::connect(addr, &path, COMMAND_TIMEOUT)
+                .map_err(|_| "it opened again and cannot be connected to".to_owned())?
         };
         evaluate_close(current)?;
         // The close runs from a timer of the main thread: as soon as its event loop turns.
