@@ -407,3 +407,149 @@ fn a_process_left_running_can_still_start_node_after_the_recording() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "started");
 }
+
+#[test]
+fn a_stray_word_in_node_options_does_not_stop_the_recording() {
+    // Node splits NODE_OPTIONS at spaces (single quotes are not quotes) and stops reading it at
+    // the first word that is not an option: `app'` here. The preload must come before it.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cpuprof()
+        .env("NODE_OPTIONS", "--title='my app'")
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path())
+        .args(["--", "node", "-e", "console.log(process.title)"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "'my", "node read the user's option as node reads it");
+    assert_eq!(kept(tmp.path()).len(), 1);
+
+    // A Node process that loaded the preload and wrote nothing (killed) is told apart from a
+    // command that started no Node process with cpuprof's NODE_OPTIONS.
+    let out = cpuprof()
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path().join("killed"))
+        .args(["--", "node", "-e", "process.kill(process.pid, 'SIGKILL')"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 Node process started under it but wrote no profile"), "{stderr}");
+    let out = cpuprof()
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path().join("env"))
+        .args(["--", "env", "-u", "NODE_OPTIONS", "node", "-e", ""])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no Node process loaded cpuprof's preload"), "{stderr}");
+}
+
+#[test]
+fn outputs_that_name_a_file_the_command_reads_are_refused() {
+    // A file the command is given as `--flag=FILE`, and the script node resolves `app` and a
+    // directory to, are the command's too: record would replace them after it ran.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("app.js"), "console.log('ran')").unwrap();
+    std::fs::write(tmp.path().join("data.cpuprofile"), "{}").unwrap();
+    std::fs::create_dir(tmp.path().join("lib")).unwrap();
+    std::fs::write(tmp.path().join("lib/index.js"), "console.log('ran')").unwrap();
+    let refusals: [&[&str]; 4] = [
+        &["-o", "data.cpuprofile", "--", "node", "app.js", "--input=data.cpuprofile"],
+        &["--report", "app.js", "--", "node", "app"],
+        &["--flamegraph", "./app.js", "--", "node", "./app"],
+        &["--report", "lib/index.js", "--", "node", "lib"],
+    ];
+    for options in refusals {
+        let out = cpuprof().current_dir(tmp.path()).arg("record").args(options).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{options:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{options:?}: the command did not run");
+        assert!(stderr.contains("which the command is given"), "{options:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(tmp.path().join("app.js")).unwrap(), "console.log('ran')");
+    assert_eq!(std::fs::read_to_string(tmp.path().join("lib/index.js")).unwrap(), "console.log('ran')");
+    assert_eq!(std::fs::read_to_string(tmp.path().join("data.cpuprofile")).unwrap(), "{}");
+}
+
+/// The preload `record` names in `NODE_OPTIONS` when run with `XDG_CACHE_HOME=cache`.
+fn preload_used(cache: &Path) -> PathBuf {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cpuprof()
+        .env("XDG_CACHE_HOME", cache)
+        .args(["record", "-q", "-o"])
+        .arg(tmp.path().join("p"))
+        .args(["--", "node", "-e", "console.log(process.env.NODE_OPTIONS)"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let options = String::from_utf8_lossy(&out.stdout).into_owned();
+    let quoted = options.trim().strip_prefix("--require \"").and_then(|o| o.split('"').next());
+    PathBuf::from(quoted.unwrap_or_else(|| panic!("no --require first: {options}")))
+}
+
+#[test]
+#[allow(clippy::print_stderr)] // the skipped part is said
+fn a_preload_in_a_cache_directory_others_can_touch_is_not_used() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let tmp = tempfile::tempdir().unwrap();
+    // In a cache directory of the user's own, the preload is kept there.
+    let own = tmp.path().join("own");
+    let preload = preload_used(&own);
+    assert_eq!(preload.parent(), Some(own.join("cpuprof").as_path()), "{}", preload.display());
+    let bytes = std::fs::read(&preload).unwrap();
+    let file_name = preload.file_name().unwrap().to_owned();
+
+    // Its directory writable by others: not used (the recording's own directory is).
+    std::fs::set_permissions(own.join("cpuprof"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(!preload_used(&own).starts_with(&own), "a preload in a directory others can write is used");
+    std::fs::set_permissions(own.join("cpuprof"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // A symbolic link in its place, to a byte-identical copy: not followed.
+    let elsewhere = tmp.path().join("elsewhere.js");
+    std::fs::write(&elsewhere, &bytes).unwrap();
+    std::fs::remove_file(&preload).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &preload).unwrap();
+    let used = preload_used(&own);
+    assert!(!std::fs::symlink_metadata(&used).unwrap().file_type().is_symlink(), "{}", used.display());
+
+    // A shared cache directory (sticky, as /tmp) where another user made `cpuprof/` first and put a
+    // byte-identical preload in it: not used, and not replaced. That needs a second user: root
+    // runs the other user's part with setpriv.
+    let other_user = rustix::process::geteuid().is_root()
+        && Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !other_user {
+        eprintln!("skipped the other user's part: it needs root and setpriv");
+        return;
+    }
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let planted = shared.join("cpuprof").join(&file_name);
+    let status = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            "mkdir \"$1\" && cp \"$2\" \"$3\"",
+            "sh",
+        ])
+        .arg(shared.join("cpuprof"))
+        .arg(&elsewhere)
+        .arg(&planted)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the other user plants a preload");
+    let used = preload_used(&shared);
+    assert!(!used.starts_with(&shared), "another user's preload is used: {}", used.display());
+    assert_eq!(std::fs::read(&planted).unwrap(), bytes);
+    assert_eq!(std::fs::metadata(&planted).unwrap().uid(), 65534, "it is left as it was");
+}

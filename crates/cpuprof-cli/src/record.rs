@@ -97,7 +97,7 @@ fn check_outputs(args: &RecordArgs) -> Result<()> {
         if is_file && !parent.is_dir() {
             return usage(format!("{flag} {}: the directory {} does not exist", path.display(), parent.display()));
         }
-        let read = args.command.iter().map(Path::new).find(|arg| arg.is_file() && crate::io::same_file(arg, path));
+        let read = args.command.iter().flat_map(files_named).find(|f| crate::io::same_file(f, path));
         if let Some(read) = read {
             return usage(format!(
                 "{flag} {} would replace {}, which the command is given",
@@ -107,6 +107,30 @@ fn check_outputs(args: &RecordArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The files a word of the command may name: the word, the value after its first `=`
+/// (`--input=data.cpuprofile`), and for each the files node loads for a script named so (`app`
+/// for `app.js`, a directory for its `index.js`); those that exist.
+fn files_named(word: &OsString) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = word.as_bytes();
+    let mut names = vec![PathBuf::from(word)];
+    if let Some(at) = bytes.iter().position(|b| *b == b'=') {
+        names.push(PathBuf::from(std::ffi::OsStr::from_bytes(&bytes[at + 1..])));
+    }
+    let mut found = Vec::new();
+    for name in names.into_iter().filter(|n| !n.as_os_str().is_empty()) {
+        let mut candidates = vec![name.join("index.js"), name.join("index.json"), name.join("index.node")];
+        for extension in [".js", ".json", ".node", ".mjs", ".cjs"] {
+            let mut with = name.clone().into_os_string();
+            with.push(extension);
+            candidates.push(PathBuf::from(with));
+        }
+        candidates.insert(0, name);
+        found.extend(candidates.into_iter().filter(|c| c.is_file()));
+    }
+    found
 }
 
 /// Whether `-o` names one profile file rather than a directory.
@@ -148,13 +172,23 @@ fn commanded(
     }
     if recorded.is_empty() {
         use std::os::unix::process::ExitStatusExt;
-        return Err(match status.signal() {
-            Some(signal) => anyhow!("nothing was recorded: {shown} was killed (signal {signal}) before a Node process of it wrote a profile"),
-            None => anyhow!(
-                "nothing was recorded: {shown} exited with status {} and no Node process of it wrote a profile (is it a Node program?)",
-                exit_code(status)
+        let ended = match status.signal() {
+            Some(signal) => format!("was killed (signal {signal})"),
+            None => format!("exited with status {}", exit_code(status)),
+        };
+        // Which cause it was: Node processes that ran with the preload and wrote nothing, or none
+        // that loaded it at all.
+        let why = match recording.loaded_processes() {
+            0 if args.prof => "no Node process of it wrote a tick log".to_owned(),
+            0 => "no Node process loaded cpuprof's preload (not a Node program, or one that starts node with an \
+                  environment of its own, without NODE_OPTIONS)"
+                .to_owned(),
+            n => format!(
+                "{} started under it but wrote no profile (killed, or ended before its exit handlers ran)",
+                if n == 1 { "1 Node process".to_owned() } else { format!("{n} Node processes") }
             ),
-        });
+        };
+        return Err(anyhow!("nothing was recorded: {shown} {ended}; {why}"));
     }
     let default = format!("cpuprof-record-{}", child.id());
     match keep(args, &recorded, &default) {

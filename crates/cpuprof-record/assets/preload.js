@@ -32,6 +32,13 @@
   const { isMainThread, threadId } = require('worker_threads');
   const interval = Number(process.env.CPUPROF_RECORD_INTERVAL_US) || 1000;
   const base = path.join(dir, `${process.pid}.${threadId}`);
+  // That this process loaded the preload: when nothing is recorded, cpuprof tells a Node
+  // process that wrote no profile from a command that started none with its NODE_OPTIONS.
+  if (isMainThread) {
+    try {
+      fs.writeFileSync(`${base}.loaded`, '');
+    } catch {}
+  }
   if (process.env.CPUPROF_RECORD_SIGNALS_ONLY) {
     if (isMainThread) exitOnSignals();
     return;

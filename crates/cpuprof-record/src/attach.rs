@@ -40,7 +40,8 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a worker thread may take to start profiling before it is left out.
 const WORKER_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long the inspector's port has to close after it was told to.
+/// How long the inspector's port may take to close after it was told to before cpuprof says
+/// that it waits for it.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one `/json/list` request may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(2);
@@ -59,7 +60,19 @@ const MAX_PROBES: usize = 16;
 /// connection (the port is closed a few milliseconds later; the process prints "Debugger
 /// ending on ws://…" on its standard error). A later SIGUSR1 opens the inspector again, with
 /// a new target id.
-const CLOSE_INSPECTOR: &str = "(r => { setTimeout(() => r('inspector').close(), 0); })(require)";
+///
+/// SIGUSR1 asks node to open its inspector twice: from within running JavaScript (which opens
+/// it when the program is busy) and from the event loop's poll phase. The second request waits
+/// while the program is busy, and a close run from a timer would run before it (timers come
+/// first when the loop turns), and the inspector would open again for good. So the timer sets
+/// an immediate, which runs after that poll phase: the pending request has found the
+/// inspector open and done nothing.
+const CLOSE_INSPECTOR: &str = "(r => { setTimeout(() => setImmediate(() => r('inspector').close()), 0); })(require)";
+
+/// How long a closed inspector is watched for opening again (a start request it had pending).
+const REOPEN_WATCH: Duration = Duration::from_millis(300);
+/// How many times an inspector that opens again is closed again before cpuprof gives up.
+const CLOSE_ROUNDS: usize = 3;
 
 /// What to attach to and how to profile it.
 #[derive(Debug, Clone)]
@@ -145,7 +158,7 @@ pub enum AttachError {
     #[error("process {pid} exited after it was sent SIGUSR1 (to open its inspector)")]
     DiedOnSignal { pid: u32 },
     #[error(
-        "process {pid} was sent SIGUSR1 but its inspector did not open within {} s (expected on port {port}); its standard error may say why (a main thread blocked in a synchronous call opens it when the call returns, and it then stays open)",
+        "process {pid} was sent SIGUSR1 but its inspector did not open within {} s (expected on port {port}): its program may listen for SIGUSR1 itself (process.on('SIGUSR1'), which takes the signal from Node's inspector and cannot be seen from outside before it is sent), or its main thread is blocked in a synchronous call (it opens the inspector when the call returns, and it then stays open); its standard error may say more",
         OPEN_TIMEOUT.as_secs()
     )]
     InspectorDidNotOpen { pid: u32, port: u16 },
@@ -220,7 +233,7 @@ pub fn attach(
     match (endpoint.pid, endpoint.opened) {
         (Some(pid), Some(listener)) => {
             let addr = loopback_addr(&listener).unwrap_or(endpoint.addr);
-            match close_inspector(session, pid, &listener) {
+            match close_inspector(session, pid, &listener, stop, on_progress) {
                 Ok(true) => on_progress(&format!("closed the inspector of process {pid} again")),
                 Ok(false) => on_progress(&format!("detached; process {pid} has exited")),
                 Err(why) => {
@@ -711,18 +724,58 @@ fn call_error(who: &str, method: &str, e: CallError, timeout: Duration, during: 
     }
 }
 
-/// Closes the inspector cpuprof opened, and waits for its port to close; whether the
-/// process is still there.
-fn close_inspector(mut session: Session, pid: u32, listener: &Listener) -> Result<bool, String> {
+/// Closes the inspector cpuprof opened, waits for its port to close, and makes sure it stays
+/// closed: one that opens again (a start request the process had pending) is closed again.
+/// Whether the process is still there.
+fn close_inspector(
+    session: Session,
+    pid: u32,
+    listener: &Listener,
+    stop: &AtomicBool,
+    on_progress: &mut dyn FnMut(&str),
+) -> Result<bool, String> {
+    if session.finished() {
+        // Its program has ended: it exits, and its inspector with it, when the session goes.
+        session.close();
+        return wait_closed(pid, listener, stop, on_progress);
+    }
+    let mut session = Some(session);
+    let mut listener = *listener;
+    for _ in 0..CLOSE_ROUNDS {
+        let current = if let Some(current) = session.take() {
+            current
+        } else {
+            let addr = loopback_addr(&listener).ok_or("it opened again where it cannot be reached")?;
+            let targets = cdp::list_targets(addr, LIST_TIMEOUT)
+                .map_err(|_| "it opened again and its targets cannot be listed".to_owned())?;
+            let path = pick_target(&targets).ok_or("it opened again with no target")?;
+            Session::connect(addr, &path, COMMAND_TIMEOUT)
+                .map_err(|_| "it opened again and cannot be connected to".to_owned())?
+        };
+        evaluate_close(current)?;
+        // The close runs from a timer of the main thread: as soon as its event loop turns.
+        if !wait_closed(pid, &listener, stop, on_progress)? {
+            return Ok(false);
+        }
+        match reopened(pid, listener.port) {
+            None => return Ok(true),
+            Some(again) => {
+                on_progress(&format!(
+                    "the inspector of process {pid} opened again (a start it had pending); closing it again"
+                ));
+                listener = again;
+            }
+        }
+    }
+    Err(format!("it opened again after being closed {CLOSE_ROUNDS} times"))
+}
+
+/// Evaluates [`CLOSE_INSPECTOR`] in the main thread, then leaves the session.
+fn evaluate_close(mut session: Session) -> Result<(), String> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Evaluated {
         exception_details: Option<serde_json::Value>,
-    }
-    if session.finished() {
-        // Its program has ended: it exits, and its inspector with it, when the session goes.
-        session.close();
-        return wait_closed(pid, listener);
     }
     let reply = session.call(
         None,
@@ -737,14 +790,36 @@ fn close_inspector(mut session: Session, pid: u32, listener: &Listener) -> Resul
         let text = details["exception"]["description"].as_str().or(details["text"].as_str()).unwrap_or("an exception");
         return Err(format!("closing it failed: {}", text.lines().next().unwrap_or_default()));
     }
-    // The close runs from a timer of the main thread: as soon as its event loop turns.
-    wait_closed(pid, listener)
+    Ok(())
+}
+
+/// A listening socket of `pid` on `port` within [`REOPEN_WATCH`]: the inspector opened again.
+fn reopened(pid: u32, port: u16) -> Option<Listener> {
+    let deadline = Instant::now() + REOPEN_WATCH;
+    loop {
+        if let Some(listener) = procfs::listeners(pid).ok()?.into_iter().find(|l| l.port == port) {
+            return Some(listener);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(cdp::POLL);
+    }
 }
 
 /// Waits for the inspector's listening socket to close (or the process to exit); whether the
-/// process is still there.
-fn wait_closed(pid: u32, listener: &Listener) -> Result<bool, String> {
-    let deadline = Instant::now() + CLOSE_TIMEOUT;
+/// process is still there. A main thread that is busy closes it only when its event loop
+/// turns: cpuprof waits for that (saying so after [`CLOSE_TIMEOUT`]) rather than leave the
+/// port open, unless `stop` is set while it waits (a Ctrl-C).
+fn wait_closed(
+    pid: u32,
+    listener: &Listener,
+    stop: &AtomicBool,
+    on_progress: &mut dyn FnMut(&str),
+) -> Result<bool, String> {
+    let said = Instant::now() + CLOSE_TIMEOUT;
+    let stopped_before = stop.load(Ordering::Relaxed);
+    let mut waiting = false;
     loop {
         match procfs::listeners(pid) {
             Ok(now) if now.iter().any(|l| l.inode == listener.inode) => {}
@@ -752,10 +827,16 @@ fn wait_closed(pid: u32, listener: &Listener) -> Result<bool, String> {
             Ok(_) => return Ok(procfs::process_info(pid).is_ok_and(|p| !p.zombie)),
             Err(_) => return Ok(false),
         }
-        if Instant::now() >= deadline {
-            return Err(format!(
-                "it was told to close but still listens after {} s (its main thread may be busy; it closes when its event loop next turns)",
-                CLOSE_TIMEOUT.as_secs()
+        if !stopped_before && stop.load(Ordering::Relaxed) {
+            return Err("it was told to close, but cpuprof was interrupted before its event loop turned \
+                 (its main thread is busy; it closes when the loop next turns)"
+                .to_owned());
+        }
+        if !waiting && Instant::now() >= said {
+            waiting = true;
+            on_progress(&format!(
+                "process {pid} is busy: its inspector closes when its event loop next turns; waiting for that \
+                 (Ctrl-C leaves it open)"
             ));
         }
         std::thread::sleep(cdp::POLL);

@@ -1,7 +1,7 @@
 //! Running a command with every Node process it starts profiled.
 //!
 //! The command runs with `NODE_OPTIONS=--require <preload>` (the user's own `NODE_OPTIONS`
-//! kept before it), which every Node process it starts, and each of their worker threads,
+//! kept after it), which every Node process it starts, and each of their worker threads,
 //! loads first: `assets/preload.js` profiles the thread in process and writes its profile
 //! into a temporary directory when it ends (node 20 takes neither `--cpu-prof` nor `--prof` in
 //! `NODE_OPTIONS`). A tick log (`--prof`) can only be asked of V8 on its command line, so it
@@ -156,6 +156,14 @@ impl Recording {
         })
     }
 
+    /// How many Node processes loaded the preload (each main thread leaves a marker): when
+    /// nothing was recorded, whether Node processes ran and wrote nothing, or none ran with it.
+    pub fn loaded_processes(&self) -> usize {
+        std::fs::read_dir(self.dir.path()).map_or(0, |entries| {
+            entries.filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".loaded"))).count()
+        })
+    }
+
     /// The profiles written so far (all of them once the command has ended), in the order their
     /// threads started.
     pub fn collect(&self) -> Result<Vec<Recorded>, RecordError> {
@@ -213,35 +221,72 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
 
 /// Writes the preload where it stays: processes the command leaves running (a daemon, a
 /// detached child) keep `NODE_OPTIONS` and would fail to start node if the file named there
-/// were gone. It goes into the user's cache directory (never a shared one: any user could put a
-/// file there for another's node to run), named by its content's hash; without a cache
-/// directory, into the recording's own.
+/// were gone. It goes into the user's cache directory, named by its content's hash, when that is
+/// safe (see [`cached_preload`]); else into the recording's own directory.
 fn install_preload(recording: &Path) -> std::io::Result<PathBuf> {
     let cache =
         std::env::var_os("XDG_CACHE_HOME").filter(|d| Path::new(d).is_absolute()).map(PathBuf::from).or_else(|| {
             std::env::var_os("HOME").filter(|h| Path::new(h).is_absolute()).map(|h| Path::new(&h).join(".cache"))
         });
-    if let Some(cache) = cache {
-        let dir = cache.join("cpuprof");
-        let path = dir.join(format!("record-preload-{:016x}.js", fnv1a(PRELOAD.as_bytes())));
-        if std::fs::read(&path).is_ok_and(|bytes| bytes == PRELOAD.as_bytes()) {
-            return Ok(path);
-        }
-        let written = std::fs::create_dir_all(&dir).and_then(|()| {
-            let file = tempfile::Builder::new().prefix(".record-preload-").tempfile_in(&dir)?;
-            std::fs::write(file.path(), PRELOAD)?;
-            file.persist(&path).map_err(|e| e.error)
-        });
-        if written.is_ok() {
-            return Ok(path);
-        }
+    if let Some(path) = cache.and_then(|cache| cached_preload(&cache)) {
+        return Ok(path);
     }
     let path = recording.join("preload.js");
     std::fs::write(&path, PRELOAD)?;
     Ok(path)
 }
 
-/// FNV-1a, 64 bits: a name for the preload's version (not a defence: the directory is the user's).
+/// The preload in `<cache>/cpuprof/`, written there if need be, where no other user can put
+/// code of theirs in its place (it runs in every Node process recorded, as the recording
+/// user): `cpuprof/` is the user's and not writable by others, in a cache directory that is the
+/// user's or root's and in which others cannot rename it (not writable by them, or sticky as
+/// `/tmp`); the file is opened without following links, and must be the user's, not writable
+/// by others, and hold the preload byte for byte. `None` where any of that fails.
+fn cached_preload(cache: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let me = rustix::process::geteuid().as_raw();
+    std::fs::create_dir_all(cache).ok()?;
+    let parent = std::fs::metadata(cache).ok()?;
+    if !(parent.uid() == me || parent.uid() == 0) || (parent.mode() & 0o022 != 0 && parent.mode() & 0o1000 == 0) {
+        return None;
+    }
+    let dir = cache.join("cpuprof");
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => return None,
+    }
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    if !meta.is_dir() || meta.uid() != me || meta.mode() & 0o022 != 0 {
+        return None;
+    }
+    let path = dir.join(format!("record-preload-{:016x}.js", fnv1a(PRELOAD.as_bytes())));
+    if is_our_preload(&path, me) {
+        return Some(path);
+    }
+    // Missing, or not as it should be (a link, another content): ours replaces it.
+    let file = tempfile::Builder::new().prefix(".record-preload-").tempfile_in(&dir).ok()?;
+    std::fs::write(file.path(), PRELOAD).ok()?;
+    file.persist(&path).ok()?;
+    is_our_preload(&path, me).then_some(path)
+}
+
+/// Whether `path` is, not through a link, a regular file of user `me`'s that others cannot
+/// write and that holds the preload.
+fn is_our_preload(path: &Path, me: u32) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let flags = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+    let Ok(mut file) = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path) else { return false };
+    let Ok(meta) = file.metadata() else { return false };
+    if !meta.is_file() || meta.uid() != me || meta.mode() & 0o022 != 0 || meta.len() != PRELOAD.len() as u64 {
+        return false;
+    }
+    let mut bytes = Vec::with_capacity(PRELOAD.len());
+    file.read_to_end(&mut bytes).is_ok() && bytes == PRELOAD.as_bytes()
+}
+
+/// FNV-1a, 64 bits: a name for the preload's version (not a defence: the file is checked byte for byte).
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
@@ -289,17 +334,18 @@ fn is_node(program: &OsStr) -> bool {
     Path::new(program).file_name().and_then(OsStr::to_str).is_some_and(|name| name.starts_with("node"))
 }
 
-/// The user's `NODE_OPTIONS` with the preload required after them. Node splits `NODE_OPTIONS`
-/// at spaces outside double quotes, in which `\` escapes the next character.
+/// The preload required, then the user's `NODE_OPTIONS`. Node splits `NODE_OPTIONS` at spaces
+/// outside double quotes, in which `\` escapes the next character, and stops reading it at the
+/// first word that is not an option (`--title='my app'` gives `app'`): the preload comes first
+/// so that nothing in the user's options can leave it out.
 fn node_options(user: Option<&OsStr>, preload: &Path) -> OsString {
-    let mut options = OsString::new();
-    if let Some(user) = user.filter(|u| !u.is_empty()) {
-        options.push(user);
-        options.push(" ");
-    }
     let path = preload.to_string_lossy();
     let quoted = path.replace('\\', "\\\\").replace('"', "\\\"");
-    options.push(format!("--require \"{quoted}\""));
+    let mut options = OsString::from(format!("--require \"{quoted}\""));
+    if let Some(user) = user.filter(|u| !u.is_empty()) {
+        options.push(" ");
+        options.push(user);
+    }
     options
 }
 
@@ -323,7 +369,7 @@ mod tests {
         assert_eq!(node_options(None, preload), OsString::from("--require \"/tmp/a b/pre\\\"load.js\""));
         assert_eq!(
             node_options(Some(OsStr::new("--max-old-space-size=100")), preload),
-            OsString::from("--max-old-space-size=100 --require \"/tmp/a b/pre\\\"load.js\"")
+            OsString::from("--require \"/tmp/a b/pre\\\"load.js\" --max-old-space-size=100")
         );
     }
 
