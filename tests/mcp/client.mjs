@@ -8,7 +8,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import readline from "node:readline";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -412,6 +413,151 @@ check("adversarial shapes answer within the budget for no more than the command 
     } finally {
       await session.close();
     }
+  }
+});
+
+/** A session spoken by hand (the SDK sends only well-formed messages): `send` a line, `next` answer. */
+async function rawSession() {
+  const child = spawn(bin, ["mcp"], { stdio: ["pipe", "pipe", "ignore"] });
+  const lines = readline.createInterface({ input: child.stdout });
+  const waiting = [];
+  const queued = [];
+  lines.on("line", (l) => (waiting.length ? waiting.shift()(l) : queued.push(l)));
+  const next = (ms = 30_000) =>
+    new Promise((resolve, reject) => {
+      if (queued.length) return resolve(JSON.parse(queued.shift()));
+      const timer = setTimeout(() => reject(new Error("no answer")), ms);
+      waiting.push((l) => { clearTimeout(timer); resolve(JSON.parse(l)); });
+    });
+  const send = (line) => child.stdin.write(`${typeof line === "string" ? line : JSON.stringify(line)}\n`);
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  await next();
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return { child, send, next, exited };
+}
+
+/** A process's CPU time so far (s). */
+function cpuSeconds(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+check("protocol edges are answered as JSON-RPC says, and the session goes on", async () => {
+  const s = await rawSession();
+  try {
+    const cases = [
+      ["{not json}", -32700, null],
+      ["[]", -32600, null],
+      [JSON.stringify([{ jsonrpc: "2.0", id: 9, method: "ping" }]), -32600, null],
+      ['{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}', -32700, null],
+      ['{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', -32600, null],
+      ['{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[1,2]}', -32602, 5],
+      [`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"top","arguments":{"inputs":["${"a".repeat(17 << 20)}"]}}}`, -32600, null],
+    ];
+    for (const [line, code, id] of cases) {
+      s.send(line);
+      const answer = await s.next();
+      assert.equal(answer.error?.code, code, `${line.slice(0, 80)}: ${JSON.stringify(answer)}`);
+      assert.ok("id" in answer && answer.id === id, `${line.slice(0, 80)}: ${JSON.stringify(answer)}`);
+    }
+    s.send({ jsonrpc: "2.0", id: 7, method: "tools/list" });
+    assert.ok((await s.next()).result.tools.length > 5);
+  } finally {
+    s.child.kill();
+  }
+});
+
+/** A folded file the debug build takes seconds to read. */
+function slowInput() {
+  const file = path.join(tmp, "slow.folded");
+  if (!fs.existsSync(file)) {
+    fs.writeFileSync(file, Array.from({ length: 600_000 }, (_, i) => `main;caller${i % 50_000};f${i} 1\n`).join(""));
+  }
+  return file;
+}
+
+check("a call in progress stops when the client cancels it or closes the session", async () => {
+  const input = slowInput();
+  // Cancelled: the server stops working on it and answers the next call at once.
+  const transport = new StdioClientTransport({ command: bin, args: ["mcp"], stderr: "pipe" });
+  const session = new Client({ name: "cpuprof-test", version: "1.0.0" });
+  await session.connect(transport);
+  try {
+    const abort = new AbortController();
+    const call = session.callTool({ name: "top", arguments: { inputs: [input] } }, undefined, { signal: abort.signal });
+    await new Promise((r) => setTimeout(r, 300));
+    abort.abort();
+    await assert.rejects(call);
+    await new Promise((r) => setTimeout(r, 500));
+    const before = cpuSeconds(transport.pid);
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.ok(cpuSeconds(transport.pid) - before < 0.3, "the cancelled call still runs");
+    assert.ok((await session.listTools()).tools.length > 5);
+  } finally {
+    await session.close();
+  }
+  // Standard input closed during a call: the server ends within moments, not when the call would have.
+  const s = await rawSession();
+  s.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "top", arguments: { inputs: [input] } } });
+  await new Promise((r) => setTimeout(r, 300));
+  const closed = Date.now();
+  s.child.stdin.end();
+  const timer = setTimeout(() => s.child.kill("SIGKILL"), 10_000);
+  const code = await s.exited;
+  clearTimeout(timer);
+  assert.equal(code, 0, "the server ended by itself");
+  assert.ok(Date.now() - closed < 3000, `ended ${Date.now() - closed} ms after its input closed`);
+});
+
+check("handles: a file changed since load is refused; a flame graph of a handle goes beside the profile", async () => {
+  const copy = path.join(tmp, "handled.cpuprofile");
+  fs.copyFileSync(PACKAGES, copy);
+  const { profile } = await json(client, "load", { input: copy });
+  const wrote = await json(client, "flamegraph", { input: profile });
+  assert.deepEqual(wrote.wrote, [path.join(tmp, "handled.svg")]);
+  assert.match(fs.readFileSync(path.join(tmp, "handled.svg"), "utf8"), /<svg/);
+  // A new file under the old handle is never read as if it were the loaded one.
+  fs.copyFileSync(BLOCKS, copy);
+  await protocolError(client, "top", { inputs: [profile] }, /changed since load/);
+  await protocolError(client, "diff", { pair: [profile, copy] }, /changed since load/);
+  const again = await json(client, "load", { input: copy });
+  assert.notEqual(again.profile, profile);
+  assert.deepEqual(
+    (await json(client, "top", { inputs: [again.profile], budget: WHOLE })).rows,
+    JSON.parse(cli(["top", copy, "--format", "json"])).rows,
+  );
+});
+
+check("a report written to a file is answered with its path and beginning; errors keep to the budget", async () => {
+  const out = path.join(tmp, "top.csv");
+  const answer = await json(client, "top", { inputs: [PACKAGES], output: out, format: "csv" });
+  assert.deepEqual(answer.wrote, [out]);
+  assert.equal(answer.bytes[0], fs.statSync(out).size);
+  assert.ok(answer.summary.length > 0 && fs.readFileSync(out, "utf8").startsWith(answer.summary), answer.summary);
+  const long = path.join(tmp, `${"x".repeat(200)}/`.repeat(20), "missing.cpuprofile");
+  const refused = await call(client, "top", { inputs: [long], budget: 2048 });
+  assert.equal(refused.isError, true);
+  assert.ok(Buffer.byteLength(refused.text) <= 2048, `${Buffer.byteLength(refused.text)} bytes`);
+  assert.equal(JSON.parse(refused.text).exit_code, 1);
+});
+
+check("the file opened is checked, not the path: a link flipped to standard input is never read", async () => {
+  const target = path.join(tmp, "flip-target.cpuprofile");
+  fs.copyFileSync(PACKAGES, target);
+  const link = path.join(tmp, "flip.cpuprofile");
+  fs.symlinkSync(target, link);
+  const flipper = spawn("bash", ["-c", `while :; do ln -sfn /dev/stdin "$0"; ln -sfn "$1" "$0"; done`, link, target], { stdio: "ignore" });
+  try {
+    for (let i = 0; i < 60; i++) {
+      const answer = await Promise.race([
+        call(client, "top", { inputs: [link], limit: 1 }),
+        new Promise((_, reject) => setTimeout(() => reject(new Error("no answer: the server read its own input")), 20_000)),
+      ]);
+      if (answer.isError) assert.match(JSON.parse(answer.text).error, /regular files only|cannot open|changed while it was read/, answer.text);
+    }
+  } finally {
+    flipper.kill();
   }
 });
 

@@ -56,15 +56,36 @@ pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profil
         return Ok(cpuprof_parse::parse(io::stdin(), &Origin::stdin(), options)?);
     }
     let origin = Origin(path.display().to_string());
-    if serving() && std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        // `/dev/stdin`, `/proc/self/fd/0`, a pipe: it may be the session's own channel.
-        return Err(UsageError(format!(
-            "{}: the MCP server reads regular files only (standard input carries the session)",
-            path.display()
-        ))
-        .into());
+    let file = if serving() {
+        // What was opened is checked, not the path (a link swapped in between would pass), and
+        // opened without waiting: a FIFO's open would block until someone writes to it.
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = OpenOptions::new()
+            .read(true)
+            .custom_flags(i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0))
+            .open(path);
+        // A socket cannot be opened at all: say what can.
+        let regular = match &opened {
+            Ok(file) => file.metadata().is_ok_and(|m| m.is_file()),
+            Err(_) => std::fs::metadata(path).is_ok_and(|m| m.is_file()) || std::fs::metadata(path).is_err(),
+        };
+        if regular {
+            opened.with_context(|| format!("cannot open {}", path.display()))?
+        } else {
+            // `/dev/stdin`, `/proc/self/fd/0`, a pipe: it may be the session's own channel.
+            return Err(UsageError(format!(
+                "{}: the MCP server reads regular files only (standard input carries the session)",
+                path.display()
+            ))
+            .into());
+        }
+    } else {
+        File::open(path).with_context(|| format!("cannot open {}", path.display()))?
+    };
+    let cancelled = RUN.with(|r| r.borrow().as_ref().and_then(|(_, c)| c.cancelled.clone()));
+    if let Some(cancelled) = cancelled {
+        return Ok(cpuprof_parse::parse(Cancellable { inner: file, cancelled }, &origin, options)?);
     }
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let size = file.metadata().map_or(0, |m| m.len());
     if size >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() {
         let bar = progress(
@@ -80,6 +101,21 @@ pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profil
         return Ok(profile?);
     }
     Ok(cpuprof_parse::parse(file, &origin, options)?)
+}
+
+/// A reader that fails once its run is cancelled.
+struct Cancellable<R> {
+    inner: R,
+    cancelled: std::sync::Arc<AtomicBool>,
+}
+
+impl<R: io::Read> io::Read for Cancellable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.cancelled.load(Ordering::Relaxed) {
+            return Err(io::Error::other("the call was cancelled"));
+        }
+        self.inner.read(buf)
+    }
 }
 
 /// A regular file's identity, which hard links, symlinks, `/dev/stdin` and a redirection share:
@@ -153,6 +189,9 @@ thread_local! {
 pub(crate) struct Captured {
     /// The bytes a JSON report keeps to (`None`: the whole report): it is cut as it is made.
     pub(crate) budget: Option<usize>,
+    /// Set when the run's caller gave up on it (an MCP call cancelled, the session closed):
+    /// what it still reads fails, which ends the run.
+    pub(crate) cancelled: Option<std::sync::Arc<AtomicBool>>,
     /// What would have gone to standard output.
     pub(crate) stdout: Vec<u8>,
     /// The files written, as named.
@@ -171,10 +210,15 @@ pub(crate) fn serving() -> bool {
 
 /// Runs a command on this thread with what it would print kept instead, and the files it
 /// writes listed. Its outputs are claimed apart from other runs' (see [`Output::new`]).
-/// With a `budget`, a JSON report is written within it (see [`json_format`]).
-pub(crate) fn captured<T>(budget: Option<usize>, run: impl FnOnce() -> T) -> (T, Captured) {
+/// With a `budget`, a JSON report is written within it (see [`json_format`]); `cancelled`
+/// stops the run's reading once set.
+pub(crate) fn captured<T>(
+    budget: Option<usize>,
+    cancelled: Option<std::sync::Arc<AtomicBool>>,
+    run: impl FnOnce() -> T,
+) -> (T, Captured) {
     let number = RUNS.fetch_add(1, Ordering::SeqCst);
-    RUN.with(|r| *r.borrow_mut() = Some((number, Captured { budget, ..Captured::default() })));
+    RUN.with(|r| *r.borrow_mut() = Some((number, Captured { budget, cancelled, ..Captured::default() })));
     let result = run();
     let captured = RUN.with(|r| r.borrow_mut().take()).map(|(_, c)| c).unwrap_or_default();
     CLAIMED.lock().unwrap_or_else(PoisonError::into_inner).retain(|c| c.run != number);

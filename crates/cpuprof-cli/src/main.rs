@@ -10,6 +10,7 @@ mod fold;
 mod input;
 mod io;
 mod mcp;
+mod mcp_wire;
 mod record;
 mod report;
 mod run;

@@ -7,6 +7,7 @@
 //! ([`Profiles`]); answers keep to a byte budget ([`fit`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::SystemTime;
 
@@ -131,12 +132,29 @@ pub(crate) fn run_mcp(args: &McpArgs) -> Result<()> {
     crate::io::serve();
     let server = Server { budget: args.budget.clamp(MIN_BUDGET, MAX_BUDGET) };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    runtime.block_on(async {
-        let service = server.serve(rmcp::transport::stdio()).await?;
+    let session = runtime.block_on(async {
+        // Standard input closed: the calls still running are cancelled.
+        let (wire, writing) = crate::mcp_wire::start(cancel_all);
+        let service = server.serve(wire).await?;
         service.waiting().await?;
+        // What was answered is written out (a call the end of input cancelled is not waited for).
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writing).await;
         anyhow::Ok(())
-    })
+    });
+    // The session is over; the process does not wait for a call still finishing.
+    cancel_all();
+    runtime.shutdown_background();
+    session
 }
+
+fn cancel_all() {
+    for cancelled in RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+        cancelled.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The cancel flags of the calls running.
+static RUNNING: Mutex<Vec<Arc<AtomicBool>>> = Mutex::new(Vec::new());
 
 struct Server {
     budget: u64,
@@ -165,7 +183,7 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let spec = TOOLS
             .iter()
@@ -189,11 +207,15 @@ impl ServerHandler for Server {
         let report_budget = budget - if gated { GATE_ROOM } else { 0 };
         // The command runs off the protocol's thread; its JSON report is cut to the budget as
         // it is made (`Format::JsonWithin`), so that an answer costs what making it costs.
-        let answer = tokio::task::spawn_blocking(move || {
+        let cancelled = Arc::new(AtomicBool::new(false));
+        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&cancelled));
+        let flag = Arc::clone(&cancelled);
+        let call = tokio::task::spawn_blocking(move || {
             // What the run says on stderr is its own list (the reports carry it as `warnings`);
             // answers without a report get it from there.
-            let ((result, captured), said) =
-                crate::warnings::collect(|| crate::io::captured(Some(report_budget), || crate::run::run(cli)));
+            let ((result, captured), said) = crate::warnings::collect(|| {
+                crate::io::captured(Some(report_budget), Some(flag), || crate::run::run(cli))
+            });
             let said: Vec<String> = said.iter().map(|w| cpuprof_render::text::visible(w)).collect();
             match result {
                 Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout, &said)),
@@ -210,9 +232,17 @@ impl ServerHandler for Server {
                     Err(error_answer(&format!("{e:#}"), code, &said, budget))
                 }
             }
-        })
-        .await
-        .map_err(|e| McpError::internal_error(format!("the command stopped: {e}"), None))?;
+        });
+        // A cancelled call stops reading and is answered no more (the client has moved on).
+        let answer = tokio::select! {
+            answer = call => answer,
+            () = context.ct.cancelled() => {
+                cancelled.store(true, Ordering::SeqCst);
+                Ok(Err(error_answer("the call was cancelled", 1, &[], budget)))
+            }
+        };
+        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).retain(|c| !Arc::ptr_eq(c, &cancelled));
+        let answer = answer.map_err(|e| McpError::internal_error(format!("the command stopped: {e}"), None))?;
         Ok(match answer {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
@@ -383,6 +413,26 @@ fn command_line(spec: &ToolSpec, mut arguments: Map<String, Value>) -> Result<Ve
     } else if known.iter().any(|a| a.get_id() == "format") && !arguments.contains_key("format") {
         argv.extend(["--format".to_owned(), "json".to_owned()]);
     }
+    // Handles stand for their paths from here on: a flame graph goes beside the profile.
+    for id in INPUTS {
+        match arguments.get_mut(*id) {
+            Some(Value::String(word)) => {
+                if let Some(path) = loaded_path(word)? {
+                    *word = path;
+                }
+            }
+            Some(Value::Array(words)) => {
+                for word in words {
+                    if let Value::String(word) = word {
+                        if let Some(path) = loaded_path(word)? {
+                            *word = path;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
     if writes && arguments.get("output").and_then(Value::as_str) == Some("-") {
         return Err("output: a file path (standard output carries the session)".to_owned());
@@ -400,14 +450,7 @@ fn command_line(spec: &ToolSpec, mut arguments: Map<String, Value>) -> Result<Ve
         if value.is_null() {
             continue;
         }
-        let mut values = values_of(id, &value, arg)?;
-        if INPUTS.contains(&id) {
-            for value in &mut values {
-                if let Some(path) = loaded_path(value)? {
-                    *value = path;
-                }
-            }
-        }
+        let values = values_of(id, &value, arg)?;
         if arg.get_id() == "format" && values.iter().any(|v| v == "github") {
             // It appends to the file $GITHUB_STEP_SUMMARY names, which no call names.
             return Err("format github is for CI jobs, not this server: use json or markdown".to_owned());
@@ -456,21 +499,24 @@ fn values_of(id: &str, value: &Value, arg: &Arg) -> Result<Vec<String>, String> 
     }
 }
 
-/// The profiles `load` gave handles to in this session: handle → path as given.
-static LOADED: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+/// The profiles `load` gave handles to in this session: handle → path as given, and the
+/// file as it was then.
+static LOADED: Mutex<Vec<(String, String, Option<Key>)>> = Mutex::new(Vec::new());
 
 /// `load`'s answer: the profile's handle and path, the brief summary, and the warnings.
 fn loaded(argv: &[String], brief: &[u8], said: &[String]) -> String {
     let input = argv.last().cloned().unwrap_or_default();
     let handle = profile_handle(Path::new(&input)).unwrap_or_default();
     let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
-    if !loaded.iter().any(|(h, _)| *h == handle) {
-        loaded.push((handle.clone(), input.clone()));
+    if !loaded.iter().any(|(h, _, _)| *h == handle) {
+        loaded.push((handle.clone(), input.clone(), Key::of(Path::new(&input), "")));
     }
     json!({ "profile": handle, "path": input, "summary": String::from_utf8_lossy(brief), "warnings": said }).to_string()
 }
 
 /// The path of the profile `word` names when it is a handle `load` gave (`None`: not a handle).
+/// A handle stands for the file as it was loaded: one changed since is refused, never read
+/// in its new form under the old handle.
 fn loaded_path(word: &str) -> Result<Option<String>, String> {
     let is_handle =
         word.strip_prefix("profile:").is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
@@ -478,8 +524,12 @@ fn loaded_path(word: &str) -> Result<Option<String>, String> {
         return Ok(None);
     }
     let loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
-    match loaded.iter().find(|(h, _)| h == word) {
-        Some((_, path)) => Ok(Some(path.clone())),
+    match loaded.iter().find(|(h, _, _)| h == word) {
+        Some((_, path, then)) if Key::of(Path::new(path), "") != *then => Err(format!(
+            "{word}: {} changed since load (load it again for a handle to what it holds now)",
+            cpuprof_render::text::visible(path)
+        )),
+        Some((_, path, _)) => Ok(Some(path.clone())),
         None => Err(format!("{word}: no profile of this session has that handle (load gives them)")),
     }
 }
@@ -656,6 +706,10 @@ pub(crate) fn cached(path: &Path, reading: &str, read: impl FnOnce() -> Result<P
         return Ok(Profile::clone(&profile));
     }
     let profile = read()?;
+    // Kept under the key it was read as only if that is still what the file is.
+    if Key::of(path, reading).as_ref() != Some(&key) {
+        anyhow::bail!("{}: the file changed while it was read", path.display());
+    }
     // The rows' sums a reader leaves to the timeline: found once here, not by every copy.
     if let Some(k) = profile.value_index(ValueUnit::Count).or_else(|| profile.value_index(ValueUnit::Nanoseconds)) {
         let _ = profile.samples.values(k);
