@@ -234,3 +234,45 @@ fn the_diff_page_refuses_inputs_and_shared_outputs() {
     }
     assert!(!page.exists(), "written though refused");
 }
+
+/// The embedded data of the page at `html`.
+fn page_data(html: &Path) -> serde_json::Value {
+    let page = std::fs::read_to_string(html).unwrap();
+    let data = &page[page.find("id=\"data\">").unwrap() + "id=\"data\">".len()..];
+    serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap()
+}
+
+/// A profile whose second sample is 10¹² µs before its first (a −10¹² µs delta) has sample
+/// times: `timeline` cuts it into buckets, and the report must have the same buckets, not fall
+/// back to one untimed bucket (issue 52.17).
+#[test]
+fn report_and_timeline_agree_on_a_timed_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("negative.cpuprofile");
+    let frame = |name: &str| serde_json::json!({"functionName": name, "scriptId": "1", "url": "file:///a.js", "lineNumber": 0, "columnNumber": 0});
+    let profile = serde_json::json!({
+        "nodes": [
+            {"id": 1, "callFrame": frame("(root)"), "children": [2, 3]},
+            {"id": 2, "callFrame": frame("work")},
+            {"id": 3, "callFrame": frame("other")},
+        ],
+        "startTime": 0, "endTime": 3000,
+        "samples": [2, 3, 2, 3],
+        "timeDeltas": [1000, -1_000_000_000_000i64, 1_000_000_000_001i64, 1000],
+    });
+    std::fs::write(&input, profile.to_string()).unwrap();
+    let out = cpuprof().arg("timeline").arg(&input).args(["--bucket", "1ms", "--format", "json"]).assert().success();
+    let line: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let buckets = line["buckets"].as_array().unwrap();
+    assert!(buckets.len() > 1, "timeline: {line}");
+    let html = dir.path().join("negative.html");
+    report(input.to_str().unwrap(), &html);
+    let data = page_data(&html);
+    assert_eq!(data["timed"], true, "the report has no timeline where `timeline` has one");
+    // 3 ms cut into 1 ms buckets, as the timeline's: the samples fall in the same ones.
+    assert_eq!(data["bucket_ns"], 1_000_000);
+    let samples: Vec<i64> = buckets.iter().map(|b| b["samples"].as_i64().unwrap()).collect();
+    let page: Vec<i64> = data["buckets"]["samples"].as_array().unwrap().iter().map(|s| s.as_i64().unwrap()).collect();
+    assert_eq!(page, samples);
+    assert_eq!(page.iter().sum::<i64>(), 4);
+}
