@@ -138,7 +138,8 @@
       fact(
         "pruned",
         D.pruned.nodes + " call paths of at most " + (100 * D.pruned.at_most_share).toPrecision(2) + "% each (" +
-          formatWeight(D.pruned.weight) + " of self time, kept under (pruned) by function)",
+          formatWeight(D.pruned.weight) + " of self time, kept under (pruned) by function" +
+          (D.pruned.unnamed > 0 ? "; " + formatWeight(D.pruned.unnamed) + " of it from functions too light to keep by name" : "") + ")",
         D.pruned.weight,
       );
     }
