@@ -234,3 +234,119 @@ fn the_diff_page_refuses_inputs_and_shared_outputs() {
     }
     assert!(!page.exists(), "written though refused");
 }
+
+/// The embedded data of the page at `html`.
+fn page_data(html: &Path) -> serde_json::Value {
+    let page = std::fs::read_to_string(html).unwrap();
+    let data = &page[page.find("id=\"data\">").unwrap() + "id=\"data\">".len()..];
+    serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap()
+}
+
+/// A profile whose second sample is 10¹² µs before its first (a −10¹² µs delta) has sample
+/// times: `timeline` cuts it into buckets, and the report must have the same buckets, not fall
+/// back to one untimed bucket (issue 52.17).
+#[test]
+fn report_and_timeline_agree_on_a_timed_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("negative.cpuprofile");
+    let frame = |name: &str| serde_json::json!({"functionName": name, "scriptId": "1", "url": "file:///a.js", "lineNumber": 0, "columnNumber": 0});
+    let profile = serde_json::json!({
+        "nodes": [
+            {"id": 1, "callFrame": frame("(root)"), "children": [2, 3]},
+            {"id": 2, "callFrame": frame("work")},
+            {"id": 3, "callFrame": frame("other")},
+        ],
+        "startTime": 0, "endTime": 3000,
+        "samples": [2, 3, 2, 3],
+        "timeDeltas": [1000, -1_000_000_000_000i64, 1_000_000_000_001i64, 1000],
+    });
+    std::fs::write(&input, profile.to_string()).unwrap();
+    let out = cpuprof().arg("timeline").arg(&input).args(["--bucket", "1ms", "--format", "json"]).assert().success();
+    let line: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let buckets = line["buckets"].as_array().unwrap();
+    assert!(buckets.len() > 1, "timeline: {line}");
+    let html = dir.path().join("negative.html");
+    report(input.to_str().unwrap(), &html);
+    let data = page_data(&html);
+    assert_eq!(data["timed"], true, "the report has no timeline where `timeline` has one");
+    // 3 ms cut into 1 ms buckets, as the timeline's: the samples fall in the same ones.
+    assert_eq!(data["bucket_ns"], 1_000_000);
+    let samples: Vec<i64> = buckets.iter().map(|b| b["samples"].as_i64().unwrap()).collect();
+    let page: Vec<i64> = data["buckets"]["samples"].as_array().unwrap().iter().map(|s| s.as_i64().unwrap()).collect();
+    assert_eq!(page, samples);
+    assert_eq!(page.iter().sum::<i64>(), 4);
+}
+
+/// A `.cpuprofile` with one function per `(name, url)`, each with `samples` samples 1 ms apart.
+fn named_cpuprofile(functions: &[(&str, &str)], samples: usize) -> serde_json::Value {
+    let mut nodes = vec![serde_json::json!({
+        "id": 1,
+        "callFrame": {"functionName": "(root)", "scriptId": "0", "url": "", "lineNumber": -1, "columnNumber": -1},
+        "children": (2..functions.len() + 2).collect::<Vec<_>>(),
+    })];
+    for (i, (name, url)) in functions.iter().enumerate() {
+        nodes.push(serde_json::json!({
+            "id": i + 2,
+            "callFrame": {"functionName": name, "scriptId": "1", "url": url, "lineNumber": i, "columnNumber": 0},
+        }));
+    }
+    let ids: Vec<usize> = (0..functions.len() * samples).map(|k| k % functions.len() + 2).collect();
+    serde_json::json!({
+        "nodes": nodes,
+        "startTime": 0,
+        "endTime": ids.len() * 1000,
+        "timeDeltas": vec![1000; ids.len()],
+        "samples": ids,
+    })
+}
+
+/// Names with bidi overrides, isolates, zero-width characters and controls show as the tables
+/// show them (escapes written here by hand), each isolated in a <bdi>: `bidi\u202eevil\u202c.js`
+/// must not read `bidilive.js`, nor a location reorder the facts line it starts (issue 52.5).
+#[test]
+#[allow(clippy::print_stderr)]
+fn bidi_and_invisible_names_show_escaped_and_isolated() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        ("bidi\u{202e}evil\u{202c}.js", "bidi\\u{202e}evil\\u{202c}.js"),
+        ("zero\u{200b}width\u{feff}", "zero\\u{200b}width\\u{feff}"),
+        ("iso\u{2066}late\u{2069}d", "iso\\u{2066}late\\u{2069}d"),
+        ("line\nbreak\ttab", "line\\nbreak\\ttab"),
+        ("\u{5e9}\u{5dc}\u{5d5}\u{5dd} 42", "\u{5e9}\u{5dc}\u{5d5}\u{5dd} 42"),
+        ("plain", "plain"),
+    ];
+    let urls =
+        ["file:///src/\u{202e}sj.live", "file:///src/\u{200f}rtl.js", "file:///src/a.js", "", "file:///src/b.js", ""];
+    let functions: Vec<(&str, &str)> = names.iter().zip(urls).map(|((n, _), u)| (*n, u)).collect();
+    // The input's own name, shown in the heading, has an override too.
+    let input = dir.path().join("in\u{202e}put.cpuprofile");
+    std::fs::write(&input, named_cpuprofile(&functions, 3).to_string()).unwrap();
+    let html = dir.path().join("names.html");
+    report(input.to_str().unwrap(), &html);
+    let pairs = serde_json::to_string(&names).unwrap();
+    let Some(out) = browser("names", &[html.as_os_str(), pairs.as_ref()]) else {
+        eprintln!("SKIPPED: no Chromium");
+        return;
+    };
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+}
+
+/// Three functions with 5 MB names: the page is ready, and opens a function, in under a second
+/// (a label is fitted to its frame without measuring the whole name; a table shows a name cut)
+/// (issue 52.11).
+#[test]
+#[allow(clippy::print_stderr)]
+fn megabyte_names_load_in_under_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let long: Vec<String> = (0..3).map(|i| format!("{i}{}", "m".repeat(5 << 20))).collect();
+    let functions: Vec<(&str, &str)> = long.iter().map(|n| (n.as_str(), "file:///a.js")).collect();
+    let input = dir.path().join("long.cpuprofile");
+    std::fs::write(&input, named_cpuprofile(&functions, 2).to_string()).unwrap();
+    let html = dir.path().join("long.html");
+    report(input.to_str().unwrap(), &html);
+    let Some(out) = browser("quick", &[html.as_os_str(), "1000".as_ref()]) else {
+        eprintln!("SKIPPED: no Chromium");
+        return;
+    };
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+}

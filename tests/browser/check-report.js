@@ -3,6 +3,8 @@
 //   node check-report.js profile REPORT.html INPUT CPUPROF SCREENSHOT.png
 //   node check-report.js blocks REPORT.html INPUT CPUPROF MIN (the page made with --min-block MIN)
 //   node check-report.js hostile REPORT.html [NAMES.json: the names the page must show as text]
+//   node check-report.js names REPORT.html '[[NAME, SHOWN], …]' (each name shown as SHOWN, isolated)
+//   node check-report.js quick REPORT.html MS (the page is ready within MS ms, and a click within MS)
 //   node check-report.js diff REPORT.html '{"base":[…],"new":[…]}' CPUPROF SCREENSHOT.png
 //     (a `cpuprof diff --report` page of fixtures/diff: the rows its README says changed)
 // Exit 0: every check passed; 1: a check failed (printed); 77: no Chromium or playwright-core
@@ -289,6 +291,81 @@ async function hostileChecks(page) {
 }
 
 /**
+ * Names with bidi overrides and invisible characters (the fourth argument: each name and how the
+ * tables show it, `\u{202e}` for U+202E, written by hand): no text on the page holds such a
+ * character, before or after a function is opened, and every name is in a <bdi> of its own, so
+ * that its direction cannot reorder the text around it (the heading and the facts line too).
+ */
+async function namesChecks(page) {
+  const pairs = JSON.parse(input);
+  // Written here from Unicode's lists, not taken from the page: controls (Cc), bidi embeddings,
+  // overrides, isolates and marks, zero-width and other invisible characters.
+  const rawText = () =>
+    page.evaluate(() => {
+      const bad = /[\p{Cc}\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
+      const found = [];
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+        if (t.parentElement.closest("script")) continue;
+        // White space between the template's elements is not text.
+        if (/^\s*$/.test(t.data)) continue;
+        if (bad.test(t.data)) found.push(JSON.stringify(t.data));
+      }
+      if (bad.test(document.title)) found.push("title " + JSON.stringify(document.title));
+      return found;
+    });
+  const unisolated = () =>
+    page.evaluate(() => {
+      const out = [];
+      for (const e of document.querySelectorAll("#top td.name, #top td.loc, #callers td.name, #callees td.name, #function-name, #source")) {
+        if (e.textContent !== "" && !e.querySelector("bdi")) out.push(`${e.id || e.className}: ${JSON.stringify(e.textContent)}`);
+      }
+      return out;
+    });
+  let raw = await rawText();
+  check(raw.length === 0, `text with raw bidi or invisible characters: ${raw.join(", ")}`);
+  const shown = await page.$$eval("#top td.name", (tds) => tds.map((td) => [td.dataset.name, td.querySelector("bdi")?.textContent ?? null]));
+  for (const [name, expected] of pairs) {
+    const row = shown.find(([n]) => n === name);
+    check(row !== undefined, `${JSON.stringify(name)}: no row`);
+    if (row) same(row[1], expected, `${JSON.stringify(name)} shown`);
+  }
+  let bare = await unisolated();
+  check(bare.length === 0, `names not isolated: ${bare.join(", ")}`);
+  // Each function opened: its name, its location in the facts line, its callers and callees.
+  const rows = (await page.$$("#top tbody tr")).length;
+  for (let i = 1; i <= rows; i++) {
+    await page.click(`#top tbody tr:nth-child(${i})`);
+    raw = await rawText();
+    check(raw.length === 0, `row ${i} opened: text with raw bidi or invisible characters: ${raw.join(", ")}`);
+    bare = await unisolated();
+    check(bare.length === 0, `row ${i} opened: names not isolated: ${bare.join(", ")}`);
+    const facts = await page.$eval("#function-facts", (e) => ({ bdi: e.querySelector("bdi")?.textContent ?? null, text: e.textContent }));
+    const location = await page.$eval(`#top tbody tr:nth-child(${i}) td.loc`, (td) => td.textContent);
+    if (location !== "") {
+      same(facts.bdi, location, `row ${i}: the facts line's location`);
+      check(facts.text.startsWith(location + " — self"), `row ${i}: the facts line reads ${JSON.stringify(facts.text)}`);
+    }
+  }
+}
+
+/**
+ * The page of a profile with megabyte names is ready within `ms` (the fourth argument), and a
+ * click on a row (the function view, the flame graph redrawn) takes no longer.
+ */
+async function quickChecks(page, readyMs) {
+  const ms = Number(input);
+  check(readyMs < ms, `ready in ${readyMs} ms (at most ${ms})`);
+  const started = Date.now();
+  await page.click("#top tbody tr:first-child");
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => done())));
+  const took = Date.now() - started;
+  check(took < ms, `a click took ${took} ms (at most ${ms})`);
+  const shown = await page.$eval("#top td.name", (td) => td.textContent.length);
+  check(shown < 5000, `a name of ${shown} characters in a table cell`);
+}
+
+/**
  * The blocks table against `cpuprof blocks INPUT --min MIN --format json` (MIN is the fifth
  * argument): a row per block, and "blocked in" reads "(spread out)", explained in its tooltip
  * and a line under the table, exactly where `blocks` has neither a common nor a native frame.
@@ -372,7 +449,7 @@ async function diffChecks(page) {
 
   // Each run of a function, against `cpuprof top` of that run.
   for (const name of Object.keys(DIFF_EXPECTED)) {
-    await page.click(`#verdicts tbody tr:has(td:text-is("${name}"))`);
+    await page.click(`#verdicts tbody tr:has(td[data-name="${name}"])`);
     const runs = await page.$$eval("#runs tbody tr", (trs) => trs.map((tr) => ({ side: tr.dataset.side, self: Number(tr.dataset.self), total: Number(tr.dataset.total) })));
     const files = [...sides.base.map((f) => ["base", f]), ...sides.new.map((f) => ["new", f])];
     same(runs.length, files.length, `${name}: runs`);
@@ -396,7 +473,7 @@ async function diffChecks(page) {
   check(svg.includes("doubledWork") && svg.includes("addedWork"), "the flame graph lacks the changed functions");
   check(!svg.includes("removedWork") || svg.includes("only in base"), "a gone function drawn as present");
 
-  await page.click(`#verdicts tbody tr:has(td:text-is("doubledWork"))`);
+  await page.click(`#verdicts tbody tr:has(td[data-name="doubledWork"])`);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: screenshot.replace(/\.png$/, ".screen.png") });
   await page.screenshot({ path: screenshot, fullPage: true });
@@ -483,6 +560,8 @@ async function widthChecks(page, screenshot) {
     if (screenshot && mode === "profile") await page.screenshot({ path: screenshot.replace(/\.png$/, ".screen.png") });
     if (mode === "blocks") await blocksChecks(page, screenshot);
     else if (mode === "hostile") await hostileChecks(page);
+    else if (mode === "names") await namesChecks(page);
+    else if (mode === "quick") await quickChecks(page, readyMs);
     else if (mode === "diff") await diffChecks(page);
     else await profileChecks(page, errors);
     if (mode === "profile" || mode === "diff") await widthChecks(page, screenshot);

@@ -108,6 +108,9 @@ pub struct PrunedPaths {
     pub weight: i64,
     /// How many tree nodes were folded.
     pub nodes: u64,
+    /// Of `weight`, what is on the `(pruned)` nodes themselves, by no function: when the
+    /// profile has more functions than the budget has nodes, the lightest lose their names.
+    pub unnamed: i64,
 }
 
 /// The result of [`report_data`].
@@ -751,6 +754,12 @@ fn prune(
     };
     let (mut fits, mut over) = (1usize, max_nodes.min(n));
     let mut best = fold(fits);
+    if best.0.len() > max_nodes {
+        // More functions than the budget has nodes: even the smallest fold keeps a node per
+        // function. Keep the heaviest nodes instead, each folded function by name while there is
+        // room, the heaviest first, and the rest's self weight on `(pruned)` itself.
+        return prune_by_weight(tree, buckets, max_nodes, &total, &order, whole);
+    }
     while fits + 1 < over {
         let middle = fits + (over - fits) / 2;
         let tried = fold(middle);
@@ -768,25 +777,125 @@ fn prune(
         }
     }
     let (parents, functions, remap, pruned) = best;
-    let remapped = {
-        use rayon::prelude::*;
-        buckets
-            .par_iter()
-            .map_init(
-                || Dense::new(parents.len()),
-                |scratch, b| {
-                    for (node, w) in &b.weights {
-                        scratch.add(remap[*node as usize], *w);
-                    }
-                    ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
-                },
-            )
-            .collect()
-    };
     let heaviest_folded = order.get(fits).map_or(0, |s| total[*s as usize]);
     let share = if whole > 0 { heaviest_folded as f64 / whole as f64 } else { 0.0 };
-    let pruned = PrunedPaths { at_most_share: share.min(1.0), weight: pruned.1, nodes: pruned.0 };
+    let pruned = PrunedPaths { at_most_share: share.min(1.0), weight: pruned.1, nodes: pruned.0, unnamed: 0 };
+    let remapped = remap_buckets(buckets, &remap, parents.len());
     (parents, functions, pruned, remapped, remap)
+}
+
+/// The buckets' entries on the nodes of a pruned tree (`remap`: each old node's new one).
+fn remap_buckets(buckets: &[ReportBucket], remap: &[u32], nodes: usize) -> Vec<ReportBucket> {
+    use rayon::prelude::*;
+    buckets
+        .par_iter()
+        .map_init(
+            || Dense::new(nodes),
+            |scratch, b| {
+                for (node, w) in &b.weights {
+                    scratch.add(remap[*node as usize], *w);
+                }
+                ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
+            },
+        )
+        .collect()
+}
+
+/// [`prune`] when the tree has more functions than `max_nodes`: the heaviest `keep` nodes (by
+/// `total`, in `order`) kept, for the largest `keep` whose kept and `(pruned)` nodes fit; the
+/// room left goes to the folded nodes' functions (per `(pruned)` node), heaviest self weight
+/// first; the self weight of the rest stays on the `(pruned)` node.
+#[allow(clippy::type_complexity)]
+fn prune_by_weight(
+    tree: &Tree,
+    buckets: &[ReportBucket],
+    max_nodes: usize,
+    total: &[i64],
+    order: &[u32],
+    whole: i64,
+) -> (Vec<Option<u32>>, Vec<u32>, PrunedPaths, Vec<ReportBucket>, Vec<u32>) {
+    let n = tree.len();
+    // Own (self) weight per node.
+    let mut own = total.to_vec();
+    for (parent, t) in tree.parents.iter().zip(total) {
+        if let Some(p) = parent {
+            own[*p as usize] -= t;
+        }
+    }
+    // The kept nodes and a `(pruned)` node under each kept node (or the top) with folded ones.
+    let skeleton = |keep: usize| {
+        let mut kept = vec![false; n];
+        for s in &order[..keep] {
+            kept[*s as usize] = true;
+        }
+        let mut out = Tree::default();
+        let mut remap = vec![0u32; n];
+        let mut folded_into: Vec<Option<u32>> = vec![None; n];
+        let mut kept_above: Vec<Option<u32>> = vec![None; n];
+        for s in 0..n {
+            let parent = tree.parents[s];
+            let parent_kept = parent.is_none_or(|p| kept[p as usize] && folded_into[p as usize].is_none());
+            if kept[s] && parent_kept {
+                remap[s] = out.node(parent.map(|p| remap[p as usize]), tree.functions[s]);
+                kept_above[s] = Some(remap[s]);
+            } else {
+                let anchor = match parent {
+                    Some(p) if parent_kept => Some(remap[p as usize]),
+                    Some(p) => kept_above[p as usize],
+                    None => None,
+                };
+                kept_above[s] = anchor;
+                let pruned = out.node(anchor, PRUNED);
+                remap[s] = pruned;
+                folded_into[s] = Some(pruned);
+            }
+        }
+        (out, remap, folded_into)
+    };
+    let (mut fits, mut over) = (1usize, max_nodes.min(n) + 1);
+    while fits + 1 < over {
+        let middle = fits + (over - fits) / 2;
+        if skeleton(middle).0.len() <= max_nodes {
+            fits = middle;
+        } else {
+            over = middle;
+        }
+    }
+    let (mut out, mut remap, folded_into) = skeleton(fits);
+    // The folded nodes' self weight per (pruned node, function), heaviest first, while there is room.
+    let mut pairs: FxHashMap<(u32, u32), i64> = FxHashMap::default();
+    let mut folded = 0u64;
+    let mut weight = 0i64;
+    for s in 0..n {
+        if let Some(p) = folded_into[s] {
+            folded += 1;
+            weight = weight.saturating_add(own[s]);
+            if own[s] != 0 {
+                *pairs.entry((p, tree.functions[s])).or_default() += own[s];
+            }
+        }
+    }
+    let mut pairs: Vec<((u32, u32), i64)> = pairs.into_iter().collect();
+    pairs.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let room = max_nodes.saturating_sub(out.len());
+    let mut named: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    let mut unnamed = weight;
+    for ((p, f), w) in pairs.into_iter().take(room) {
+        named.insert((p, f), out.node(Some(p), f));
+        unnamed -= w;
+    }
+    for s in 0..n {
+        if let Some(p) = folded_into[s] {
+            if let Some(node) = named.get(&(p, tree.functions[s])) {
+                remap[s] = *node;
+            }
+        }
+    }
+    let heaviest_folded = order.get(fits).map_or(0, |s| total[*s as usize]);
+    let share = if whole > 0 { heaviest_folded as f64 / whole as f64 } else { 0.0 };
+    let pruned = PrunedPaths { at_most_share: share.min(1.0), weight, nodes: folded, unnamed };
+    let remapped = remap_buckets(buckets, &remap, out.len());
+    (out.parents, out.functions, pruned, remapped, remap)
 }
 
 impl ReportBucket {
@@ -940,12 +1049,19 @@ mod tests {
                 assert!(c.start_ns[i] < c.end_ns[i] && (i == 0 || c.end_ns[i - 1] <= c.start_ns[i]), "{path}: run {i}");
                 assert!((c.node[i] as usize) < whole.parents.len());
             }
-            let cap = c.runs / 3;
+            // Pruned, stacks that were apart can be one node: fewer runs.
+            let pruned_runs =
+                report_data(&profile, &ReportDataOptions { max_nodes: 40, ..ReportDataOptions::default() })
+                    .unwrap()
+                    .chart
+                    .runs;
+            let cap = pruned_runs / 3;
             let pruned = ReportDataOptions { max_nodes: 40, max_runs: cap, ..ReportDataOptions::default() };
             let capped = report_data(&profile, &pruned).unwrap();
             let k = &capped.chart;
             assert!(k.node.len() <= cap && k.slot_ns.is_some(), "{path}: {} runs of {}", k.node.len(), k.runs);
             assert!(k.node.iter().all(|n| (*n as usize) < capped.parents.len()), "{path}: a node past the pruned tree");
+            let cap = c.runs / 3;
             let unpruned = ReportDataOptions { max_runs: cap, ..ReportDataOptions::default() };
             let k = report_data(&profile, &unpruned).unwrap().chart;
             assert!(
@@ -1038,6 +1154,75 @@ mod tests {
                 assert_eq!(mine, expected, "{path}: totals by {by:?}");
             }
         }
+    }
+
+    /// More distinct functions than the budget has nodes (issue 52.10: 10⁶ of them gave a 72.6 MB
+    /// page, 50,000 left 99.9% of the time under `(pruned)`): the tree keeps to its budget, the
+    /// heaviest functions keep their names and the lightest lose them (weights from the file's
+    /// own samples, counted here), and the buckets keep their length.
+    #[test]
+    fn more_functions_than_nodes_keeps_the_heaviest() {
+        let n = 3000usize;
+        // Function i has 1 + (i * 7 mod 10) samples, 1 ms apart, interleaved over 16 s.
+        let weight = |i: usize| 1 + (i * 7) % 10;
+        let mut samples = Vec::new();
+        for round in 0..10 {
+            samples.extend((0..n).filter(|i| weight(*i) > round).map(|i| i + 2));
+        }
+        let mut nodes = vec![format!(
+            r#"{{"id":1,"callFrame":{{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}},"children":[{}]}}"#,
+            (2..n + 2).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+        )];
+        for i in 0..n {
+            nodes.push(format!(
+                r#"{{"id":{},"callFrame":{{"functionName":"f{i}","scriptId":"1","url":"file:///a.js","lineNumber":{i},"columnNumber":0}}}}"#,
+                i + 2
+            ));
+        }
+        let json = format!(
+            r#"{{"nodes":[{}],"startTime":0,"endTime":{},"samples":[{}],"timeDeltas":[{}]}}"#,
+            nodes.join(","),
+            samples.len() * 1000,
+            samples.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
+            vec!["1000"; samples.len()].join(",")
+        );
+        let profile =
+            parse(json.as_bytes(), &Origin("many.cpuprofile".into()), &ParseOptions::with_timeline()).unwrap();
+        let whole: i64 = (0..n).map(|i| weight(i) as i64).sum::<i64>() * 1_000_000;
+        let budget = 1000;
+        let options = ReportDataOptions { max_nodes: budget, ..ReportDataOptions::default() };
+        let data = report_data(&profile, &options).unwrap();
+        assert!(data.parents.len() <= budget, "{} nodes, budget {budget}", data.parents.len());
+        // Every bucket of the timeline (100 ms for these 16.5 s), none merged.
+        assert_eq!(data.bucket_ns, 100_000_000);
+        let line =
+            timeline(&profile, &TimelineOptions { bucket_ns: Some(data.bucket_ns), ..TimelineOptions::default() });
+        assert_eq!(data.buckets.len(), line.unwrap().buckets.len());
+        // The functions named are the heaviest: none lighter than one left out.
+        let named: std::collections::HashSet<usize> =
+            data.functions.iter().map(|f| f.name[1..].parse::<usize>().unwrap()).collect();
+        let lightest_named = named.iter().map(|i| weight(*i)).min().unwrap();
+        let heaviest_unnamed = (0..n).filter(|i| !named.contains(i)).map(weight).max().unwrap();
+        assert!(lightest_named >= heaviest_unnamed, "named down to {lightest_named}, left out {heaviest_unnamed}");
+        assert!(named.len() > budget * 9 / 10, "{} functions named", named.len());
+        // Their self time is theirs, the rest is on (pruned) itself, by no function.
+        let mut on_pruned = 0;
+        let mut self_of: HashMap<usize, i64> = HashMap::new();
+        for b in &data.buckets {
+            for (node, w) in &b.weights {
+                match data.node_functions[*node as usize] {
+                    PRUNED => on_pruned += w,
+                    f => *self_of.entry(data.functions[f as usize].name[1..].parse().unwrap()).or_default() += w,
+                }
+            }
+        }
+        for (i, w) in &self_of {
+            assert_eq!(*w, weight(*i) as i64 * 1_000_000, "f{i}");
+        }
+        let left_out: i64 = (0..n).filter(|i| !named.contains(i)).map(|i| weight(i) as i64 * 1_000_000).sum();
+        assert_eq!(on_pruned, left_out);
+        assert_eq!(data.pruned.unnamed, left_out);
+        assert!(data.pruned.weight < whole / 2, "{} of {whole} under (pruned)", data.pruned.weight);
     }
 
     /// The rows' sums a `.cpuprofile` reader leaves to the timeline come with the walk that

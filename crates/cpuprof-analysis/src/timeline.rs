@@ -185,8 +185,11 @@ pub struct Timeline {
     pub buckets: Vec<Bucket>,
     /// The phases, in time order, tiling the buckets.
     pub phases: Vec<Phase>,
-    /// Each bucket's samples per row, when kept (and every sample is in a bucket's span).
+    /// Each bucket's samples per row, when kept.
     pub(crate) rows: Option<Vec<Vec<RowSum>>>,
+    /// Whether a sample lies outside its bucket's span (before the recording's start, or where
+    /// a bucket's end saturates): the rows are then no window's samples.
+    pub(crate) outside: bool,
 }
 
 impl Timeline {
@@ -194,7 +197,7 @@ impl Timeline {
     /// ns), as [`Profile::retain_window_summed`] takes them; `None` unless the rows were kept
     /// ([`TimelineOptions::keep_rows`]).
     pub fn phase_rows(&self, phase: &Phase, rows: usize) -> Option<Vec<(i64, i64)>> {
-        let kept = self.rows.as_ref()?;
+        let kept = self.rows.as_ref().filter(|_| !self.outside)?;
         let (first, end) = ((phase.start_ns / self.bucket_ns) as usize, (phase.end_ns / self.bucket_ns) as usize);
         let mut sums = vec![(0i64, 0i64); rows];
         for r in kept.get(first..end.min(kept.len()))?.iter().flatten() {
@@ -321,10 +324,18 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
             top: heaviest(profile, &sum.self_of).map(|(f, w)| (FunctionRef::of(profile, f), w)),
         })
         .collect();
-    let rows = (options.keep_rows && !outside).then(|| sums.iter_mut().map(|s| std::mem::take(&mut s.rows)).collect());
+    let rows = options.keep_rows.then(|| sums.iter_mut().map(|s| std::mem::take(&mut s.rows)).collect());
     let entry_of: Vec<FxHashMap<FuncId, i64>> = sums.into_iter().map(|sum| sum.entry_of).collect();
     let phases = phases(profile, &buckets, &entry_of);
-    Ok(Timeline { unit: effective(profile, options.weight), length_ns: length, bucket_ns, buckets, phases, rows })
+    Ok(Timeline {
+        unit: effective(profile, options.weight),
+        length_ns: length,
+        bucket_ns,
+        buckets,
+        phases,
+        rows,
+        outside,
+    })
 }
 
 /// One bucket's sums: samples, weight per category, self weight per function and weight per

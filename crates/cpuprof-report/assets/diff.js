@@ -34,7 +34,7 @@
   // ---- header ----
   function header() {
     const first = (side) => side.sources[0] + (side.runs > 1 ? " (+" + (side.runs - 1) + ")" : "");
-    $("source").textContent = first(D.base) + " → " + first(D.new);
+    $("source").replaceChildren(isolated(first(D.base)), " → ", isolated(first(D.new)));
     const busy = (side) => (D.unit === "samples" ? amount(side.total) + " samples" : amount(side.total));
     fact("base runs", String(D.base.runs), D.base.runs);
     fact("new runs", String(D.new.runs), D.new.runs);
@@ -99,15 +99,17 @@
       const verdict = make("td", row.verdict + (row.significant || row.verdict === "unchanged" ? "" : " (not significant)"), "verdict-" + (row.significant ? row.verdict : "unchanged"));
       const cls = n.delta > 0 ? "num gain" : n.delta < 0 ? "num loss" : "num";
       const ratio = row[metric + "_ratio"];
+      const nameCell = named("td", row.name, "name");
+      nameCell.dataset.name = row.name;
       tr.append(
-        make("td", row.name, "name"),
+        nameCell,
         verdict,
         make("td", shownDelta(n.delta), row.significant ? cls : "num"),
         make("td", shown(n.base), "num"),
         make("td", shown(n.new), "num"),
         make("td", ratio === null ? "–" : "×" + ratio.toFixed(2), "num"),
         make("td", pValue(row.p_value), "num"),
-        make("td", location(row.file, row.line), "loc")
+        named("td", location(row.file, row.line), "loc")
       );
       tr.addEventListener("click", () => select(index));
       body.append(tr);
@@ -121,13 +123,14 @@
     state.selected = index;
     const row = D.rows[index];
     $("function-section").hidden = false;
-    $("function-name").textContent = row.name;
-    $("function-facts").textContent =
-      location(row.file, row.line) +
+    $("function-name").replaceChildren(isolated(row.name));
+    $("function-facts").replaceChildren(
+      isolated(location(row.file, row.line)),
       " · self " + amount(row.base_self) + " → " + amount(row.new_self) +
       " · total " + amount(row.base_total) + " → " + amount(row.new_total) + " per run" +
       " · samples " + row.base_self_samples + " → " + row.new_self_samples +
-      " · p " + pValue(row.p_value) + (row.significant ? " (significant)" : " (within the noise)");
+      " · p " + pValue(row.p_value) + (row.significant ? " (significant)" : " (within the noise)"),
+    );
     runs(row);
     explain(row);
     verdicts();
@@ -147,7 +150,7 @@
         tr.dataset.side = side;
         tr.dataset.self = String(w);
         tr.dataset.total = String(total[r]);
-        tr.append(make("td", side), make("td", sources[r]), make("td", amount(w), "num"), make("td", amount(total[r]), "num"));
+        tr.append(make("td", side), named("td", sources[r]), make("td", amount(w), "num"), make("td", amount(total[r]), "num"));
         body.append(tr);
       });
     }
@@ -222,8 +225,8 @@
         tr.dataset.name = c.name;
         tr.dataset.delta = String(c.delta);
         const cls = c.delta > 0 ? "num gain" : c.delta < 0 ? "num loss" : "num";
-        const name = make("td", c.name + (c.merged ? " (several)" : ""), "name");
-        name.append(" ", make("span", location(c.file, c.line), "loc"));
+        const name = named("td", c.name, "name");
+        name.append((c.merged ? " (several)" : "") + " ", isolated(location(c.file, c.line), "loc"));
         tr.append(name, make("td", amount(c.base), "num"), make("td", amount(c.new), "num"), make("td", signed(c.delta), cls), make("td", pValue(c.p_value), "num"));
         body.append(tr);
       }
@@ -237,7 +240,7 @@
     };
     fill("explain-callers", e.callers);
     fill("explain-callees", e.callees);
-    for (const m of e.moved) $("explain-moved").append(make("li", m.text + ": " + amount(m.weight) + " per run"));
+    for (const m of e.moved) $("explain-moved").append(make("li", visible(m.text) + ": " + amount(m.weight) + " per run"));
   }
 
   // ---- event-loop blocks, when compared ----
@@ -253,7 +256,7 @@
     for (const [side, list, sources] of [["base", b.base, D.base.sources], ["new", b.new, D.new.sources]]) {
       list.forEach((run, r) => {
         const tr = make("tr");
-        tr.append(make("td", side), make("td", sources[r]), make("td", run.count, "num"), make("td", formatNs(run.p95_ns), "num"), make("td", formatNs(run.max_ns), "num"));
+        tr.append(make("td", side), named("td", sources[r]), make("td", run.count, "num"), make("td", formatNs(run.p95_ns), "num"), make("td", formatNs(run.max_ns), "num"));
         body.append(tr);
       });
     }

@@ -1,7 +1,7 @@
 // What both pages (a profile's and a comparison's) share: reaching elements, making them with
 // text (never markup: names come from other people's code), and numbers as the terminal
 // reports write them. Loaded before report.js or diff.js, in the same inline script.
-/* exported $, make, formatNs, fact, codePointOrder */
+/* exported $, make, formatNs, fact, codePointOrder, visible, named, isolated */
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -11,6 +11,40 @@ function make(tag, text, cls) {
   const e = document.createElement(tag);
   if (text !== undefined && text !== null) e.textContent = String(text);
   if (cls) e.className = cls;
+  return e;
+}
+
+// What every text output of cpuprof writes as an escape (cpuprof-model's text::is_unsafe_to_show):
+// controls, bidi overrides and isolates, zero-width and other invisible characters.
+const UNSAFE = /[\p{Cc}\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufffe\uffff\u{e0000}-\u{e007f}]|##\[/gu;
+// A name longer than this is shown cut (a 5 MB name would take seconds to lay out); the data keeps it whole.
+const NAME_MAX = 1000;
+
+/**
+ * `s` as the tables and SVG show it (cpuprof-render's text::visible): `\n`, `\t`, `\u{202e}`
+ * for what would hide or reorder text, and `##[` as `#\x23[`; cut to NAME_MAX characters.
+ */
+function visible(s) {
+  const text = String(s);
+  const head = text.length > NAME_MAX ? text.slice(0, NAME_MAX) + "…" : text;
+  return head.replace(UNSAFE, (c) => {
+    if (c === "##[") return "#\\x23[";
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    if (c === "\t") return "\\t";
+    return "\\u{" + c.codePointAt(0).toString(16) + "}";
+  });
+}
+
+/** A name from the profile as an element: shown `visible`, isolated (`<bdi>`) so that its direction cannot reorder the text around it. */
+function isolated(s, cls) {
+  return make("bdi", visible(s), cls);
+}
+
+/** An element holding one name, isolated. */
+function named(tag, s, cls) {
+  const e = make(tag, null, cls);
+  e.append(isolated(s));
   return e;
 }
 
@@ -39,10 +73,13 @@ function fact(name, text, value) {
  */
 function codePointOrder(x, y) {
   if (x === y) return 0;
-  const a = [...x];
-  const b = [...y];
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    if (a[i] !== b[i]) return a[i].codePointAt(0) - b[i].codePointAt(0);
-  }
-  return a.length - b.length;
+  // The first UTF-16 unit that differs (no copy of the strings: a name can be megabytes long).
+  const n = Math.min(x.length, y.length);
+  let i = 0;
+  while (i < n && x.charCodeAt(i) === y.charCodeAt(i)) i++;
+  if (i === n) return x.length - y.length;
+  // Inside a surrogate pair, the pair's code point.
+  const high = (c) => c >= 0xd800 && c <= 0xdbff;
+  if (i > 0 && high(x.charCodeAt(i - 1))) i--;
+  return x.codePointAt(i) - y.codePointAt(i);
 }

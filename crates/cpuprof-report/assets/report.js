@@ -128,7 +128,7 @@
 
   // ---- header ----
   function header() {
-    $("source").textContent = D.source;
+    $("source").replaceChildren(isolated(D.source));
     fact("format", D.format, D.format);
     if (D.duration_ns !== null) fact("duration", formatNs(D.duration_ns), D.duration_ns);
     const samples = D.buckets.samples.reduce((a, b) => a + b, 0);
@@ -138,11 +138,12 @@
       fact(
         "pruned",
         D.pruned.nodes + " call paths of at most " + (100 * D.pruned.at_most_share).toPrecision(2) + "% each (" +
-          formatWeight(D.pruned.weight) + " of self time, kept under (pruned) by function)",
+          formatWeight(D.pruned.weight) + " of self time, kept under (pruned) by function" +
+          (D.pruned.unnamed > 0 ? "; " + formatWeight(D.pruned.unnamed) + " of it from functions too light to keep by name" : "") + ")",
         D.pruned.weight,
       );
     }
-    for (const w of D.warnings) $("warnings").append(make("li", w));
+    for (const w of D.warnings) $("warnings").append(make("li", visible(w)));
     D.categories.forEach((c, k) => {
       const li = make("li");
       const swatch = make("i");
@@ -309,7 +310,8 @@
       (b.cut > 0 ? "; " + b.cut + " cut by the recording's edge (marked ≥: at least that long)" : "") +
       (b.list.length < b.count ? "; the " + b.list.length + " longest are listed" : "") + ". Click one to look at its time.";
     const body = $("blocks").tBodies[0];
-    const named = (f) => (f ? f.name + (f.file ? " " + f.file.slice(f.file.lastIndexOf("/") + 1) + (f.line ? ":" + f.line : "") : "") : "");
+    // A function as `blocks` names it, each name isolated: a list of text and elements.
+    const nameOf = (f) => (f ? [isolated(f.name), ...(f.file ? [" ", isolated(f.file.slice(f.file.lastIndexOf("/") + 1) + (f.line ? ":" + f.line : ""))] : [])] : []);
     const longestFirst = [...b.list].sort((x, y) => y.duration_ns - x.duration_ns || x.start_ns - y.start_ns);
     let spread = 0;
     for (const block of longestFirst) {
@@ -317,11 +319,12 @@
       tr.dataset.startNs = String(block.start_ns);
       // As `blocks` says it (cpuprof-render's words.rs): a native frame in brackets, and
       // "(spread out)" when no frame holds more than half of the block.
-      const native = block.native ? (/^\[.*\]$/.test(block.native.name) ? block.native.name : "[" + block.native.name + "]") : "";
-      let where = block.common ? named(block.common) + (block.under ? " under " + named(block.under) : "") : "";
-      if (!block.common && !block.native) where = "(spread out)";
-      where += (where && native ? " " : "") + native;
-      const blockedIn = make("td", where, "names");
+      const native = block.native ? [isolated(/^\[.*\]$/.test(block.native.name) ? block.native.name : "[" + block.native.name + "]")] : [];
+      const where = block.common ? [...nameOf(block.common), ...(block.under ? [" under ", ...nameOf(block.under)] : [])] : [];
+      if (!block.common && !block.native) where.push("(spread out)");
+      if (where.length > 0 && native.length > 0) where.push(" ");
+      const blockedIn = make("td", null, "names");
+      blockedIn.append(...where, ...native);
       if (!block.common && !block.native) {
         blockedIn.title = SPREAD_OUT;
         blockedIn.classList.add("spread");
@@ -329,11 +332,17 @@
       }
       // One function a line, each unbroken.
       const top = make("td", null, "names");
-      for (const [f, w] of block.top) top.append(make("div", f.name + " " + formatNs(w)));
+      for (const [f, w] of block.top) {
+        const line = make("div");
+        line.append(isolated(f.name), " " + formatNs(w));
+        top.append(line);
+      }
+      const entry = make("td", null, "names");
+      entry.append(...nameOf(block.entry));
       tr.append(
         make("td", formatNs(block.start_ns), "num"),
         make("td", (block.cut ? "≥ " : "") + formatNs(block.duration_ns), "num"),
-        make("td", named(block.entry), "names"),
+        entry,
         blockedIn,
         top,
       );
@@ -391,7 +400,7 @@
       tr.dataset.key = String(key);
       tr.dataset.self = String(self[key]);
       tr.dataset.total = String(total[key]);
-      const nameCell = make("td", label(key), "name");
+      const nameCell = named("td", label(key), "name");
       nameCell.dataset.name = label(key);
       tr.append(
         nameCell,
@@ -399,7 +408,7 @@
         make("td", percent(self[key], view.counted), "num"),
         make("td", formatWeight(total[key]), "num"),
         make("td", percent(total[key], view.counted), "num"),
-        make("td", group === "function" ? location(f) : "", "loc"),
+        group === "function" ? named("td", location(f), "loc") : make("td", "", "loc"),
       );
       if (group === "function") {
         if (key === state.fn) tr.classList.add("selected");
@@ -440,7 +449,7 @@
       return;
     }
     section.hidden = false;
-    $("function-name").textContent = F.name[f];
+    $("function-name").replaceChildren(isolated(F.name[f]));
     const callers = new Map();
     const callees = new Map();
     let self = 0;
@@ -476,9 +485,11 @@
     }
     if (wholeRange()) total = F.whole_total[f];
     const facts = $("function-facts");
-    facts.textContent =
-      location(f) + " — self " + formatWeight(self) + " (" + percent(self, view.counted) + "), total " + formatWeight(total) +
-      " (" + percent(total, view.counted) + ")";
+    facts.replaceChildren(
+      ...(location(f) === "" ? [] : [isolated(location(f))]),
+      " — self " + formatWeight(self) + " (" + percent(self, view.counted) + "), total " + formatWeight(total) +
+      " (" + percent(total, view.counted) + ")",
+    );
     facts.dataset.self = String(self);
     facts.dataset.total = String(total);
     const fill = (table, map) => {
@@ -489,10 +500,10 @@
         const tr = make("tr", null, g >= 0 ? "clickable" : "");
         tr.dataset.total = String(w);
         const name = g === -2 ? "(root)" : nameOf(g);
-        const cell = make("td", name, "name");
+        const cell = named("td", name, "name");
         cell.dataset.name = name;
         if (g >= 0) {
-          cell.append(make("span", " " + shortLocation(g), "loc"));
+          cell.append(" ", isolated(shortLocation(g), "loc"));
           tr.dataset.file = pathOf(g) ?? "";
           tr.dataset.line = F.line[g] === null ? "" : String(F.line[g]);
           tr.addEventListener("click", () => selectFunction(g));
@@ -624,13 +635,18 @@
     return path !== null && search.test(path);
   }
 
-  const frameLabel = (f) => (f < 0 ? "(pruned)" : F.name[f] + (pathOf(f) === null ? "" : " " + shortLocation(f)));
+  // Shown as the tables show them, each isolated (U+2068 … U+2069) as a <bdi> would be.
+  const frameLabel = (f) =>
+    f < 0 ? "(pruned)" : "\u2068" + visible(F.name[f]) + "\u2069" + (pathOf(f) === null ? "" : " \u2068" + visible(shortLocation(f)) + "\u2069");
 
   /** `text` cut from the right (the name first, then its location) to fit `width` pixels. */
   function fit(ctx, text, width) {
-    if (ctx.measureText(text).width <= width) return text;
+    // No label shows more characters than it has half pixels: the rest is never measured (a
+    // name can be megabytes long).
+    const cap = Math.ceil(Math.max(width, 0)) * 2 + 2;
+    if (text.length <= cap && ctx.measureText(text).width <= width) return text;
     let lo = 0;
-    let hi = text.length;
+    let hi = Math.min(text.length, cap);
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if (ctx.measureText(text.slice(0, mid) + "…").width <= width) lo = mid;
@@ -663,8 +679,8 @@
       tip.append(make("div", "all: " + formatWeight(whole)));
     } else {
       const f = nodeFunction[fr.n];
-      tip.append(make("strong", nameOf(f)));
-      if (f >= 0 && location(f) !== "") tip.append(make("div", location(f), "loc"));
+      tip.append(named("strong", nameOf(f)));
+      if (f >= 0 && location(f) !== "") tip.append(named("div", location(f), "loc"));
       tip.append(
         make("div", "total " + formatWeight(view.total[fr.n]) + " (" + percent(view.total[fr.n], whole) + "), self " +
           formatWeight(view.self[fr.n])),
@@ -878,8 +894,8 @@
         return;
       }
       const f = nodeFunction[s.node];
-      tip.replaceChildren(make("strong", nameOf(f)));
-      if (f >= 0 && location(f) !== "") tip.append(make("div", location(f), "loc"));
+      tip.replaceChildren(named("strong", nameOf(f)));
+      if (f >= 0 && location(f) !== "") tip.append(named("div", location(f), "loc"));
       const offset = D.window_from_ns || 0;
       tip.append(make("div", formatNs(s.end - s.start) + " (" + formatNs(s.start + offset) + " – " + formatNs(s.end + offset) + ")"));
       tip.hidden = false;

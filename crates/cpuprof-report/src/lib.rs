@@ -231,6 +231,7 @@ struct Pruned {
     at_most_share: f64,
     weight: i64,
     nodes: u64,
+    unnamed: i64,
 }
 
 #[derive(Serialize)]
@@ -388,6 +389,7 @@ impl<'a> PageData<'a> {
                 at_most_share: data.pruned.at_most_share,
                 weight: data.pruned.weight,
                 nodes: data.pruned.nodes,
+                unnamed: data.pruned.unnamed,
             },
             blocks,
             chart: PageChart {
