@@ -57,8 +57,7 @@ pub(crate) fn clap_message(err: &clap::Error) -> String {
         }
     }
     let mut parts = Vec::new();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    while let Some(line) = lines.next() {
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
         if line.starts_with("Usage:") {
             // The usage block runs to the next blank line, which `lines` has dropped: its
             // lines are indented; clap's pointer to --help is the one line after it.
