@@ -164,3 +164,48 @@ fn every_file_output_is_safe() {
         assert_eq!(names, ["a.cpuprofile", "out.file"], "{args:?}: no temporary file left");
     }
 }
+
+/// A usage error is one `cpuprof: error:` line that quotes the argument escaped, whether clap
+/// found it (a typed flag, an unknown argument) or cpuprof did: a value holding
+/// `\n::error::` would start a GitHub Actions command line of a CI log.
+#[test]
+fn usage_errors_quote_values_escaped_on_one_line() {
+    let f = "fixtures/cpuprofile/blocks.cpuprofile";
+    let hostile = "5\n::error::x\u{202e}";
+    let shown = "5\\n::error::x\\u{202e}";
+    let cases: [&[&str]; 10] = [
+        &["top", f, "-n", hostile],
+        &["top", f, "--format", hostile],
+        &["top", f, "--max-input-size", hostile],
+        &["top", f, "--by", hostile],
+        &["top", f, "--weight", hostile],
+        &["top", f, &format!("--{hostile}")],
+        &["top", f, "--from", hostile],
+        &["timeline", f, "--bucket", hostile],
+        &["diff", f, "--base-window", hostile, "--new-window", "1s.."],
+        &["diff", f, f, "--fail-on", hostile],
+    ];
+    for args in cases {
+        let out = cpuprof().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("cpuprof: error: ") && stderr.ends_with('\n'), "{args:?}: {stderr}");
+        assert!(stderr.contains(shown), "{args:?}: {stderr}");
+    }
+    // With nothing to escape, clap's message is kept (its tips after a `;`), without its
+    // usage block.
+    let out = cpuprof().args(["top", f, "--limit", "x"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cpuprof: error: invalid value 'x' for '--limit <N>': invalid digit found in string\n"
+    );
+    let out = cpuprof().args(["top"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cpuprof: error: the following required arguments were not provided: <FILE>...\n"
+    );
+    // Help is not an error.
+    cpuprof().args(["top", "--help"]).assert().success();
+}

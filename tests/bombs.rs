@@ -1,5 +1,6 @@
 //! Decompression bombs: a few MB of gzip that expand into a huge `nodes` value, trace event,
-//! folded line, `samples` array, pprof string table, or into whitespace and tick-log lines.
+//! folded line, perf script event, `samples` array, pprof string table, or into whitespace and
+//! tick-log lines.
 //! Each is generated here, read by the library and by the binary, and must end in one error
 //! line naming the file and the limit it crossed, with exit 1 and no abort. The binary runs
 //! with its address space capped (`ulimit -v`), so a reader that kept what it read would be
@@ -94,6 +95,23 @@ fn a_huge_folded_line() {
     let b = bomb(b"main;", b"a;", 1 << 30, b"a 1\n");
     library(&b, &ParseOptions::default(), ":1:1: a line exceeds the limit of 128 MiB");
     binary(&b, "stacks.folded.gz", &[], ":1:1: a line exceeds the limit of 128 MiB");
+}
+
+#[test]
+fn a_perf_script_event_of_millions_of_frames() {
+    // One event whose stack goes on for 1 GiB: 77 million frames of 14 bytes, or half a
+    // million of 2 KiB. Whole events are what inferno folds into one line, so one is bounded
+    // in frames and, as a folded line is, in bytes.
+    let head = b"node 1 1.000000: 1 cpu-clock: \n";
+    let b = bomb(head, b"\t 7f00 f (/x)\n", 1 << 30, b"");
+    let expected = ":1:1: an event exceeds the limit of 1,048,576 frames";
+    library(&b, &ParseOptions::default(), expected);
+    binary(&b, "frames.perf.gz", &[], expected);
+    let frame = format!("\t 7f00 {} (/x)\n", "f".repeat(2040));
+    let b = bomb(head, frame.as_bytes(), 1 << 30, b"");
+    let expected = ":1:1: an event exceeds the limit of 128 MiB";
+    library(&b, &ParseOptions::default(), expected);
+    binary(&b, "names.perf.gz", &[], expected);
 }
 
 #[test]

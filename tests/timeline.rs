@@ -563,6 +563,54 @@ fn a_window_against_itself_changes_nothing() {
     assert_eq!(row("sievePrimes")["verdict"], "cooler");
 }
 
+/// A mistyped time or number is a usage error, not another value: Rust's float parser takes
+/// `.1` (so `0s...1s` was the window from 0 to 100 ms), `1e3`, `5.`; `--phase +1` was phase 1.
+#[test]
+fn mistyped_times_are_usage_errors() {
+    let blocks = "fixtures/cpuprofile/blocks.cpuprofile";
+    let phases = "fixtures/cpuprofile/phases.cpuprofile";
+    let cases: [(&[&str], &str, &str); 11] = [
+        (&["diff", blocks, "--new-window", "1s.."], "--base-window", "0s...1s"),
+        (&["top", blocks], "--from", ".5s"),
+        (&["top", blocks], "--to", "1e0s"),
+        (&["top", blocks], "--to", "50.%"),
+        (&["top", phases], "--phase", "+1"),
+        (&["timeline", blocks], "--bucket", ".1s"),
+        (&["blocks", blocks], "--min", "1e2ms"),
+        (&["diff", blocks, blocks], "--fail-on", "self:+1e1%"),
+        (&["diff", blocks, blocks], "--min-delta", ".5ms"),
+        (&["top", blocks], "--max-input-size", ".5G"),
+        (&["flamegraph", blocks, "-o", "-"], "--min-width", "+0.5"),
+    ];
+    for (command, flag, typo) in cases {
+        let out = cpuprof().args(command).args([flag, typo]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?} {flag} {typo}: {stderr}");
+        assert!(out.stdout.is_empty(), "{command:?} {flag} {typo}");
+        // Written as meant, each is read.
+        let meant = match typo {
+            "0s...1s" => "0s..1s",
+            ".5s" => "0.5s",
+            "1e0s" => "1s",
+            "50.%" => "50%",
+            "+1" => "1",
+            ".1s" => "0.1s",
+            "1e2ms" => "100ms",
+            "self:+1e1%" => "self:+10%",
+            ".5ms" => "0.5ms",
+            ".5G" => "0.5G",
+            _ => "0.5",
+        };
+        let out = cpuprof().args(command).args([flag, meant]).output().unwrap();
+        let code = out.status.code();
+        assert!(
+            code == Some(0) || code == Some(3),
+            "{command:?} {flag} {meant}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// A window is cut once, whatever transforms the profile goes through after it is read
 /// (`--hide`, `--collapse-recursion`, source maps): the same samples as without them.
 #[test]

@@ -63,7 +63,7 @@ impl FromStr for Rule {
             _ => return Err(error()),
         };
         let threshold = threshold.strip_prefix('+').unwrap_or(threshold);
-        let number = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+        let number = |s: &str| cpuprof_model::parse_decimal(s.trim());
         let threshold = if let Some(v) = threshold.strip_suffix("pp").and_then(number) {
             Threshold::Points(v)
         } else if let Some(v) = threshold.strip_suffix('%').and_then(number) {

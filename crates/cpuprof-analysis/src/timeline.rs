@@ -779,8 +779,9 @@ fn smooth(runs: &[(Character, usize)], min_run: usize) -> Vec<(Character, usize)
 /// The phase `name` names: its 1-based number, or its label (`startup`, `steady`, `phase 3`).
 pub fn find_phase<'a>(phases: &'a [Phase], name: &str) -> Option<&'a Phase> {
     let name = name.trim();
-    match name.parse::<usize>() {
-        Ok(n) => n.checked_sub(1).and_then(|i| phases.get(i)),
-        Err(_) => phases.iter().find(|p| p.label.eq_ignore_ascii_case(name)),
+    // Digits only: `+2` is no phase's number (Rust's parser would take it).
+    match name.parse::<usize>().ok().filter(|_| name.bytes().all(|b| b.is_ascii_digit())) {
+        Some(n) => n.checked_sub(1).and_then(|i| phases.get(i)),
+        None => phases.iter().find(|p| p.label.eq_ignore_ascii_case(name)),
     }
 }

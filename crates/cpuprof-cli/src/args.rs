@@ -711,8 +711,8 @@ pub(crate) struct FlamegraphArgs {
 
 /// A percentage from 0 to 100.
 fn percent(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+    match cpuprof_model::parse_decimal(text) {
+        Some(v) if (0.0..=100.0).contains(&v) => Ok(v),
         _ => Err(format!("{text}: expected a percentage from 0 to 100")),
     }
 }
@@ -1052,8 +1052,8 @@ fn size(text: &str) -> Result<u64, String> {
         "tb" => 1e12,
         _ => return Err(format!("{text}: expected a size such as 500MB or 2GiB")),
     };
-    match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && v * scale >= 1.0 && v * scale < 1.8e19 => Ok((v * scale).round() as u64),
+    match cpuprof_model::parse_decimal(number) {
+        Some(v) if v * scale >= 1.0 && v * scale < 1.8e19 => Ok((v * scale).round() as u64),
         _ => Err(format!("{text}: expected a size such as 500MB or 2GiB")),
     }
 }

@@ -53,7 +53,7 @@ enum MinDelta {
 }
 
 fn parse_min_delta(text: &str, normalize: Normalize) -> Result<MinDelta> {
-    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+    let number = |s: &str| cpuprof_model::parse_decimal(s.trim());
     match (normalize, text.strip_suffix("pp")) {
         (Normalize::Share, Some(v)) => number(v).map(MinDelta::Points),
         (Normalize::Time, None) => duration_ns(text).map(MinDelta::Nanos).or_else(|| number(text).map(MinDelta::Samples)),

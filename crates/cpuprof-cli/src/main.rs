@@ -22,10 +22,29 @@ mod warnings;
 
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err)
+            if matches!(
+                err.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            // --help, --version, or no command: clap's help as it prints it.
+            let _ = err.print();
+            return ExitCode::from(err.exit_code() as u8);
+        }
+        Err(err) => {
+            say(&format!("error: {}", usage::clap_message(&err)));
+            return ExitCode::from(2);
+        }
+    };
     let result = run::run(cli);
     if let Some(status) = signals::exit_status() {
         return ExitCode::from(status);

@@ -21,10 +21,22 @@ pub fn parse_duration_ns(text: &str, bare_seconds: bool) -> Option<i64> {
     } else {
         return None;
     };
-    match number.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v * scale < 9.2e18 => Some((v * scale).round() as i64),
+    match parse_decimal(number.trim()) {
+        Some(v) if v * scale < 9.2e18 => Some((v * scale).round() as i64),
         _ => None,
     }
+}
+
+/// A number as people write one in an option: digits, and a fraction after a point (`12`,
+/// `0.5`). `None` for what Rust's float parser takes besides (`.5`, `5.`, `+5`, `1e3`, `inf`):
+/// each is more likely a typo than meant (`0s...1s` is `0s` to `.1s`, 100 ms).
+pub fn parse_decimal(text: &str) -> Option<f64> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, "0"));
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 #[cfg(test)]
@@ -42,5 +54,19 @@ mod tests {
         assert_eq!(nanoseconds("1.5h", true), Some(5_400_000_000_000));
         assert_eq!(nanoseconds("-1s", true), None);
         assert_eq!(nanoseconds("soon", true), None);
+    }
+
+    #[test]
+    fn numbers_are_plain_decimals() {
+        assert_eq!(nanoseconds("0.1s", true), Some(100_000_000));
+        assert_eq!(nanoseconds("10", true), Some(10_000_000_000));
+        assert_eq!(nanoseconds(" 2ms ", false), Some(2_000_000));
+        // What a float parser takes besides: a typo more likely than meant.
+        for text in [".1s", "1.s", "+1s", "1e3ms", "1E3", "infs", "NaNs", "..1s", "1.2.3s", "0x10s", "1_000ms", "s", ""]
+        {
+            assert_eq!(nanoseconds(text, true), None, "{text}");
+        }
+        assert_eq!(super::parse_decimal("0.5"), Some(0.5));
+        assert_eq!(super::parse_decimal("-0.5"), None);
     }
 }

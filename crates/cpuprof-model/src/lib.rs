@@ -41,7 +41,7 @@ mod window;
 
 pub use builder::{ModelError, ProfileBuilder};
 pub use children::{Children, ColumnId};
-pub use duration::parse_duration_ns;
+pub use duration::{parse_decimal, parse_duration_ns};
 pub use ids::{FrameId, FuncId, LibId, StackId, StrId};
 pub use merge::{merge, MergeColumns, Merger, Unlike};
 pub use strings::StringTable;

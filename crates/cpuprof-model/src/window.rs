@@ -3,7 +3,7 @@
 //! readers, so that a reader that sums its samples once can keep only a window's (the
 //! analyses cut the others' with the same resolution).
 
-use crate::duration::parse_duration_ns;
+use crate::duration::{parse_decimal, parse_duration_ns};
 
 /// One end of a window, relative to the recording.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,7 +21,7 @@ impl Bound {
     pub fn parse(text: &str) -> Option<Self> {
         let t = text.trim();
         if let Some(p) = t.strip_suffix('%') {
-            return p.trim().parse::<f64>().ok().filter(|v| (0.0..=100.0).contains(v)).map(Bound::Percent);
+            return parse_decimal(p.trim()).filter(|v| (0.0..=100.0).contains(v)).map(Bound::Percent);
         }
         if let Some(rest) = t.strip_prefix('-') {
             return parse_duration_ns(rest, true).map(Bound::BeforeEnd);
@@ -129,6 +129,12 @@ mod tests {
         assert_eq!(Bound::parse("90%"), Some(Bound::Percent(90.0)));
         assert_eq!(Bound::parse("120%"), None);
         assert_eq!(Bound::parse("soon"), None);
+        // `--base-window 0s...1s` splits at its first `..`: `0s` and `.1s`.
+        assert_eq!(Bound::parse(".1s"), None);
+        assert_eq!(Bound::parse("-.5s"), None);
+        assert_eq!(Bound::parse(".5%"), None);
+        assert_eq!(Bound::parse("1e1%"), None);
+        assert_eq!(Bound::parse("--2s"), None);
     }
 
     #[test]

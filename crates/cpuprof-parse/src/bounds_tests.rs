@@ -36,7 +36,16 @@ fn error(bytes: &[u8], options: &ParseOptions) -> String {
 
 /// Small limits, so that each is crossed by a small input.
 fn small() -> Limits {
-    Limits { value: 1000, pprof_message: 1000, pprof_decoded: 10_000, samples: 100, stacks: 50, nodes: 20, frames: 10 }
+    Limits {
+        value: 1000,
+        pprof_message: 1000,
+        pprof_decoded: 10_000,
+        samples: 100,
+        stacks: 50,
+        nodes: 20,
+        frames: 10,
+        event_frames: 10,
+    }
 }
 
 fn with(limits: Limits) -> ParseOptions {

@@ -118,7 +118,8 @@ pub struct ParseOptions {
     /// of an input is bounded too, at the default: 128 MiB for one JSON value read whole (a
     /// `.cpuprofile`'s `nodes`, one trace event) or one folded line; 512 MiB for a pprof
     /// message, decoded into at most 1 GiB; 67,108,864 samples; 16,777,216 distinct stacks;
-    /// 4,194,304 call-tree nodes and as many distinct folded frames. A larger `max_input_size`
+    /// 4,194,304 call-tree nodes and as many distinct folded frames; 1,048,576 frames in one
+    /// `perf script` event, and 128 MiB of its lines. A larger `max_input_size`
     /// raises these in proportion (a smaller one does not lower them: it bounds all by itself).
     ///
     /// Default is [`DEFAULT_MAX_INPUT_SIZE`] (2 GiB): protobuf's own limit for one message, and
@@ -166,6 +167,9 @@ pub(crate) struct Limits {
     pub(crate) nodes: usize,
     /// Distinct frames of a folded profile.
     pub(crate) frames: usize,
+    /// Frames of one `perf script` event (its stack lines): the kernel records at most
+    /// 655,360 (`perf_event_max_stack`'s ceiling; 127 by default).
+    pub(crate) event_frames: usize,
 }
 
 impl Limits {
@@ -184,6 +188,7 @@ impl Limits {
             stacks: scaled(1 << 24),
             nodes: scaled(1 << 22),
             frames: scaled(1 << 22),
+            event_frames: scaled(1 << 20),
         }
     }
 }

@@ -156,11 +156,16 @@ fn seconds_to_ns(text: &str) -> Option<i64> {
 /// ([`to_ascii`]) when it is not, and only then read as an event line: the period is blanked
 /// in the very buffer it was found in, whatever bytes the command name holds. An event's lines
 /// are gathered up to the blank line that ends it; its command, event name and stack lines
-/// tell its stack apart (the pid, time and period do not change what inferno folds).
+/// tell its stack apart (the pid, time and period do not change what inferno folds). An event
+/// is held whole (inferno folds it as one line), so it is bounded as a folded line is: at most
+/// `limit` bytes, and at most `max_frames` frames.
 struct Events<R> {
     inner: R,
-    /// Bytes a line may hold (its newline included), as [`Limits::value`](crate::Limits).
+    /// Bytes a line, or an event's lines, may hold (newlines included), as
+    /// [`Limits::value`](crate::Limits).
     limit: usize,
+    /// Frames an event may hold, [`Limits::event_frames`](crate::Limits).
+    max_frames: usize,
     /// The current line (transformed).
     line: Vec<u8>,
     /// What inferno is served, from `pos`.
@@ -170,6 +175,9 @@ struct Events<R> {
     number: u64,
     /// The number of a line longer than `limit` (reading stopped there).
     too_long: Option<u64>,
+    /// The number of the first line of an event past `limit` or `max_frames`, and which
+    /// (reading stopped there).
+    too_big: Option<(u64, EventLimit)>,
     /// Inside an event's stack (until a blank line), as inferno tracks it.
     in_event: bool,
     /// Samples per event name (as inferno sees it: ASCII, see [`to_ascii`]).
@@ -184,6 +192,9 @@ struct Events<R> {
     block_comm_end: usize,
     block_kept: bool,
     key: Vec<u8>,
+    /// The number of the event's first line, and its frames so far.
+    block_line: u64,
+    block_frames: usize,
     /// The time and period of the event being gathered.
     block_time: Option<i64>,
     block_period: Option<i64>,
@@ -204,16 +215,25 @@ struct Kept {
 /// Marks the end of a command name and the start of its stack's id in what inferno is served.
 const ID_MARK: u8 = 0x03;
 
+/// Which bound of one event a `perf script` event crossed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EventLimit {
+    Bytes,
+    Frames,
+}
+
 impl<R: BufRead> Events<R> {
-    fn new(inner: R, limit: usize) -> Self {
+    fn new(inner: R, limit: usize, max_frames: usize) -> Self {
         Events {
             inner,
             limit,
+            max_frames,
             line: Vec::new(),
             out: Vec::new(),
             pos: 0,
             number: 0,
             too_long: None,
+            too_big: None,
             in_event: false,
             samples: BTreeMap::new(),
             weird: 0,
@@ -222,6 +242,8 @@ impl<R: BufRead> Events<R> {
             block_comm_end: 0,
             block_kept: false,
             key: Vec::new(),
+            block_line: 0,
+            block_frames: 0,
             block_time: None,
             block_period: None,
             ids: FxHashMap::default(),
@@ -233,8 +255,8 @@ impl<R: BufRead> Events<R> {
     /// gathered or what inferno is served; false at the end.
     fn next_line(&mut self) -> io::Result<bool> {
         self.line.clear();
-        if self.too_long.is_some() {
-            return Err(io::Error::other("a line is too large"));
+        if self.too_long.is_some() || self.too_big.is_some() {
+            return Err(io::Error::other("a line or an event is too large"));
         }
         // One byte past the limit tells a line that is too long from one that is just long enough.
         if self.inner.by_ref().take(self.limit as u64 + 1).read_until(b'\n', &mut self.line)? == 0 {
@@ -259,6 +281,9 @@ impl<R: BufRead> Events<R> {
             self.line = to_ascii(&self.line);
         }
         if self.line.starts_with(b"#") {
+            if self.in_event {
+                self.check_event()?;
+            }
             self.pass_line();
             return Ok(true);
         }
@@ -280,6 +305,8 @@ impl<R: BufRead> Events<R> {
             return Ok(true);
         }
         if self.in_event {
+            self.block_frames += 1;
+            self.check_event()?;
             self.key.extend_from_slice(&self.line);
             self.pass_line();
             return Ok(true);
@@ -296,6 +323,8 @@ impl<R: BufRead> Events<R> {
         let (period, comm_end, time_ns, single) = (event.period, event.comm_end, event.time_ns, event.single);
         let first = &self.first.get_or_insert_with(|| (name.clone(), self.number)).0;
         self.block_kept = *first == name;
+        self.block_line = self.number;
+        self.block_frames = 0;
         self.block_time = time_ns;
         self.block_period = None;
         self.block_comm_end = comm_end;
@@ -324,6 +353,21 @@ impl<R: BufRead> Events<R> {
             self.end_event();
         }
         Ok(true)
+    }
+
+    /// Stops reading when the event being gathered, with the current line, is past its bounds.
+    fn check_event(&mut self) -> io::Result<()> {
+        let over = if self.block_frames > self.max_frames {
+            EventLimit::Frames
+        } else if self.block.len() + self.line.len() > self.limit {
+            EventLimit::Bytes
+        } else {
+            return Ok(());
+        };
+        // What the event held is let go: the error is all that is left to say.
+        (self.block, self.key, self.line, self.out) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        self.too_big = Some((self.block_line, over));
+        Err(io::Error::other("an event is too large"))
     }
 
     /// Adds the current line to the event being gathered, or to what inferno is served.
@@ -451,9 +495,16 @@ pub(crate) fn parse(
 ) -> Result<Profile, ParseError> {
     let limits = options.limits();
     let split_tiers = options.split_tiers;
-    let mut events = Events::new(reader, limits.value);
+    let mut events = Events::new(reader, limits.value, limits.event_frames);
     let too_long = |line: u64| {
         ParseErrorKind::too_large_bytes("a line", limits.value as u64).at(origin, Span::LineCol { line, column: 1 })
+    };
+    let too_big = |(line, over): (u64, EventLimit)| {
+        let kind = match over {
+            EventLimit::Bytes => ParseErrorKind::too_large_bytes("an event", limits.value as u64),
+            EventLimit::Frames => ParseErrorKind::too_many("an event", limits.event_frames, "frames"),
+        };
+        kind.at(origin, Span::LineCol { line, column: 1 })
     };
     let io_error = |e: io::Error, line: u64| ParseErrorKind::Io(e).at(origin, Span::LineCol { line, column: 1 });
     let first = match events.first_event() {
@@ -484,6 +535,9 @@ pub(crate) fn parse(
     }));
     if let Some(line) = events.too_long {
         return Err(too_long(line));
+    }
+    if let Some(event) = events.too_big {
+        return Err(too_big(event));
     }
     let Ok(result) = collapsed else {
         let at = Span::LineCol { line: events.number, column: 1 };
@@ -886,15 +940,50 @@ mod tests {
         let euro = format!("node 7 1.5: cpu-clock: \n\t 7f00 {} (/usr/bin/node)\n", "\u{20ac}".repeat(40));
         let error = parse(euro.as_bytes(), &origin, &with_value_limit(100)).unwrap_err();
         assert!(matches!(error.kind, ParseErrorKind::TooLarge { .. }), "{error}");
-        // A line of just the limit (224 bytes, its newline included) is read.
-        parse(line.as_bytes(), &origin, &with_value_limit(224)).unwrap();
+        // A line of just the limit (224 bytes, its newline included) is read, and then its event
+        // (its event line and it) is over the same limit; 248 bytes hold both.
+        let error = parse(line.as_bytes(), &origin, &with_value_limit(224)).unwrap_err();
+        assert_eq!(error.to_string(), "t.perf:1:1: an event exceeds the limit of 224 bytes");
+        parse(line.as_bytes(), &origin, &with_value_limit(248)).unwrap();
+    }
+
+    #[test]
+    fn an_event_is_bounded_in_frames_and_bytes() {
+        let origin = Origin("t.perf".into());
+        let limits = |value: usize, event_frames: usize| {
+            let mut limits = ParseOptions::default().limits();
+            (limits.value, limits.event_frames) = (value, event_frames);
+            ParseOptions { test_limits: Some(limits), ..ParseOptions::default() }
+        };
+        // A first event of 2 frames, then one of `n` frames of 10 bytes each (`\t 7f00 f (/x)\n`
+        // is 14), its event line on line 5.
+        let text = |n: usize| {
+            let mut text = "node 7 1.5: cpu-clock: \n\t 7f00 g (/x)\n\t 7f01 h (/x)\n\n".to_owned();
+            text.push_str("node 7 1.6: cpu-clock: \n");
+            text.push_str(&"\t 7f00 f (/x)\n".repeat(n));
+            text
+        };
+        let p = parse(text(10).as_bytes(), &origin, &limits(1000, 10)).unwrap();
+        assert_eq!(p.samples.len(), 2);
+        let e = parse(text(11).as_bytes(), &origin, &limits(1000, 10)).unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::TooLarge { .. }), "{e}");
+        assert_eq!(e.to_string(), "t.perf:5:1: an event exceeds the limit of 10 frames");
+        // 24 bytes of event line and 14 per frame: 10 frames are 164 bytes.
+        parse(text(10).as_bytes(), &origin, &limits(164, 100)).unwrap();
+        let e = parse(text(10).as_bytes(), &origin, &limits(163, 100)).unwrap_err();
+        assert_eq!(e.to_string(), "t.perf:5:1: an event exceeds the limit of 163 bytes");
+        // Comment lines inside an event count as its bytes (not its frames).
+        let commented = text(2).replace("\t 7f00 f", "# a comment line of a few bytes\n\t 7f00 f");
+        parse(commented.as_bytes(), &origin, &limits(1000, 2)).unwrap();
+        let e = parse(commented.as_bytes(), &origin, &limits(100, 2)).unwrap_err();
+        assert_eq!(e.to_string(), "t.perf:5:1: an event exceeds the limit of 100 bytes");
     }
 
     #[test]
     fn comment_lines_before_the_first_event_are_not_kept() {
         let mut text = "# a comment line of the header, repeated\n\n".repeat(10_000).into_bytes();
         text.extend_from_slice(&comm_bytes(b"node"));
-        let mut events = Events::new(&text[..], 1000);
+        let mut events = Events::new(&text[..], 1000, 10);
         assert_eq!(events.first_event().unwrap().as_deref(), Some("cpu-clock"));
         assert_eq!(events.line, b"node 4242 1.000001:            cpu-clock:ppp: \n");
         assert!(events.line.capacity() < 1000, "{}", events.line.capacity());
