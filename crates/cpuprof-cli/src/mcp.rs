@@ -200,7 +200,7 @@ impl ServerHandler for Server {
         // The gate's verdict joins a diff's report: room is kept for it.
         let gated = arguments.get("fail_on").is_some_and(|v| !v.is_null());
         let argv = command_line(spec, arguments).map_err(|e| McpError::invalid_params(e, None))?;
-        let cli = Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(e.render().to_string(), None))?;
+        let cli = Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(crate::usage::clap_message(&e), None))?;
         let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
         let name = spec.name;
         let budget = usize::try_from(budget).unwrap_or(usize::MAX);
