@@ -86,10 +86,13 @@ EXAMPLES:
   cpuprof mcp
   cpuprof mcp --budget 16384";
 
+/// The bytes an MCP answer keeps to when the call names no budget.
+pub(crate) const DEFAULT_BUDGET: u64 = 8 * 1024;
+
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
     /// The bytes an answer keeps to unless a call names its own `budget`
-    #[arg(long, value_name = "BYTES", default_value_t = crate::mcp::DEFAULT_BUDGET)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BUDGET)]
     pub(crate) budget: u64,
 }
 
@@ -1153,7 +1156,7 @@ impl OutputArgs {
     pub(crate) fn report_format(&self) -> Result<Format, crate::usage::UsageError> {
         Ok(match self.format {
             ReportFormatArg::Table => Format::Table,
-            ReportFormatArg::Json => crate::io::json_format(),
+            ReportFormatArg::Json => crate::session::json_format(),
             ReportFormatArg::Csv => Format::Csv,
             ReportFormatArg::Markdown => Format::Markdown,
             ReportFormatArg::Github => {

@@ -391,7 +391,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     } else {
         None
     };
-    let cwd = crate::calls::current_dir();
+    let cwd = crate::terminal::current_dir();
     let svg =
         (svg_output.is_some() || html_output.is_some()).then(|| differential(&base_refs, &new_refs, &options, &report));
     if let (None, Some(Err(e))) = (&svg_output, &svg) {
@@ -411,7 +411,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         explanations: &explanations,
         link: link.as_ref(),
         checkouts: &Checkouts { base_root: args.base_root.clone(), new_root: args.new_root.clone() },
-        terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
+        terminal: crate::terminal::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     write_report(&doc, args.output.format, output)?;
     if let (Some(svg_output), Some(svg)) = (svg_output, &svg) {
@@ -488,7 +488,7 @@ fn brief_refused() -> UsageError {
 fn write_report(doc: &DiffDocument<'_>, format: ReportFormatArg, output: Output) -> Result<()> {
     let format = match format {
         ReportFormatArg::Table => Format::Table,
-        ReportFormatArg::Json => crate::io::json_format(),
+        ReportFormatArg::Json => crate::session::json_format(),
         ReportFormatArg::Csv => Format::Csv,
         ReportFormatArg::Markdown => Format::Markdown,
         ReportFormatArg::Brief => return Err(brief_refused().into()),

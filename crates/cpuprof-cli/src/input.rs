@@ -75,11 +75,11 @@ impl<'a> Reader<'a> {
     /// parser's warnings and maps it through source maps when asked to. The reader keeps only
     /// the samples of a `--from`/`--to` window where it can ([`cut_to_window`] cuts the rest).
     pub(crate) fn load(&self, input: &Path, timeline: bool, window: Option<&WindowSpec>) -> Result<Profile> {
-        let profile = if crate::io::serving() && !crate::io::is_dash(input) {
+        let profile = if crate::session::serving() && !crate::io::is_dash(input) {
             // An MCP session reads a profile once, whole and with its times, for every question
             // after (the window is cut from it as from a format the reader cannot cut).
             let reading = format!("{:?} {:?}", self.args, self.maps_dir);
-            crate::mcp::cached(input, &reading, || self.read(input, true, None))?
+            crate::session::cached(input, &reading, || self.read(input, true, None))?
         } else {
             self.read(input, timeline, window)?
         };
@@ -277,8 +277,9 @@ pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, in
         }
         WindowSpec::Between(a, b) => {
             let graph = CallGraph::new(profile, &CallGraphOptions::new(Weight::Time, StackFilter::default()));
-            let find =
-                |pattern: &str| graph.find(pattern).map_err(|e| crate::calls::not_found(&graph, pattern, &source, e));
+            let find = |pattern: &str| {
+                graph.find(pattern).map_err(|e| crate::patterns::not_found(&graph, pattern, &source, e))
+            };
             let (fa, fb) = (find(a)?, find(b)?);
             between(profile, &graph.stacks_with(fa), &graph.stacks_with(fb)).ok_or_else(|| {
                 anyhow::anyhow!(

@@ -1,12 +1,11 @@
 //! Reading inputs (`-` = stdin) and writing outputs atomically.
 
-use std::cell::RefCell;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, IsTerminal, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use anyhow::{bail, Context, Result};
@@ -49,14 +48,14 @@ const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 /// Reads and parses one profile.
 pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profile> {
-    if is_dash(path) && serving() {
+    if is_dash(path) && crate::session::serving() {
         return Err(UsageError("standard input carries the MCP session: give the profile's path".to_owned()).into());
     }
     if is_dash(path) {
         return Ok(cpuprof_parse::parse(io::stdin(), &Origin::stdin(), options)?);
     }
     let origin = Origin(path.display().to_string());
-    let file = if serving() {
+    let file = if crate::session::serving() {
         // What was opened is checked, not the path (a link swapped in between would pass), and
         // opened without waiting: a FIFO's open would block until someone writes to it.
         use std::os::unix::fs::OpenOptionsExt;
@@ -82,7 +81,7 @@ pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profil
     } else {
         File::open(path).with_context(|| format!("cannot open {}", path.display()))?
     };
-    let cancelled = RUN.with(|r| r.borrow().as_ref().and_then(|(_, c)| c.cancelled.clone()));
+    let cancelled = crate::session::cancelled();
     if let Some(cancelled) = cancelled {
         return Ok(cpuprof_parse::parse(Cancellable { inner: file, cancelled }, &origin, options)?);
     }
@@ -171,79 +170,6 @@ fn place_id(meta: &Metadata) -> Option<FileId> {
 /// The outputs of this run, so that no two go to one place.
 static CLAIMED: Mutex<Vec<Claim>> = Mutex::new(Vec::new());
 
-/// Whether this process serves MCP (`cpuprof mcp`): its standard input and output carry the
-/// protocol, so no command reads or writes them.
-static SERVING: AtomicBool = AtomicBool::new(false);
-
-/// Runs of commands in this process, numbered (0: the command line's one run).
-static RUNS: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// The run of a command on this thread (see [`captured`]): its number, what it wrote to
-    /// standard output, and the files it wrote.
-    static RUN: RefCell<Option<(u64, Captured)>> = const { RefCell::new(None) };
-}
-
-/// What a command run by [`captured`] wrote.
-#[derive(Debug, Default)]
-pub(crate) struct Captured {
-    /// The bytes a JSON report keeps to (`None`: the whole report): it is cut as it is made.
-    pub(crate) budget: Option<usize>,
-    /// Set when the run's caller gave up on it (an MCP call cancelled, the session closed):
-    /// what it still reads fails, which ends the run.
-    pub(crate) cancelled: Option<std::sync::Arc<AtomicBool>>,
-    /// What would have gone to standard output.
-    pub(crate) stdout: Vec<u8>,
-    /// The files written, as named.
-    pub(crate) files: Vec<PathBuf>,
-}
-
-/// From now on, standard input and output are the MCP session's: commands get neither.
-pub(crate) fn serve() {
-    SERVING.store(true, Ordering::SeqCst);
-}
-
-/// Whether standard input and output carry an MCP session.
-pub(crate) fn serving() -> bool {
-    SERVING.load(Ordering::SeqCst)
-}
-
-/// Runs a command on this thread with what it would print kept instead, and the files it
-/// writes listed. Its outputs are claimed apart from other runs' (see [`Output::new`]).
-/// With a `budget`, a JSON report is written within it (see [`json_format`]); `cancelled`
-/// stops the run's reading once set.
-pub(crate) fn captured<T>(
-    budget: Option<usize>,
-    cancelled: Option<std::sync::Arc<AtomicBool>>,
-    run: impl FnOnce() -> T,
-) -> (T, Captured) {
-    let number = RUNS.fetch_add(1, Ordering::SeqCst);
-    RUN.with(|r| *r.borrow_mut() = Some((number, Captured { budget, cancelled, ..Captured::default() })));
-    let result = run();
-    let captured = RUN.with(|r| r.borrow_mut().take()).map(|(_, c)| c).unwrap_or_default();
-    CLAIMED.lock().unwrap_or_else(PoisonError::into_inner).retain(|c| c.run != number);
-    (result, captured)
-}
-
-/// The format a JSON report is rendered in: the whole document, or within the byte budget of
-/// the captured run on this thread.
-pub(crate) fn json_format() -> cpuprof_render::Format {
-    match RUN.with(|r| r.borrow().as_ref().and_then(|(_, c)| c.budget)) {
-        Some(budget) => cpuprof_render::Format::JsonWithin(budget),
-        None => cpuprof_render::Format::Json,
-    }
-}
-
-/// The number of the run on this thread (0: the command line's).
-fn run_number() -> u64 {
-    RUN.with(|r| r.borrow().as_ref().map_or(0, |(n, _)| *n))
-}
-
-/// Adds to what this thread's captured run wrote; false when no run is captured.
-fn capture(add: impl FnOnce(&mut Captured)) -> bool {
-    RUN.with(|r| r.borrow_mut().as_mut().map(|(_, c)| add(c)).is_some())
-}
-
 struct Claim {
     /// The run it belongs to: runs of the MCP server do not claim one another's outputs.
     run: u64,
@@ -265,8 +191,10 @@ impl Claim {
 
 /// Records `claim` as one of this run's outputs; a second output to the same place is refused.
 fn claim(mut claim: Claim, shown: &str) -> Result<()> {
-    claim.run = run_number();
+    claim.run = crate::session::run_number();
     let mut claimed = CLAIMED.lock().unwrap_or_else(PoisonError::into_inner);
+    // A finished run's outputs are written: they no longer stand in another run's way.
+    claimed.retain(|c| crate::session::live(c.run));
     if claimed.iter().any(|c| c.collides(&claim)) {
         return Err(UsageError(format!("refusing to write two outputs to {shown}")).into());
     }
@@ -315,7 +243,7 @@ impl Output {
         let input_is = |id: FileId| inputs.iter().find(|(i, _)| *i == id).map(|(_, input)| *input);
 
         let Some(path) = path.filter(|p| !is_dash(p)) else {
-            if run_number() != 0 {
+            if crate::session::run_number() != 0 {
                 claim(Claim { run: 0, stdout: true, path: None, id: None }, "standard output")?;
                 return Ok(Output::Captured);
             }
@@ -340,7 +268,7 @@ impl Output {
             return Ok(Output::Stdout);
         };
         let (target, id) = match std::fs::metadata(path) {
-            Ok(meta) if !meta.is_file() && serving() => {
+            Ok(meta) if !meta.is_file() && crate::session::serving() => {
                 // A device or pipe may be the session's own standard output.
                 return Err(UsageError(format!(
                     "refusing to write {}: the MCP server writes regular files only",
@@ -385,7 +313,7 @@ impl Output {
     pub(crate) fn write(self, bytes: &[u8]) -> Result<()> {
         match self {
             Output::Captured => {
-                capture(|c| c.stdout.extend_from_slice(bytes));
+                crate::session::capture(|c| c.stdout.extend_from_slice(bytes));
                 Ok(())
             }
             Output::Stdout => {
@@ -410,7 +338,7 @@ impl Output {
                     .map_or_else(|_| std::fs::Permissions::from_mode(0o666 & !umask()), |m| m.permissions());
                 temp.fill(bytes, permissions).with_context(|| format!("cannot write {}", path.display()))?;
                 temp.persist(&target).with_context(|| format!("cannot write {}", path.display()))?;
-                capture(|c| c.files.push(path));
+                crate::session::capture(|c| c.files.push(path));
                 Ok(())
             }
         }

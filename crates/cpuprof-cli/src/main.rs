@@ -11,10 +11,13 @@ mod input;
 mod io;
 mod mcp;
 mod mcp_wire;
+mod patterns;
 mod record;
 mod report;
 mod run;
+mod session;
 mod signals;
+mod terminal;
 mod timeline;
 mod units;
 mod usage;
@@ -45,7 +48,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = run::run(cli);
+    // The recorder and the MCP server run the analysis commands; they are not among them.
+    let result = match cli.command {
+        args::Command::Record(args) => record::run_record(&args),
+        args::Command::Mcp(args) => mcp::run_mcp(&args),
+        command => run::run(command),
+    };
     if let Some(status) = signals::exit_status() {
         return ExitCode::from(status);
     }

@@ -9,11 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::SystemTime;
 
 use anyhow::Result;
 use clap::{Arg, ArgAction, CommandFactory, Parser};
-use cpuprof_model::{Profile, ValueUnit};
+
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -23,7 +22,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::args::{Cli, McpArgs};
+use crate::args::{Cli, McpArgs, DEFAULT_BUDGET};
 
 /// A tool: its name, the command it runs, and what its answer's numbers mean.
 struct ToolSpec {
@@ -119,9 +118,6 @@ const INPUTS: &[&str] = &["inputs", "input", "pair", "base", "new"];
 /// The arguments a tool never takes: the terminal's, and the one the server sets itself.
 const NOT_FOR_TOOLS: &[&str] = &["help", "version", "wide", "color", "budget"];
 
-/// The bytes an answer keeps to when the call names no budget.
-pub(crate) const DEFAULT_BUDGET: u64 = 8 * 1024;
-
 /// The smallest budget a call may name: room for a report's head and its note.
 const MIN_BUDGET: u64 = 2048;
 
@@ -129,7 +125,7 @@ const MIN_BUDGET: u64 = 2048;
 const MAX_BUDGET: u64 = 4 << 20;
 
 pub(crate) fn run_mcp(args: &McpArgs) -> Result<()> {
-    crate::io::serve();
+    crate::session::serve();
     let server = Server { budget: args.budget.clamp(MIN_BUDGET, MAX_BUDGET) };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     let session = runtime.block_on(async {
@@ -200,7 +196,8 @@ impl ServerHandler for Server {
         // The gate's verdict joins a diff's report: room is kept for it.
         let gated = arguments.get("fail_on").is_some_and(|v| !v.is_null());
         let argv = command_line(spec, arguments).map_err(|e| McpError::invalid_params(e, None))?;
-        let cli = Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(crate::usage::clap_message(&e), None))?;
+        let cli =
+            Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(crate::usage::clap_message(&e), None))?;
         let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
         let name = spec.name;
         let budget = usize::try_from(budget).unwrap_or(usize::MAX);
@@ -214,7 +211,7 @@ impl ServerHandler for Server {
             // What the run says on stderr is its own list (the reports carry it as `warnings`);
             // answers without a report get it from there.
             let ((result, captured), said) = crate::warnings::collect(|| {
-                crate::io::captured(Some(report_budget), Some(flag), || crate::run::run(cli))
+                crate::session::captured(Some(report_budget), Some(flag), || crate::run::run(cli.command))
             });
             let said: Vec<String> = said.iter().map(|w| cpuprof_render::text::visible(w)).collect();
             match result {
@@ -501,7 +498,7 @@ fn values_of(id: &str, value: &Value, arg: &Arg) -> Result<Vec<String>, String> 
 
 /// The profiles `load` gave handles to in this session: handle → path as given, and the
 /// file as it was then.
-static LOADED: Mutex<Vec<(String, String, Option<Key>)>> = Mutex::new(Vec::new());
+static LOADED: Mutex<Vec<(String, String, Option<crate::session::Key>)>> = Mutex::new(Vec::new());
 
 /// `load`'s answer: the profile's handle and path, the brief summary, and the warnings.
 fn loaded(argv: &[String], brief: &[u8], said: &[String]) -> String {
@@ -509,7 +506,7 @@ fn loaded(argv: &[String], brief: &[u8], said: &[String]) -> String {
     let handle = profile_handle(Path::new(&input)).unwrap_or_default();
     let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
     if !loaded.iter().any(|(h, _, _)| *h == handle) {
-        loaded.push((handle.clone(), input.clone(), Key::of(Path::new(&input), "")));
+        loaded.push((handle.clone(), input.clone(), crate::session::Key::of(Path::new(&input), "")));
     }
     json!({ "profile": handle, "path": input, "summary": String::from_utf8_lossy(brief), "warnings": said }).to_string()
 }
@@ -525,7 +522,7 @@ fn loaded_path(word: &str) -> Result<Option<String>, String> {
     }
     let loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
     match loaded.iter().find(|(h, _, _)| h == word) {
-        Some((_, path, then)) if Key::of(Path::new(path), "") != *then => Err(format!(
+        Some((_, path, then)) if crate::session::Key::of(Path::new(path), "") != *then => Err(format!(
             "{word}: {} changed since load (load it again for a handle to what it holds now)",
             cpuprof_render::text::visible(path)
         )),
@@ -536,7 +533,7 @@ fn loaded_path(word: &str) -> Result<Option<String>, String> {
 
 /// A profile's handle: the same for the same file unchanged (path, size, time of change).
 fn profile_handle(path: &Path) -> Option<String> {
-    let key = Key::of(path, "")?;
+    let key = crate::session::Key::of(path, "")?;
     let mut hash = Sha256::new();
     hash.update(key.path.as_os_str().as_encoded_bytes());
     hash.update(key.len.to_le_bytes());
@@ -649,76 +646,4 @@ fn fit_text(text: &str, budget: usize, note: &str) -> String {
         out.push('\n');
     }
     out
-}
-
-/// What identifies a file's content for the session's cache, and how it was read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Key {
-    path: PathBuf,
-    len: u64,
-    modified: Option<SystemTime>,
-    /// The time of the inode's last change (ns): a rewrite that restores mtime changes it.
-    changed: (i64, i64),
-    inode: (u64, u64),
-    reading: String,
-}
-
-impl Key {
-    fn of(path: &Path, reading: &str) -> Option<Key> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(path).ok()?;
-        Some(Key {
-            path: path.canonicalize().ok()?,
-            len: meta.len(),
-            modified: meta.modified().ok(),
-            changed: (meta.ctime(), meta.ctime_nsec()),
-            inode: (meta.dev(), meta.ino()),
-            reading: reading.to_owned(),
-        })
-    }
-}
-
-/// The profiles a session has read, the most recently used last.
-struct Profiles {
-    entries: Mutex<Vec<(Key, Arc<Profile>)>>,
-}
-
-/// How many profiles a session keeps read.
-const KEPT_PROFILES: usize = 4;
-
-/// The profile at `path` read with `reading` (the reading options, as text), from the session's
-/// cache when the file is unchanged; else read by `read` (whole, with its times, so that any
-/// later question can be answered from it) and kept.
-pub(crate) fn cached(path: &Path, reading: &str, read: impl FnOnce() -> Result<Profile>) -> Result<Profile> {
-    static PROFILES: Profiles = Profiles { entries: Mutex::new(Vec::new()) };
-    let Some(key) = Key::of(path, reading) else { return read() };
-    let kept = {
-        let mut entries = PROFILES.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries.iter().position(|(k, _)| *k == key).map(|at| {
-            let entry = entries.remove(at);
-            let profile = Arc::clone(&entry.1);
-            entries.push(entry);
-            profile
-        })
-    };
-    // Copied outside the lock: other calls need not wait for it.
-    if let Some(profile) = kept {
-        return Ok(Profile::clone(&profile));
-    }
-    let profile = read()?;
-    // Kept under the key it was read as only if that is still what the file is.
-    if Key::of(path, reading).as_ref() != Some(&key) {
-        anyhow::bail!("{}: the file changed while it was read", path.display());
-    }
-    // The rows' sums a reader leaves to the timeline: found once here, not by every copy.
-    if let Some(k) = profile.value_index(ValueUnit::Count).or_else(|| profile.value_index(ValueUnit::Nanoseconds)) {
-        let _ = profile.samples.values(k);
-    }
-    let mut entries = PROFILES.entries.lock().unwrap_or_else(PoisonError::into_inner);
-    entries.retain(|(k, _)| k.path != key.path || k.reading != key.reading);
-    entries.push((key, Arc::new(profile.clone())));
-    if entries.len() > KEPT_PROFILES {
-        entries.remove(0);
-    }
-    Ok(profile)
 }

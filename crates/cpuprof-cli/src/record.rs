@@ -418,5 +418,5 @@ fn format_name(format: ReportFormatArg) -> &'static str {
 /// Runs another cpuprof command on the same terms as from the command line.
 fn run_as(words: Vec<OsString>) -> Result<()> {
     let cli = Cli::try_parse_from(words).map_err(|e| crate::usage::UsageError(crate::usage::clap_message(&e)))?;
-    crate::run::run(cli)
+    crate::run::run(cli.command)
 }

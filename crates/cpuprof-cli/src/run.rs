@@ -4,7 +4,7 @@ use anyhow::Result;
 use cpuprof_analysis::{top, GroupBy, TopOptions, Weight};
 use cpuprof_render::{render_top, InputTotal, TopDocument};
 
-use crate::args::{By, Cli, Command, ReportFormatArg, TopArgs, WeightArg};
+use crate::args::{By, Command, ReportFormatArg, TopArgs, WeightArg};
 use crate::input::{load, source_name, stack_filter, Loaded};
 use crate::io::Output;
 use crate::usage::UsageError;
@@ -55,8 +55,9 @@ fn load_merged(inputs: &[&Path], args: &TopArgs, options: &TopOptions) -> Result
     Ok((Loaded { profile: merged, window }, format!("{} profiles, merged", inputs.len()), totals))
 }
 
-pub(crate) fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+/// Runs an analysis command (`record` and `mcp` run these; `main` runs them).
+pub(crate) fn run(command: Command) -> Result<()> {
+    match command {
         Command::Top(args) => run_top(&args),
         Command::Tree(args) => crate::calls::run_tree(&args),
         Command::Callers(args) => crate::calls::run_calls(&args, crate::calls::Lists::Callers),
@@ -70,8 +71,9 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Timeline(args) => crate::timeline::run_timeline(&args),
         Command::Blocks(args) => crate::timeline::run_blocks(&args),
         Command::Report(args) => crate::report::run_report(&args),
-        Command::Record(args) => crate::record::run_record(&args),
-        Command::Mcp(args) => crate::mcp::run_mcp(&args),
+        Command::Record(_) | Command::Mcp(_) => {
+            Err(UsageError("record and mcp run commands; they are not run by one".to_owned()).into())
+        }
     }
 }
 
@@ -119,7 +121,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
     }
     let mut profile = profile;
     crate::warnings::settle(&mut profile.meta);
-    let cwd = crate::calls::current_dir();
+    let cwd = crate::terminal::current_dir();
     let doc = TopDocument {
         source: &source,
         meta: &profile.meta,
@@ -128,7 +130,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
         limit: args.rows.limit(),
         window,
         inputs: &totals,
-        terminal: crate::calls::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
+        terminal: crate::terminal::terminal(args.output.output.as_deref(), args.output.wide, cwd.as_deref()),
     };
     output.write(render_top(&doc, format).as_bytes())
 }
@@ -168,7 +170,7 @@ fn run_brief(args: &TopArgs, options: &TopOptions, inputs: &[&Path]) -> Result<(
         limit: Some(BRIEF_FUNCTIONS),
         window,
         inputs: &[],
-        terminal: crate::calls::terminal(args.output.output.as_deref(), true, None),
+        terminal: crate::terminal::terminal(args.output.output.as_deref(), true, None),
     };
     let doc = cpuprof_render::BriefDocument { top: top_doc, paths: &paths, blocks: blocks.as_ref() };
     output.write(cpuprof_render::render_brief(&doc).as_bytes())

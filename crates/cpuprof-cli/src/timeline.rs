@@ -35,7 +35,7 @@ pub(crate) fn run_timeline(args: &TimelineArgs) -> Result<()> {
     crate::warnings::settle(&mut profile.meta);
     let format = match args.format {
         TimelineFormatArg::Chart | TimelineFormatArg::Table => Format::Table,
-        TimelineFormatArg::Json => crate::io::json_format(),
+        TimelineFormatArg::Json => crate::session::json_format(),
         TimelineFormatArg::Csv => Format::Csv,
         TimelineFormatArg::Markdown => Format::Markdown,
     };
@@ -44,7 +44,7 @@ pub(crate) fn run_timeline(args: &TimelineArgs) -> Result<()> {
         meta: &profile.meta,
         timeline: &line,
         window,
-        width: crate::calls::terminal_width(args.output.as_deref()),
+        width: crate::terminal::terminal_width(args.output.as_deref()),
         bucket_table: args.format == TimelineFormatArg::Table,
     };
     output.write(render_timeline(&doc, format).as_bytes())
@@ -74,7 +74,7 @@ pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
         blocks: &found,
         window,
         limit: args.rows.limit(),
-        width: crate::calls::terminal_width(args.output.output.as_deref()),
+        width: crate::terminal::terminal_width(args.output.output.as_deref()),
     };
     output.write(render_blocks(&doc, format).as_bytes())
 }
