@@ -155,44 +155,39 @@ fn prose(markdown: &str) -> (String, Vec<String>) {
         text.push_str(line);
         text.push('\n');
     }
-    // Code spans: a run of n backticks up to the next run of exactly n (CommonMark), across lines.
-    let bytes = text.as_bytes();
-    let run = |at: usize| bytes[at..].iter().take_while(|b| **b == b'`').count();
+    (blank_code_spans(&text), headings)
+}
+
+/// `text` with each code span (a run of backticks up to the next run of as many, across lines,
+/// as CommonMark reads them) replaced by spaces; a run that is never closed stays as it is.
+fn blank_code_spans(text: &str) -> String {
+    let ticks_at = |at: usize| text[at..].bytes().take_while(|b| *b == b'`').count();
     let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'`' {
-            let next = text[i..].find('`').map_or(text.len(), |n| i + n);
-            out.push_str(&text[i..next]);
-            i = next;
-            continue;
+    let mut at = 0;
+    while let Some(offset) = text[at..].find('`') {
+        let open = at + offset;
+        out.push_str(&text[at..open]);
+        let width = ticks_at(open);
+        let mut scan = open + width;
+        let mut close = None;
+        while let Some(next) = text[scan..].find('`') {
+            let run = ticks_at(scan + next);
+            if run == width {
+                close = Some(scan + next);
+                break;
+            }
+            scan += next + run;
         }
-        let n = run(i);
-        let mut j = i + n;
-        let close = loop {
-            match text[j..].find('`') {
-                None => break None,
-                Some(k) => {
-                    let m = run(j + k);
-                    if m == n {
-                        break Some(j + k);
-                    }
-                    j += k + m;
-                }
-            }
-        };
-        match close {
-            Some(end) => {
-                out.push_str(&" ".repeat(end + n - i));
-                i = end + n;
-            }
-            None => {
-                out.push_str(&text[i..i + n]);
-                i += n;
-            }
+        if let Some(close) = close {
+            out.push_str(&" ".repeat(close + width - open));
+            at = close + width;
+        } else {
+            out.push_str(&text[open..open + width]);
+            at = open + width;
         }
     }
-    (out, headings)
+    out.push_str(&text[at..]);
+    out
 }
 
 /// GitHub's anchor of a heading: lower case, punctuation dropped, spaces as `-`.
