@@ -36,7 +36,7 @@ fn cpuprofiles_come_back_as_devtools_reads_them() {
     let mut failures = Vec::new();
     for input in &inputs {
         let (written, notes) = convert(input, dir.path(), "out.cpuprofile", &[]);
-        // An empty profile is written with a warning (README, "Empty profiles").
+        // An empty profile is written with a warning (docs/conventions.md, "Empty profiles").
         let empty = input.ends_with("no-samples.cpuprofile") && notes.contains("no samples");
         assert!(notes.is_empty() || empty, "{input}: {notes}");
         for options in OPTION_SETS {

@@ -1,5 +1,5 @@
 //! Empty profiles (no samples, or none left after the filters): every command that reports
-//! exits 0 with one warning and a valid, empty output (README, "Empty profiles"). `diff` is
+//! exits 0 with one warning and a valid, empty output (docs/conventions.md, "Empty profiles"). `diff` is
 //! the exception: there is nothing to compare (tests/diff.rs).
 
 mod common;

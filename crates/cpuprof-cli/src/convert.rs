@@ -24,7 +24,7 @@ pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
     let timeline = target == TargetFormat::Cpuprofile;
     let mut profile = Reader::new(&args.reading)?.load(&args.input, timeline, bounds.as_ref())?;
     cut_to_window(&mut profile, bounds.as_ref(), &args.input)?;
-    // Empty profiles: a warning and a valid profile without samples (README, "Empty profiles").
+    // Empty profiles: a warning and a valid profile without samples (docs/conventions.md, "Empty profiles").
     if profile.samples.is_empty() {
         crate::warn(&format!("{}: no samples: the output holds none", crate::input::source_name(&args.input)));
     }

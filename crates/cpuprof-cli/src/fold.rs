@@ -31,7 +31,7 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
     let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
     let Folding { profile, folded, shaped_by, windowed } = folded(&args.fold, prune, Weight::Time, false)?;
-    // An empty profile is not an error (README, "Empty profiles"): a warning, and a valid SVG
+    // An empty profile is not an error (docs/conventions.md, "Empty profiles"): a warning, and a valid SVG
     // that says there is nothing to draw.
     let empty = !folded.tree.has_stacks();
     if empty {

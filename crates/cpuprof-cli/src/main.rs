@@ -98,7 +98,7 @@ pub(crate) fn warn(message: &str) {
     warnings::Said::current().warn(message);
 }
 
-/// The warning for an empty result (README, "Empty profiles"): whether the profile had no
+/// The warning for an empty result (docs/conventions.md, "Empty profiles"): whether the profile had no
 /// samples at all, or the options left none.
 /// `windowed`: the profile was cut to a time window (which may have left nothing).
 pub(crate) fn warn_empty(source: &str, profile: &cpuprof_model::Profile, windowed: bool) {

@@ -115,7 +115,7 @@ fn run_top(args: &TopArgs) -> Result<()> {
         load_merged(&inputs, args, &options)?
     };
     let report = top(&profile, &options);
-    // Empty profiles: a warning and a valid, empty report (README, "Empty profiles").
+    // Empty profiles: a warning and a valid, empty report (docs/conventions.md, "Empty profiles").
     if report.rows.is_empty() {
         crate::warn_empty(&source, &profile, window.is_some());
     }

@@ -1,5 +1,5 @@
 // cpuprof report of a comparison (`cpuprof diff --report`): the page shows the document
-// `cpuprof diff --format json` writes (README says what it holds), every row up to a page's
+// `cpuprof diff --format json` writes (docs/json.md says what it holds), every row up to a page's
 // worth, the first changes explained, and the differential flame graph as an image. Names come
 // from other people's code: they reach the DOM as text only (page.js's helpers).
 "use strict";

@@ -11,7 +11,7 @@ use super::budget::{count_left_out, serde_within, tree_keep, tree_within, LeftOu
 use super::words::{moved_text, pct_of, unit_name, NO_IDLE_NOTE};
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 
-/// The JSON contract of `cpuprof top` (documented in the README). Fields may be added,
+/// The JSON contract of `cpuprof top` (documented in docs/json.md). Fields may be added,
 /// never removed or renamed.
 #[derive(Serialize)]
 struct TopJson<'a> {
@@ -182,7 +182,7 @@ pub(crate) fn top(doc: &TopDocument<'_>, budget: Option<usize>) -> String {
     pretty(&json)
 }
 
-/// The JSON contract of `cpuprof diff` (documented in the README). Fields may be added, never
+/// The JSON contract of `cpuprof diff` (documented in docs/json.md). Fields may be added, never
 /// removed or renamed.
 #[derive(Serialize)]
 struct DiffJson<'a> {
@@ -646,7 +646,7 @@ impl Writer {
     }
 }
 
-/// The JSON contract of `cpuprof tree` (documented in the README). Fields may be added,
+/// The JSON contract of `cpuprof tree` (documented in docs/json.md). Fields may be added,
 /// never removed or renamed.
 pub(crate) fn tree(doc: &TreeDocument<'_>, budget: Option<usize>) -> String {
     let graph = doc.graph;
@@ -678,7 +678,7 @@ pub(crate) fn tree(doc: &TreeDocument<'_>, budget: Option<usize>) -> String {
     tree_within(budget, doc.tree.nodes.len(), plan, |kept| write(kept, true))
 }
 
-/// The JSON contract of `cpuprof callers`, `callees` and `explain` (documented in the README).
+/// The JSON contract of `cpuprof callers`, `callees` and `explain` (documented in docs/json.md).
 pub(crate) fn calls(doc: &CallsDocument<'_>, budget: Option<usize>) -> String {
     let graph = doc.graph;
     let row = &graph.functions()[doc.function];
@@ -772,7 +772,7 @@ fn join_lists(lists: &[(&str, Option<&CallTree>); 2]) -> Joined {
     Joined { tree, first }
 }
 
-/// The JSON contract of `cpuprof timeline` (documented in the README).
+/// The JSON contract of `cpuprof timeline` (documented in docs/json.md).
 #[derive(Serialize)]
 struct TimelineJson<'a> {
     source: &'a str,
@@ -891,7 +891,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>, budget: Option<usize>) -> Str
     pretty(&json)
 }
 
-/// The JSON contract of `cpuprof blocks` (documented in the README).
+/// The JSON contract of `cpuprof blocks` (documented in docs/json.md).
 #[derive(Serialize)]
 struct BlocksJson<'a> {
     source: &'a str,
