@@ -87,9 +87,14 @@ fn every_worker_thread_gives_a_profile_of_its_own_work() {
 fn a_forked_child_process_gives_a_profile_and_the_merged_top_is_the_sum_of_them() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
+    let (svg, page) = (tmp.path().join("flame.svg"), tmp.path().join("page.html"));
     let out = cpuprof()
         .args(["record", "--all", "--format", "json", "-o"])
         .arg(&dir)
+        .arg("--flamegraph")
+        .arg(&svg)
+        .arg("--report")
+        .arg(&page)
         .args(["--", "node", "fixtures/workloads/busy-server.js", "--for", "1500", "--child"])
         .timeout(Duration::from_secs(60))
         .output()
@@ -98,6 +103,11 @@ fn a_forked_child_process_gives_a_profile_and_the_merged_top_is_the_sum_of_them(
     let files = kept(&dir);
     assert_eq!(files.len(), 2, "the process and its forked child: {files:?}");
     let reports: Vec<Value> = files.iter().map(|f| oracle(f)).collect();
+    // The flame graph and the page are of the two profiles merged: both processes' work.
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("childSpin") && svg.contains("busyHash"), "the flame graph holds both processes");
+    let page = std::fs::read_to_string(&page).unwrap();
+    assert!(page.contains("childSpin") && page.contains("busyHash") && page.contains("2 profiles, merged"));
     // The child (forked with --as-child) runs childSpin; its parent never does.
     let child = reports.iter().filter(|r| total_of(r, "childSpin") > 0.5 * busy(r)).count();
     let parent = reports.iter().filter(|r| total_of(r, "childSpin") <= 0.0 && total_of(r, "busyHash") > 0.5 * busy(r));

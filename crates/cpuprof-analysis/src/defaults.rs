@@ -23,6 +23,9 @@ pub const REPORT_MAX_ENTRIES: usize = 300_000;
 /// with one stack); more are merged into as many slots of time, each the stack that held most of it.
 pub const REPORT_MAX_RUNS: usize = 50_000;
 
+/// A report lists event-loop blocks at least this long (`report --min-block`), as text.
+pub const REPORT_MIN_BLOCK: &str = "50ms";
+
 /// A report lists at most this many event-loop blocks (the longest).
 pub const REPORT_BLOCKS: usize = 100;
 

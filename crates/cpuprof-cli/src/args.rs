@@ -208,7 +208,7 @@ pub(crate) struct ReportArgs {
     pub(crate) weight: WeightArg,
 
     /// List event-loop blocks at least this long
-    #[arg(long, value_name = "TIME", default_value = "50ms")]
+    #[arg(long, value_name = "TIME", default_value = cpuprof_analysis::defaults::REPORT_MIN_BLOCK)]
     pub(crate) min_block: String,
 
     #[command(flatten)]
@@ -945,7 +945,7 @@ impl RowsArgs {
 }
 
 /// Which samples count.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub(crate) struct FilterArgs {
     /// Count (idle) samples (the event loop waiting)
     #[arg(long)]
@@ -966,7 +966,7 @@ pub(crate) struct FilterArgs {
 }
 
 /// A time window, for profiles whose samples have times (.cpuprofile, tick logs).
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub(crate) struct WindowArgs {
     /// Only samples taken at or after TIME into the recording (1.5s, 250ms, 800us, 2min, 1h; -2s: before
     /// its end; 90%: a share of its length)
@@ -1035,6 +1035,23 @@ pub(crate) struct InputArgs {
     /// .cpuprofile's nodes, a trace event, a folded line) grow with it
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub(crate) max_input_size: Option<u64>,
+}
+
+/// The options as given on no command line (their clap defaults; a test holds them equal).
+impl Default for InputArgs {
+    fn default() -> Self {
+        InputArgs {
+            input_format: InputFormatArg::AUTO,
+            folded_weight: WeightArg::Samples,
+            split_tiers: false,
+            symbols: None,
+            sample_type: None,
+            profile: None,
+            source_maps: false,
+            source_map_dir: None,
+            max_input_size: None,
+        }
+    }
 }
 
 /// `--max-input-size`: bytes, with an optional unit (`500MB`, `2GiB`, `1.5G`; `K`, `M`, `G`
@@ -1212,4 +1229,18 @@ pub(crate) enum WeightArg {
     Time,
     /// Each sample weighs 1: plain sample counts, immune to irregular sampling intervals
     Samples,
+}
+
+#[cfg(test)]
+mod defaults {
+    use super::*;
+
+    /// What the recorder passes for "no options" is what clap makes of none.
+    #[test]
+    fn the_default_options_are_those_of_an_empty_command_line() {
+        let Command::Top(top) = Cli::parse_from(["cpuprof", "top", "x.cpuprofile"]).command else { unreachable!() };
+        assert_eq!(format!("{:?}", top.reading), format!("{:?}", InputArgs::default()));
+        assert_eq!(format!("{:?}", top.filter), format!("{:?}", FilterArgs::default()));
+        assert_eq!(format!("{:?}", top.window), format!("{:?}", WindowArgs::default()));
+    }
 }

@@ -11,7 +11,7 @@ use cpuprof_model::{MergeColumns, Merger, Meta, Profile};
 use cpuprof_render::{gzip, render_collapsed, render_cpuprofile, render_pprof};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::args::{ConvertArgs, MergeArgs, TargetArgs, TargetFormat};
+use crate::args::{ConvertArgs, InputArgs, MergeArgs, TargetArgs, TargetFormat, WindowArgs};
 use crate::input::{cut_to_window, window_bounds, Reader};
 use crate::io::{is_dash, Output};
 use crate::usage::UsageError;
@@ -38,6 +38,12 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
         return Err(UsageError("stdin (-) can be read only once".to_owned()).into());
     }
     let output = Output::new(Some(&args.target.output), &inputs)?;
+    let merged = merged(&inputs, &args.reading, &args.window)?;
+    output.write(&encode(&merged, target, &args.target)?)
+}
+
+/// The profiles `inputs` read (each cut to `window` on its own recording) and merged into one.
+pub(crate) fn merged(inputs: &[&Path], reading: &InputArgs, window: &WindowArgs) -> Result<Profile> {
     // A bar on a terminal when there is enough to wait for.
     let bar = (inputs.len() >= 8 && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
         crate::io::progress(
@@ -47,8 +53,8 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
             ),
         )
     });
-    let reader = Reader::new(&args.reading)?;
-    let bounds = window_bounds(&args.window)?;
+    let reader = Reader::new(reading)?;
+    let bounds = window_bounds(window)?;
     let bounds = bounds.as_ref();
     let load = |path: &Path| {
         // Each input's window is taken on its own recording.
@@ -56,7 +62,7 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
         cut_to_window(&mut profile, bounds, path)?;
         Ok(profile)
     };
-    let mut read = read_merging(&inputs, |_, path| load(path), bar.as_ref(), None)?;
+    let mut read = read_merging(inputs, |_, path| load(path), bar.as_ref(), None)?;
     if read.merger.is_none() {
         // An input lacked a column the first had: read them all again, merged with the
         // columns every one has (inputs that cannot be read twice were kept).
@@ -70,7 +76,7 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
             let kept = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&index);
             kept.map_or_else(|| load(path), Ok)
         };
-        read = read_merging(&inputs, again, bar.as_ref(), Some(read.every))?;
+        read = read_merging(inputs, again, bar.as_ref(), Some(read.every))?;
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -81,11 +87,10 @@ pub(crate) fn run_merge(args: &MergeArgs) -> Result<()> {
         crate::warn(&format!("merging profiles of different formats ({list}): their weights are added as they are"));
     }
     let metas: Vec<&Meta> = read.metas.iter().collect();
-    let merged = match read.merger {
-        Some(merger) => merger.finish(&metas).map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?,
+    match read.merger {
+        Some(merger) => merger.finish(&metas).map_err(|e| anyhow::anyhow!("cannot merge: {e}")),
         None => anyhow::bail!("cannot merge: no input was read"),
-    };
-    output.write(&encode(&merged, target, &args.target)?)
+    }
 }
 
 /// What [`read_merging`] gives: the inputs' metadata, in order, and their merge.

@@ -14,7 +14,7 @@ pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
     // Folded text carries no unit and every reader of it (cpuprof's included) takes its
     // numbers for sample counts: those are the default here; times only on request.
-    let Folding { profile, folded, windowed, .. } = folded(&args.fold, None, Weight::Samples, true)?;
+    let Folding { profile, folded, windowed, .. } = folded(&args.fold, None, Weight::Samples, true, None)?;
     if !folded.tree.has_stacks() {
         crate::warn_empty(&source_name(&args.fold.input), &profile, windowed);
     }
@@ -22,6 +22,11 @@ pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
 }
 
 pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
+    flamegraph_of(args, None)
+}
+
+/// The flame graph `args` ask for, of `loaded` when given (its name: `args.fold.input`).
+pub(crate) fn flamegraph_of(args: &FlamegraphArgs, loaded: Option<Loaded>) -> Result<()> {
     // SVG is not for a terminal: without -o there, it goes to a file beside the input.
     let beside = (args.fold.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .then(|| crate::io::beside(&args.fold.input, "flamegraph", "svg"));
@@ -30,7 +35,7 @@ pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
     // half of that are merged into their callers before it sees them. Not when reversed: the
     // graph then merges frames from the leaves, and a light leaf may be heavy there.
     let prune = (!args.reverse).then_some(0.5 * args.min_width / 100.0);
-    let Folding { profile, folded, shaped_by, windowed } = folded(&args.fold, prune, Weight::Time, false)?;
+    let Folding { profile, folded, shaped_by, windowed } = folded(&args.fold, prune, Weight::Time, false, loaded)?;
     // An empty profile is not an error (docs/conventions.md, "Empty profiles"): a warning, and a valid SVG
     // that says there is nothing to draw.
     let empty = !folded.tree.has_stacks();
@@ -81,10 +86,19 @@ struct Folding {
 /// `default_weight` applies when `--weight` is not given (tick logs always default to ticks).
 /// The profile folded as `args` say; `read_back`: labels for folded text (see
 /// [`FoldOptions::read_back`]).
-fn folded(args: &FoldArgs, prune_below: Option<f64>, default_weight: Weight, read_back: bool) -> Result<Folding> {
+/// `loaded`: the profile, read already as `args` say (else read from `args.input`).
+fn folded(
+    args: &FoldArgs,
+    prune_below: Option<f64>,
+    default_weight: Weight,
+    read_back: bool,
+    loaded: Option<Loaded>,
+) -> Result<Folding> {
     let filter = stack_filter(&args.filter)?;
-    let Loaded { profile, window } =
-        load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?;
+    let Loaded { profile, window } = match loaded {
+        Some(loaded) => loaded,
+        None => load(&args.input, &args.reading, &args.filter, &args.window, args.collapse_recursion)?,
+    };
     let ticklog = profile.meta.format == SourceFormat::TickLog;
     let weight = match args.weight {
         Some(WeightArg::Samples) => Weight::Samples,

@@ -10,12 +10,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
-use clap::Parser;
 use cpuprof_model::parse_duration_ns;
 use cpuprof_record::attach::{attach, AttachOptions};
 use cpuprof_record::command::{CommandOptions, Recorded, Recording, Thread};
 
-use crate::args::{Cli, RecordArgs, ReportFormatArg};
+use crate::args::{
+    By, FilterArgs, FlamegraphArgs, FoldArgs, FoldBy, InputArgs, MetricArg, OutputArgs, RecordArgs, RowsArgs, TopArgs,
+    WeightArg, WindowArgs,
+};
+use crate::input::Loaded;
 use crate::signals::{react, Reaction};
 use crate::usage::UsageError;
 
@@ -337,10 +340,14 @@ fn keep_in_file(recorded: &[Recorded], target: &Path) -> Result<Vec<PathBuf>> {
         crate::io::Output::new(Some(target), &[])?.write(&bytes)?;
         crate::say(&format!("profile kept in {}: {}", target.display(), one.label()));
     } else {
-        let mut words: Vec<OsString> = vec!["cpuprof".into(), "merge".into()];
-        words.extend(recorded.iter().map(|r| r.path.clone().into_os_string()));
-        words.extend(["-o".into(), target.as_os_str().to_owned()]);
-        run_as(words)?;
+        let paths: Vec<&Path> = recorded.iter().map(|r| r.path.as_path()).collect();
+        let merged = crate::convert::merged(&paths, &InputArgs::default(), &WindowArgs::default())?;
+        let written =
+            cpuprof_render::render_cpuprofile(&merged).map_err(|e| anyhow!("cannot write a .cpuprofile: {e}"))?;
+        for note in &written.notes {
+            crate::warn(note);
+        }
+        crate::io::Output::new(Some(target), &[])?.write(&written.json)?;
         crate::say(&format!("{} merged into {}:", plural(recorded.len(), "profile"), target.display()));
         for one in recorded {
             crate::say(&format!("  {}", one.label()));
@@ -358,65 +365,77 @@ fn plural(n: usize, noun: &str) -> String {
 }
 
 /// `top` of the kept profiles (each one's total when there are several), then the flame graph
-/// and the report when asked: what those commands make of the same files.
+/// and the report when asked: what those commands make of the same files, asked of them
+/// directly; several profiles are merged once, in memory, for the graph and the page.
 fn summarize(args: &RecordArgs, kept: &[PathBuf]) -> Result<()> {
-    let files = || kept.iter().map(|p| p.clone().into_os_string());
     if !args.quiet {
-        let mut words: Vec<OsString> = vec!["cpuprof".into(), "top".into()];
-        words.extend(files());
-        words.extend(["--format".into(), format_name(args.format).into()]);
-        if args.rows.all {
-            words.push("--all".into());
-        } else {
-            words.extend(["-n".into(), args.rows.limit.to_string().into()]);
-        }
-        run_as(words)?;
+        let top = TopArgs {
+            inputs: kept.to_vec(),
+            rows: RowsArgs { limit: args.rows.limit, all: args.rows.all },
+            by: By::Function,
+            sort: MetricArg::SelfTime,
+            weight: WeightArg::Time,
+            filter: FilterArgs::default(),
+            window: WindowArgs::default(),
+            reading: InputArgs::default(),
+            output: OutputArgs { format: args.format, output: None, wide: false },
+        };
+        crate::run::run_top(&top)?;
     }
+    if args.flamegraph.is_none() && args.report.is_none() {
+        return Ok(());
+    }
+    let merged = if kept.len() == 1 {
+        None
+    } else {
+        let paths: Vec<&Path> = kept.iter().map(PathBuf::as_path).collect();
+        Some(crate::convert::merged(&paths, &InputArgs::default(), &WindowArgs::default())?)
+    };
+    // What the graph and the page name their input: the file, or the merge.
+    let input = match (kept, &merged) {
+        ([one], _) => one.clone(),
+        _ => PathBuf::from(format!("{} profiles, merged", kept.len())),
+    };
+    let loaded = |timed: bool| -> Result<Loaded> {
+        match &merged {
+            Some(profile) => Ok(Loaded { profile: profile.clone(), window: None }),
+            None => crate::input::load_read(
+                &input,
+                &InputArgs::default(),
+                &FilterArgs::default(),
+                &WindowArgs::default(),
+                false,
+                timed,
+            ),
+        }
+    };
     if let Some(svg) = &args.flamegraph {
-        let mut words: Vec<OsString> = vec!["cpuprof".into(), "flamegraph".into()];
-        words.extend(files());
-        words.extend(["-o".into(), svg.clone().into_os_string()]);
-        run_as(words)?;
+        let graph = FlamegraphArgs {
+            fold: FoldArgs {
+                input: input.clone(),
+                by: FoldBy::Function,
+                weight: None,
+                filter: FilterArgs::default(),
+                collapse_recursion: false,
+                window: WindowArgs::default(),
+                reading: InputArgs::default(),
+                output: Some(svg.clone()),
+            },
+            title: None,
+            width: cpuprof_render::defaults::FLAME_WIDTH as u64,
+            min_width: cpuprof_render::defaults::FLAME_MIN_WIDTH,
+            inverted: false,
+            reverse: false,
+            pretty_xml: false,
+        };
+        crate::fold::flamegraph_of(&graph, Some(loaded(false)?))?;
     }
     if let Some(page) = &args.report {
-        // The report reads one profile: several are merged first.
-        let (merged_dir, _listed);
-        let input = if let [one] = kept {
-            one.clone()
-        } else {
-            merged_dir = tempfile::tempdir().context("cannot make a temporary directory")?;
-            _listed = crate::signals::remove_on_signal(merged_dir.path());
-            let merged = merged_dir.path().join("merged.cpuprofile");
-            let mut words: Vec<OsString> = vec!["cpuprof".into(), "merge".into()];
-            words.extend(files());
-            words.extend(["-o".into(), merged.clone().into_os_string()]);
-            run_as(words)?;
-            merged
-        };
-        run_as(vec![
-            "cpuprof".into(),
-            "report".into(),
-            input.into_os_string(),
-            "-o".into(),
-            page.clone().into_os_string(),
-        ])?;
+        let output = crate::io::Output::new(Some(page), &[])?;
+        let options = cpuprof_analysis::ReportDataOptions::default();
+        let min_ns = crate::units::nanoseconds(cpuprof_analysis::defaults::REPORT_MIN_BLOCK, true).unwrap_or(0);
+        let source = crate::input::source_name(&input);
+        crate::report::write_report(loaded(true)?, &source, &options, min_ns, output, page)?;
     }
     Ok(())
-}
-
-fn format_name(format: ReportFormatArg) -> &'static str {
-    match format {
-        ReportFormatArg::Table => "table",
-        ReportFormatArg::Json => "json",
-        ReportFormatArg::Csv => "csv",
-        ReportFormatArg::Markdown => "markdown",
-        ReportFormatArg::Github => "github",
-        ReportFormatArg::Brief => "brief",
-    }
-}
-
-/// Runs another cpuprof command on the same terms as from the command line.
-fn run_as(words: Vec<OsString>) -> Result<()> {
-    let cli = Cli::try_parse_from(words).map_err(|e| crate::usage::UsageError(crate::usage::clap_message(&e)))?;
-    crate::run::run(cli.command)
 }

@@ -46,29 +46,42 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
         .filter(|ns| *ns > 0)
         .ok_or_else(|| UsageError(format!("--min-block {}: expected a length of time such as 50ms", args.min_block)))?;
     let output = Output::new(Some(&path), &[args.input.as_path()])?;
-    let Loaded { profile, window } = load_read(&args.input, &args.reading, &args.filter, &args.window, false, true)?;
-    let source = source_name(&args.input);
+    let loaded = load_read(&args.input, &args.reading, &args.filter, &args.window, false, true)?;
     let mut options = ReportDataOptions::default();
     options.weight = match args.weight {
         WeightArg::Time => Weight::Time,
         WeightArg::Samples => Weight::Samples,
     };
     options.filter = filter;
+    write_report(loaded, &source_name(&args.input), &options, min_ns, output, &path)
+}
+
+/// The page of a profile read (`source` names it) with `options`, blocks from `min_ns`, written
+/// to `output` (at `path`).
+pub(crate) fn write_report(
+    loaded: Loaded,
+    source: &str,
+    options: &ReportDataOptions,
+    min_ns: i64,
+    output: Output,
+    path: &Path,
+) -> Result<()> {
+    let Loaded { profile, window } = loaded;
     // Two walks over the samples, side by side. Blocks need sample times: a profile without
     // them has none to show.
     let (data, blocks) = rayon::join(
-        || report_data(&profile, &options),
+        || report_data(&profile, options),
         || blocks_only(&profile, min_ns, Some(cpuprof_analysis::defaults::REPORT_BLOCKS)).ok(),
     );
     let data = data.map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     // Nothing counted: an empty profile, window, or filters that matched nothing (as `top` says).
     if data.buckets.iter().all(|b| b.weights.is_empty()) {
-        crate::warn_empty(&source, &profile, window.is_some());
+        crate::warn_empty(source, &profile, window.is_some());
     }
     let blocks = blocks.filter(|_| data.timed);
     let meta = crate::warnings::settled(&profile.meta);
     let page = ReportPage {
-        source: &source,
+        source,
         meta: &meta,
         data: &data,
         blocks: blocks.as_ref(),
@@ -76,7 +89,7 @@ pub(crate) fn run_report(args: &ReportArgs) -> Result<()> {
     };
     let html = render_report(&page)?;
     output.write(html.as_bytes())?;
-    if !is_dash(&path) {
+    if !is_dash(path) {
         crate::say(&format!("wrote {}", path.display()));
     }
     Ok(())

@@ -92,7 +92,7 @@ fn top_options(args: &TopArgs) -> Result<TopOptions> {
     Ok(TopOptions::new(by, weight, args.sort.into(), stack_filter(&args.filter)?))
 }
 
-fn run_top(args: &TopArgs) -> Result<()> {
+pub(crate) fn run_top(args: &TopArgs) -> Result<()> {
     let options = top_options(args)?;
     let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
     if inputs.iter().filter(|p| crate::io::is_dash(p)).count() > 1 {
