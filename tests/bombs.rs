@@ -114,6 +114,28 @@ fn a_perf_script_event_of_millions_of_frames() {
     binary(&b, "names.perf.gz", &[], expected);
 }
 
+/// `events` perf script events of `blocks` MiB of 14-byte frames each, told apart by their
+/// outermost frame (the last line): every frame of each is a stack of its own.
+fn distinct_events(events: usize, blocks: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..events {
+        let root = format!("\t 7f00 r{i} (/x)\n\n");
+        out.extend(bomb(b"node 1 1.000000: 1 cpu-clock: \n", b"\t 7f00 f (/x)\n", blocks * MIB, root.as_bytes()));
+    }
+    out
+}
+
+#[test]
+fn perf_script_events_each_just_under_the_frame_limit() {
+    // 70 events of 1,048,573 frames (14 MiB each, 1 GiB in all), each a million distinct
+    // stacks: the limit on distinct stacks stops them after 16 events, as they are read.
+    let b = distinct_events(70, 14);
+    // (The binary alone: the library reads the same, and 16 million stacks take minutes in a
+    // debug build.)
+    let expected = ": the profile exceeds the limit of 16,777,216 distinct stacks";
+    binary(&b, "distinct.perf.gz", &[], expected);
+}
+
 #[test]
 fn a_huge_samples_array() {
     // Past 2^26 entries (the default limit, tried on small limits in cpuprof-parse) or past the

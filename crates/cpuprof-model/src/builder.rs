@@ -113,6 +113,16 @@ impl ProfileBuilder {
         }
     }
 
+    /// Makes the samples carry one value per entry of `value_types` instead, before any sample
+    /// is added: for readers that learn what their samples carry only at the end (perf
+    /// script's times), having added their stacks as they read.
+    pub fn set_value_types(&mut self, value_types: Vec<ValueType>) {
+        debug_assert!(self.samples.is_empty(), "value types are set before the samples");
+        self.samples.values = vec![Vec::new(); value_types.len()].into();
+        self.samples.units = value_types.iter().map(|t| t.unit).collect();
+        self.value_types = value_types;
+    }
+
     /// Interns `s`.
     pub fn intern(&mut self, s: &str) -> StrId {
         self.strings.intern(s)

@@ -159,6 +159,12 @@ fn seconds_to_ns(text: &str) -> Option<i64> {
 /// tell its stack apart (the pid, time and period do not change what inferno folds). An event
 /// is held whole (inferno folds it as one line), so it is bounded as a folded line is: at most
 /// `limit` bytes, and at most `max_frames` frames.
+///
+/// Inferno keeps what it folded until its input ends, so it is served chunks of about
+/// [`CHUNK`] bytes (ended at an event's end), each folded into the profile before the next:
+/// the limits on stacks and frames stop a bomb of distinct events as it is read. The stacks told
+/// apart are kept for up to `limit` bytes; past those, a new stack is served each time it comes
+/// (the profile's stacks still merge them), so memory stays bounded whatever the input.
 struct Events<R> {
     inner: R,
     /// Bytes a line, or an event's lines, may hold (newlines included), as
@@ -166,6 +172,8 @@ struct Events<R> {
     limit: usize,
     /// Frames an event may hold, [`Limits::event_frames`](crate::Limits).
     max_frames: usize,
+    /// Samples the profile may hold, [`Limits::samples`](crate::Limits).
+    max_samples: usize,
     /// The current line (transformed).
     line: Vec<u8>,
     /// What inferno is served, from `pos`.
@@ -186,20 +194,32 @@ struct Events<R> {
     weird: u64,
     /// The first event line's event name and line number.
     first: Option<(String, u64)>,
-    /// The event being gathered: its lines, where its command name ends, whether it is of the
-    /// first event type, and what tells its stack apart.
-    block: Vec<u8>,
+    /// The event being gathered: its event line, where its command name ends, whether it is of
+    /// the first event type, and what tells its stack apart (its command and event name, then
+    /// its stack lines from `key_stack`, which are all of it inferno is served but its event
+    /// line: its comment lines inferno would skip).
+    head: Vec<u8>,
     block_comm_end: usize,
     block_kept: bool,
     key: Vec<u8>,
-    /// The number of the event's first line, and its frames so far.
+    key_stack: usize,
+    /// The number of the event's first line, its bytes and frames so far.
     block_line: u64,
+    block_bytes: usize,
     block_frames: usize,
     /// The time and period of the event being gathered.
     block_time: Option<i64>,
     block_period: Option<i64>,
-    /// The id of each distinct stack (by its key), numbered from 0.
+    /// The id of each distinct stack (by its key), numbered from 0, while their keys take at
+    /// most `limit` bytes; `next_id` is the next id (a stack served again gets a new one).
     ids: FxHashMap<Vec<u8>, u32>,
+    key_bytes: usize,
+    next_id: u32,
+    /// Bytes served in this chunk, whether it is full (inferno is told the input ends), and
+    /// the bytes that fill one ([`CHUNK`]).
+    chunk: usize,
+    chunk_limit: usize,
+    pause: bool,
     /// The samples of the first event type, in input order.
     kept: Vec<Kept>,
 }
@@ -212,22 +232,28 @@ struct Kept {
     period: Option<i64>,
 }
 
+/// Bytes of distinct events served to inferno before what it folded is read into the profile.
+const CHUNK: usize = 16 << 20;
+
 /// Marks the end of a command name and the start of its stack's id in what inferno is served.
 const ID_MARK: u8 = 0x03;
 
-/// Which bound of one event a `perf script` event crossed.
+/// Which bound of one event a `perf script` event crossed (or the samples, at that event).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EventLimit {
     Bytes,
     Frames,
+    Samples,
 }
 
 impl<R: BufRead> Events<R> {
-    fn new(inner: R, limit: usize, max_frames: usize) -> Self {
+    fn new(inner: R, limit: usize, max_frames: usize, max_samples: usize) -> Self {
         Events {
             inner,
             limit,
             max_frames,
+            // Ids are u32.
+            max_samples: max_samples.min(u32::MAX as usize),
             line: Vec::new(),
             out: Vec::new(),
             pos: 0,
@@ -238,15 +264,22 @@ impl<R: BufRead> Events<R> {
             samples: BTreeMap::new(),
             weird: 0,
             first: None,
-            block: Vec::new(),
+            head: Vec::new(),
             block_comm_end: 0,
             block_kept: false,
             key: Vec::new(),
+            key_stack: 0,
             block_line: 0,
+            block_bytes: 0,
             block_frames: 0,
             block_time: None,
             block_period: None,
             ids: FxHashMap::default(),
+            key_bytes: 0,
+            next_id: 0,
+            chunk: 0,
+            chunk_limit: CHUNK,
+            pause: false,
             kept: Vec::new(),
         }
     }
@@ -262,7 +295,7 @@ impl<R: BufRead> Events<R> {
         if self.inner.by_ref().take(self.limit as u64 + 1).read_until(b'\n', &mut self.line)? == 0 {
             if self.in_event {
                 self.in_event = false;
-                self.end_event();
+                self.end_event()?;
                 return Ok(true);
             }
             return Ok(false);
@@ -282,9 +315,12 @@ impl<R: BufRead> Events<R> {
         }
         if self.line.starts_with(b"#") {
             if self.in_event {
+                // Counted in the event's bytes, not served: inferno skips it.
                 self.check_event()?;
+                self.block_bytes += self.line.len();
+            } else {
+                self.out.extend_from_slice(&self.line);
             }
-            self.pass_line();
             return Ok(true);
         }
         // Some writers (Android's simpleperf, perf with some `-F` fields) separate fields with
@@ -297,18 +333,19 @@ impl<R: BufRead> Events<R> {
         // ASCII now: one byte is one character, and the text is the buffer inferno reads.
         let text = std::str::from_utf8(&self.line).unwrap_or_default().trim_end();
         if text.is_empty() {
-            self.pass_line();
             if self.in_event {
                 self.in_event = false;
-                self.end_event();
+                self.end_event()?;
+            } else {
+                self.out.extend_from_slice(&self.line);
             }
             return Ok(true);
         }
         if self.in_event {
             self.block_frames += 1;
             self.check_event()?;
+            self.block_bytes += self.line.len();
             self.key.extend_from_slice(&self.line);
-            self.pass_line();
             return Ok(true);
         }
         self.in_event = true;
@@ -337,6 +374,7 @@ impl<R: BufRead> Events<R> {
             // The frame is on this line, after the event: one such sample is its own stack.
             self.key.extend_from_slice(&self.number.to_le_bytes());
         }
+        self.key_stack = self.key.len();
         *self.samples.entry(name).or_default() += 1;
         if let Some((start, end)) = period {
             let digits = self.line.get_mut(start..end).unwrap_or_default();
@@ -345,12 +383,13 @@ impl<R: BufRead> Events<R> {
                 *b = b' ';
             }
         }
-        self.block.clear();
-        self.block.extend_from_slice(&self.line);
+        self.head.clear();
+        self.head.extend_from_slice(&self.line);
+        self.block_bytes = self.line.len();
         // An event line holding its one frame has no stack lines after it.
         if single {
             self.in_event = false;
-            self.end_event();
+            self.end_event()?;
         }
         Ok(true)
     }
@@ -359,50 +398,56 @@ impl<R: BufRead> Events<R> {
     fn check_event(&mut self) -> io::Result<()> {
         let over = if self.block_frames > self.max_frames {
             EventLimit::Frames
-        } else if self.block.len() + self.line.len() > self.limit {
+        } else if self.block_bytes + self.line.len() > self.limit {
             EventLimit::Bytes
         } else {
             return Ok(());
         };
         // What the event held is let go: the error is all that is left to say.
-        (self.block, self.key, self.line, self.out) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        (self.key, self.line, self.out) = (Vec::new(), Vec::new(), Vec::new());
         self.too_big = Some((self.block_line, over));
         Err(io::Error::other("an event is too large"))
     }
 
-    /// Adds the current line to the event being gathered, or to what inferno is served.
-    fn pass_line(&mut self) {
-        if self.in_event {
-            self.block.extend_from_slice(&self.line);
-        } else {
-            self.out.extend_from_slice(&self.line);
-        }
-    }
-
     /// Ends the event gathered: a sample of the first event type is kept, and its stack served
-    /// to inferno the first time it is seen (events of other types inferno would skip).
-    fn end_event(&mut self) {
+    /// to inferno unless it was told apart before (events of other types inferno would skip).
+    fn end_event(&mut self) -> io::Result<()> {
         if !self.block_kept {
-            self.block.clear();
-            return;
+            return Ok(());
         }
-        let next = self.ids.len() as u32;
-        let id = *self.ids.entry(std::mem::take(&mut self.key)).or_insert(next);
-        if id == next {
-            let (comm, rest) = self.block.split_at(self.block_comm_end.min(self.block.len()));
+        if self.kept.len() >= self.max_samples {
+            (self.key, self.line, self.out) = (Vec::new(), Vec::new(), Vec::new());
+            self.too_big = Some((self.block_line, EventLimit::Samples));
+            return Err(io::Error::other("too many samples"));
+        }
+        let id = if let Some(id) = self.ids.get(&self.key) {
+            *id
+        } else {
+            let id = self.next_id;
+            self.next_id += 1;
+            let start = self.out.len();
+            let (comm, rest) = self.head.split_at(self.block_comm_end.min(self.head.len()));
             self.out.extend_from_slice(comm);
             self.out.push(ID_MARK);
             self.out.extend_from_slice(id.to_string().as_bytes());
             self.out.extend_from_slice(rest);
+            self.out.extend_from_slice(&self.key[self.key_stack..]);
             // The event ends in a blank line, whatever ended it in the input (another blank
             // line ends no event in inferno).
             if !self.out.ends_with(b"\n") {
                 self.out.push(b'\n');
             }
             self.out.push(b'\n');
-        }
+            self.chunk += self.out.len() - start;
+            self.pause = self.chunk >= self.chunk_limit;
+            if self.key_bytes + self.key.len() <= self.limit {
+                self.key_bytes += self.key.len();
+                self.ids.insert(std::mem::take(&mut self.key), id);
+            }
+            id
+        };
         self.kept.push(Kept { id, time_ns: self.block_time, period: self.block_period });
-        self.block.clear();
+        Ok(())
     }
 
     /// Reads up to the first event line, which names the event type to keep (or the first line
@@ -432,7 +477,8 @@ impl<R: BufRead> BufRead for Events<R> {
         while self.pos == self.out.len() {
             self.out.clear();
             self.pos = 0;
-            if !self.next_line()? {
+            // A full chunk ends inferno's input at an event's end, its state as at the start.
+            if self.pause || !self.next_line()? {
                 break;
             }
         }
@@ -493,9 +539,20 @@ pub(crate) fn parse(
     origin: &Origin,
     options: &ParseOptions,
 ) -> Result<Profile, ParseError> {
+    parse_in_chunks(reader, origin, options, CHUNK)
+}
+
+/// [`parse`], serving inferno `chunk` bytes at a time.
+fn parse_in_chunks(
+    reader: impl BufRead + Send,
+    origin: &Origin,
+    options: &ParseOptions,
+    chunk: usize,
+) -> Result<Profile, ParseError> {
     let limits = options.limits();
     let split_tiers = options.split_tiers;
-    let mut events = Events::new(reader, limits.value, limits.event_frames);
+    let mut events = Events::new(reader, limits.value, limits.event_frames, limits.samples);
+    events.chunk_limit = chunk;
     let too_long = |line: u64| {
         ParseErrorKind::too_large_bytes("a line", limits.value as u64).at(origin, Span::LineCol { line, column: 1 })
     };
@@ -503,6 +560,9 @@ pub(crate) fn parse(
         let kind = match over {
             EventLimit::Bytes => ParseErrorKind::too_large_bytes("an event", limits.value as u64),
             EventLimit::Frames => ParseErrorKind::too_many("an event", limits.event_frames, "frames"),
+            EventLimit::Samples => {
+                return ParseErrorKind::too_many("the profile", limits.samples, "samples").at(origin, Span::None);
+            }
         };
         kind.at(origin, Span::LineCol { line, column: 1 })
     };
@@ -527,50 +587,61 @@ pub(crate) fn parse(
     inferno.nthreads = 1;
     // Set here, inferno takes the event type as given instead of asserting it found one.
     inferno.event_filter = Some(event.clone());
-    let mut folded = Vec::new();
-    // inferno is not ours to audit: should it panic on some input all the same, that is an
-    // error about the input, not the end of the program.
-    let collapsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Folder::from(inferno).collapse(&mut events, &mut folded)
-    }));
-    if let Some(line) = events.too_long {
-        return Err(too_long(line));
-    }
-    if let Some(event) = events.too_big {
-        return Err(too_big(event));
-    }
-    let Ok(result) = collapsed else {
-        let at = Span::LineCol { line: events.number, column: 1 };
-        let what = "inferno's perf script folder failed on this line";
-        return Err(ParseErrorKind::Malformed(what).at(origin, at));
-    };
-    result.map_err(|e| io_error(e, events.number))?;
-
-    // Every sample has a time (perf script prints one unless `-F` leaves it out): a timeline.
-    let kept = std::mem::take(&mut events.kept);
-    let timed = !kept.is_empty() && kept.iter().all(|k| k.time_ns.is_some());
-    let value_types = if timed { vec![ValueType::SAMPLES, ValueType::CPU_NS] } else { vec![ValueType::SAMPLES] };
+    let value_types = vec![ValueType::SAMPLES, ValueType::CPU_NS];
     let mut b = ProfileBuilder::new(SourceFormat::PerfScript, value_types);
     let mut stacks = Stacks::new(limits);
     let mut label = String::new();
     // The model stack of each stack id (see `Events::ids`).
-    let mut stack_of: Vec<Option<StackId>> = vec![None; events.ids.len()];
-    for line in folded.split(|b| *b == b'\n') {
-        let line = String::from_utf8_lossy(line);
-        let line = from_ascii(&line);
-        let Some((stack, count)) = line.rsplit_once(' ') else { continue };
-        let Ok(count) = count.parse::<i64>() else { continue };
-        let mut frames = stack.split(';');
-        let (comm, id) = frames.next().unwrap_or_default().rsplit_once(char::from(ID_MARK)).unwrap_or_default();
-        let Some(slot) = id.parse::<usize>().ok().and_then(|id| stack_of.get_mut(id)) else { continue };
-        // The process name: marked so that it never shares a frame with a function's name.
-        label.clear();
-        label.push('\0');
-        label.push_str(comm);
-        let labels = std::iter::once(label.as_str()).chain(frames);
-        // inferno sums each stack: only the limits on stacks and frames can fail here.
-        let added = stacks.add(&mut b, labels, count, |b, label| add_frame(b, label, split_tiers));
-        *slot = added.map_err(|(_, kind)| kind.at(origin, Span::None))?;
+    let mut stack_of: Vec<Option<StackId>> = Vec::new();
+    let mut folder = Folder::from(inferno);
+    let mut chunk_folded = Vec::new();
+    loop {
+        // inferno is not ours to audit: should it panic on some input all the same, that is an
+        // error about the input, not the end of the program.
+        let collapsed =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| folder.collapse(&mut events, &mut chunk_folded)));
+        if let Some(line) = events.too_long {
+            return Err(too_long(line));
+        }
+        if let Some(event) = events.too_big {
+            return Err(too_big(event));
+        }
+        let Ok(result) = collapsed else {
+            let at = Span::LineCol { line: events.number, column: 1 };
+            let what = "inferno's perf script folder failed on this line";
+            return Err(ParseErrorKind::Malformed(what).at(origin, at));
+        };
+        result.map_err(|e| io_error(e, events.number))?;
+        stack_of.resize(events.next_id as usize, None);
+        for line in chunk_folded.split(|b| *b == b'\n') {
+            let line = String::from_utf8_lossy(line);
+            let line = from_ascii(&line);
+            let Some((stack, count)) = line.rsplit_once(' ') else { continue };
+            let Ok(count) = count.parse::<i64>() else { continue };
+            let mut frames = stack.split(';');
+            let (comm, id) = frames.next().unwrap_or_default().rsplit_once(char::from(ID_MARK)).unwrap_or_default();
+            let Some(slot) = id.parse::<usize>().ok().and_then(|id| stack_of.get_mut(id)) else { continue };
+            // The process name: marked so that it never shares a frame with a function's name.
+            label.clear();
+            label.push('\0');
+            label.push_str(comm);
+            let labels = std::iter::once(label.as_str()).chain(frames);
+            // inferno sums each stack: only the limits on stacks and frames can fail here.
+            let added = stacks.add(&mut b, labels, count, |b, label| add_frame(b, label, split_tiers));
+            *slot = added.map_err(|(_, kind)| kind.at(origin, Span::None))?;
+        }
+        chunk_folded.clear();
+        if !events.pause {
+            break;
+        }
+        (events.pause, events.chunk) = (false, 0);
+    }
+
+    // Every sample has a time (perf script prints one unless `-F` leaves it out): a timeline.
+    let kept = std::mem::take(&mut events.kept);
+    let timed = !kept.is_empty() && kept.iter().all(|k| k.time_ns.is_some());
+    if !timed {
+        b.set_value_types(vec![ValueType::SAMPLES]);
     }
     let untimed = kept.iter().filter(|k| k.time_ns.is_none()).count();
     if untimed > 0 && untimed < kept.len() {
@@ -837,7 +908,18 @@ mod tests {
             node 7 1.000005:    1001001 cpu-clock:ppp: \n\
             \t            3886 [unknown] (/usr/lib/libgcc_s.so.1)\n\
             \t         1a0ac0 [unknown] ([unknown])\n";
-        let p = parse_str(text).unwrap();
+        // Served whole, one event a chunk, and with room for only the first stack's key (the
+        // others served each time they come).
+        let origin = Origin("t.perf".into());
+        let whole = parse_str(text).unwrap();
+        let chunked = parse_in_chunks(text.as_bytes(), &origin, &ParseOptions::default(), 1).unwrap();
+        let unkeyed = parse_in_chunks(text.as_bytes(), &origin, &with_value_limit(260), 1).unwrap();
+        for p in [whole, chunked, unkeyed] {
+            check_folded(&p);
+        }
+    }
+
+    fn check_folded(p: &Profile) {
         assert_eq!(p.meta.format, SourceFormat::PerfScript);
         let mut stacks: Vec<(String, i64)> = (0..p.samples.len())
             .map(|i| {
@@ -980,10 +1062,35 @@ mod tests {
     }
 
     #[test]
+    fn stacks_are_told_apart_while_their_keys_fit_and_the_samples_are_bounded() {
+        // Keys of 29 bytes (`node\0cpu-clock\0` and the stack line): 60 bytes hold two.
+        let event = |f: &str| format!("node 7 1.5: cpu-clock: \n\t 7f00 {f} (/x)\n\n");
+        let text = ["a", "b", "c", "c", "a"].map(event).concat();
+        let ids = |limit: usize| {
+            let mut events = Events::new(text.as_bytes(), limit, 10, 100);
+            while events.fill_buf().unwrap() != b"" {
+                events.consume(usize::MAX);
+            }
+            (events.next_id, events.kept.iter().map(|k| k.id).collect::<Vec<_>>())
+        };
+        assert_eq!(ids(1000), (3, vec![0, 1, 2, 2, 0]));
+        assert_eq!(ids(60), (4, vec![0, 1, 2, 3, 0]));
+        let p = parse_in_chunks(text.as_bytes(), &Origin("t.perf".into()), &with_value_limit(60), 1).unwrap();
+        let mut counts = p.samples.values(0).to_vec();
+        counts.sort_unstable();
+        assert_eq!(counts, vec![1, 2, 2]);
+        let mut limits = ParseOptions::default().limits();
+        limits.samples = 4;
+        let options = ParseOptions { test_limits: Some(limits), ..ParseOptions::default() };
+        let e = parse(text.as_bytes(), &Origin("t.perf".into()), &options).unwrap_err();
+        assert_eq!(e.to_string(), "t.perf: the profile exceeds the limit of 4 samples");
+    }
+
+    #[test]
     fn comment_lines_before_the_first_event_are_not_kept() {
         let mut text = "# a comment line of the header, repeated\n\n".repeat(10_000).into_bytes();
         text.extend_from_slice(&comm_bytes(b"node"));
-        let mut events = Events::new(&text[..], 1000, 10);
+        let mut events = Events::new(&text[..], 1000, 10, 100);
         assert_eq!(events.first_event().unwrap().as_deref(), Some("cpu-clock"));
         assert_eq!(events.line, b"node 4242 1.000001:            cpu-clock:ppp: \n");
         assert!(events.line.capacity() < 1000, "{}", events.line.capacity());
