@@ -32,6 +32,9 @@ pub mod file_url;
 mod ids;
 mod merge;
 pub mod runs;
+mod sample;
+mod source;
+mod stretches;
 mod strings;
 mod tables;
 pub mod text;
@@ -44,11 +47,14 @@ pub use children::{Children, ColumnId};
 pub use duration::{parse_decimal, parse_duration_ns};
 pub use ids::{FrameId, FuncId, LibId, StackId, StrId};
 pub use merge::{merge, MergeColumns, Merger, Unlike};
+pub use sample::TimedSample;
+pub use source::SampleSource;
+pub use stretches::{RowSum, StretchWalk, Stretches};
 pub use strings::StringTable;
 pub use tables::{
     Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, Tier,
     UnknownSourceFormat, ValueKind, ValueType, ValueUnit, VmState,
 };
-pub use timeline::{RowSum, SampleSource, StretchWalk, Stretches, TimedSample, Timeline};
+pub use timeline::Timeline;
 pub use warning::{Setting, Warning};
 pub use window::{resolve_window, Bound, Bounds, Window, WindowError};

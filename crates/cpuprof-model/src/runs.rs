@@ -7,7 +7,8 @@
 //! source's loop. The analysis is called once a run, and sums a run's rows only for the runs it
 //! asks them of (see [`RunRows`]).
 
-use crate::timeline::{RowSum, StretchSums, TimedSample};
+use crate::sample::TimedSample;
+use crate::stretches::{RowSum, StretchSums};
 use rustc_hash::FxHashMap;
 
 /// What cuts samples into runs (see [`crate::Timeline::for_each_run_half`]).

@@ -40,6 +40,7 @@ use serde::Deserialize;
 use crate::error::{thousands, Origin, ParseError, ParseErrorKind, Span};
 use crate::json_scan::{describe, Number, Scanner};
 use crate::timeline::Deltas;
+use crate::trace_samples::LooseNode;
 use crate::v8_tree::{
     number_ns, relative_span, strip_position, Leaves, LossyStr, NodeSpec, RawCallFrame, Source, Timing, Tree,
 };
@@ -240,9 +241,6 @@ struct TraceNode<'a> {
     children: Vec<u64>,
 }
 
-/// A node as kept until the tree is linked: its parent and children as the input gave them.
-pub(crate) type LooseNode = (NodeSpec<'static>, Option<u64>, Vec<u64>);
-
 /// A JSON number: µs in trace events (V8 writes integers).
 #[derive(Clone, Copy)]
 enum Num {
@@ -252,8 +250,8 @@ enum Num {
 
 impl<'de> Deserialize<'de> for Num {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
+        struct NumVisitor;
+        impl serde::de::Visitor<'_> for NumVisitor {
             type Value = Num;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a number")
@@ -268,7 +266,7 @@ impl<'de> Deserialize<'de> for Num {
                 Ok(Num::Float(v))
             }
         }
-        deserializer.deserialize_any(Visitor)
+        deserializer.deserialize_any(NumVisitor)
     }
 }
 

@@ -20,9 +20,11 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use crate::error::{thousands, Origin, ParseError, ParseErrorKind, Span};
-use crate::trace::LooseNode;
 use crate::v8_tree::{number_ns, relative_span, strip_position, LossyStr, NodeSpec, RawCallFrame};
 use crate::Limits;
+
+/// A node as kept until the tree is linked: its parent and children as the input gave them.
+pub(crate) type LooseNode = (NodeSpec<'static>, Option<u64>, Vec<u64>);
 
 /// One thread's samples, ready to be read as a trace profile.
 pub(crate) struct Thread {
