@@ -118,7 +118,71 @@ fn phase_sides(args: &DiffArgs) -> Result<Option<[(WindowSpec, String); 2]>> {
     }
 }
 
+/// `cpuprof diff`: the request checked, the outputs claimed (before any input is read), both
+/// sides read and compared, then the report, its files and the gate's verdict.
 pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
+    let mut request = request(args)?;
+    let outputs = claim_outputs(args, &request)?;
+    let sides = read_sides(args, &request)?;
+    let compared = compare(args, &mut request, &sides)?;
+    present(args, &request, &sides, compared, outputs)
+}
+
+/// A diff as asked: the sides' files, and the options checked and read.
+struct DiffRequest {
+    base: Vec<PathBuf>,
+    new: Vec<PathBuf>,
+    /// Two phases of one profile compared (`--base-window`/`--new-window`, or its phases).
+    phases: Option<[(WindowSpec, String); 2]>,
+    gate: Gate,
+    block_rules: Vec<BlockRule>,
+    /// Whether the samples' times are read (for event-loop blocks).
+    with_blocks: bool,
+    normalize: Normalize,
+    link: Option<Link>,
+    min_delta: Option<MinDelta>,
+    options: DiffOptions,
+}
+
+impl DiffRequest {
+    /// Every input, base then new.
+    fn inputs(&self) -> Vec<&PathBuf> {
+        self.base.iter().chain(&self.new).collect()
+    }
+}
+
+/// The outputs of a diff: the report, and the flame graph and page when asked.
+struct Outputs {
+    output: Output,
+    svg: Option<Output>,
+    html: Option<Output>,
+}
+
+/// Both sides read: every run's profile (base first) and its event-loop blocks when asked.
+struct Sides {
+    profiles: Vec<Profile>,
+    run_blocks: Vec<Option<RunBlocks>>,
+    base_len: usize,
+}
+
+impl Sides {
+    fn refs(&self) -> (Vec<&Profile>, Vec<&Profile>) {
+        let (base, new) = self.profiles.split_at(self.base_len);
+        (base.iter().collect(), new.iter().collect())
+    }
+}
+
+/// What the comparison found, with what names the sides.
+struct Compared {
+    report: DiffReport,
+    base_sources: Vec<String>,
+    new_sources: Vec<String>,
+    explanations: Vec<cpuprof_analysis::Explanation>,
+    block_change: Option<BlockChange>,
+}
+
+/// The command line checked and read into a request (usage errors here, before anything is read).
+fn request(args: &DiffArgs) -> Result<DiffRequest> {
     if args.output.format == ReportFormatArg::Brief {
         return Err(brief_refused().into());
     }
@@ -159,7 +223,32 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
         })
         .transpose()?;
     let min_delta = args.min_delta.as_deref().map(|t| parse_min_delta(t, normalize)).transpose()?;
-    let inputs: Vec<&PathBuf> = base.iter().chain(&new).collect();
+    let mut options =
+        DiffOptions::new(normalize, metric, cpuprof_analysis::defaults::ALPHA, stack_filter(&args.filter)?);
+    options.base_root.clone_from(&args.base_root);
+    if args.by == DiffBy::Line {
+        if args.explain.is_some() {
+            return Err(UsageError("--explain explains functions: leave out --by line".to_owned()).into());
+        }
+        options.by = GroupBy::Line;
+    }
+    options.new_root.clone_from(&args.new_root);
+    for pair in &args.map {
+        let Some((old, new)) = pair.split_once('=').filter(|(o, n)| !o.is_empty() && !n.is_empty()) else {
+            return Err(UsageError(format!(
+                "--map {}: expected OLD=NEW, a base script and the new script it became (bench-v1.js=bench-v2.js)",
+                cpuprof_render::text::visible(pair)
+            ))
+            .into());
+        };
+        options.script_pairs.push((old.to_owned(), new.to_owned()));
+    }
+    Ok(DiffRequest { base, new, phases, gate, block_rules, with_blocks, normalize, link, min_delta, options })
+}
+
+/// Claims every output of the diff, refusing any that is an input or the job summary.
+fn claim_outputs(args: &DiffArgs, request: &DiffRequest) -> Result<Outputs> {
+    let inputs = request.inputs();
     let input_paths: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     let output = Output::new(args.output.output.as_deref(), &input_paths)?;
     if args.output.format == ReportFormatArg::Github {
@@ -181,27 +270,11 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     }
     let svg_output = args.flamegraph.as_deref().map(|svg| Output::new(Some(svg), &input_paths)).transpose()?;
     let html_output = args.report.as_deref().map(|html| Output::new(Some(html), &input_paths)).transpose()?;
-    let mut options =
-        DiffOptions::new(normalize, metric, cpuprof_analysis::defaults::ALPHA, stack_filter(&args.filter)?);
-    options.base_root.clone_from(&args.base_root);
-    if args.by == DiffBy::Line {
-        if args.explain.is_some() {
-            return Err(UsageError("--explain explains functions: leave out --by line".to_owned()).into());
-        }
-        options.by = GroupBy::Line;
-    }
-    options.new_root.clone_from(&args.new_root);
-    for pair in &args.map {
-        let Some((old, new)) = pair.split_once('=').filter(|(o, n)| !o.is_empty() && !n.is_empty()) else {
-            return Err(UsageError(format!(
-                "--map {}: expected OLD=NEW, a base script and the new script it became (bench-v1.js=bench-v2.js)",
-                cpuprof_render::text::visible(pair)
-            ))
-            .into());
-        };
-        options.script_pairs.push((old.to_owned(), new.to_owned()));
-    }
+    Ok(Outputs { output, svg: svg_output, html: html_output })
+}
 
+/// Reads every run of both sides, each on its own thread.
+fn read_sides(args: &DiffArgs, request: &DiffRequest) -> Result<Sides> {
     // Every input is parsed on its own thread.
     // Tiers are merged whatever the flag says: diff matches functions across them.
     // A side with its own source maps means both sides are mapped.
@@ -217,6 +290,9 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     let shared = Reader::new(&reading)?;
     let base_reader = side_reader("--base-source-map-dir", &args.base_source_map_dir)?;
     let new_reader = side_reader("--new-source-map-dir", &args.new_source_map_dir)?;
+    let inputs = request.inputs();
+    let base = &request.base;
+    let (phases, with_blocks) = (&request.phases, request.with_blocks);
     let readers: Vec<&Reader> = (0..inputs.len())
         .map(|i| if i < base.len() { base_reader.as_ref() } else { new_reader.as_ref() }.unwrap_or(&shared))
         .collect();
@@ -260,9 +336,15 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
             formats.into_iter().collect::<Vec<_>>().join(", ")
         ));
     }
-    let (base_profiles, new_profiles) = profiles.split_at(base.len());
-    let base_refs: Vec<&Profile> = base_profiles.iter().collect();
-    let new_refs: Vec<&Profile> = new_profiles.iter().collect();
+    Ok(Sides { profiles, run_blocks, base_len: base.len() })
+}
+
+/// Compares the sides: the report, checked (no empty side, time per run where compared), its
+/// warnings said, the explanations and the blocks' change.
+fn compare(args: &DiffArgs, request: &mut DiffRequest, sides: &Sides) -> Result<Compared> {
+    let (base_refs, new_refs) = sides.refs();
+    let (with_blocks, normalize, min_delta) = (request.with_blocks, request.normalize, request.min_delta);
+    let DiffRequest { base, new, phases, gate, block_rules, options, .. } = request;
     let unit = compared_unit(&base_refs, &new_refs);
     // Counts are compared when a profile has no times, so a time means nothing.
     gate.check_unit(unit).map_err(|e| UsageError(format!("--fail-on {e}")))?;
@@ -284,7 +366,7 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
             .into())
         }
     };
-    let mut report = diff(&base_refs, &new_refs, &options);
+    let report = diff(&base_refs, &new_refs, options);
     if let Some(((old, new), why)) = report.unused_script_pairs.first() {
         return Err(UsageError(format!(
             "--map {}={}: {}",
@@ -371,10 +453,10 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     }
     let explanations = args
         .explain
-        .map(|n| explain(&base_refs, &new_refs, &report, &options, usize::try_from(n).unwrap_or(usize::MAX)))
+        .map(|n| explain(&base_refs, &new_refs, &report, options, usize::try_from(n).unwrap_or(usize::MAX)))
         .unwrap_or_default();
     let block_change = if with_blocks {
-        let runs: Option<Vec<RunBlocks>> = run_blocks.into_iter().collect();
+        let runs: Option<Vec<RunBlocks>> = sides.run_blocks.iter().copied().collect();
         let change = runs.map(|mut runs| {
             let new_runs = runs.split_off(base.len());
             compare_blocks(runs, new_runs, cpuprof_analysis::defaults::ALPHA)
@@ -391,14 +473,24 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     } else {
         None
     };
+    Ok(Compared { report, base_sources, new_sources, explanations, block_change })
+}
+
+/// Writes the report and its files, then gives the gate's verdict.
+fn present(args: &DiffArgs, request: &DiffRequest, sides: &Sides, compared: Compared, outputs: Outputs) -> Result<()> {
+    let Compared { report, base_sources, new_sources, explanations, block_change } = compared;
+    let (base_refs, new_refs) = sides.refs();
+    let DiffRequest { gate, block_rules, link, options, .. } = request;
+    let Outputs { output, svg: svg_output, html: html_output } = outputs;
     let cwd = crate::terminal::current_dir();
     let svg =
-        (svg_output.is_some() || html_output.is_some()).then(|| differential(&base_refs, &new_refs, &options, &report));
+        (svg_output.is_some() || html_output.is_some()).then(|| differential(&base_refs, &new_refs, options, &report));
     if let (None, Some(Err(e))) = (&svg_output, &svg) {
         // The page without its flame graph is still the comparison.
         crate::warn(&format!("the report has no flame graph: {e}"));
     }
     // Every warning said (the readers', the analysis', this command's) is in the report.
+    let mut report = report;
     report.warnings = crate::warnings::said();
     let report = report;
     let shown = &report.rows[..args.rows.limit().unwrap_or(usize::MAX).min(report.rows.len())];
@@ -423,12 +515,12 @@ pub(crate) fn run_diff(args: &DiffArgs) -> Result<()> {
     if let (Some(html_output), Some(svg)) = (html_output, &svg) {
         // The page without its flame graph is still the comparison.
         let svg = svg.as_ref().ok().map(Vec::as_slice);
-        let page = diff_page(&doc, &base_refs, &new_refs, &options, svg);
+        let page = diff_page(&doc, &base_refs, &new_refs, options, svg);
         html_output.write(page?.as_bytes())?;
     }
 
     let mut crossed: Vec<String> = gate
-        .decide(&base_refs, &new_refs, &options, &report)?
+        .decide(&base_refs, &new_refs, options, &report)?
         .iter()
         .map(|c| {
             let rules: Vec<&str> = c.rules.iter().map(Rule::as_str).collect();
