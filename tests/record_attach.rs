@@ -7,7 +7,7 @@
 //! open it), or with `--inspect=127.0.0.1:0`, so the tests run in parallel with each other and
 //! with anything else on the machine.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -48,6 +48,15 @@ impl Guard {
     /// Whether it is still running (not exited, not killed).
     fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// How it ended, when it has: "exit status: 1", "signal: 9 (SIGKILL)".
+    fn ended(&mut self) -> String {
+        match self.child.try_wait() {
+            Ok(Some(status)) => status.to_string(),
+            Ok(None) => "still running".to_owned(),
+            Err(e) => e.to_string(),
+        }
     }
 
     fn stderr(&self) -> String {
@@ -321,7 +330,11 @@ fn leaves_the_process_as_it_found_it() {
         );
         assert!(!listening(port), "port {port} still accepts connections after round {round}");
         // The process is unharmed: alive, and still at work (the profile shows it).
-        assert!(server.alive(), "the process died in round {round}: {}", server.stderr());
+        if !server.alive() {
+            // Let the reader thread take what it printed last (a fatal error's report).
+            std::thread::sleep(Duration::from_millis(500));
+            panic!("the process died in round {round} ({}): {}", server.ended(), server.stderr());
+        }
         assert_eq!(hottest(&file), "busyHash", "round {round}");
     }
 }

@@ -233,9 +233,15 @@ pub fn attach(
     match (endpoint.pid, endpoint.opened) {
         (Some(pid), Some(listener)) => {
             let addr = loopback_addr(&listener).unwrap_or(endpoint.addr);
+            // A program that ended on its own is expected to be gone; one that ends while its
+            // inspector is being closed is said, as cpuprof promises to leave it running.
+            let program_ended = session.finished();
             match close_inspector(session, pid, &listener, stop, on_progress) {
                 Ok(true) => on_progress(&format!("closed the inspector of process {pid} again")),
-                Ok(false) => on_progress(&format!("detached; process {pid} has exited")),
+                Ok(false) if program_ended => on_progress(&format!("detached; process {pid} has exited")),
+                Ok(false) => notes.push(format!(
+                    "process {pid} ended while cpuprof was closing its inspector (after its profile was taken)"
+                )),
                 Err(why) => {
                     let note = format!("the inspector of process {pid} stays open on {addr}: {why}");
                     if outcome.is_err() {
