@@ -1,7 +1,7 @@
 //! What scripts and agents read: every warning stderr gets is in the JSON `warnings` too; every
 //! format a command's `--help` offers, it renders; a diff of a profile with itself flags nothing.
 
-mod common;
+use crate::common;
 
 use common::cpuprof;
 use serde_json::Value;

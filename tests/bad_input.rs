@@ -2,7 +2,7 @@
 //! `.err.txt`, checked by hand when written), exit code 1, and no output; nothing panics.
 //! `CPUPROF_BLESS=1` rewrites missing or changed messages (never set in CI).
 
-mod common;
+use crate::common;
 
 use common::{cpuprof, files, root};
 

@@ -6,7 +6,7 @@
 //! with its address space capped (`ulimit -v`), so a reader that kept what it read would be
 //! killed instead.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! Chromium comes from Debian (`.ci/run` installs it); without it the test says SKIPPED, except
 //! under CI, where that is a failure.
 
-mod common;
+use crate::common;
 
 use common::{cpuprof, root};
 

@@ -5,7 +5,7 @@
 //! the oracle checked against `top.js` and against a tiny profile worked out by hand; and the
 //! contract's sums checked on cpuprof's own output.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::io::Write as _;

@@ -29,7 +29,7 @@
 //! The trees' JSON nests 2500+ levels deep, past serde_json's recursion limit (128), so it is read
 //! by the small parser below, on a thread with a large stack.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -1349,7 +1349,7 @@ fn the_checks_catch_broken_trees() {
     });
 }
 
-/// More seeds of every shape, for a longer hunt: `cargo test --test calltree_invariants --
+/// More seeds of every shape, for a longer hunt: `cargo test --test tests calltree_invariants:: --
 /// --ignored` (CALLTREE_SEEDS=FIRST-LAST picks them; default 10-14).
 #[test]
 #[ignore = "a longer hunt over more generated profiles"]

@@ -3,7 +3,7 @@
 //! them, in a workspace holding two checkouts of a small script, with `GITHUB_WORKSPACE` and
 //! `GITHUB_STEP_SUMMARY` set as the runner sets them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

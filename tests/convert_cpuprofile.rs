@@ -3,7 +3,7 @@
 //! was, a tick log or folded file as `cpuprof top` reports it, a merge as the sum of its parts.
 //! (pprof and trace inputs are checked in `pprof.rs` and `trace.rs` against their own oracles.)
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

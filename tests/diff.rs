@@ -2,7 +2,7 @@
 //! function made ~2× slower, one ~1.2× slower, one 2× faster, one removed, one added, one
 //! untouched, three runs per side, and the functions moved to other lines.
 
-mod common;
+use crate::common;
 
 use common::cpuprof;
 use serde_json::Value;

@@ -7,7 +7,7 @@
 //! The fixture's property is measured with the independent oracle (`fixtures/oracle/top.js`), never
 //! with cpuprof's output.
 
-mod common;
+use crate::common;
 
 use common::{cpuprof, oracle};
 use serde_json::Value;

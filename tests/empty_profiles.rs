@@ -2,7 +2,7 @@
 //! exits 0 with one warning and a valid, empty output (docs/conventions.md, "Empty profiles"). `diff` is
 //! the exception: there is nothing to compare (tests/diff.rs).
 
-mod common;
+use crate::common;
 
 use common::cpuprof;
 

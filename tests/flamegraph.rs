@@ -2,7 +2,7 @@
 //! deterministic, pretty-printed output; `CPUPROF_BLESS=1` rewrites them after a deliberate
 //! change, to be reviewed in the diff), time windows, tick logs, and the output rules.
 
-mod common;
+use crate::common;
 
 use common::{cpuprof, root};
 

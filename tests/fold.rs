@@ -1,7 +1,7 @@
 //! `cpuprof collapse` against the independent oracle's folding (`fixtures/oracle/top.js --fold`,
 //! SPEC.md §8) on every recorded and edge `.cpuprofile`, byte for byte.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

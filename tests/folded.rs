@@ -6,7 +6,7 @@
 //! comment headers, bad lines, fractions, UTF-16) give the per-function counts of an independent
 //! count from the format (`fixtures/oracle/folded-count.js`) and one warning each.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

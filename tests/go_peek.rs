@@ -35,7 +35,7 @@
 //! The functions are chosen from pprof's `-top` (by flat, and by cum with `-cum`), not from cpuprof;
 //! recursion is read from pprof's `-traces` (a label twice in one trace).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //! cum between the largest of theirs and their sum (a sample with two of them on its stack
 //! counts once).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -233,7 +233,7 @@ fn columns_survive_a_round_trip_through_pprof() {
 
 /// The must-read pprof files of a corpus directory (`CPUPROF_CORPUS`, else /work/shared/corpus)
 /// read as `go tool pprof` reads them, per sample type. Not in the repository (licenses differ):
-/// `cargo test --test go_pprof -- --ignored` where the corpus is.
+/// `cargo test --test tests go_pprof:: -- --ignored` where the corpus is.
 #[test]
 #[ignore = "needs the corpus of real profiles"]
 #[allow(clippy::print_stderr)] // the per-file numbers

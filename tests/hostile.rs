@@ -8,7 +8,7 @@
 //!
 //! What is expected is computed here from what was written, not from cpuprof's output.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! refused; Ctrl-C, SIGTERM and SIGHUP leave no temporary file; a dangling symlink is followed;
 //! two outputs to one place are refused; a stdout that cannot be written is a failure.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::path::Path;

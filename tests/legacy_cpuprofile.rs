@@ -3,7 +3,7 @@
 //! every one against the oracle (fixtures/oracle/legacy.js + top.js) under every option set;
 //! here the counts worked out by hand from make.py, and what is said about them.
 
-mod common;
+use crate::common;
 
 use common::{cpuprof, oracle, report_differences};
 use serde_json::Value;

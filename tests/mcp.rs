@@ -3,7 +3,7 @@
 //! answer against the command line's JSON for the same options, the function handles, the
 //! budget, the session's cache and the error shapes.
 
-mod common;
+use crate::common;
 
 use common::{npm_ci, root};
 

@@ -3,7 +3,7 @@
 //! recognised, its JIT frames are JavaScript functions with file, line, column (and tier with
 //! --split-tiers), and what is not perf script is refused in one line.
 
-mod common;
+use crate::common;
 
 use common::cpuprof;
 use serde_json::Value;

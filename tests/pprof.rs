@@ -2,7 +2,7 @@
 //! (`fixtures/oracle/pprof/pprof-top.js`, installed by `npm ci` there) reads what cpuprof writes,
 //! and the files other tools wrote (`fixtures/pprof/`) are read as that decoder reads them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -10,7 +10,7 @@
 //! where it names one): the README and the reference in `docs/` point at each other, and never
 //! outside the repository.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

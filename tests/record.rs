@@ -2,7 +2,7 @@
 //! holds is checked with the independent oracle (fixtures/oracle/top.js) against what the
 //! workload is built around; tick logs against `node --prof-process`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -7,7 +7,7 @@
 //! timeline with `top --from … --to …` at the range's ends. Without Chromium the browser part
 //! says SKIPPED, except under CI, where that is a failure.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

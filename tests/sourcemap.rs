@@ -4,7 +4,7 @@
 //! table of fixtures/sourcemap/README.md, and every mapped function is checked against
 //! fixtures/sourcemap/map-frames.js, which maps them with Mozilla's `source-map` decoder.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! row and a `diff` row are one line each at 80 columns and nothing is cut at 200; a pipe gets
 //! whole names, or fits `COLUMNS` when it is set.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! JavaScript, and `fixtures/oracle/ticklog-cpp.js` (the ELF symbol tables read with `nm`)
 //! for C++.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

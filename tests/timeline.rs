@@ -4,7 +4,7 @@
 //! and `blocks` workloads (their side files say what ran when, and what node's own
 //! event-loop-delay histogram saw).
 
-mod common;
+use crate::common;
 
 use common::{cpuprof, files, oracle_script, root};
 use serde_json::Value;

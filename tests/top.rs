@@ -2,7 +2,7 @@
 //! (`fixtures/oracle/top.js`, which implements `fixtures/oracle/SPEC.md` separately), plus the
 //! table, formats, stdin and output-file behaviour.
 
-mod common;
+use crate::common;
 
 use common::{cpuprof, files, oracle, report_differences, root};
 use serde_json::Value;

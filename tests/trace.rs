@@ -5,7 +5,7 @@
 //! node wrote in the same run; malformed traces (`fixtures/bad/*.trace.json`) against their
 //! messages.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! (`fixtures/oracle/trace-to-cpuprofile.js`, then `fixtures/oracle/top.js`); the variants that
 //! only change the form against the recorded trace itself; and their warnings.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 
