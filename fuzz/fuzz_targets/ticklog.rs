@@ -1,7 +1,7 @@
-//! `parse` with the format forced to `InputFormat::TickLog` (no sniffing).
+//! `parse` with the format forced to `SourceFormat::TickLog` (no sniffing).
 #![no_main]
 
-use cpuprof_parse::InputFormat;
+use cpuprof_parse::SourceFormat;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| cpuprof_fuzz::run(data, Some(InputFormat::TickLog)));
+fuzz_target!(|data: &[u8]| cpuprof_fuzz::run(data, Some(SourceFormat::TickLog)));

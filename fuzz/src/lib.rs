@@ -7,8 +7,8 @@
 
 use std::collections::HashSet;
 
-use cpuprof_model::{Profile, StackId};
-use cpuprof_parse::{parse, InputFormat, Origin, ParseErrorKind, ParseOptions};
+use cpuprof_model::{Profile, Timeline, ValueUnit};
+use cpuprof_parse::{parse, Origin, ParseErrorKind, ParseOptions, SourceFormat};
 
 /// Tick logs name shared libraries by absolute path and the parser reads their ELF symbols.
 /// Resolving them under a directory that does not exist keeps the fuzzer off the real
@@ -20,7 +20,10 @@ const NO_SYMBOLS: &str = "/nonexistent/cpuprof-fuzz-symbols";
 const WALK_BUDGET: usize = 1 << 20;
 
 /// Parses `data` as `format` (`None`: sniffed) both ways and checks what comes out.
-pub fn run(data: &[u8], format: Option<InputFormat>) {
+///
+/// # Panics
+/// On purpose, for libFuzzer to report: see the module documentation.
+pub fn run(data: &[u8], format: Option<SourceFormat>) {
     let mut parsed = [None, None];
     for (slot, timeline) in parsed.iter_mut().zip([false, true]) {
         let mut options = ParseOptions::default();
@@ -48,6 +51,9 @@ pub fn run(data: &[u8], format: Option<InputFormat>) {
 }
 
 /// The invariants of `cpuprof_model::Profile` that its docs promise, checked the slow way.
+///
+/// # Panics
+/// On purpose, when one is broken.
 pub fn check(p: &Profile) {
     // Ids resolve.
     for f in p.funcs.as_slice() {
@@ -63,8 +69,10 @@ pub fn check(p: &Profile) {
     assert_eq!(p.stacks.frames().len(), n);
     let mut depth = vec![0usize; n];
     let mut seen = HashSet::with_capacity(n);
-    for i in 0..n {
-        let s = StackId::from_index(i);
+    // Ids are minted by the model only: `ids()` is the public way to every stack.
+    assert_eq!(p.stacks.ids().len(), n);
+    for (i, s) in p.stacks.ids().enumerate() {
+        assert_eq!(s.index(), i, "StackTable::ids out of order");
         let _ = &p.frames[p.stacks.frame(s)];
         depth[i] = match p.stacks.parent(s) {
             Some(parent) => {
@@ -84,8 +92,8 @@ pub fn check(p: &Profile) {
         assert_eq!(p.samples.values(k).len(), rows, "value column {k}");
         assert!(p.samples.values(k).iter().all(|v| *v >= 0), "negative value in column {k}");
     }
-    if let Some(times) = p.samples.times_ns() {
-        assert_eq!(times.len(), rows, "time column");
+    if let Some(timeline) = p.samples.timeline() {
+        check_timeline(p, timeline);
     }
     if let Some(states) = p.samples.vm_states() {
         assert_eq!(states.len(), rows, "vm state column");
@@ -106,9 +114,34 @@ pub fn check(p: &Profile) {
         let _ = p.func_of(*s);
     }
     // Line hits: sorted by stack, each stack's rows reachable through `of`.
-    let hit_rows: usize = (0..n).map(|i| p.line_hits.of(StackId::from_index(i)).count()).sum();
+    let hit_rows: usize = p.stacks.ids().map(|s| p.line_hits.of(s).count()).sum();
     assert_eq!(hit_rows, p.line_hits.len(), "line hits are not all under a known stack, or not sorted");
     assert_eq!(p.strings.get(cpuprof_model::StrId::EMPTY), "");
+}
+
+/// The samples one at a time, where the format has times: each names a row of the profile,
+/// lasts no negative time, and they come in time order; the rows are their sums (the docs of
+/// `Samples` and `Timeline`).
+fn check_timeline(p: &Profile, timeline: &Timeline) {
+    let rows = p.samples.len();
+    let mut sums = vec![(0i64, 0i64); rows];
+    let mut last_ns = i64::MIN;
+    timeline.for_each(|s| {
+        let row = s.row as usize;
+        assert!(row < rows, "timeline sample in row {row} of {rows}");
+        assert!(s.weight_ns >= 0, "timeline sample at {} ns weighs {} ns", s.time_ns, s.weight_ns);
+        assert!(s.time_ns >= last_ns, "timeline sample at {} ns after one at {last_ns} ns", s.time_ns);
+        last_ns = s.time_ns;
+        sums[row] = (sums[row].0 + 1, sums[row].1.saturating_add(s.weight_ns));
+    });
+    for (k, value_type) in p.value_types.iter().enumerate() {
+        let pick = |&(count, ns): &(i64, i64)| match value_type.unit {
+            ValueUnit::Count => count,
+            ValueUnit::Nanoseconds => ns,
+        };
+        let from_timeline: Vec<i64> = sums.iter().map(pick).collect();
+        assert!(p.samples.values(k) == from_timeline, "value column {k} is not the sum of the timeline's samples");
+    }
 }
 
 /// The same input read with and without `timeline` holds the same samples: each value
@@ -118,6 +151,11 @@ fn same_totals(summed: &Profile, timeline: &Profile) {
     for k in 0..summed.value_types.len() {
         let a: i128 = summed.samples.values(k).iter().map(|v| i128::from(*v)).sum();
         let b: i128 = timeline.samples.values(k).iter().map(|v| i128::from(*v)).sum();
-        assert_eq!(a, b, "column {k} ({}) sums to {a} summed but {b} with timeline", summed.value_types[k].kind);
+        assert_eq!(
+            a,
+            b,
+            "column {k} ({}) sums to {a} summed but {b} with timeline",
+            summed.value_types[k].kind.as_str()
+        );
     }
 }
