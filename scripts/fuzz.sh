@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]
 #
-# TARGET is one of: cpuprofile ticklog pprof trace folded auto (default: all, one after
+# TARGET is one of: cpuprofile ticklog pprof trace folded perf-script preprocess auto (default: all, one after
 # another). Each target parses its input with the format forced (`auto`: sniffed), with and
 # without `timeline`, and checks the model invariants of what parses (fuzz/src/lib.rs).
 # Needs the nightly toolchain; installs cargo-fuzz if missing. Seed corpora are (re)made
@@ -31,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_targets=(cpuprofile ticklog pprof trace folded auto)
+all_targets=(cpuprofile ticklog pprof trace folded perf-script preprocess auto)
 note() { echo "fuzz: $*" >&2; }
 
 if [[ $# -lt 1 || ! $1 =~ ^[0-9]+$ ]]; then
@@ -66,7 +66,7 @@ seed() { # seed TARGET FILE [NAME]: copy FILE into TARGET's corpus
 head_lines() { # head_lines BYTES FILE: at most BYTES of FILE, cut at a line end
   head -c "$1" "$2" | sed '$d'
 }
-mkdir -p "$corpus"/{cpuprofile,ticklog,pprof,trace,folded,auto} fuzz/artifacts
+mkdir -p "$corpus"/{cpuprofile,ticklog,pprof,trace,folded,perf-script,preprocess,auto} fuzz/artifacts
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -88,6 +88,34 @@ for f in fixtures/ticklog/{eval,code-moves,hostile-names}.log fixtures/ticklog/e
   seed ticklog "$tmp/$(basename "$f" .log).head200k.log"
 done
 for f in fixtures/bad/*.log; do seed ticklog "$f"; done
+for f in fixtures/perf/*.perf-script.txt; do
+  name=$(basename "$f" .txt)
+  head_lines 16384 "$f" >"$tmp/$name.head16k.txt" # the header and the first samples
+  seed perf-script "$tmp/$name.head16k.txt"
+  tail -c 16384 "$f" | sed '1,/^$/d' >"$tmp/$name.tail16k.txt" # from the first whole event
+  seed perf-script "$tmp/$name.tail16k.txt"
+done
+for f in fixtures/ticklog/*.preprocess.json.gz; do
+  name=$(basename "$f" .json.gz)
+  # 7 MB unzipped: the first 40 ticks, the code entries their stacks name (renumbered) and the
+  # functions of those entries.
+  gunzip -c "$f" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ticks = d["ticks"][:40]
+used = sorted({c for t in ticks for c in t["s"][0::2] if c >= 0})
+new = {old: i for i, old in enumerate(used)}
+for t in ticks:
+    t["s"] = [new.get(v, v) if i % 2 == 0 else v for i, v in enumerate(t["s"])]
+functions = []
+for fn in d.get("functions", []):
+    codes = [new[c] for c in fn["codes"] if c in new]
+    if codes:
+        functions.append(dict(fn, codes=codes))
+json.dump({"code": [d["code"][c] for c in used], "functions": functions, "ticks": ticks, "scripts": []}, sys.stdout)
+' >"$tmp/$name.json"
+  seed preprocess "$tmp/$name.json"
+done
 for f in fixtures/pprof/*.pb.gz fixtures/bad/*.pb; do
   seed pprof "$f"
   if [[ $f == *.gz ]]; then
@@ -137,14 +165,14 @@ fi
 for f in fixtures/bad/*.folded; do seed folded "$f"; done
 printf 'main;work /app/a.js:3:9;(anonymous) 12\n(root);(program) 3\r\n' >"$tmp/handmade.folded"
 seed folded "$tmp/handmade.folded"
-for t in cpuprofile ticklog pprof trace folded; do
+for t in cpuprofile ticklog pprof trace folded perf-script preprocess; do
   for f in "$corpus/$t"/seed-*; do cp "$f" "$corpus/auto/$t-$(basename "$f")"; done
 done
 cat fuzz/dict/json.dict fuzz/dict/ticklog.dict fuzz/dict/folded.dict >"$corpus/auto.dict"
 
 dict_of() {
   case $1 in
-    cpuprofile | trace) echo fuzz/dict/json.dict ;;
+    cpuprofile | trace | preprocess) echo fuzz/dict/json.dict ;;
     ticklog) echo fuzz/dict/ticklog.dict ;;
     folded) echo fuzz/dict/folded.dict ;;
     auto) echo "$corpus/auto.dict" ;;

@@ -95,10 +95,17 @@ fn empty_profile_is_a_report_not_an_error() {
 fn fuzz_regressions_end_cleanly() {
     // Inputs the fuzzers (fuzz/, scripts/fuzz.sh) or their harness found: each is read or
     // refused, never a crash. Names start with the fuzz target (the input format).
+    // The fuzz targets of scripts/fuzz.sh, named as --input-format names the formats.
+    const TARGETS: [&str; 8] =
+        ["cpuprofile", "ticklog", "pprof", "trace", "folded", "perf-script", "preprocess", "auto"];
     let found = files("fixtures/fuzz", &[""]);
     assert!(!found.is_empty());
     for file in found {
-        let format = file.rsplit('/').next().unwrap().split('-').next().unwrap();
+        let name = file.rsplit('/').next().unwrap();
+        let format = TARGETS
+            .into_iter()
+            .find(|target| name.strip_prefix(target).is_some_and(|rest| rest.starts_with('-')))
+            .unwrap_or_else(|| panic!("{name} is named after no fuzz target ({})", TARGETS.join(", ")));
         let out = cpuprof().args(["top", &file, "--input-format", format, "--format", "json"]).output().unwrap();
         assert!(matches!(out.status.code(), Some(0 | 1)), "{file}: {}", String::from_utf8_lossy(&out.stderr));
         if out.status.success() {

@@ -1,11 +1,10 @@
 //! `parse` with the format forced to `SourceFormat::PreprocessJson` (the JSON of
 //! `node --prof-process --preprocess`, no sniffing).
 //!
-//! Seeds (scripts/fuzz.sh does not make them yet): fixtures/ticklog/*.preprocess.json.gz is
-//! 7 MB unzipped, so cut it as the Chromium trace is cut: the first 40 ticks and the `code`
-//! entries their stacks name, renumbered, with their `functions`; plus a hand-made file of
-//! every entry type (`JS`, `CODE`, `CPP`, `SHARED_LIB`) and `-1` frames. No dictionary yet
-//! (fuzz/dict/json.dict holds the `.cpuprofile` and trace keys).
+//! Seeds (scripts/fuzz.sh makes them): fixtures/ticklog/*.preprocess.json.gz is 7 MB unzipped,
+//! so it is cut as the Chromium trace is: the first 40 ticks and the `code` entries their
+//! stacks name, renumbered, with their `functions`. Its dictionary is the JSON one (the
+//! `.cpuprofile` and trace keys).
 #![no_main]
 
 use cpuprof_parse::SourceFormat;
