@@ -350,3 +350,51 @@ fn megabyte_names_load_in_under_a_second() {
     };
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
 }
+
+#[test]
+fn durations_read_the_same_on_the_page_and_in_the_terminal() {
+    // page.js's formatNs (run by node, cut from the page's script) and the tables' format_ns on
+    // the same values: the edges of every unit and of its digits, and 3,000 values spread over
+    // every magnitude up to 2^53 ns (where JavaScript's numbers stop being exact), both signs.
+    let script = std::fs::read_to_string(root().join("crates/cpuprof-report/assets/page.js")).expect("page.js");
+    let start = script.find("const NS_UNITS").expect("page.js defines NS_UNITS");
+    let function = script[start..].find("function formatNs").expect("page.js defines formatNs") + start;
+    let end = script[function..].find("\n}\n").expect("formatNs ends") + function + 3;
+    let mut values: Vec<i64> = vec![0, 1, 999, 1_000, 1_005, 9_995, 99_950, 999_499, 999_500, 1_125_000];
+    for unit in [1_000_i64, 1_000_000, 1_000_000_000, 60_000_000_000, 3_600_000_000_000] {
+        for m in [1, 10, 100] {
+            for edge in [m * unit - unit / 200 - 1, m * unit - unit / 200, m * unit - 1, m * unit] {
+                values.push(edge);
+            }
+        }
+        values.extend([60 * unit - unit / 20, 1_000 * unit - unit / 2]);
+    }
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    for _ in 0..3_000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let magnitude = (state % 54) as u32;
+        values.push(i64::try_from((state >> 11) % (1_u64 << magnitude).max(1)).expect("below 2^53"));
+    }
+    values.extend(values.clone().iter().map(|v| -v));
+    let list = values.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let program = format!("{}\nconsole.log([{list}].map(formatNs).join(\"\\n\"));", &script[start..end]);
+    let out = Command::new("node").args(["-e", &program]).output().expect("node runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = String::from_utf8(out.stdout).expect("utf-8");
+    let differ: Vec<String> = values
+        .iter()
+        .zip(page.lines())
+        .filter(|(ns, shown)| cpuprof_render::time::format_ns(**ns) != **shown)
+        .map(|(ns, shown)| format!("{ns}: page {shown:?}, terminal {:?}", cpuprof_render::time::format_ns(*ns)))
+        .collect();
+    assert_eq!(page.lines().count(), values.len());
+    assert!(
+        differ.is_empty(),
+        "{} of {} differ:\n{}",
+        differ.len(),
+        values.len(),
+        differ[..differ.len().min(20)].join("\n")
+    );
+}

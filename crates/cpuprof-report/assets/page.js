@@ -48,14 +48,54 @@ function named(tag, s, cls) {
   return e;
 }
 
-/** A time in ns with the unit that keeps it short. */
+/** The units of `formatNs`, from the smallest: their length in ns and their name. */
+const NS_UNITS = [
+  [1, "ns"],
+  [1e3, "µs"],
+  [1e6, "ms"],
+  [1e9, "s"],
+  [60e9, "min"],
+  [3600e9, "h"],
+];
+
+/**
+ * A time in ns with three significant digits, by the rule of cpuprof's tables (format_ns in
+ * cpuprof-render's time.rs; a test runs both on the same values): "812 ns", "12.3 µs", "1.23 ms",
+ * "457 ms", "2.35 s", "12.5 min", "1.50 h". The unit is the largest not longer than the rounded
+ * duration (999.6 ms is "1.00 s"); halves round away from zero, in integers.
+ */
 function formatNs(ns) {
-  const a = Math.abs(ns);
-  if (a >= 60e9) return (ns / 60e9).toFixed(2) + " min";
-  if (a >= 1e9) return (ns / 1e9).toFixed(2) + " s";
-  if (a >= 1e6) return (ns / 1e6).toFixed(2) + " ms";
-  if (a >= 1e3) return (ns / 1e3).toFixed(2) + " µs";
-  return Math.round(ns) + " ns";
+  const abs = Math.round(Math.abs(ns));
+  const sign = ns < 0 && abs > 0 ? "-" : "";
+  if (abs < 1000) return sign + abs + " ns";
+  let unit = NS_UNITS.length - 1;
+  while (NS_UNITS[unit][0] > abs) unit--;
+  for (;;) {
+    const length = NS_UNITS[unit][0];
+    let decimals = abs < 10 * length ? 2 : abs < 100 * length ? 1 : 0;
+    let rounded = roundHalfUp(abs, length / 10 ** decimals);
+    if (decimals > 0 && rounded >= 1000) {
+      decimals--;
+      rounded = roundHalfUp(abs, length / 10 ** decimals);
+    }
+    const scale = 10 ** decimals;
+    const next = NS_UNITS[unit + 1];
+    if (next && rounded >= (next[0] / length) * scale) {
+      unit++;
+      continue;
+    }
+    const digits =
+      decimals === 0
+        ? String(rounded)
+        : Math.floor(rounded / scale) + "." + String(rounded % scale).padStart(decimals, "0");
+    return sign + digits + " " + NS_UNITS[unit][1];
+  }
+
+  /** `value / step` for integers, rounded half up. */
+  function roundHalfUp(value, step) {
+    const rest = value % step;
+    return (value - rest) / step + (rest >= Math.ceil(step / 2) ? 1 : 0);
+  }
 }
 
 /** One fact of the header (`#facts`): its name, its text, and its value for a script to read. */
