@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use cpuprof_model::{Profile, Timeline, ValueUnit};
+use cpuprof_model::{Profile, SampleTimeline, ValueUnit};
 use cpuprof_parse::{parse, Origin, ParseErrorKind, ParseOptions, SourceFormat};
 
 /// Tick logs name shared libraries by absolute path and the parser reads their ELF symbols.
@@ -121,8 +121,8 @@ pub fn check(p: &Profile) {
 
 /// The samples one at a time, where the format has times: each names a row of the profile,
 /// lasts no negative time, and they come in time order; the rows are their sums (the docs of
-/// `Samples` and `Timeline`).
-fn check_timeline(p: &Profile, timeline: &Timeline) {
+/// `Samples` and `SampleTimeline`).
+fn check_timeline(p: &Profile, timeline: &SampleTimeline) {
     let rows = p.samples.len();
     let mut sums = vec![(0i64, 0i64); rows];
     let mut last_ns = i64::MIN;

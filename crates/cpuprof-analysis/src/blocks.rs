@@ -701,7 +701,7 @@ fn depth_first(profile: &Profile) -> (Vec<u32>, Vec<u32>) {
 mod tests {
     use super::*;
     use crate::test_support::stack;
-    use cpuprof_model::{ProfileBuilder, SampleSource, Timeline, ValueType};
+    use cpuprof_model::{ProfileBuilder, SampleSource, SampleTimeline, ValueType};
 
     /// Samples that split into halves at `at` (walked one after the other).
     struct SplitAt {
@@ -760,7 +760,7 @@ mod tests {
             samples[k - 1].weight_ns = samples[k].time_ns - samples[k - 1].time_ns;
         }
         let at = at.min(samples.len());
-        b.timeline(Timeline::new(SplitAt { samples, at }));
+        b.timeline(SampleTimeline::new(SplitAt { samples, at }));
         b.timing(Some(0), Some(t), Some(1_000_000));
         b.finish().unwrap()
     }
@@ -872,7 +872,7 @@ mod tests {
                 let samples: Vec<TimedSample> = (0..4u32)
                     .map(|k| TimedSample { row: k, time_ns: times[k as usize], weight_ns: 1_000_000 })
                     .collect();
-                b.timeline(Timeline::new(SplitAt { samples, at: 2 }));
+                b.timeline(SampleTimeline::new(SplitAt { samples, at: 2 }));
                 b.timing(Some(0), Some(i64::MAX), Some(1_000_000));
                 b.finish().unwrap()
             };

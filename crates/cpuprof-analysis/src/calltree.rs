@@ -93,34 +93,25 @@ pub struct CallTree {
 }
 
 /// Why [`CallGraph::find`] found no single function.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FindError {
     /// No function matches the pattern.
+    #[error("no function matches")]
     NoMatch,
     /// Functions match, but no counted sample has them (the filters left none).
+    #[error("the functions that match have no samples")]
     NoSamples(Vec<usize>),
     /// Several functions match (indexes into [`CallGraph::functions`], heaviest first).
+    #[error("{} functions match", .0.len())]
     Ambiguous(Vec<usize>),
     /// The pattern is neither a name nor a valid regular expression.
+    #[error("not a valid regular expression: {0}")]
     Regex(regex::Error),
     /// The pattern is empty.
+    #[error("an empty pattern names no function")]
     Empty,
 }
-
-impl std::fmt::Display for FindError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NoMatch => write!(f, "no function matches"),
-            Self::NoSamples(_) => write!(f, "the functions that match have no samples"),
-            Self::Ambiguous(found) => write!(f, "{} functions match", found.len()),
-            Self::Regex(e) => write!(f, "not a valid regular expression: {e}"),
-            Self::Empty => write!(f, "an empty pattern names no function"),
-        }
-    }
-}
-
-impl std::error::Error for FindError {}
 
 /// A profile's samples by stack and function, ready to grow views from.
 pub struct CallGraph<'p> {

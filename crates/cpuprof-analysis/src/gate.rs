@@ -6,7 +6,6 @@
 //! metric and its change reaches the threshold. Significance is per metric, so a rule on the
 //! metric the report was not ranked by is decided on a report ranked by that metric.
 
-use std::fmt;
 use std::str::FromStr;
 
 use cpuprof_model::Profile;
@@ -40,16 +39,9 @@ pub struct Rule {
 }
 
 /// A rule that does not read as `METRIC:THRESHOLD`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}: expected METRIC:THRESHOLD such as self:+2pp, total:+20%, self:+5ms or block:+50ms")]
 pub struct RuleError(String);
-
-impl fmt::Display for RuleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: expected METRIC:THRESHOLD such as self:+2pp, total:+20%, self:+5ms or block:+50ms", self.0)
-    }
-}
-
-impl std::error::Error for RuleError {}
 
 impl FromStr for Rule {
     type Err = RuleError;
@@ -133,17 +125,25 @@ impl BlockRule {
 }
 
 /// Why the gate cannot decide on a comparison.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GateError {
     /// A rule in time per run, while the comparison is by sample counts (a profile has no
     /// times): the first such rule.
+    #[error(
+        "{}: a profile has no times (folded stacks), so the comparison is by sample counts: give a share (pp) or a ratio (%)",
+        .0.as_str()
+    )]
     TimeOnCounts(Rule),
     /// The rows were not tested for significance (the weights are not counts of samples taken),
     /// so no change can be called a regression.
+    #[error(
+        "a profile's weights are not counts of samples taken, so no change can be tested for significance and the gate cannot decide"
+    )]
     Untested,
     /// A run has no samples (after the filter): every function would be new or gone, and
     /// the gate would pass on nothing at all. The side and the run's position in it.
+    #[error("run {} of the {side} side has no samples to compare, so the gate cannot decide", .run + 1)]
     EmptyRun {
         /// `"base"` or `"new"`.
         side: &'static str,
@@ -151,26 +151,6 @@ pub enum GateError {
         run: usize,
     },
 }
-
-impl fmt::Display for GateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GateError::TimeOnCounts(rule) => write!(
-                f,
-                "{}: a profile has no times (folded stacks), so the comparison is by sample counts: give a share (pp) or a ratio (%)",
-                rule.as_str()
-            ),
-            GateError::Untested => f.write_str(
-                "a profile's weights are not counts of samples taken, so no change can be tested for significance and the gate cannot decide",
-            ),
-            GateError::EmptyRun { side, run } => {
-                write!(f, "run {} of the {side} side has no samples to compare, so the gate cannot decide", run + 1)
-            }
-        }
-    }
-}
-
-impl std::error::Error for GateError {}
 
 /// A row that crossed one or more rules.
 #[derive(Clone, Debug, PartialEq)]

@@ -238,12 +238,16 @@ pub(crate) fn round_bucket_ns(length_ns: i64, buckets: u32) -> i64 {
 pub const MAX_BUCKETS: u64 = 100_000;
 
 /// Why a timeline cannot be made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TimelineError {
     /// The profile's samples have no times (pprof, folded stacks).
+    #[error("its samples have no times, so it has no timeline")]
     NoTimes,
     /// The buckets asked for (or the samples' times) would make more than [`MAX_BUCKETS`].
+    #[error(
+        "buckets of {bucket_ns} ns would make {buckets} of them (at most {MAX_BUCKETS}): take longer buckets, or a window"
+    )]
     TooManyBuckets {
         /// How many there would be.
         buckets: u64,
@@ -251,20 +255,6 @@ pub enum TimelineError {
         bucket_ns: i64,
     },
 }
-
-impl std::fmt::Display for TimelineError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NoTimes => write!(f, "its samples have no times, so it has no timeline"),
-            Self::TooManyBuckets { buckets, bucket_ns } => write!(
-                f,
-                "buckets of {bucket_ns} ns would make {buckets} of them (at most {MAX_BUCKETS}): take longer buckets, or a window"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for TimelineError {}
 
 /// The profile over time. Needs the samples' times (read with a timeline). One walk of the
 /// timeline: samples come in time order, so each bucket is summed per row in a dense scratch

@@ -6,7 +6,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use crate::tables::{LineHits, Meta, Samples, SourceFormat, StackTable, Table};
 use crate::timeline::SampleList;
 use crate::{
-    Frame, FrameId, Func, FuncId, LibId, Library, Profile, StackId, StrId, StringTable, TimedSample, Timeline,
+    Frame, FrameId, Func, FuncId, LibId, Library, Profile, SampleTimeline, StackId, StrId, StringTable, TimedSample,
     ValueType, ValueUnit, VmState,
 };
 
@@ -230,7 +230,7 @@ impl ProfileBuilder {
     }
 
     /// Adds a sample row. `time_ns` must be given for all samples or for none: with times,
-    /// each row is one sample of the profile's [`Timeline`], lasting its nanosecond value.
+    /// each row is one sample of the profile's [`SampleTimeline`], lasting its nanosecond value.
     pub fn sample(&mut self, stack: StackId, time_ns: Option<i64>, values: &[i64]) {
         let index = self.samples.stack.len();
         if values.len() != self.value_types.len() {
@@ -257,7 +257,7 @@ impl ProfileBuilder {
 
     /// Gives the rows a timeline of a reader's own: its samples' rows are those added with
     /// [`ProfileBuilder::sample`] (without times), in order, and the rows must be its sums.
-    pub fn timeline(&mut self, timeline: Timeline) {
+    pub fn timeline(&mut self, timeline: SampleTimeline) {
         if self.timed.is_some() {
             self.note(ModelError::MixedTimestamps { index: 0 });
         }
@@ -270,7 +270,7 @@ impl ProfileBuilder {
     /// whatever makes it, or when first asked for. The values given with the rows are not kept.
     /// Add no rows after it.
     pub fn summed_timeline(&mut self, source: impl crate::SampleSource + 'static) {
-        self.timeline(Timeline::summing(source, self.samples.stack.len()));
+        self.timeline(SampleTimeline::summing(source, self.samples.stack.len()));
         self.samples.values = std::sync::OnceLock::new();
     }
 
@@ -344,7 +344,7 @@ impl ProfileBuilder {
         if let Some(mut timed) = self.timed.take() {
             // The timeline is in time order; samples taken at one time stay in the order added.
             timed.sort_by_key(|s| s.time_ns);
-            self.samples.timeline = Some(Timeline::new(SampleList(timed)));
+            self.samples.timeline = Some(SampleTimeline::new(SampleList(timed)));
         }
         if let Some(states) = &self.samples.vm_state {
             if states.len() != self.samples.stack.len() {

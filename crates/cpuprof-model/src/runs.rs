@@ -11,7 +11,7 @@ use crate::sample::TimedSample;
 use crate::stretches::{RowSum, StretchSums};
 use rustc_hash::FxHashMap;
 
-/// What cuts samples into runs (see [`crate::Timeline::for_each_run_half`]).
+/// What cuts samples into runs (see [`crate::SampleTimeline::for_each_run_half`]).
 #[derive(Clone, Copy, Debug)]
 pub struct RunRules<'a> {
     /// The rows whose samples are idle, a bit a row (bit `r % 64` of word `r / 64`): an idle
@@ -143,7 +143,7 @@ pub struct RunHalf {
     pub idle_samples: i64,
 }
 
-/// What a run walk saw, besides its runs ([`crate::Timeline::for_each_run_half`]).
+/// What a run walk saw, besides its runs ([`crate::SampleTimeline::for_each_run_half`]).
 #[derive(Debug, Default)]
 pub struct RunsWalked {
     /// What each half saw.
@@ -152,7 +152,7 @@ pub struct RunsWalked {
     pub steps: StepCounts,
 }
 
-/// One half of a run walk ([`crate::Timeline::for_each_run_half`]), fed a sample at a time by
+/// One half of a run walk ([`crate::SampleTimeline::for_each_run_half`]), fed a sample at a time by
 /// the source's walk ([`crate::SampleSource::walk_runs`]).
 // `growing` sums up three states in one flag for the common case's test.
 #[allow(clippy::struct_excessive_bools)]
@@ -539,7 +539,7 @@ impl StepCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{SampleSource, Timeline};
+    use crate::{SampleSource, SampleTimeline};
 
     /// Samples named by slot, slot `k` being row `rows[k]`, walked as two halves split at `at`.
     struct BySlot {
@@ -688,9 +688,12 @@ mod tests {
                 for by_slot in [true, false] {
                     let (mut early, mut late) = (Told::default(), Told::default());
                     let timeline = if by_slot {
-                        Timeline::summing(BySlot { samples: samples.clone(), rows: slot_rows.clone(), at }, rows)
+                        SampleTimeline::summing(BySlot { samples: samples.clone(), rows: slot_rows.clone(), at }, rows)
                     } else {
-                        Timeline::summing(BySlot { samples: named.clone(), rows: (0..rows as u32).collect(), at }, rows)
+                        SampleTimeline::summing(
+                            BySlot { samples: named.clone(), rows: (0..rows as u32).collect(), at },
+                            rows,
+                        )
                     };
                     // The rows' sums left to the timeline are found by the walk when it is told to.
                     let sum_rows = (at + usize::from(by_slot)) % 2 == 0;

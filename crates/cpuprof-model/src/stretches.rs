@@ -14,7 +14,7 @@ pub struct RowSum {
 }
 
 /// An analysis that cuts samples into stretches (time buckets) and wants each stretch's
-/// weight per row: see [`crate::Timeline::for_each_stretch_half`]. Each half of a walk calls `cut`
+/// weight per row: see [`crate::SampleTimeline::for_each_stretch_half`]. Each half of a walk calls `cut`
 /// with each sample taken outside the current [`Stretches::span`] (settling the stretch
 /// before it when `cut` says it begins one), and `end` with the last stretch.
 pub trait Stretches {
@@ -130,7 +130,7 @@ impl StretchSums {
     }
 }
 
-/// One half of a stretch walk ([`crate::Timeline::for_each_stretch_half`]), fed a sample at a time
+/// One half of a stretch walk ([`crate::SampleTimeline::for_each_stretch_half`]), fed a sample at a time
 /// by the source's walk ([`crate::SampleSource::walk_stretches`]).
 pub struct StretchWalk<'w> {
     pub(crate) sums: StretchSums,

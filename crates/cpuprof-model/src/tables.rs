@@ -3,7 +3,7 @@ use std::ops::Index;
 
 use std::borrow::Cow;
 
-use crate::{FrameId, FuncId, LibId, StackId, StrId, StringTable, TimedSample, Timeline};
+use crate::{FrameId, FuncId, LibId, SampleTimeline, StackId, StrId, StringTable, TimedSample};
 
 /// A column of entities addressed by a typed id (`Table<FuncId, Func>`).
 #[derive(Clone, Debug)]
@@ -387,7 +387,7 @@ impl VmState {
 /// Samples as columns. Row `i` is one sample, or (as readers aggregate) all the samples of
 /// one stack (and VM state): `values[k][i]` is then their sum for value type `k` (the
 /// `samples/count` column says how many there were). Where the format has times, the
-/// [`Timeline`] gives the samples one at a time; the rows are then its sums.
+/// [`SampleTimeline`] gives the samples one at a time; the rows are then its sums.
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
     pub(crate) stack: Vec<StackId>,
@@ -397,7 +397,7 @@ pub struct Samples {
     pub(crate) values: std::sync::OnceLock<Vec<Vec<i64>>>,
     /// Each column's unit, for summing them from the timeline.
     pub(crate) units: Vec<ValueUnit>,
-    pub(crate) timeline: Option<Timeline>,
+    pub(crate) timeline: Option<SampleTimeline>,
 }
 
 impl Samples {
@@ -417,7 +417,7 @@ impl Samples {
     }
 
     /// The samples one at a time in time order, when the profile keeps its times.
-    pub fn timeline(&self) -> Option<&Timeline> {
+    pub fn timeline(&self) -> Option<&SampleTimeline> {
         self.timeline.as_ref()
     }
 
@@ -436,7 +436,7 @@ impl Samples {
     /// Whether the value columns are known without walking the timeline (`false`: they are
     /// left to its first walk, see [`crate::ProfileBuilder::summed_timeline`]).
     pub fn values_known(&self) -> bool {
-        self.values.get().is_some() || self.timeline.as_ref().is_some_and(Timeline::sums_known)
+        self.values.get().is_some() || self.timeline.as_ref().is_some_and(SampleTimeline::sums_known)
     }
 
     fn columns(&self) -> &Vec<Vec<i64>> {
@@ -445,7 +445,7 @@ impl Samples {
 
     /// The value columns from the timeline's sums.
     fn summed(&self) -> Vec<Vec<i64>> {
-        let sums = self.timeline.as_ref().and_then(Timeline::row_sums).unwrap_or(&[]);
+        let sums = self.timeline.as_ref().and_then(SampleTimeline::row_sums).unwrap_or(&[]);
         let sum = |row: usize| sums.get(row).copied().unwrap_or((0, 0));
         let column = |unit: ValueUnit| -> Vec<i64> {
             (0..self.stack.len())
@@ -582,8 +582,18 @@ impl std::str::FromStr for SourceFormat {
 
 /// A name that is not one of [`SourceFormat::as_str`]'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("not a profile format cpuprof reads (cpuprofile, ticklog, pprof, trace, folded, preprocess or perf-script)")]
+#[error("not a profile format cpuprof reads ({})", source_format_names())]
 pub struct UnknownSourceFormat;
+
+/// "cpuprofile, ticklog, … or perf-script": every [`SourceFormat`]'s name, for messages.
+fn source_format_names() -> String {
+    let names: Vec<&str> = SourceFormat::ALL.iter().map(|f| f.as_str()).collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
 
 /// Facts about the whole recording.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -683,7 +693,7 @@ impl Profile {
 
     /// Keeps the rows with a sample in `sums` (count, ns per row), as their sums, and
     /// `timeline` as the samples'.
-    fn keep_rows_summed(&mut self, timeline: &Timeline, sums: &[(i64, i64)]) {
+    fn keep_rows_summed(&mut self, timeline: &SampleTimeline, sums: &[(i64, i64)]) {
         let rows = self.samples.len();
         let mut map = vec![u32::MAX; rows];
         let mut values = vec![Vec::new(); self.value_types.len()];
@@ -708,5 +718,20 @@ impl Profile {
         kept.values = values.into();
         kept.timeline = Some(timeline.renumbered(&map));
         self.samples = kept;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SourceFormat, UnknownSourceFormat};
+
+    #[test]
+    fn an_unknown_format_names_every_format_by_the_name_that_reads_it() {
+        let message = UnknownSourceFormat.to_string();
+        for format in SourceFormat::ALL {
+            assert!(message.contains(format.as_str()), "{message} leaves out {}", format.as_str());
+            assert_eq!(format.as_str().parse::<SourceFormat>(), Ok(format));
+        }
+        assert_eq!("nope".parse::<SourceFormat>(), Err(UnknownSourceFormat));
     }
 }

@@ -1,7 +1,7 @@
 //! A profile's samples one at a time, in time order: what the analyses over time walk.
 //!
 //! Sample rows are sums (one row per stack, as readers aggregate them), so that the
-//! analyses that need no times never pay for them. A [`Timeline`] adds, for profiles whose
+//! analyses that need no times never pay for them. A [`SampleTimeline`] adds, for profiles whose
 //! format has times, which row each sample added to, when, and how long it lasted. Readers
 //! keep it in their own compact form (a `.cpuprofile`'s node and delta columns, 4 bytes a
 //! sample) and walk it on demand through a [`SampleSource`], so a timeline costs no per-sample
@@ -16,7 +16,7 @@ use crate::stretches::{StretchWalk, Stretches};
 
 /// Samples in time order (see the module documentation). Cheap to clone: the source is shared.
 #[derive(Clone)]
-pub struct Timeline {
+pub struct SampleTimeline {
     source: Arc<dyn SampleSource>,
     /// Only the samples taken in `[from, to)`, ns on the profile's clock.
     window: Option<(i64, i64)>,
@@ -29,7 +29,7 @@ pub struct Timeline {
 
 /// The rows' sums of a timeline whose reader did not sum them: each row's number of samples and
 /// their weight (ns), found by the first walk of the whole timeline, whichever analysis makes
-/// it (but a run walk told not to: [`Timeline::for_each_run_half`]), so an analysis over time
+/// it (but a run walk told not to: [`SampleTimeline::for_each_run_half`]), so an analysis over time
 /// and the rows' values cost one walk together.
 #[derive(Debug)]
 struct RowSums {
@@ -54,20 +54,20 @@ fn added(mut early: Vec<(i64, i64)>, late: &[(i64, i64)]) -> Vec<(i64, i64)> {
     early
 }
 
-impl std::fmt::Debug for Timeline {
+impl std::fmt::Debug for SampleTimeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Timeline").field("window", &self.window).finish_non_exhaustive()
+        f.debug_struct("SampleTimeline").field("window", &self.window).finish_non_exhaustive()
     }
 }
 
-impl Timeline {
+impl SampleTimeline {
     /// The samples `source` walks.
     pub fn new(source: impl SampleSource + 'static) -> Self {
         Self { source: Arc::new(source), window: None, rows: None, sums: None }
     }
 
     /// The samples `source` walks, numbered in `rows` rows whose sums (count, ns) are left to
-    /// the timeline: see [`Timeline::row_sums`].
+    /// the timeline: see [`SampleTimeline::row_sums`].
     pub(crate) fn summing(source: impl SampleSource + 'static, rows: usize) -> Self {
         let sums = Some(Arc::new(RowSums { rows, sums: OnceLock::new() }));
         Self { source: Arc::new(source), window: None, rows: None, sums }
@@ -129,7 +129,7 @@ impl Timeline {
         );
     }
 
-    /// [`Timeline::for_each_half`] a batch of samples at a time: for analyses whose loop over
+    /// [`SampleTimeline::for_each_half`] a batch of samples at a time: for analyses whose loop over
     /// samples is tight enough that a call per sample would cost more than the work.
     pub fn for_each_batch_half<A, B>(&self, mut first: A, mut second: B)
     where
@@ -155,7 +155,7 @@ impl Timeline {
         let _ = pending.sums.set(added(early, &late));
     }
 
-    /// Walks the samples as two halves at once (as [`Timeline::for_each_batch_half`]), cut into
+    /// Walks the samples as two halves at once (as [`SampleTimeline::for_each_batch_half`]), cut into
     /// stretches by `first` and `second` (each in its half), which get each stretch's sums per
     /// row: one addition a sample for the analysis and the rows' sums together.
     pub fn for_each_stretch_half<A, B>(&self, first: &mut A, second: &mut B)
@@ -180,7 +180,7 @@ impl Timeline {
         }
     }
 
-    /// Walks the samples as two halves at once (as [`Timeline::for_each_batch_half`]), cut into
+    /// Walks the samples as two halves at once (as [`SampleTimeline::for_each_batch_half`]), cut into
     /// runs by `rules` (see [`crate::runs`]), each half's runs told to `first` and `second` in
     /// time order; returns what each half saw and the steps. `sum_rows`: whether the walk also
     /// finds the rows' sums left to the timeline, when they are (else a later read walks again).
@@ -418,7 +418,7 @@ mod tests {
             for (_, rows) in &mut expected {
                 rows.sort_by_key(|r| r.row);
             }
-            let timeline = Timeline::new(Slots { samples, rows, modes: modes.clone() });
+            let timeline = SampleTimeline::new(Slots { samples, rows, modes: modes.clone() });
             let buckets = || Buckets { width, span: (0, 0), settled: Vec::new(), current: 0, ended: 0 };
             let (mut first, mut second) = (buckets(), buckets());
             timeline.for_each_stretch_half(&mut first, &mut second);

@@ -31,8 +31,8 @@ use std::collections::BTreeMap;
 use std::io::{self, BufRead, Read};
 
 use cpuprof_model::{
-    Frame, FrameId, Func, FuncKind, Library, Profile, ProfileBuilder, SampleSource, SourceFormat, StackId, StrId, Tier,
-    TimedSample, Timeline, ValueType,
+    Frame, FrameId, Func, FuncKind, Library, Profile, ProfileBuilder, SampleSource, SampleTimeline, SourceFormat,
+    StackId, StrId, Tier, TimedSample, ValueType,
 };
 use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
@@ -683,7 +683,7 @@ fn parse_in_chunks(
     if timed {
         // perf writes each CPU's samples in turn: in time order, ties in input order.
         timed_samples.sort_by_key(|s| s.time_ns);
-        b.timeline(Timeline::new(PerfSamples(timed_samples)));
+        b.timeline(SampleTimeline::new(PerfSamples(timed_samples)));
     }
     if timed {
         let first = kept.iter().filter_map(|k| k.time_ns).min().unwrap_or(0);

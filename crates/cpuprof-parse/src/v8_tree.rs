@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use cpuprof_model::{
-    Frame, Func, FuncKind, Profile, ProfileBuilder, SourceFormat, StackId, StrId, Timeline, ValueType, Warning,
+    Frame, Func, FuncKind, Profile, ProfileBuilder, SampleTimeline, SourceFormat, StackId, StrId, ValueType, Warning,
 };
 use rustc_hash::FxHashMap;
 use serde::de::{DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
@@ -350,7 +350,7 @@ fn build<N: NodeIndex + 'static>(
         if summed_later {
             b.summed_timeline(source);
         } else {
-            let timeline = Timeline::new(source);
+            let timeline = SampleTimeline::new(source);
             b.timeline(match keep {
                 Some((from, to)) => timeline.within(from, to),
                 None => timeline,

@@ -55,21 +55,24 @@ pub struct DiffPage<'a> {
 }
 
 /// Why a report could not be rendered.
-#[derive(Debug)]
-pub struct ReportError(String);
-
-impl std::fmt::Display for ReportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot render the report: {}", self.0)
-    }
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    /// The page's data could not be written as JSON.
+    #[error("cannot render the report: its data: {0}")]
+    Data(#[from] serde_json::Error),
+    /// The flame graph could not be compressed.
+    #[error("cannot render the report: compressing the flame graph: {0}")]
+    Compress(#[from] std::io::Error),
+    /// The page's template could not be filled.
+    #[error("cannot render the report: {0}")]
+    Template(#[from] minijinja::Error),
 }
-
-impl std::error::Error for ReportError {}
 
 /// The page of `page`, as one HTML document.
 pub fn render_report(page: &ReportPage<'_>) -> Result<String, ReportError> {
     let data = PageData::of(page);
-    let json = serde_json::to_string(&data).map_err(|e| ReportError(e.to_string()))?;
+    let json = serde_json::to_string(&data)?;
     fill("profile", page.source, &json)
 }
 
@@ -81,8 +84,8 @@ pub fn render_diff_report(page: &DiffPage<'_>) -> Result<String, ReportError> {
     let flame = match page.flame_svg {
         Some(svg) => {
             let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-            std::io::Write::write_all(&mut gzip, svg).map_err(|e| ReportError(e.to_string()))?;
-            let gzipped = gzip.finish().map_err(|e| ReportError(e.to_string()))?;
+            std::io::Write::write_all(&mut gzip, svg)?;
+            let gzipped = gzip.finish()?;
             format!("\"{}\"", data_encoding::BASE64.encode(&gzipped))
         }
         None => "null".to_owned(),
@@ -114,8 +117,8 @@ fn fill(kind: &str, source: &str, json: &str) -> Result<String, ReportError> {
     );
     let mut env = minijinja::Environment::new();
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-    env.add_template("report.html", TEMPLATE).map_err(|e| ReportError(e.to_string()))?;
-    let template = env.get_template("report.html").map_err(|e| ReportError(e.to_string()))?;
+    env.add_template("report.html", TEMPLATE)?;
+    let template = env.get_template("report.html")?;
     template
         .render(minijinja::context! {
             kind => kind,
@@ -125,7 +128,7 @@ fn fill(kind: &str, source: &str, json: &str) -> Result<String, ReportError> {
             script => minijinja::Value::from_safe_string(script),
             data => minijinja::Value::from_safe_string(script_safe(json)),
         })
-        .map_err(|e| ReportError(e.to_string()))
+        .map_err(ReportError::from)
 }
 
 /// `'sha256-…'` of `text`, as a Content-Security-Policy names an inline element.

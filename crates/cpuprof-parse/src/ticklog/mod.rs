@@ -30,8 +30,8 @@ use std::collections::BTreeSet;
 use std::io::BufRead;
 
 use cpuprof_model::{
-    FrameId, FuncKind, Profile, ProfileBuilder, SampleSource, SourceFormat, StackId, TimedSample, Timeline, ValueType,
-    VmState,
+    FrameId, FuncKind, Profile, ProfileBuilder, SampleSource, SampleTimeline, SourceFormat, StackId, TimedSample,
+    ValueType, VmState,
 };
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
@@ -248,7 +248,7 @@ impl Decoder {
             if !ticks.is_sorted_by_key(|t| t.1) {
                 ticks.sort_by_key(|t| t.1);
             }
-            self.builder.timeline(Timeline::new(Ticks { ticks, interval_ns }));
+            self.builder.timeline(SampleTimeline::new(Ticks { ticks, interval_ns }));
         }
         let (start, duration) = match self.time_range {
             Some((first, last)) => (

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use cpuprof_model::file_url::file_url_of_path;
-use cpuprof_model::{Children, FuncKind, Profile, StackId, StrId, Timeline, ValueUnit, VmState};
+use cpuprof_model::{Children, FuncKind, Profile, SampleTimeline, StackId, StrId, ValueUnit, VmState};
 
 /// A written `.cpuprofile` and what the user should know about it.
 #[derive(Clone, Debug)]
@@ -146,7 +146,7 @@ struct Plan<'p> {
     counts: Option<&'p [i64]>,
     times: Option<&'p [i64]>,
     /// The samples one by one, when the profile has times.
-    timeline: Option<&'p Timeline>,
+    timeline: Option<&'p SampleTimeline>,
     /// The duration of the timeline's last sample.
     last_weight: i64,
     /// What one sample lasts where the profile has no times.
