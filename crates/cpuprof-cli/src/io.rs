@@ -205,7 +205,7 @@ fn claim(mut claim: Claim, shown: &str) -> Result<()> {
 /// Where output goes.
 pub(crate) enum Output {
     Stdout,
-    /// Standard output of a run whose output is kept (see [`captured`]).
+    /// Standard output of a run whose output is kept (see [`crate::session::captured`]).
     Captured,
     /// A device or a pipe (`-o /dev/null`, `-o /dev/stdout`, a FIFO), written in place:
     /// renaming a file over it would replace the device with a file.

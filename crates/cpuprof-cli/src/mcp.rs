@@ -3,8 +3,9 @@
 //! A tool is a command. Its input schema is made from the command's clap arguments (one source
 //! of truth: a flag added to the command is a property of the tool), a call's arguments become
 //! that command line, checked by clap as typed ones are, and the command runs as the CLI runs it
-//! with what it would print kept (see [`crate::io::captured`]). Profiles are read once per session
-//! ([`Profiles`]); answers keep to a byte budget ([`fit`]).
+//! with what it would print kept (see [`crate::session::captured`]). Profiles are read once per
+//! session (`session.rs`'s profile cache); answers keep to a byte budget (the typed report is
+//! cut as it is written: `Format::JsonWithin`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

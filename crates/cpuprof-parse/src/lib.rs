@@ -70,7 +70,7 @@ pub const DEFAULT_MAX_INPUT_SIZE: u64 = 2 << 30;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ParseOptions {
-    /// Keep the samples' times: the profile gets a [`cpuprof_model::Timeline`] (needed for
+    /// Keep the samples' times: the profile gets a [`cpuprof_model::SampleTimeline`] (needed for
     /// time windows and the analyses over time), kept in the format's own compact columns.
     /// Sample rows are summed per stack either way, which is all `top` needs.
     ///
