@@ -5,8 +5,9 @@
 //! analysis and writer handles (and whose `.cpuprofile` cpuprof reads back); none may panic,
 //! hang (take over ten seconds), or allocate far beyond its size.
 //!
-//! The cases are the same on every run. Allocation is capped per case (a global allocator);
-//! going over the cap aborts the process. To see which case did, rerun with
+//! The cases are the same on every run, in one process per core (each takes some of the
+//! formats). Allocation is capped per case (a global allocator); going over the cap aborts the
+//! process. To see which case did, rerun with
 //! `CPUPROF_MUTATION_TRACE=1`, which prints each case before running it.
 #![allow(clippy::print_stderr)] // per-format counts, and the trace, are for the reader of the log
 
@@ -392,14 +393,69 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic".to_owned())
 }
 
+/// Set in the processes [`mutated_fixtures_give_clean_errors_or_valid_reports`] starts: which of
+/// them this is, as `INDEX/COUNT` (it takes the formats whose position is INDEX modulo COUNT).
+const SHARD: &str = "CPUPROF_MUTATION_SHARD";
+
 #[test]
 fn mutated_fixtures_give_clean_errors_or_valid_reports() {
+    if std::env::var_os(SHARD).is_some() {
+        return mutate_formats();
+    }
+    // The cap is on the whole process, so the formats run in processes of their own, one per
+    // core (this test binary again, told which formats to take), instead of threads of one.
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(SourceFormat::ALL.len());
+    let exe = std::env::current_exe().expect("the test binary");
+    let shards: Vec<_> = (0..cores)
+        .map(|index| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "mutated_fixtures_give_clean_errors_or_valid_reports",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(SHARD, format!("{index}/{cores}"))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start a shard")
+        })
+        .collect();
+    let (mut failed, mut said_all) = (Vec::new(), String::new());
+    for (index, shard) in shards.into_iter().enumerate() {
+        let out = shard.wait_with_output().expect("a shard ends");
+        let said = String::from_utf8_lossy(&out.stderr);
+        eprint!("{said}");
+        said_all.push_str(&said);
+        if !out.status.success() {
+            failed.push(format!(
+                "shard {index}/{cores} ({}):\n{said}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout)
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    // Every format was mutated, by one shard or another (a shard that ran no test says nothing).
+    for format in SourceFormat::ALL {
+        assert!(said_all.contains(&format!("{format:?}: {CASES_PER_FORMAT} cases")), "{format:?} was not mutated");
+    }
+}
+
+/// The formats of this process's shard, each mutated [`CASES_PER_FORMAT`] times.
+fn mutate_formats() {
+    let shard = std::env::var(SHARD).expect("a shard");
+    let (index, count) = shard
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+        .expect("INDEX/COUNT");
     let trace = std::env::var_os("CPUPROF_MUTATION_TRACE").is_some();
     let dump = std::env::temp_dir().join("cpuprof-mutations");
     let mut failures: Vec<String> = Vec::new();
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    for (f, format) in SourceFormat::ALL.into_iter().enumerate() {
+    for (f, format) in SourceFormat::ALL.into_iter().enumerate().filter(|(f, _)| f % count == index) {
         let seeds = seeds(format);
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (f as u64 + 1));
         let (mut accepted, mut slowest) = (0, Duration::ZERO);
