@@ -24,6 +24,7 @@ mod calltree;
 mod category;
 pub mod defaults;
 mod diff;
+mod diff_tree;
 mod explain;
 mod filter;
 mod fold;
@@ -55,6 +56,7 @@ pub use diff::{
     compared_unit, diff, match_files, matched_file_names, DiffOptions, DiffReport, DiffRow, Normalize, SideNumbers,
     SideTotals, UnpairedScripts, Verdict,
 };
+pub use diff_tree::{DiffTree, SidePair};
 pub use explain::{explain, Contribution, Explanation, Inlining, Moved, EXPLAIN_ENTRIES};
 pub use filter::StackFilter;
 pub use fold::{fold, function_frame_label, FoldOptions, Folded};

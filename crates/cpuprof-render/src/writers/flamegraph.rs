@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{function_frame_label, Category, DiffRow, Folded, FrameTree, Verdict, Weight};
+use cpuprof_analysis::{function_frame_label, Category, DiffRow, DiffTree, Folded, Verdict, Weight};
 use cpuprof_folded as folded_text;
 use cpuprof_model::text::{escaped, is_unsafe_to_show};
 use inferno::flamegraph::color::{Color, PaletteMap};
@@ -283,68 +283,11 @@ pub fn render_differential(
     rows: &[DiffRow],
     options: &FlameOptions,
 ) -> Result<Vec<u8>, crate::RenderError> {
-    use std::collections::HashSet;
     let verdicts = verdicts_by_label(rows);
-    // Every run of both sides in one tree: per node, the (base, new) scaled weight of its own,
-    // added run by run; whether some run has a stack there; and the labels each side draws.
-    let mut tree = FrameTree::default();
-    let mut own: Vec<(f64, f64)> = Vec::new();
-    let mut is_stack: Vec<bool> = Vec::new();
-    let mut drawn_by: [Vec<bool>; 2] = [Vec::new(), Vec::new()];
-    for (side, runs, scale) in [(0, base, base_scale), (1, new, new_scale)] {
-        for run in runs {
-            let to = tree.graft(&run.tree);
-            own.resize(tree.len(), (0.0, 0.0));
-            is_stack.resize(tree.len(), false);
-            for seen in &mut drawn_by {
-                seen.resize(tree.len(), false);
-            }
-            for (v, &node) in to.iter().enumerate().skip(1) {
-                let weight = run.tree.weight(v as u32);
-                if weight == 0 {
-                    continue;
-                }
-                let w = if side == 0 { &mut own[node as usize].0 } else { &mut own[node as usize].1 };
-                *w += weight as f64 * scale;
-                is_stack[node as usize] = true;
-                let mut up = Some(node);
-                while let Some(n) = up.filter(|n| *n != FrameTree::ROOT && !drawn_by[side][*n as usize]) {
-                    drawn_by[side][n as usize] = true;
-                    up = tree.parent(n);
-                }
-            }
-        }
-    }
-    let labels_of = |seen: &[bool]| -> HashSet<&str> {
-        (1..tree.len()).filter(|v| seen[*v]).map(|v| tree.label(v as u32)).collect()
-    };
-    let (base_labels, new_labels) = (labels_of(&drawn_by[0]), labels_of(&drawn_by[1]));
-
-    // The stacks in the order of their text, each with its nodes, root-most first.
-    let mut stacks: Vec<(String, Vec<u32>)> = (1..tree.len() as u32)
-        .filter(|v| is_stack[*v as usize])
-        .map(|v| {
-            let mut path: Vec<u32> = std::iter::successors(Some(v), |n| tree.parent(*n)).collect();
-            path.pop(); // the root
-            path.reverse();
-            (folded_text::join_stack(path.iter().map(|n| tree.label(*n))), path)
-        })
-        .collect();
-    stacks.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    // Inclusive weights of every caller (a proper prefix of a stack), both sides.
-    let mut callees = vec![(0.0f64, 0.0f64); tree.len()];
-    for (_, path) in &stacks {
-        let (b, n) = own[path[path.len() - 1] as usize];
-        for &node in &path[..path.len() - 1] {
-            callees[node as usize].0 += b;
-            callees[node as usize].1 += n;
-        }
-    }
-    let (drawn, only_base): (Vec<_>, Vec<_>) = stacks
-        .iter()
-        .map(|(_, path)| (path, own[path[path.len() - 1] as usize]))
-        .filter(|(_, (b, n))| b.round() + n.round() > 0.0)
-        .partition(|(_, (_, n))| n.round() > 0.0);
+    let diff_tree = DiffTree::of(base, new, base_scale, new_scale);
+    let tree = diff_tree.tree();
+    let (drawn, only_base): (Vec<_>, Vec<_>) =
+        diff_tree.stacks().filter(|(_, (b, n))| b.round() + n.round() > 0.0).partition(|(_, (_, n))| n.round() > 0.0);
     let graph_total: f64 = drawn.iter().map(|(_, (_, n))| n.round()).sum::<f64>()
         + only_base.iter().map(|(_, (b, _))| b.round()).sum::<f64>();
     // What each name a frame gets is shown as (its short label with the same marks), and its
@@ -363,10 +306,10 @@ pub fn render_differential(
     let label = |node: u32| -> String {
         let frame = tree.label(node);
         let mut marks = String::new();
-        if !base_labels.contains(frame) {
+        if !diff_tree.in_base(frame) {
             marks.push_str(" (new)");
         }
-        let (b, n) = callees[node as usize];
+        let (b, n) = diff_tree.below(node);
         let pct = 100.0 * (n - b) / graph_total.max(1.0);
         if pct.abs() >= 0.1 {
             let _ = write!(marks, " [total {pct:+.2}%]");
@@ -386,7 +329,7 @@ pub fn render_differential(
         })
         .collect();
     for (path, (b, _)) in &only_base {
-        let gone = path.iter().map(|n| marked(*n, if new_labels.contains(tree.label(*n)) { "" } else { " (gone)" }));
+        let gone = path.iter().map(|n| marked(*n, if diff_tree.in_new(tree.label(*n)) { "" } else { " (gone)" }));
         let stack = folded_text::join_stack(std::iter::once("(only in base)".to_owned()).chain(gone));
         // All of it went: drawn at the base width (the second column) with that as the change.
         let b = b.round();
