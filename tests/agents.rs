@@ -200,3 +200,45 @@ fn an_ambiguous_pattern_lists_each_candidate_on_its_line_with_a_pattern_that_nam
         assert_eq!(named, expected, "{pattern}: each pasted pattern names its candidate, and only it");
     }
 }
+
+#[test]
+fn inputs_read_at_once_are_warned_about_in_their_order() {
+    // Several inputs are read in parallel by top, merge and diff; what each reading says comes
+    // in the inputs' order, on stderr and in the JSON, however the threads finish (it came in
+    // the order they finished: runs of one command line differed).
+    let inputs = [
+        "fixtures/folded/negative-count.folded",
+        "fixtures/folded/missing-count.folded",
+        "fixtures/folded/garbage-count.folded",
+        "fixtures/folded/fractional.folded",
+        "fixtures/folded/bad-lines.folded",
+        "fixtures/folded/austin-header.folded",
+    ];
+    let out_file = tempfile::tempdir().unwrap();
+    let merged = out_file.path().join("merged.cpuprofile");
+    let merged = merged.to_str().unwrap();
+    let mut top = vec!["top", "--format", "json"];
+    top.extend(inputs);
+    let mut merge = vec!["merge", "-o", merged];
+    merge.extend(inputs);
+    let mut diff = vec!["diff", "--format", "json", "--base"];
+    diff.extend(&inputs[..3]);
+    diff.push("--new");
+    diff.extend(&inputs[3..]);
+    for args in [&top, &merge, &diff] {
+        for _ in 0..4 {
+            let out = cpuprof().args(args.iter()).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            let said = stderr_warnings(&out.stderr);
+            let named: Vec<usize> =
+                said.iter().filter_map(|w| inputs.iter().position(|input| w.starts_with(input))).collect();
+            assert_eq!(named, (0..inputs.len()).collect::<Vec<_>>(), "{args:?}: {said:#?}");
+            if args[0] != "merge" {
+                let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+                let json: Vec<String> =
+                    report["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_owned()).collect();
+                assert_eq!(json, said, "{args:?}");
+            }
+        }
+    }
+}

@@ -128,8 +128,10 @@ fn read_merging(
     // The lowest index whose read failed: the inputs after it are not read, every one before
     // it is (the merge must reach the error, not stop at an input left unread).
     let first_failed = AtomicUsize::new(usize::MAX);
-    // Inputs read and not merged yet, by index.
-    let waiting: Mutex<BTreeMap<usize, Result<Profile>>> = Mutex::default();
+    // Inputs read and not merged yet, by index, each with what its reading said (held, and
+    // said when it is merged: in the inputs' order).
+    let waiting: Mutex<BTreeMap<usize, crate::warnings::Held<Result<Profile>>>> = Mutex::default();
+    let said = crate::warnings::Said::current();
     let empty = MergeRead { metas: Vec::new(), every: MergeColumns::ALL, merger: None, kept: BTreeMap::new() };
     let so_far = Mutex::new(Merged { read: empty, unlike: false, error: None });
     let waiting_now = || waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -140,7 +142,10 @@ fn read_merging(
         let Ok(mut turn) = so_far.try_lock() else { return };
         while turn.error.is_none() {
             let index = turn.read.metas.len();
-            let Some(read) = waiting_now().remove(&index) else { break };
+            let Some((read, held)) = waiting_now().remove(&index) else { break };
+            for message in held {
+                said.warn(&message);
+            }
             match read {
                 Ok(profile) => {
                     let Merged { read, unlike, error } = &mut *turn;
@@ -182,14 +187,14 @@ fn read_merging(
             scope.spawn(|_| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = inputs.get(i).filter(|_| i < first_failed.load(Ordering::Relaxed)) else { break };
-                let read = load(i, path);
+                let (read, held) = crate::warnings::held(|| load(i, path));
                 if read.is_err() {
                     first_failed.fetch_min(i, Ordering::Relaxed);
                 }
                 if let Some(bar) = bar {
                     bar.inc(1);
                 }
-                waiting_now().insert(i, read);
+                waiting_now().insert(i, (read, held));
                 merge_ready();
             });
         }

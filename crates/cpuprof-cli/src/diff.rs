@@ -273,6 +273,9 @@ fn claim_outputs(args: &DiffArgs, request: &DiffRequest) -> Result<Outputs> {
     Ok(Outputs { output, svg: svg_output, html: html_output })
 }
 
+/// A run as read: its profile and, when asked for, its blocks.
+type ReadRun = (Profile, Option<RunBlocks>);
+
 /// Reads every run of both sides, each on its own thread.
 fn read_sides(args: &DiffArgs, request: &DiffRequest) -> Result<Sides> {
     // Every input is parsed on its own thread.
@@ -302,7 +305,8 @@ fn read_sides(args: &DiffArgs, request: &DiffRequest) -> Result<Sides> {
         None => vec![bounds.as_ref(); inputs.len()],
     };
     // Each run's blocks are measured as recorded, before a window's times are scaled.
-    let profiles: Vec<Result<(Profile, Option<RunBlocks>)>> = std::thread::scope(|scope| {
+    // What each input's reading says is said in the inputs' order once all are read.
+    let profiles: Vec<crate::warnings::Held<Result<ReadRun>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = inputs
             .iter()
             .zip(readers)
@@ -310,23 +314,34 @@ fn read_sides(args: &DiffArgs, request: &DiffRequest) -> Result<Sides> {
             .map(|((path, reader), window)| {
                 let per_second = phases.is_some();
                 scope.spawn(move || {
-                    let mut profile = reader
-                        .load(path, with_blocks, window)
-                        .and_then(|p| crate::input::hide_frames(p, &args.filter, path))?;
-                    crate::input::cut_to_window(&mut profile, window, path)?;
-                    let blocks = if with_blocks { run_blocks(&profile, DEFAULT_BLOCK_MIN_NS) } else { None };
-                    if per_second {
-                        per_second_of_window(&mut profile);
-                    }
-                    Ok((profile, blocks))
+                    crate::warnings::held(|| {
+                        let mut profile = reader
+                            .load(path, with_blocks, window)
+                            .and_then(|p| crate::input::hide_frames(p, &args.filter, path))?;
+                        crate::input::cut_to_window(&mut profile, window, path)?;
+                        let blocks = if with_blocks { run_blocks(&profile, DEFAULT_BLOCK_MIN_NS) } else { None };
+                        if per_second {
+                            per_second_of_window(&mut profile);
+                        }
+                        Ok((profile, blocks))
+                    })
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a parser thread failed"))))
+            .map(|h| h.join().unwrap_or_else(|_| (Err(anyhow::anyhow!("a parser thread failed")), Vec::new())))
             .collect()
     });
+    let profiles: Vec<Result<ReadRun>> = profiles
+        .into_iter()
+        .map(|(read, held)| {
+            for message in held {
+                crate::warn(&message);
+            }
+            read
+        })
+        .collect();
     let (profiles, run_blocks): (Vec<Profile>, Vec<Option<RunBlocks>>) =
         profiles.into_iter().collect::<Result<Vec<_>>>()?.into_iter().unzip();
     let formats: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.meta.format.as_str()).collect();

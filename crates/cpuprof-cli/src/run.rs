@@ -20,15 +20,28 @@ fn load_merged(inputs: &[&Path], args: &TopArgs, options: &TopOptions) -> Result
     // `merge` reports it (a parallel collect into a Result keeps whichever failed first in time).
     let first_failed = AtomicUsize::new(usize::MAX);
     let said = crate::warnings::Said::current();
-    let read: Vec<Option<Result<Loaded>>> = inputs
+    // What each input's reading says is held, and said in the inputs' order once all are read.
+    let read: Vec<Option<(Result<Loaded>, Vec<String>)>> = inputs
         .par_iter()
         .enumerate()
         .map(|(i, input)| {
             (i < first_failed.load(Ordering::Relaxed)).then(|| {
-                let read =
-                    crate::warnings::within(&said, || load(input, &args.reading, &args.filter, &args.window, false));
+                let (read, held) = crate::warnings::within(&said, || {
+                    crate::warnings::held(|| load(input, &args.reading, &args.filter, &args.window, false))
+                });
                 if read.is_err() {
                     first_failed.fetch_min(i, Ordering::Relaxed);
+                }
+                (read, held)
+            })
+        })
+        .collect();
+    let read: Vec<Option<Result<Loaded>>> = read
+        .into_iter()
+        .map(|read| {
+            read.map(|(read, held)| {
+                for message in held {
+                    said.warn(&message);
                 }
                 read
             })

@@ -19,6 +19,8 @@ static PROCESS: OnceLock<Said> = OnceLock::new();
 thread_local! {
     /// The run on this thread when it is not the command line's (an MCP call).
     static RUN: RefCell<Option<Said>> = const { RefCell::new(None) };
+    /// What this thread says while it reads one of several inputs read at once ([`held`]).
+    static HELD: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
 }
 
 impl Said {
@@ -27,8 +29,12 @@ impl Said {
         RUN.with(|r| r.borrow().clone()).unwrap_or_else(|| PROCESS.get_or_init(Said::default).clone())
     }
 
-    /// Says `message` on stderr and keeps it.
+    /// Says `message` on stderr and keeps it (or holds it, in [`held`]).
     pub(crate) fn warn(&self, message: &str) {
+        let message = match HELD.with(|h| h.borrow_mut().as_mut().map(|held| held.push(message.to_owned()))) {
+            Some(()) => return,
+            None => message,
+        };
         crate::say(&format!("warning: {message}"));
         self.0.lock().unwrap_or_else(PoisonError::into_inner).push(message.to_owned());
     }
@@ -56,6 +62,19 @@ pub(crate) fn within<T>(said: &Said, work: impl FnOnce() -> T) -> T {
     let result = work();
     RUN.with(|r| *r.borrow_mut() = before);
     result
+}
+
+/// What a piece of work gave, with the warnings it said, held ([`held`]).
+pub(crate) type Held<T> = (T, Vec<String>);
+
+/// Runs `work` (the reading of one of several inputs read at once) with what it says held, not
+/// said: the caller says each input's in the inputs' order, so that stderr and the report list
+/// them the same way whichever thread finished first.
+pub(crate) fn held<T>(work: impl FnOnce() -> T) -> Held<T> {
+    let before = HELD.with(|h| h.borrow_mut().replace(Vec::new()));
+    let result = work();
+    let held = HELD.with(|h| std::mem::replace(&mut *h.borrow_mut(), before)).unwrap_or_default();
+    (result, held)
 }
 
 /// Every warning this run has said so far.
