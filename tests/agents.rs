@@ -225,6 +225,21 @@ fn inputs_read_at_once_are_warned_about_in_their_order() {
     diff.extend(&inputs[..3]);
     diff.push("--new");
     diff.extend(&inputs[3..]);
+    // An input that cannot be read stops top and merge there: the inputs before it are warned
+    // about, in order, and none after it (whether one had been read depended on timing).
+    let mut broken: Vec<&str> = inputs.to_vec();
+    broken.insert(2, "fixtures/no-such-profile.folded");
+    for command in [["top", "--format"], ["merge", "-o"]] {
+        let mut args: Vec<&str> = command.to_vec();
+        args.push(if command[0] == "top" { "json" } else { merged });
+        args.extend(&broken);
+        let out = cpuprof().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let said = stderr_warnings(&out.stderr);
+        let named: Vec<usize> =
+            said.iter().filter_map(|w| inputs.iter().position(|input| w.starts_with(input))).collect();
+        assert_eq!(named, [0, 1], "{args:?}: {said:#?}");
+    }
     for args in [&top, &merge, &diff] {
         for _ in 0..4 {
             let out = cpuprof().args(args.iter()).output().unwrap();

@@ -144,7 +144,7 @@ fn read_merging(
             let index = turn.read.metas.len();
             let Some((read, held)) = waiting_now().remove(&index) else { break };
             for message in held {
-                said.warn(&message);
+                said.warn_now(&message);
             }
             match read {
                 Ok(profile) => {

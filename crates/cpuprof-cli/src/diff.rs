@@ -337,7 +337,7 @@ fn read_sides(args: &DiffArgs, request: &DiffRequest) -> Result<Sides> {
         .into_iter()
         .map(|(read, held)| {
             for message in held {
-                crate::warn(&message);
+                crate::warnings::Said::current().warn_now(&message);
             }
             read
         })

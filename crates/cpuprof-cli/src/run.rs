@@ -36,12 +36,17 @@ fn load_merged(inputs: &[&Path], args: &TopArgs, options: &TopOptions) -> Result
             })
         })
         .collect();
+    // Up to the first that failed: which inputs after it were read depends on timing.
+    let failed = first_failed.load(Ordering::Relaxed);
     let read: Vec<Option<Result<Loaded>>> = read
         .into_iter()
-        .map(|read| {
+        .enumerate()
+        .map(|(i, read)| {
             read.map(|(read, held)| {
-                for message in held {
-                    said.warn(&message);
+                if i <= failed {
+                    for message in held {
+                        said.warn_now(&message);
+                    }
                 }
                 read
             })

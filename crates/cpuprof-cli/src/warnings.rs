@@ -31,10 +31,14 @@ impl Said {
 
     /// Says `message` on stderr and keeps it (or holds it, in [`held`]).
     pub(crate) fn warn(&self, message: &str) {
-        let message = match HELD.with(|h| h.borrow_mut().as_mut().map(|held| held.push(message.to_owned()))) {
-            Some(()) => return,
-            None => message,
-        };
+        if HELD.with(|h| h.borrow_mut().as_mut().map(|held| held.push(message.to_owned()))).is_none() {
+            self.warn_now(message);
+        }
+    }
+
+    /// Says `message` on stderr and keeps it, even within [`held`]: for held warnings said in
+    /// their order (on a thread that may be inside another input's [`held`], by work stealing).
+    pub(crate) fn warn_now(&self, message: &str) {
         crate::say(&format!("warning: {message}"));
         self.0.lock().unwrap_or_else(PoisonError::into_inner).push(message.to_owned());
     }
@@ -49,19 +53,26 @@ impl Said {
 /// and returned with its result.
 pub(crate) fn collect<T>(run: impl FnOnce() -> T) -> (T, Vec<String>) {
     let said = Said::default();
-    let before = RUN.with(|r| r.borrow_mut().replace(said.clone()));
-    let result = run();
-    RUN.with(|r| *r.borrow_mut() = before);
+    let result = within(&said, run);
     (result, said.all())
+}
+
+/// Puts back this thread's run when dropped, a panic's unwinding included (an MCP server
+/// lives on after a call that panicked, and so do rayon's threads).
+struct RestoreRun(Option<Said>);
+
+impl Drop for RestoreRun {
+    fn drop(&mut self) {
+        let before = self.0.take();
+        RUN.with(|r| *r.borrow_mut() = before);
+    }
 }
 
 /// Runs `work` on this thread as part of the run `said` belongs to (a worker thread's part of
 /// it): what it says goes to that run.
 pub(crate) fn within<T>(said: &Said, work: impl FnOnce() -> T) -> T {
-    let before = RUN.with(|r| r.borrow_mut().replace(said.clone()));
-    let result = work();
-    RUN.with(|r| *r.borrow_mut() = before);
-    result
+    let _restore = RestoreRun(RUN.with(|r| r.borrow_mut().replace(said.clone())));
+    work()
 }
 
 /// What a piece of work gave, with the warnings it said, held ([`held`]).
@@ -71,9 +82,19 @@ pub(crate) type Held<T> = (T, Vec<String>);
 /// said: the caller says each input's in the inputs' order, so that stderr and the report list
 /// them the same way whichever thread finished first.
 pub(crate) fn held<T>(work: impl FnOnce() -> T) -> Held<T> {
-    let before = HELD.with(|h| h.borrow_mut().replace(Vec::new()));
+    /// Puts back the holding this thread had (none, or an enclosing [`held`]'s) when dropped,
+    /// a panic's unwinding included: a thread left holding would drop every later warning.
+    struct Restore(Option<Vec<String>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            HELD.with(|h| *h.borrow_mut() = before);
+        }
+    }
+    let restore = Restore(HELD.with(|h| h.borrow_mut().replace(Vec::new())));
     let result = work();
-    let held = HELD.with(|h| std::mem::replace(&mut *h.borrow_mut(), before)).unwrap_or_default();
+    let held = HELD.with(|h| h.borrow_mut().take()).unwrap_or_default();
+    drop(restore);
     (result, held)
 }
 

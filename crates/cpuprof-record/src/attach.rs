@@ -239,9 +239,14 @@ pub fn attach(
             match close_inspector(session, pid, &listener, stop, on_progress) {
                 Ok(true) => on_progress(&format!("closed the inspector of process {pid} again")),
                 Ok(false) if program_ended => on_progress(&format!("detached; process {pid} has exited")),
-                Ok(false) => notes.push(format!(
-                    "process {pid} ended while cpuprof was closing its inspector (after its profile was taken)"
-                )),
+                Ok(false) => {
+                    let note = format!("process {pid} ended while cpuprof was closing its inspector");
+                    // As below: with no profile, the notes are not shown.
+                    if outcome.is_err() {
+                        on_progress(&note);
+                    }
+                    notes.push(note);
+                }
                 Err(why) => {
                     let note = format!("the inspector of process {pid} stays open on {addr}: {why}");
                     if outcome.is_err() {
