@@ -125,10 +125,14 @@ check("each tool's formats are those its command's --help offers", async () => {
   assert.ok(!tools.find((t) => t.name === "tree").inputSchema.properties.format.enum.includes("github"));
 });
 
-/** The warnings a command line said on stderr (after `cpuprof: warning: `). */
+/** The warnings a command line said on stderr (after `cpuprof: warning: `), with its flags
+ * named as the tools name their arguments (`--sample-type` → `sample_type`). */
 function cliWarnings(args) {
   const out = spawnSync(bin, args, { encoding: "utf8", env: { ...process.env, COLUMNS: "" }, maxBuffer: 1 << 28 });
-  return out.stderr.split("\n").filter((l) => l.startsWith("cpuprof: warning: ")).map((l) => l.slice("cpuprof: warning: ".length));
+  return out.stderr
+    .split("\n")
+    .filter((l) => l.startsWith("cpuprof: warning: "))
+    .map((l) => l.slice("cpuprof: warning: ".length).replace(/--([a-z][a-z-]*)/g, (_, flag) => flag.replaceAll("-", "_")));
 }
 
 check("every warning the command line says is in the answer, read again from the cache too", async () => {
@@ -172,7 +176,7 @@ const SAME_AS_CLI = [
   ["explain", { pattern: "fastHash", input: PACKAGES }, ["explain", "fastHash", PACKAGES]],
   [
     "diff",
-    { base: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile"], new: ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile"], explain: "3" },
+    { base: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile"], new: ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile"], explain: 3 },
     ["diff", "--base", "fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile", "--new", "fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile", "--explain", "3"],
   ],
   ["timeline", { input: PHASES, buckets: 20 }, ["timeline", PHASES, "--buckets", "20"]],
@@ -335,11 +339,14 @@ check("errors: a missing file and a refused write are tool errors, a bad option 
   const device = await call(client, "convert", { input: PACKAGES, output: "/dev/stdout", output_format: "folded" });
   assert.equal(device.isError, true);
   assert.match(JSON.parse(device.text).error, /regular files only/);
-  await protocolError(client, "top", { inputs: [PACKAGES], by: "nope" }, /invalid value 'nope'/);
+  await protocolError(client, "top", { inputs: [PACKAGES], by: "nope" }, /unknown variant `nope`, expected one of `function`/);
   await protocolError(client, "top", { inputs: [PACKAGES], bogus: 1 }, /top takes no argument bogus/);
   await protocolError(client, "top", {}, /required/);
   await protocolError(client, "no_such_tool", {}, /no tool named no_such_tool/);
-  await protocolError(client, "top", { inputs: [PACKAGES], between: ["main", "renderRow", "other.cpuprofile"] }, /between: expected 2 values/);
+  const between = await call(client, "top", { inputs: [PACKAGES], between: ["main", "renderRow", "other.cpuprofile"] });
+  assert.equal(between.isError, true);
+  assert.equal(JSON.parse(between.text).exit_code, 2);
+  assert.match(JSON.parse(between.text).error, /^between: expected 2 patterns/);
   await protocolError(client, "load", { input: PACKAGES, format: "json" }, /load takes no argument format/);
   // A null is an argument left out.
   assert.deepEqual(

@@ -57,3 +57,9 @@ pub const BRIEF_FUNCTIONS: usize = 10;
 
 /// How many call paths a brief summary lists.
 pub const BRIEF_PATHS: usize = 5;
+
+/// A report shows this many rows unless asked for more (`top`, `diff`, `blocks`).
+pub const ROWS: u64 = 20;
+
+/// `blocks` lists event-loop blocks at least this long, as text.
+pub const MIN_BLOCK: &str = "50ms";

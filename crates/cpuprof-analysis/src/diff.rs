@@ -31,8 +31,9 @@ use crate::stats::{benjamini_hochberg, binomial_p, overdispersion, quasi_binomia
 use crate::top::{top, Metric, TopOptions};
 use crate::weights::Weight;
 
-/// What "the same" means between the two sides.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What "the same" means between the two sides (`time`, `share` in requests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Normalize {
     /// Time per run: for fixed work (benchmarks, tests), where an untouched function keeps its
     /// time while its share falls because something else grew. The default.

@@ -2,8 +2,9 @@ use cpuprof_model::{Func, FuncKind, Profile};
 
 const MARKER: &str = "/node_modules/";
 
-/// What one row of a top table stands for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What one row of a top table stands for (`function`, `file`, … in requests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum GroupBy {
     /// A function: name, file, line and column (and kind). The default.

@@ -7,13 +7,15 @@ use crate::keys::{group_label, GroupBy};
 use crate::weights::{columns, effective, stack_weights, StackWeights, Weight};
 
 /// Which measure ranks rows (`top`, `diff`) and decides (`diff` and its gate): self or total
-/// weight (time, or samples).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// weight (time, or samples); `self` and `total` in requests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 pub enum Metric {
     /// Self weight: the samples where the function is on top. The default.
     #[default]
+    #[serde(rename = "self")]
     SelfTime,
     /// Total (inclusive) weight: the samples where it is anywhere on the stack.
+    #[serde(rename = "total")]
     Total,
 }
 

@@ -5,8 +5,9 @@ use cpuprof_model::{Profile, ValueUnit};
 
 use crate::filter::StackFilter;
 
-/// What a sample weighs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What a sample weighs (`time`, `samples` in requests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Weight {
     /// Its duration in ns (for `.cpuprofile`: until the next sample, as DevTools does). The default.

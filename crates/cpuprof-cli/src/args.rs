@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use cpuprof_app::{FilterOptions, ReadOptions, WindowOptions};
 use cpuprof_model::SourceFormat;
 use cpuprof_render::Format;
 
@@ -312,7 +313,7 @@ pub(crate) struct BlocksArgs {
     pub(crate) input: PathBuf,
 
     /// Report blocks at least this long
-    #[arg(long, value_name = "TIME", default_value = "50ms")]
+    #[arg(long, value_name = "TIME", default_value = cpuprof_analysis::defaults::MIN_BLOCK)]
     pub(crate) min: String,
 
     #[command(flatten)]
@@ -925,23 +926,12 @@ pub(crate) struct CallsArgs {
 #[derive(Debug, Args)]
 pub(crate) struct RowsArgs {
     /// Show the N first rows
-    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = cpuprof_analysis::defaults::ROWS, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) limit: u64,
 
     /// Show every row (overrides -n)
     #[arg(long)]
     pub(crate) all: bool,
-}
-
-impl RowsArgs {
-    /// The number of rows to show, `None` for all.
-    pub(crate) fn limit(&self) -> Option<usize> {
-        if self.all {
-            None
-        } else {
-            usize::try_from(self.limit).ok()
-        }
-    }
 }
 
 /// Which samples count.
@@ -1051,6 +1041,75 @@ impl Default for InputArgs {
             source_map_dir: None,
             max_input_size: None,
         }
+    }
+}
+
+impl InputArgs {
+    /// The reading options these flags ask for.
+    pub(crate) fn options(&self) -> ReadOptions {
+        ReadOptions {
+            input_format: cpuprof_app::input::InputFormat(self.input_format.0),
+            folded_weight: self.folded_weight.into(),
+            split_tiers: self.split_tiers,
+            symbols: self.symbols.clone(),
+            sample_type: self.sample_type.clone(),
+            profile: self.profile.clone(),
+            source_maps: self.source_maps,
+            source_map_dir: self.source_map_dir.clone(),
+            max_input_size: self.max_input_size,
+        }
+    }
+}
+
+impl FilterArgs {
+    /// The filter these flags ask for.
+    pub(crate) fn options(&self) -> FilterOptions {
+        FilterOptions {
+            include_idle: self.include_idle,
+            focus: self.focus.clone(),
+            ignore: self.ignore.clone(),
+            hide: self.hide.clone(),
+        }
+    }
+}
+
+impl WindowArgs {
+    /// The window these flags ask for.
+    pub(crate) fn options(&self) -> WindowOptions {
+        WindowOptions {
+            from: self.from.clone(),
+            to: self.to.clone(),
+            between: self.between.clone(),
+            phase: self.phase.clone(),
+        }
+    }
+}
+
+impl From<WeightArg> for cpuprof_analysis::Weight {
+    fn from(weight: WeightArg) -> Self {
+        match weight {
+            WeightArg::Time => Self::Time,
+            WeightArg::Samples => Self::Samples,
+        }
+    }
+}
+
+impl From<By> for cpuprof_analysis::GroupBy {
+    fn from(by: By) -> Self {
+        match by {
+            By::Function => Self::Function,
+            By::File => Self::File,
+            By::Package => Self::Package,
+            By::Line => Self::Line,
+            By::Category => Self::Category,
+        }
+    }
+}
+
+impl RowsArgs {
+    /// The rows these flags ask for.
+    pub(crate) fn options(&self) -> cpuprof_app::top::Rows {
+        cpuprof_app::top::Rows { limit: self.limit, all: self.all }
     }
 }
 
@@ -1170,19 +1229,19 @@ fn formats(offered: &'static [ReportFormatArg]) -> impl FnOnce(clap::Arg) -> cla
 
 impl OutputArgs {
     /// The report format, for the commands that have no GitHub form.
-    pub(crate) fn report_format(&self) -> Result<Format, crate::usage::UsageError> {
+    pub(crate) fn report_format(&self) -> Result<Format, cpuprof_app::UsageError> {
         Ok(match self.format {
             ReportFormatArg::Table => Format::Table,
-            ReportFormatArg::Json => crate::session::json_format(),
+            ReportFormatArg::Json => Format::Json,
             ReportFormatArg::Csv => Format::Csv,
             ReportFormatArg::Markdown => Format::Markdown,
             ReportFormatArg::Github => {
-                return Err(crate::usage::UsageError(
+                return Err(cpuprof_app::UsageError(
                     "--format github is for diff; use --format markdown for a job summary".to_owned(),
                 ))
             }
             ReportFormatArg::Brief => {
-                return Err(crate::usage::UsageError(
+                return Err(cpuprof_app::UsageError(
                     "--format brief is for top (one profile); use --format json for the whole report".to_owned(),
                 ))
             }
@@ -1240,7 +1299,10 @@ mod defaults {
     fn the_default_options_are_those_of_an_empty_command_line() {
         let Command::Top(top) = Cli::parse_from(["cpuprof", "top", "x.cpuprofile"]).command else { unreachable!() };
         assert_eq!(format!("{:?}", top.reading), format!("{:?}", InputArgs::default()));
-        assert_eq!(format!("{:?}", top.filter), format!("{:?}", FilterArgs::default()));
-        assert_eq!(format!("{:?}", top.window), format!("{:?}", WindowArgs::default()));
+        assert_eq!(format!("{:?}", top.reading.options()), format!("{:?}", ReadOptions::default()));
+        assert_eq!(format!("{:?}", top.filter.options()), format!("{:?}", FilterOptions::default()));
+        assert_eq!(format!("{:?}", top.window.options()), format!("{:?}", WindowOptions::default()));
+        let request = cpuprof_app::top::TopRequest::new(vec!["x.cpuprofile".into()]);
+        assert_eq!(top.rows.limit, request.rows.limit);
     }
 }

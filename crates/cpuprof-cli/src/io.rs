@@ -1,25 +1,18 @@
 //! Reading inputs (`-` = stdin) and writing outputs atomically.
 
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use anyhow::{bail, Context, Result};
-use cpuprof_model::Profile;
-use cpuprof_parse::{Origin, ParseOptions};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::signals::TempFile;
-use crate::usage::UsageError;
+use cpuprof_app::UsageError;
 
-/// True when `path` means standard input/output.
-pub(crate) fn is_dash(path: &Path) -> bool {
-    path == Path::new("-")
-}
+pub(crate) use cpuprof_app::read::is_dash;
 
 /// Where a command writes its file when no `-o` names one: beside `input`, named as it is with
 /// `extension` for its own (`app.cpuprofile` → `app.svg`), or `stem.extension` in the current
@@ -33,87 +26,6 @@ pub(crate) fn beside(input: &Path, stem: &str, extension: &str) -> PathBuf {
         input.with_extension(format!("cpuprof.{extension}"))
     } else {
         path
-    }
-}
-
-/// Every progress bar of a run, drawn together: inputs read in parallel (`merge`, `diff`) and the
-/// job's own bar each keep a line of their own instead of overwriting one another.
-pub(crate) fn progress(bar: ProgressBar) -> ProgressBar {
-    static BARS: std::sync::OnceLock<indicatif::MultiProgress> = std::sync::OnceLock::new();
-    BARS.get_or_init(indicatif::MultiProgress::new).add(bar)
-}
-
-/// Files at least this big get a progress bar (when stderr is a terminal).
-const PROGRESS_MIN_BYTES: u64 = 64 << 20;
-
-/// Reads and parses one profile.
-pub(crate) fn read_profile(path: &Path, options: &ParseOptions) -> Result<Profile> {
-    if is_dash(path) && crate::session::serving() {
-        return Err(UsageError("standard input carries the MCP session: give the profile's path".to_owned()).into());
-    }
-    if is_dash(path) {
-        return Ok(cpuprof_parse::parse(io::stdin(), &Origin::stdin(), options)?);
-    }
-    let origin = Origin(path.display().to_string());
-    let file = if crate::session::serving() {
-        // What was opened is checked, not the path (a link swapped in between would pass), and
-        // opened without waiting: a FIFO's open would block until someone writes to it.
-        use std::os::unix::fs::OpenOptionsExt;
-        let opened = OpenOptions::new()
-            .read(true)
-            .custom_flags(i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0))
-            .open(path);
-        // A socket cannot be opened at all: say what can.
-        let regular = match &opened {
-            Ok(file) => file.metadata().is_ok_and(|m| m.is_file()),
-            Err(_) => std::fs::metadata(path).is_ok_and(|m| m.is_file()) || std::fs::metadata(path).is_err(),
-        };
-        if regular {
-            opened.with_context(|| format!("cannot open {}", path.display()))?
-        } else {
-            // `/dev/stdin`, `/proc/self/fd/0`, a pipe: it may be the session's own channel.
-            return Err(UsageError(format!(
-                "{}: the MCP server reads regular files only (standard input carries the session)",
-                path.display()
-            ))
-            .into());
-        }
-    } else {
-        File::open(path).with_context(|| format!("cannot open {}", path.display()))?
-    };
-    let cancelled = crate::session::cancelled();
-    if let Some(cancelled) = cancelled {
-        return Ok(cpuprof_parse::parse(Cancellable { inner: file, cancelled }, &origin, options)?);
-    }
-    let size = file.metadata().map_or(0, |m| m.len());
-    if size >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() {
-        let bar = progress(
-            ProgressBar::new(size).with_style(
-                // The name last, cut to what the terminal leaves: a wrapped line would break the bars.
-                ProgressStyle::with_template("{bar:24} {bytes:>10}/{total_bytes:<10} {wide_msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            ),
-        );
-        bar.set_message(format!("reading {}", cpuprof_render::text::visible(&path.display().to_string())));
-        let profile = cpuprof_parse::parse(bar.wrap_read(file), &origin, options);
-        bar.finish_and_clear();
-        return Ok(profile?);
-    }
-    Ok(cpuprof_parse::parse(file, &origin, options)?)
-}
-
-/// A reader that fails once its run is cancelled.
-struct Cancellable<R> {
-    inner: R,
-    cancelled: std::sync::Arc<AtomicBool>,
-}
-
-impl<R: io::Read> io::Read for Cancellable<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.cancelled.load(Ordering::Relaxed) {
-            return Err(io::Error::other("the call was cancelled"));
-        }
-        self.inner.read(buf)
     }
 }
 
@@ -268,7 +180,7 @@ impl Output {
             return Ok(Output::Stdout);
         };
         let (target, id) = match std::fs::metadata(path) {
-            Ok(meta) if !meta.is_file() && crate::session::serving() => {
+            Ok(meta) if !meta.is_file() && cpuprof_app::session::serving() => {
                 // A device or pipe may be the session's own standard output.
                 return Err(UsageError(format!(
                     "refusing to write {}: the MCP server writes regular files only",

@@ -7,11 +7,10 @@ mod calls;
 mod convert;
 mod diff;
 mod fold;
-mod input;
 mod io;
 mod mcp;
+mod mcp_requests;
 mod mcp_wire;
-mod patterns;
 mod record;
 mod report;
 mod run;
@@ -19,9 +18,7 @@ mod session;
 mod signals;
 mod terminal;
 mod timeline;
-mod units;
 mod usage;
-mod warnings;
 
 use std::process::ExitCode;
 
@@ -48,6 +45,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Warnings go to stderr as they come (and into the run's report).
+    cpuprof_app::said::on_warning(|message| say(&format!("warning: {message}")));
+    // Messages name options by their flags (`-o` by its short one, as the commands say it).
+    cpuprof_app::spell_options(|field| match field {
+        "output" => "-o".to_owned(),
+        field => cpuprof_app::flag(field),
+    });
     // The recorder and the MCP server run the analysis commands; they are not among them.
     let result = match cli.command {
         args::Command::Record(args) => record::run_record(&args),
@@ -74,7 +78,7 @@ fn main() -> ExitCode {
             if let Some(record::CommandExit(status)) = err.downcast_ref::<record::CommandExit>() {
                 return ExitCode::from(*status);
             }
-            if let Some(usage) = err.downcast_ref::<usage::UsageChoices>() {
+            if let Some(usage) = err.downcast_ref::<cpuprof_app::UsageChoices>() {
                 // One line per choice, each a `cpuprof: ` line of its own.
                 say(&format!("error: {}", usage.head));
                 for choice in &usage.choices {
@@ -82,32 +86,13 @@ fn main() -> ExitCode {
                 }
                 return ExitCode::from(2);
             }
-            if let Some(usage) = err.downcast_ref::<usage::UsageError>() {
+            if let Some(usage) = err.downcast_ref::<cpuprof_app::UsageError>() {
                 say(&format!("error: {usage}"));
                 return ExitCode::from(2);
             }
             say(&format!("error: {err:#}"));
             ExitCode::from(1)
         }
-    }
-}
-
-/// A warning about the input: on stderr, the run goes on; kept for the run's report
-/// ([`warnings`]: JSON `warnings` and MCP answers carry every warning stderr got).
-pub(crate) fn warn(message: &str) {
-    warnings::Said::current().warn(message);
-}
-
-/// The warning for an empty result (docs/conventions.md, "Empty profiles"): whether the profile had no
-/// samples at all, or the options left none.
-/// `windowed`: the profile was cut to a time window (which may have left nothing).
-pub(crate) fn warn_empty(source: &str, profile: &cpuprof_model::Profile, windowed: bool) {
-    if profile.samples.is_empty() && windowed {
-        warn(&format!("{source}: no samples left after the filters: none in the time window"));
-    } else if profile.samples.is_empty() {
-        warn(&format!("{source}: no samples in the profile"));
-    } else {
-        warn(&format!("{source}: no samples left after the filters"));
     }
 }
 

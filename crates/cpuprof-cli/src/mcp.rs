@@ -1,18 +1,20 @@
 //! `cpuprof mcp`: the commands as Model Context Protocol tools, over stdio, for coding agents.
 //!
-//! A tool is a command. Its input schema is made from the command's clap arguments (one source
-//! of truth: a flag added to the command is a property of the tool), a call's arguments become
-//! that command line, checked by clap as typed ones are, and the command runs as the CLI runs it
-//! with what it would print kept (see [`crate::session::captured`]). Profiles are read once per
-//! session (`session.rs`'s profile cache); answers keep to a byte budget (the typed report is
-//! cut as it is written: `Format::JsonWithin`).
+//! A tool is a command, and a call is its request (`cpuprof_app`): the call's arguments are
+//! deserialized into the request type the command line builds from its flags, whose JSON schema
+//! is the tool's input schema ([`crate::mcp_requests`]). Profiles are read once per session
+//! (`cpuprof_app::session`'s profile cache); answers keep to a byte budget (the report is cut as
+//! it is written: `Format::JsonWithin`); the files a call writes are listed from its run
+//! ([`crate::session::captured`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use anyhow::Result;
-use clap::{Arg, ArgAction, CommandFactory, Parser};
+use clap::CommandFactory;
+
+use crate::mcp_requests::Answer;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
@@ -116,9 +118,6 @@ const TOOLS: &[ToolSpec] = &[
 /// The arguments that name the profiles read (where `load`'s handles stand for paths).
 const INPUTS: &[&str] = &["inputs", "input", "pair", "base", "new"];
 
-/// The arguments a tool never takes: the terminal's, and the one the server sets itself.
-const NOT_FOR_TOOLS: &[&str] = &["help", "version", "wide", "color", "budget"];
-
 /// The smallest budget a call may name: room for a report's head and its note.
 const MIN_BUDGET: u64 = 2048;
 
@@ -126,7 +125,9 @@ const MIN_BUDGET: u64 = 2048;
 const MAX_BUDGET: u64 = 4 << 20;
 
 pub(crate) fn run_mcp(args: &McpArgs) -> Result<()> {
-    crate::session::serve();
+    cpuprof_app::session::serve();
+    // Messages name options as this server's tools name their arguments.
+    cpuprof_app::spell_options(str::to_owned);
     let server = Server { budget: args.budget.clamp(MIN_BUDGET, MAX_BUDGET) };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     let session = runtime.block_on(async {
@@ -194,63 +195,114 @@ impl ServerHandler for Server {
                 .ok_or_else(|| McpError::invalid_params("budget: expected a number of bytes", None))?
                 .clamp(MIN_BUDGET, MAX_BUDGET),
         };
-        // The gate's verdict joins a diff's report: room is kept for it.
-        let gated = arguments.get("fail_on").is_some_and(|v| !v.is_null());
-        let argv = command_line(spec, arguments).map_err(|e| McpError::invalid_params(e, None))?;
-        let cli =
-            Cli::try_parse_from(&argv).map_err(|e| McpError::invalid_params(crate::usage::clap_message(&e), None))?;
-        let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
+        arguments.retain(|_, v| !v.is_null());
+        self.typed(spec, arguments, budget, context).await
+    }
+}
+
+impl Server {
+    /// A call: its arguments read into its command's request ([`crate::mcp_requests`]),
+    /// answered off the protocol's thread.
+    async fn typed(
+        &self,
+        spec: &ToolSpec,
+        mut arguments: Map<String, Value>,
+        budget: u64,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let (properties, required) = typed_schema(spec);
+        // Handles stand for their paths from here on.
+        for id in INPUTS {
+            if let Some(value) = arguments.get_mut(*id) {
+                handles_to_paths(value).map_err(|e| McpError::invalid_params(e, None))?;
+            }
+        }
+        let (call, shown) = crate::mcp_requests::read_call(spec.name, arguments, &properties, &required)
+            .map_err(|e| McpError::invalid_params(e, None))?;
         let name = spec.name;
         let budget = usize::try_from(budget).unwrap_or(usize::MAX);
-        let report_budget = budget - if gated { GATE_ROOM } else { 0 };
-        // The command runs off the protocol's thread; its JSON report is cut to the budget as
-        // it is made (`Format::JsonWithin`), so that an answer costs what making it costs.
         let cancelled = Arc::new(AtomicBool::new(false));
         RUNNING.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&cancelled));
         let flag = Arc::clone(&cancelled);
         let call = tokio::task::spawn_blocking(move || {
-            // What the run says on stderr is its own list (the reports carry it as `warnings`);
-            // answers without a report get it from there.
-            let ((result, captured), said) = crate::warnings::collect(|| {
-                crate::session::captured(Some(report_budget), Some(flag), || crate::run::run(cli.command))
+            let ((result, captured), said) = cpuprof_app::said::collect(|| {
+                crate::session::captured(Some(flag), || crate::mcp_requests::answer(&call, &shown, budget))
             });
             let said: Vec<String> = said.iter().map(|w| cpuprof_render::text::visible(w)).collect();
+            let visible = |gate: Option<String>| gate.map(|g| cpuprof_render::text::visible(&g));
             match result {
-                Ok(()) if name == "load" => Ok(loaded(&argv, &captured.stdout, &said)),
-                // A file written (a flame graph, a page, `top` with an output): where it went.
-                Ok(()) if writes || captured.stdout.is_empty() => Ok(wrote(&captured.files, &said, budget)),
-                Ok(()) => Ok(answer_text(&captured.stdout, budget, None, &said)),
-                // The gate's verdict is an answer, not a failure: the report, and what tripped it.
-                Err(e) if e.downcast_ref::<crate::diff::GateTripped>().is_some() => {
-                    let gate = cpuprof_render::text::visible(&e.to_string());
-                    Ok(answer_text(&captured.stdout, budget, Some(&gate), &said))
+                Ok(Answer::Text { text, .. }) if name == "load" => {
+                    let input = crate::mcp_requests::inputs(&call).pop().unwrap_or_default();
+                    Ok(loaded(&input.display().to_string(), text.as_bytes(), &said))
                 }
+                Ok(Answer::Text { text, gate }) => {
+                    Ok(answer_text(text.as_bytes(), budget, visible(gate).as_deref(), &said))
+                }
+                Ok(Answer::Wrote { gate }) => Ok(wrote(&captured.files, visible(gate).as_deref(), &said, budget)),
                 Err(e) => {
-                    let code = if crate::usage::is_usage(&e) { 2 } else { 1 };
+                    let code = if cpuprof_app::is_usage(&e) { 2 } else { 1 };
                     Err(error_answer(&format!("{e:#}"), code, &said, budget))
                 }
             }
         });
-        // A cancelled call stops reading and is answered no more (the client has moved on).
-        let answer = tokio::select! {
-            answer = call => answer,
-            () = context.ct.cancelled() => {
-                cancelled.store(true, Ordering::SeqCst);
-                Ok(Err(error_answer("the call was cancelled", 1, &[], budget)))
-            }
-        };
-        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).retain(|c| !Arc::ptr_eq(c, &cancelled));
-        let answer = answer.map_err(|e| McpError::internal_error(format!("the command stopped: {e}"), None))?;
-        Ok(match answer {
-            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
-        }
-        .into())
+        finish(call, cancelled, context, budget).await
     }
 }
 
-/// The bytes of a budget kept for the gate's verdict in a gated diff's answer.
-const GATE_ROOM: usize = 1024;
+/// A typed tool's schema: its properties and required arguments, made once.
+fn typed_schema(spec: &ToolSpec) -> (Map<String, Value>, Vec<Value>) {
+    let tool = tools().iter().find(|t| t.name == spec.name);
+    let schema = tool.map(|t| t.input_schema.as_ref().clone()).unwrap_or_default();
+    let mut properties = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    properties.remove("budget");
+    let required = schema.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+    (properties, required)
+}
+
+/// The value of an input argument with each handle `load` gave replaced by its path.
+fn handles_to_paths(value: &mut Value) -> Result<(), String> {
+    let mut words: Vec<&mut String> = match value {
+        Value::String(word) => vec![word],
+        Value::Array(items) => items
+            .iter_mut()
+            .filter_map(|v| match v {
+                Value::String(word) => Some(word),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    for word in &mut words {
+        if let Some(path) = loaded_path(word)? {
+            **word = path;
+        }
+    }
+    Ok(())
+}
+
+/// Waits for a call's answer, or for the client to cancel it; the answer as a tool result.
+async fn finish(
+    call: tokio::task::JoinHandle<Result<String, String>>,
+    cancelled: Arc<AtomicBool>,
+    context: RequestContext<RoleServer>,
+    budget: usize,
+) -> Result<CallToolResponse, McpError> {
+    // A cancelled call stops reading and is answered no more (the client has moved on).
+    let answer = tokio::select! {
+        answer = call => answer,
+        () = context.ct.cancelled() => {
+            cancelled.store(true, Ordering::SeqCst);
+            Ok(Err(error_answer("the call was cancelled", 1, &[], budget)))
+        }
+    };
+    RUNNING.lock().unwrap_or_else(PoisonError::into_inner).retain(|c| !Arc::ptr_eq(c, &cancelled));
+    let answer = answer.map_err(|e| McpError::internal_error(format!("the command stopped: {e}"), None))?;
+    Ok(match answer {
+        Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
+    }
+    .into())
+}
 
 /// The tools, their schemas made once from the commands' arguments.
 fn tools() -> &'static [Tool] {
@@ -267,51 +319,23 @@ fn tools() -> &'static [Tool] {
                 } else {
                     format!("{about}. {} {UNITS}", spec.about)
                 };
-                let schema = schema(spec, command);
+                let schema = tool_schema(spec, command);
                 Some(Tool::new(spec.name, description, Arc::new(schema)))
             })
             .collect()
     })
 }
 
-/// The arguments of `command` a tool takes, as clap knows them.
-fn tool_args<'c>(spec: &ToolSpec, command: &'c clap::Command) -> impl Iterator<Item = &'c Arg> {
-    let load = spec.name == "load";
-    command.get_arguments().filter(move |arg| {
-        let id = arg.get_id().as_str();
-        // `load` reads: it takes how to read (and its own `input`), not the report's options.
-        let reading = arg.get_help_heading() == Some("Input") && !matches!(id, "format" | "output");
-        !arg.is_hide_set() && !NOT_FOR_TOOLS.contains(&id) && (!load || reading)
-    })
-}
-
-/// The JSON schema of a tool's arguments: a property per argument of its command.
-fn schema(spec: &ToolSpec, command: &clap::Command) -> Map<String, Value> {
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    if spec.name == "load" {
-        let about = "The profile's path (.cpuprofile, tick log, Chrome trace, pprof, folded stacks; gzip is fine)";
-        properties.insert("input".to_owned(), json!({ "type": "string", "description": about }));
-        required.push(json!("input"));
-    }
-    for arg in tool_args(spec, command) {
-        let id = arg.get_id().as_str().to_owned();
-        if arg.is_required_set() {
-            required.push(Value::from(id.clone()));
-        }
-        properties.insert(id, property(arg));
-    }
-    properties.insert(
-        "budget".to_owned(),
-        json!({
-            "type": "integer",
-            "minimum": MIN_BUDGET,
-            "description": format!(
-                "The most bytes the answer may take (default {DEFAULT_BUDGET}, at most {MAX_BUDGET}): rows beyond it \
-                 are left out, the deepest and lightest first, with a count per list in `left_out`"
-            ),
-        }),
-    );
+/// A tool's input schema: its request type's, with `budget`.
+fn tool_schema(spec: &ToolSpec, command: &clap::Command) -> Map<String, Value> {
+    // The formats its command offers (one list: the command line's `--format`).
+    let formats: Vec<String> = command
+        .get_arguments()
+        .find(|a| a.get_id() == "format")
+        .map(|a| a.get_possible_values().iter().map(|v| v.get_name().to_owned()).collect())
+        .unwrap_or_default();
+    let (mut properties, required) = crate::mcp_requests::schema(spec.name, &formats);
+    properties.insert("budget".to_owned(), budget_property());
     let mut schema = Map::new();
     schema.insert("type".to_owned(), json!("object"));
     schema.insert("properties".to_owned(), Value::Object(properties));
@@ -320,194 +344,29 @@ fn schema(spec: &ToolSpec, command: &clap::Command) -> Map<String, Value> {
     schema
 }
 
-/// One argument's schema: its type, allowed values, default and help.
-fn property(arg: &Arg) -> Value {
-    if matches!(arg.get_action(), ArgAction::SetTrue) {
-        return json!({ "type": "boolean", "description": help(arg) });
-    }
-    let mut item = Map::new();
-    let parser = arg.get_value_parser();
-    let possible: Vec<String> =
-        arg.get_possible_values().iter().filter(|v| !v.is_hide_set()).map(|v| v.get_name().to_owned()).collect();
-    let integers = [
-        std::any::TypeId::of::<u64>(),
-        std::any::TypeId::of::<u32>(),
-        std::any::TypeId::of::<usize>(),
-        std::any::TypeId::of::<i64>(),
-        std::any::TypeId::of::<u16>(),
-    ];
-    let kind = if !possible.is_empty() || parser.type_id() == std::any::TypeId::of::<bool>() {
-        "string"
-    } else if integers.iter().any(|t| parser.type_id() == *t) {
-        "integer"
-    } else if parser.type_id() == std::any::TypeId::of::<f64>() {
-        "number"
-    } else {
-        "string"
-    };
-    item.insert("type".to_owned(), json!(kind));
-    if !possible.is_empty() {
-        item.insert("enum".to_owned(), json!(possible));
-    }
-    let fixed = arg.get_num_args().filter(|n| n.min_values() > 1 && n.min_values() == n.max_values());
-    let mut property = if let Some(n) = fixed {
-        json!({ "type": "array", "items": Value::Object(item), "minItems": n.min_values(), "maxItems": n.max_values() })
-    } else if takes_many(arg) {
-        json!({ "type": "array", "items": Value::Object(item) })
-    } else {
-        Value::Object(item)
-    };
-    let defaults: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
-    let mut description = help(arg);
-    if let [default] = defaults.as_slice() {
-        description.push_str(&format!(" (default: {default})"));
-    }
-    if arg.get_id() == "format" {
-        description.push_str("; this server's default is json");
-    }
-    if let Some(p) = property.as_object_mut() {
-        p.insert("description".to_owned(), json!(description));
-    }
-    property
-}
-
-/// Whether an argument takes several values (an array).
-fn takes_many(arg: &Arg) -> bool {
-    arg.get_num_args().is_some_and(|n| n.max_values() > 1) || matches!(arg.get_action(), ArgAction::Append)
-}
-
-/// An argument's help, with its flag for reference.
-fn help(arg: &Arg) -> String {
-    let text = arg.get_long_help().or_else(|| arg.get_help()).map(ToString::to_string).unwrap_or_default();
-    match arg.get_long() {
-        Some(long) => format!("{text} [--{long}]"),
-        None => text,
-    }
-}
-
-/// The command line a call runs: its tool's command with the arguments as flags, checked
-/// against the schema (an unknown or mistyped argument is refused with what was expected).
-fn command_line(spec: &ToolSpec, mut arguments: Map<String, Value>) -> Result<Vec<String>, String> {
-    let cli = Cli::command();
-    let command = cli.find_subcommand(spec.command).ok_or_else(|| format!("no command {}", spec.command))?;
-    let known: Vec<&Arg> = tool_args(spec, command).collect();
-    let load_input = match arguments.remove("input") {
-        Some(Value::String(input)) if spec.name == "load" => Some(input),
-        Some(_) if spec.name == "load" => return Err("input: expected the profile's path".to_owned()),
-        None if spec.name == "load" => return Err("load needs input: the profile's path".to_owned()),
-        Some(other) => {
-            arguments.insert("input".to_owned(), other);
-            None
-        }
-        None => None,
-    };
-    if let Some(unknown) = arguments.keys().find(|k| !known.iter().any(|a| a.get_id() == k.as_str())) {
-        let names: Vec<&str> = known.iter().map(|a| a.get_id().as_str()).collect();
-        return Err(format!("{} takes no argument {unknown}; it takes {}", spec.name, names.join(", ")));
-    }
-    let mut argv = vec!["cpuprof".to_owned(), spec.command.to_owned()];
-    if spec.name == "load" {
-        argv.extend(["--format".to_owned(), "brief".to_owned()]);
-    } else if known.iter().any(|a| a.get_id() == "format") && !arguments.contains_key("format") {
-        argv.extend(["--format".to_owned(), "json".to_owned()]);
-    }
-    // Handles stand for their paths from here on: a flame graph goes beside the profile.
-    for id in INPUTS {
-        match arguments.get_mut(*id) {
-            Some(Value::String(word)) => {
-                if let Some(path) = loaded_path(word)? {
-                    *word = path;
-                }
-            }
-            Some(Value::Array(words)) => {
-                for word in words {
-                    if let Value::String(word) = word {
-                        if let Some(path) = loaded_path(word)? {
-                            *word = path;
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    let writes = matches!(spec.command, "flamegraph" | "report" | "convert");
-    if writes && arguments.get("output").and_then(Value::as_str) == Some("-") {
-        return Err("output: a file path (standard output carries the session)".to_owned());
-    }
-    if spec.command == "flamegraph" && arguments.get("output").is_none_or(Value::is_null) {
-        if let Some(Value::String(input)) = arguments.get("input") {
-            let beside = crate::io::beside(Path::new(input), "flamegraph", "svg");
-            arguments.insert("output".to_owned(), Value::String(beside.display().to_string()));
-        }
-    }
-    let mut positionals = Vec::new();
-    for arg in known {
-        let id = arg.get_id().as_str();
-        let Some(value) = arguments.remove(id) else { continue };
-        if value.is_null() {
-            continue;
-        }
-        let values = values_of(id, &value, arg)?;
-        if arg.get_id() == "format" && values.iter().any(|v| v == "github") {
-            // It appends to the file $GITHUB_STEP_SUMMARY names, which no call names.
-            return Err("format github is for CI jobs, not this server: use json or markdown".to_owned());
-        }
-        if arg.is_positional() {
-            positionals.push((arg.get_index().unwrap_or(0), values));
-            continue;
-        }
-        let Some(long) = arg.get_long() else { continue };
-        if matches!(arg.get_action(), ArgAction::SetTrue) {
-            if value.as_bool() == Some(true) {
-                argv.push(format!("--{long}"));
-            }
-        } else if let Some(n) = arg.get_num_args().map(|n| n.min_values()).filter(|n| *n > 1) {
-            // Several values in one occurrence (`--between A B`): exactly as many, none a flag.
-            if values.len() != n || values.iter().any(|v| v.starts_with('-')) {
-                return Err(format!("{id}: expected {n} values, none starting with -"));
-            }
-            argv.push(format!("--{long}"));
-            argv.extend(values);
-        } else {
-            argv.extend(values.into_iter().map(|v| format!("--{long}={v}")));
-        }
-    }
-    positionals.sort_by_key(|(index, _)| *index);
-    positionals.extend(load_input.map(|input| (0, vec![input])));
-    argv.push("--".to_owned());
-    argv.extend(positionals.into_iter().flat_map(|(_, values)| values));
-    Ok(argv)
-}
-
-/// An argument's value(s) as command-line words.
-fn values_of(id: &str, value: &Value, arg: &Arg) -> Result<Vec<String>, String> {
-    let word = |v: &Value| match v {
-        Value::String(s) => Ok(s.clone()),
-        Value::Number(n) => Ok(n.to_string()),
-        Value::Bool(b) => Ok(b.to_string()),
-        _ => Err(format!("{id}: expected a string or a number, found {v}")),
-    };
-    match value {
-        Value::Bool(_) if matches!(arg.get_action(), ArgAction::SetTrue) => Ok(Vec::new()),
-        _ if matches!(arg.get_action(), ArgAction::SetTrue) => Err(format!("{id}: expected true or false")),
-        Value::Array(items) if takes_many(arg) => items.iter().map(word).collect(),
-        Value::Array(_) => Err(format!("{id}: expected one value, not a list")),
-        v => Ok(vec![word(v)?]),
-    }
+/// The `budget` argument every tool takes.
+fn budget_property() -> Value {
+    json!({
+        "type": "integer",
+        "minimum": MIN_BUDGET,
+        "description": format!(
+            "The most bytes the answer may take (default {DEFAULT_BUDGET}, at most {MAX_BUDGET}): rows beyond it \
+             are left out, the deepest and lightest first, with a count per list in `left_out`"
+        ),
+    })
 }
 
 /// The profiles `load` gave handles to in this session: handle → path as given, and the
 /// file as it was then.
-static LOADED: Mutex<Vec<(String, String, Option<crate::session::Key>)>> = Mutex::new(Vec::new());
+static LOADED: Mutex<Vec<(String, String, Option<cpuprof_app::session::Key>)>> = Mutex::new(Vec::new());
 
 /// `load`'s answer: the profile's handle and path, the brief summary, and the warnings.
-fn loaded(argv: &[String], brief: &[u8], said: &[String]) -> String {
-    let input = argv.last().cloned().unwrap_or_default();
+fn loaded(input: &str, brief: &[u8], said: &[String]) -> String {
+    let input = input.to_owned();
     let handle = profile_handle(Path::new(&input)).unwrap_or_default();
     let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
     if !loaded.iter().any(|(h, _, _)| *h == handle) {
-        loaded.push((handle.clone(), input.clone(), crate::session::Key::of(Path::new(&input), "")));
+        loaded.push((handle.clone(), input.clone(), cpuprof_app::session::Key::of(Path::new(&input), "")));
     }
     json!({ "profile": handle, "path": input, "summary": String::from_utf8_lossy(brief), "warnings": said }).to_string()
 }
@@ -523,7 +382,7 @@ fn loaded_path(word: &str) -> Result<Option<String>, String> {
     }
     let loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
     match loaded.iter().find(|(h, _, _)| h == word) {
-        Some((_, path, then)) if crate::session::Key::of(Path::new(path), "") != *then => Err(format!(
+        Some((_, path, then)) if cpuprof_app::session::Key::of(Path::new(path), "") != *then => Err(format!(
             "{word}: {} changed since load (load it again for a handle to what it holds now)",
             cpuprof_render::text::visible(path)
         )),
@@ -534,7 +393,7 @@ fn loaded_path(word: &str) -> Result<Option<String>, String> {
 
 /// A profile's handle: the same for the same file unchanged (path, size, time of change).
 fn profile_handle(path: &Path) -> Option<String> {
-    let key = crate::session::Key::of(path, "")?;
+    let key = cpuprof_app::session::Key::of(path, "")?;
     let mut hash = Sha256::new();
     hash.update(key.path.as_os_str().as_encoded_bytes());
     hash.update(key.len.to_le_bytes());
@@ -556,7 +415,7 @@ fn answer_text(printed: &[u8], budget: usize, gate: Option<&str>, said: &[String
     let text = String::from_utf8_lossy(printed);
     if let Some(fields) = text.strip_prefix('{') {
         let Some(gate) = gate else { return text.into_owned() };
-        let gate = json!(cut(gate, GATE_ROOM - 32)).to_string();
+        let gate = json!(cut(gate, crate::mcp_requests::GATE_ROOM - 32)).to_string();
         return format!("{{\"gate\":{gate}{}{fields}", if fields.starts_with('}') { "" } else { "," });
     }
     let mut warned = String::new();
@@ -609,8 +468,11 @@ fn error_answer(error: &str, code: i32, said: &[String], budget: usize) -> Strin
 
 /// The answer of a run that wrote files: their paths and sizes, and for a report written to a
 /// file its beginning (a table's header and first rows, a JSON report's head).
-fn wrote(files: &[PathBuf], said: &[String], budget: usize) -> String {
+fn wrote(files: &[PathBuf], gate: Option<&str>, said: &[String], budget: usize) -> String {
     let mut fields = Map::new();
+    if let Some(gate) = gate {
+        fields.insert("gate".to_owned(), json!(cut(gate, crate::mcp_requests::GATE_ROOM - 32)));
+    }
     fields.insert("wrote".to_owned(), json!(files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()));
     let sizes: Vec<Option<u64>> = files.iter().map(|p| std::fs::metadata(p).ok().map(|m| m.len())).collect();
     fields.insert("bytes".to_owned(), json!(sizes));

@@ -14,13 +14,11 @@ use cpuprof_model::parse_duration_ns;
 use cpuprof_record::attach::{attach, AttachOptions};
 use cpuprof_record::command::{CommandOptions, Recorded, Recording, Thread};
 
-use crate::args::{
-    By, FilterArgs, FlamegraphArgs, FoldArgs, FoldBy, InputArgs, MetricArg, OutputArgs, RecordArgs, RowsArgs, TopArgs,
-    WeightArg, WindowArgs,
-};
-use crate::input::Loaded;
+use crate::args::{OutputArgs, RecordArgs};
 use crate::signals::{react, Reaction};
-use crate::usage::UsageError;
+use cpuprof_app::input::Loaded;
+use cpuprof_app::UsageError;
+use cpuprof_app::{FilterOptions, ReadOptions, WindowOptions};
 
 /// The recorded command's exit status, which `record` exits with once its work is done.
 #[derive(Debug)]
@@ -168,7 +166,7 @@ fn commanded(
     let recorded = recording.collect()?;
     let lost = recording.lost_workers();
     if lost > 0 {
-        crate::warn(&format!(
+        cpuprof_app::warn(&format!(
             "{} wrote no profile: stopped by worker.terminate(), or busy in synchronous code when its process exited",
             if lost == 1 { "1 worker thread".to_owned() } else { format!("{lost} worker threads") }
         ));
@@ -231,7 +229,7 @@ fn wait(child: &mut std::process::Child, stop_after: Option<Duration>, shown: &s
                 stopped_at = Some(Instant::now());
             }
             (_, Some(at)) if at.elapsed() >= STOP_GRACE => {
-                crate::warn(&format!(
+                cpuprof_app::warn(&format!(
                     "{shown} did not end {STOP_GRACE:?} after SIGINT: killing it (its profiles may be lost)"
                 ));
                 for pid in cpuprof_record::command::process_tree(child.id()) {
@@ -270,7 +268,7 @@ fn attached(args: &RecordArgs, interval: Duration, stop_after: Option<Duration>)
         attach(&options, &stop, &mut |message| crate::say(message))?
     };
     for note in &attached.notes {
-        crate::warn(note);
+        cpuprof_app::warn(note);
     }
     if attached.profiles.is_empty() {
         return Err(anyhow!("nothing was recorded"));
@@ -341,11 +339,11 @@ fn keep_in_file(recorded: &[Recorded], target: &Path) -> Result<Vec<PathBuf>> {
         crate::say(&format!("profile kept in {}: {}", target.display(), one.label()));
     } else {
         let paths: Vec<&Path> = recorded.iter().map(|r| r.path.as_path()).collect();
-        let merged = crate::convert::merged(&paths, &InputArgs::default(), &WindowArgs::default())?;
+        let merged = cpuprof_app::convert::merged(&paths, &ReadOptions::default(), &WindowOptions::default())?;
         let written =
             cpuprof_render::render_cpuprofile(&merged).map_err(|e| anyhow!("cannot write a .cpuprofile: {e}"))?;
         for note in &written.notes {
-            crate::warn(note);
+            cpuprof_app::warn(note);
         }
         crate::io::Output::new(Some(target), &[])?.write(&written.json)?;
         crate::say(&format!("{} merged into {}:", plural(recorded.len(), "profile"), target.display()));
@@ -369,18 +367,9 @@ fn plural(n: usize, noun: &str) -> String {
 /// directly; several profiles are merged once, in memory, for the graph and the page.
 fn summarize(args: &RecordArgs, kept: &[PathBuf]) -> Result<()> {
     if !args.quiet {
-        let top = TopArgs {
-            inputs: kept.to_vec(),
-            rows: RowsArgs { limit: args.rows.limit, all: args.rows.all },
-            by: By::Function,
-            sort: MetricArg::SelfTime,
-            weight: WeightArg::Time,
-            filter: FilterArgs::default(),
-            window: WindowArgs::default(),
-            reading: InputArgs::default(),
-            output: OutputArgs { format: args.format, output: None, wide: false },
-        };
-        crate::run::run_top(&top)?;
+        let mut top = cpuprof_app::top::TopRequest::new(kept.to_vec());
+        top.rows = args.rows.options();
+        crate::run::show_top(&top, &OutputArgs { format: args.format, output: None, wide: false })?;
     }
     if args.flamegraph.is_none() && args.report.is_none() {
         return Ok(());
@@ -389,7 +378,7 @@ fn summarize(args: &RecordArgs, kept: &[PathBuf]) -> Result<()> {
         None
     } else {
         let paths: Vec<&Path> = kept.iter().map(PathBuf::as_path).collect();
-        Some(crate::convert::merged(&paths, &InputArgs::default(), &WindowArgs::default())?)
+        Some(cpuprof_app::convert::merged(&paths, &ReadOptions::default(), &WindowOptions::default())?)
     };
     // What the graph and the page name their input: the file, or the merge.
     let input = match (kept, &merged) {
@@ -399,43 +388,26 @@ fn summarize(args: &RecordArgs, kept: &[PathBuf]) -> Result<()> {
     let loaded = |timed: bool| -> Result<Loaded> {
         match &merged {
             Some(profile) => Ok(Loaded { profile: profile.clone(), window: None }),
-            None => crate::input::load_read(
+            None => cpuprof_app::input::load_read(
                 &input,
-                &InputArgs::default(),
-                &FilterArgs::default(),
-                &WindowArgs::default(),
+                &ReadOptions::default(),
+                &FilterOptions::default(),
+                &WindowOptions::default(),
                 false,
                 timed,
             ),
         }
     };
     if let Some(svg) = &args.flamegraph {
-        let graph = FlamegraphArgs {
-            fold: FoldArgs {
-                input: input.clone(),
-                by: FoldBy::Function,
-                weight: None,
-                filter: FilterArgs::default(),
-                collapse_recursion: false,
-                window: WindowArgs::default(),
-                reading: InputArgs::default(),
-                output: Some(svg.clone()),
-            },
-            title: None,
-            width: cpuprof_render::defaults::FLAME_WIDTH as u64,
-            min_width: cpuprof_render::defaults::FLAME_MIN_WIDTH,
-            inverted: false,
-            reverse: false,
-            pretty_xml: false,
-        };
-        crate::fold::flamegraph_of(&graph, Some(loaded(false)?))?;
+        let output = crate::io::Output::new(Some(svg), &[input.as_path()])?;
+        let graph = cpuprof_app::fold::FlamegraphRequest::new(input.clone());
+        crate::fold::flamegraph_of(&graph, loaded(false)?, output)?;
     }
     if let Some(page) = &args.report {
         let output = crate::io::Output::new(Some(page), &[])?;
-        let options = cpuprof_analysis::ReportDataOptions::default();
-        let min_ns = crate::units::nanoseconds(cpuprof_analysis::defaults::REPORT_MIN_BLOCK, true).unwrap_or(0);
-        let source = crate::input::source_name(&input);
-        crate::report::write_report(loaded(true)?, &source, &options, min_ns, output, page)?;
+        let source = cpuprof_app::input::source_name(&input);
+        let html = cpuprof_app::report::ReportRequest::new(input.clone()).execute(Some((loaded(true)?, source)))?;
+        crate::report::write_page(&html, output, page)?;
     }
     Ok(())
 }

@@ -13,7 +13,7 @@ const CANDIDATES_SHOWN: usize = 20;
 /// The error for a pattern that names no single function: an ambiguous one or a bad regex is
 /// a usage error (exit 2) listing the candidates, one a line, each with the pattern that names
 /// it alone; none at all is a failure (exit 1).
-pub(crate) fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindError) -> anyhow::Error {
+pub fn not_found(graph: &CallGraph<'_>, pattern: &str, source: &str, error: FindError) -> anyhow::Error {
     let amount = |v: i64| if graph.unit() == Weight::Samples { format!("{v} samples") } else { format_ns(v) };
     let numbers = |f: usize| {
         let row = &graph.functions()[f];

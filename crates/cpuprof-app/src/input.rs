@@ -1,5 +1,6 @@
-//! Reading inputs with the command line's input options: parse options, source maps, the flag
-//! hints added to library errors and warnings, and the stack filter.
+//! Reading a request's inputs: how to read them ([`ReadOptions`]: parse options, source maps),
+//! which frames and samples count ([`FilterOptions`]) and the time window ([`WindowOptions`]),
+//! with the hints that name the option to change added to the readers' errors and warnings.
 
 use anyhow::Result;
 use cpuprof_analysis::{
@@ -15,28 +16,147 @@ use std::path::Path;
 use cpuprof_model::{Profile, SourceFormat};
 use cpuprof_sourcemap::SourceMaps;
 
-use crate::args::{FilterArgs, InputArgs, WeightArg, WindowArgs};
-use crate::io::read_profile;
+use crate::read::read_profile;
+use crate::spelled;
 use crate::usage::UsageError;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// How inputs are read: their format, and options of particular formats.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ReadOptions {
+    /// The input's format; `auto` recognises it from the content (gzip is always undone)
+    pub input_format: InputFormat,
+    /// Folded stacks: what the numbers are: `samples` (counts, the default) or `time` (ns)
+    pub folded_weight: Weight,
+    /// Tick logs and perf script text: keep a function's V8 tiers apart (~f, ^f, +f, *f)
+    pub split_tiers: bool,
+    /// Tick logs: read the libraries the log names under this folder instead of /
+    pub symbols: Option<PathBuf>,
+    /// pprof: the sample type to weigh by (cpu, wall, samples, …)
+    pub sample_type: Option<String>,
+    /// Chrome traces: the CPU profile to read, ID or PID:ID
+    pub profile: Option<String>,
+    /// Map JavaScript frames through source maps to their original names, sources and lines
+    pub source_maps: bool,
+    /// Look for the scripts and their source maps in this folder first; implies source_maps
+    pub source_map_dir: Option<PathBuf>,
+    /// Read at most this many bytes of an input, after gzip decompression (default 2 GiB)
+    pub max_input_size: Option<u64>,
+}
+
+/// The options as given on no command line.
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            input_format: InputFormat::AUTO,
+            folded_weight: Weight::Samples,
+            split_tiers: false,
+            symbols: None,
+            sample_type: None,
+            profile: None,
+            source_maps: false,
+            source_map_dir: None,
+            max_input_size: None,
+        }
+    }
+}
+
+/// An input's format: `auto` (recognised from the content) or one the readers read, named as
+/// [`SourceFormat`] names them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InputFormat(pub Option<SourceFormat>);
+
+impl InputFormat {
+    /// Recognise the format from the content.
+    pub const AUTO: InputFormat = InputFormat(None);
+
+    /// The format `name` names (`auto` or a [`SourceFormat`]'s name).
+    pub fn from_name(name: &str) -> Option<InputFormat> {
+        if name == "auto" {
+            return Some(InputFormat::AUTO);
+        }
+        SourceFormat::ALL.iter().find(|f| f.as_str() == name).map(|f| InputFormat(Some(*f)))
+    }
+
+    /// Every name: `auto`, then the formats'.
+    pub fn names() -> Vec<&'static str> {
+        std::iter::once("auto").chain(SourceFormat::ALL.iter().map(|f| f.as_str())).collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for InputFormat {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        InputFormat::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown input format {name:?}; expected one of {}",
+                InputFormat::names().join(", ")
+            ))
+        })
+    }
+}
+
+impl JsonSchema for InputFormat {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "InputFormat".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "enum": InputFormat::names() })
+    }
+}
+
+/// Which samples count.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct FilterOptions {
+    /// Count (idle) samples (the event loop waiting)
+    pub include_idle: bool,
+    /// Keep only samples with a function in their stack whose name or file matches this regex
+    pub focus: Option<String>,
+    /// Drop samples with a function in their stack whose name or file matches this regex
+    pub ignore: Option<String>,
+    /// Take the frames of functions whose name or file matches this regex out of every stack,
+    /// keeping their samples on their callers (applied before focus and ignore)
+    pub hide: Option<String>,
+}
+
+/// A time window, for profiles whose samples have times (.cpuprofile, tick logs).
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct WindowOptions {
+    /// Only samples taken at or after this time into the recording (1.5s, 250ms; -2s: before its
+    /// end; 90%: a share of its length)
+    pub from: Option<String>,
+    /// Only samples taken before this time into the recording (as from)
+    pub to: Option<String>,
+    /// Two patterns A and B: only samples from the first with A on its stack to the last with B
+    pub between: Vec<String>,
+    /// Only the samples of one phase of the timeline: its number (1, 2, …) or label (startup, steady)
+    pub phase: Option<String>,
+}
 
 /// Reads profiles with the input options. One reader serves every input of a command, so that
 /// each source map is loaded once, whichever thread reads which input.
-pub(crate) struct Reader<'a> {
-    args: &'a InputArgs,
+pub struct Reader<'a> {
+    args: &'a ReadOptions,
     source_maps: Option<SourceMaps>,
     /// The folder source maps are looked for in first, when not the arguments' own.
     maps_dir: Option<std::path::PathBuf>,
     /// Set once the inputs' warnings have been said (a second read of them says nothing).
     quiet: std::sync::atomic::AtomicBool,
     /// The run the inputs are read for: its warnings are said there, from any thread.
-    said: crate::warnings::Said,
+    said: crate::said::Said,
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(args: &'a InputArgs) -> Result<Self> {
-        for (flag, dir) in [("--symbols", &args.symbols), ("--source-map-dir", &args.source_map_dir)] {
+    pub fn new(args: &'a ReadOptions) -> Result<Self> {
+        for (field, dir) in [("symbols", &args.symbols), ("source_map_dir", &args.source_map_dir)] {
             if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
-                return Err(UsageError(format!("{flag} {}: not a directory", dir.display())).into());
+                return Err(UsageError(format!("{} {}: not a directory", spelled(field), dir.display())).into());
             }
         }
         let source_maps =
@@ -46,14 +166,14 @@ impl<'a> Reader<'a> {
             source_maps,
             maps_dir: None,
             quiet: std::sync::atomic::AtomicBool::new(false),
-            said: crate::warnings::Said::current(),
+            said: crate::said::Said::current(),
         })
     }
 
     /// A reader whose source maps are looked for in `dir` first (`diff`'s per-side folders).
-    pub(crate) fn with_source_map_dir(args: &'a InputArgs, flag: &str, dir: &Path) -> Result<Self> {
+    pub fn with_source_map_dir(args: &'a ReadOptions, field: &str, dir: &Path) -> Result<Self> {
         if !dir.is_dir() {
-            return Err(UsageError(format!("{flag} {}: not a directory", dir.display())).into());
+            return Err(UsageError(format!("{} {}: not a directory", spelled(field), dir.display())).into());
         }
         let source_maps = Some(SourceMaps::new(Some(dir.to_path_buf())));
         Ok(Self { source_maps, maps_dir: Some(dir.to_path_buf()), ..Self::new(args)? })
@@ -61,7 +181,7 @@ impl<'a> Reader<'a> {
 
     /// From now on, reads without a word on stderr: for reading inputs again whose warnings
     /// were said the first time.
-    pub(crate) fn hush(&self) {
+    pub fn hush(&self) {
         self.quiet.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
@@ -74,8 +194,8 @@ impl<'a> Reader<'a> {
     /// Reads `input` (with per-sample times when `timeline` or a `window` is given), reports the
     /// parser's warnings and maps it through source maps when asked to. The reader keeps only
     /// the samples of a `--from`/`--to` window where it can ([`cut_to_window`] cuts the rest).
-    pub(crate) fn load(&self, input: &Path, timeline: bool, window: Option<&WindowSpec>) -> Result<Profile> {
-        let profile = if crate::session::serving() && !crate::io::is_dash(input) {
+    pub fn load(&self, input: &Path, timeline: bool, window: Option<&WindowSpec>) -> Result<Profile> {
+        let profile = if crate::session::serving() && !crate::read::is_dash(input) {
             // An MCP session reads a profile once, whole and with its times, for every question
             // after (the window is cut from it as from a format the reader cannot cut).
             let reading = format!("{:?} {:?}", self.args, self.maps_dir);
@@ -103,8 +223,8 @@ impl<'a> Reader<'a> {
         parse.sample_type.clone_from(&reading.sample_type);
         parse.profile_id.clone_from(&reading.profile);
         parse.folded_weight = match reading.folded_weight {
-            WeightArg::Samples => FoldedWeight::Samples,
-            WeightArg::Time => FoldedWeight::Nanoseconds,
+            Weight::Time => FoldedWeight::Nanoseconds,
+            _ => FoldedWeight::Samples,
         };
         parse.format = reading.input_format.0;
         if let Some(size) = reading.max_input_size {
@@ -127,15 +247,15 @@ impl<'a> Reader<'a> {
         // Options of one format, given for a file of another: say so rather than ignore them quietly.
         let format = profile.meta.format;
         let unused: [(&str, bool, &[SourceFormat]); 4] = [
-            ("--profile", reading.profile.is_some(), &[SourceFormat::Trace]),
-            ("--sample-type", reading.sample_type.is_some(), &[SourceFormat::Pprof]),
+            ("profile", reading.profile.is_some(), &[SourceFormat::Trace]),
+            ("sample_type", reading.sample_type.is_some(), &[SourceFormat::Pprof]),
             // The formats that know V8's JIT tiers.
             (
-                "--split-tiers",
+                "split_tiers",
                 reading.split_tiers,
                 &[SourceFormat::TickLog, SourceFormat::PreprocessJson, SourceFormat::PerfScript],
             ),
-            ("--symbols", reading.symbols.is_some(), &[SourceFormat::TickLog]),
+            ("symbols", reading.symbols.is_some(), &[SourceFormat::TickLog]),
         ];
         for (option, given, applies_to) in unused {
             if given && !applies_to.contains(&format) {
@@ -145,6 +265,7 @@ impl<'a> Reader<'a> {
                     Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
                     None => String::new(),
                 };
+                let option = spelled(option);
                 let ignored = format!("{option} is for {names} input and was ignored: this is {}", format.as_str());
                 profile.meta.warnings.push(cpuprof_model::Warning::new(ignored));
             }
@@ -162,12 +283,14 @@ impl<'a> Reader<'a> {
 /// of the libraries (which name no flags).
 fn hint(setting: Setting) -> String {
     match setting {
-        Setting::Format(None) => "; name the format with --input-format".to_owned(),
-        Setting::Format(Some(format)) => format!("; read it with --input-format {} or auto", format.as_str()),
-        Setting::ProfileId => "; choose with --profile".to_owned(),
-        Setting::SampleType => "; choose one with --sample-type".to_owned(),
-        Setting::SymbolsRoot => "; use --symbols DIR to point at the right copy".to_owned(),
-        Setting::MaxInputSize => " (--max-input-size raises it)".to_owned(),
+        Setting::Format(None) => format!("; name the format with {}", spelled("input_format")),
+        Setting::Format(Some(format)) => {
+            format!("; read it with {} {} or auto", spelled("input_format"), format.as_str())
+        }
+        Setting::ProfileId => format!("; choose with {}", spelled("profile")),
+        Setting::SampleType => format!("; choose one with {}", spelled("sample_type")),
+        Setting::SymbolsRoot => format!("; use {} DIR to point at the right copy", spelled("symbols")),
+        Setting::MaxInputSize => format!(" ({} raises it)", spelled("max_input_size")),
         _ => String::new(),
     }
 }
@@ -175,65 +298,68 @@ fn hint(setting: Setting) -> String {
 /// The folder `input` was read from (`.` for a bare file name; none for stdin): scripts the
 /// profile names are looked for there too, for a profile kept beside a copy of its build.
 fn near(input: &Path) -> Option<std::path::PathBuf> {
-    if crate::io::is_dash(input) {
+    if crate::read::is_dash(input) {
         return None;
     }
     Some(input.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf())
 }
 
 /// The input as reports name it.
-pub(crate) fn source_name(input: &Path) -> String {
-    if crate::io::is_dash(input) {
+pub fn source_name(input: &Path) -> String {
+    if crate::read::is_dash(input) {
         "<stdin>".to_owned()
     } else {
         input.display().to_string()
     }
 }
 
-pub(crate) fn regex(flag: &str, pattern: Option<&str>) -> Result<Option<Regex>> {
-    pattern.map(|p| Regex::new(p).map_err(|e| UsageError(format!("invalid {flag} regex: {e}")).into())).transpose()
+/// The regular expression of option `field`, compiled.
+pub fn regex(field: &str, pattern: Option<&str>) -> Result<Option<Regex>> {
+    pattern
+        .map(|p| Regex::new(p).map_err(|e| UsageError(format!("invalid {} regex: {e}", spelled(field))).into()))
+        .transpose()
 }
 
 /// `profile` with the frames `--hide` names taken out of its stacks (as it is without the flag).
-pub(crate) fn hide_frames(profile: Profile, args: &FilterArgs, input: &Path) -> Result<Profile> {
-    let Some(hide) = regex("--hide", args.hide.as_deref())? else { return Ok(profile) };
+pub fn hide_frames(profile: Profile, args: &FilterOptions, input: &Path) -> Result<Profile> {
+    let Some(hide) = regex("hide", args.hide.as_deref())? else { return Ok(profile) };
     cpuprof_analysis::hide_frames(&profile, &hide)
         .map_err(|e| anyhow::anyhow!("{}: cannot hide frames: {e}", source_name(input)))
 }
 
-pub(crate) fn stack_filter(args: &FilterArgs) -> Result<StackFilter> {
+pub fn stack_filter(args: &FilterOptions) -> Result<StackFilter> {
     Ok(StackFilter {
         include_idle: args.include_idle,
-        focus: regex("--focus", args.focus.as_deref())?,
-        ignore: regex("--ignore", args.ignore.as_deref())?,
+        focus: regex("focus", args.focus.as_deref())?,
+        ignore: regex("ignore", args.ignore.as_deref())?,
     })
 }
 
 /// A profile read for an analysis, with the frame transforms and the time window applied.
-pub(crate) struct Loaded {
-    pub(crate) profile: Profile,
+pub struct Loaded {
+    pub profile: Profile,
     /// The window its samples were cut to, when one was given.
-    pub(crate) window: Option<Window>,
+    pub window: Option<Window>,
 }
 
 /// Reads `input` for an analysis: `--hide`, then `--collapse-recursion` when `collapse`, and
 /// the time window (only the samples taken in it are kept).
-pub(crate) fn load(
+pub fn load(
     input: &Path,
-    reading: &InputArgs,
-    filter: &FilterArgs,
-    window: &WindowArgs,
+    reading: &ReadOptions,
+    filter: &FilterOptions,
+    window: &WindowOptions,
     collapse: bool,
 ) -> Result<Loaded> {
     load_read(input, reading, filter, window, collapse, false)
 }
 
 /// [`load`], the samples read with their times when `timeline` (for a report's timeline).
-pub(crate) fn load_read(
+pub fn load_read(
     input: &Path,
-    reading: &InputArgs,
-    filter: &FilterArgs,
-    window: &WindowArgs,
+    reading: &ReadOptions,
+    filter: &FilterOptions,
+    window: &WindowOptions,
     collapse: bool,
     timeline: bool,
 ) -> Result<Loaded> {
@@ -245,12 +371,12 @@ pub(crate) fn load_read(
             .map_err(|e| anyhow::anyhow!("{}: cannot collapse recursion: {e}", source_name(input)))?;
     }
     let window = cut_to_window(&mut profile, bounds.as_ref(), input)?;
-    crate::warnings::settle(&mut profile.meta);
+    crate::said::settle(&mut profile.meta);
     Ok(Loaded { profile, window })
 }
 
 /// Keeps only `profile`'s samples in the window `spec` (when given; read with a timeline).
-pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, input: &Path) -> Result<Option<Window>> {
+pub fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, input: &Path) -> Result<Option<Window>> {
     let Some(spec) = spec else { return Ok(None) };
     if let (WindowSpec::Bounds(..), Some(window)) = (spec, profile.meta.window) {
         // The reader kept only the window's samples.
@@ -268,10 +394,10 @@ pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, in
     let window = match spec {
         WindowSpec::Bounds(from, to) => {
             let length = recording(profile).map_or(0, |(_, length)| length);
-            resolve_window(length, *from, *to).map_err(|e| UsageError(format!("--from/--to: {e}")))?
+            resolve_window(length, *from, *to).map_err(|e| UsageError(format!("{}: {e}", spec.flag())))?
         }
         WindowSpec::Phase(name) => {
-            let (window, phase_sums) = phase_window(profile, name, &source, "--phase")?;
+            let (window, phase_sums) = phase_window(profile, name, &source, &spelled("phase"))?;
             sums = phase_sums;
             window
         }
@@ -283,7 +409,8 @@ pub(crate) fn cut_to_window(profile: &mut Profile, spec: Option<&WindowSpec>, in
             let (fa, fb) = (find(a)?, find(b)?);
             between(profile, &graph.stacks_with(fa), &graph.stacks_with(fb)).ok_or_else(|| {
                 anyhow::anyhow!(
-                    "{source}: --between {} {}: no sample with the second function comes at or after the first sample with the first",
+                    "{source}: {} {} {}: no sample with the second function comes at or after the first sample with the first",
+                    spelled("between"),
                     visible(a),
                     visible(b)
                 )
@@ -302,12 +429,7 @@ type PhaseRows = Vec<(i64, i64)>;
 
 /// The window of the phase `name` names (a number or a label) on `profile`'s timeline, and its
 /// samples per row when the timeline's walk could sum them (see `Timeline::phase_rows`).
-pub(crate) fn phase_window(
-    profile: &Profile,
-    name: &str,
-    source: &str,
-    flag: &str,
-) -> Result<(Window, Option<PhaseRows>)> {
+pub fn phase_window(profile: &Profile, name: &str, source: &str, flag: &str) -> Result<(Window, Option<PhaseRows>)> {
     let mut options = TimelineOptions::default();
     options.keep_rows = true;
     let line = timeline(profile, &options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
@@ -326,7 +448,7 @@ pub(crate) fn phase_window(
 
 /// The time window an analysis is cut to, as given.
 #[derive(Clone, Debug)]
-pub(crate) enum WindowSpec {
+pub enum WindowSpec {
     /// `--from` and `--to` (either may be open).
     Bounds(Option<Bound>, Option<Bound>),
     /// `--between A B`.
@@ -336,25 +458,43 @@ pub(crate) enum WindowSpec {
 }
 
 impl WindowSpec {
-    /// The flags it was given with, for messages.
-    fn flag(&self) -> &'static str {
+    /// The options it was given with, for messages.
+    fn flag(&self) -> String {
         match self {
-            WindowSpec::Bounds(..) => "--from/--to",
-            WindowSpec::Between(..) => "--between",
-            WindowSpec::Phase(_) => "--phase",
+            WindowSpec::Bounds(..) => format!("{}/{}", spelled("from"), spelled("to")),
+            WindowSpec::Between(..) => spelled("between"),
+            WindowSpec::Phase(_) => spelled("phase"),
         }
     }
 }
 
 /// `--from`/`--to`, `--between` or `--phase`, read; `None` when none is given.
-pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<WindowSpec>> {
-    if let [a, b] = window.between.as_slice() {
-        return Ok(Some(WindowSpec::Between(a.clone(), b.clone())));
+pub fn window_bounds(window: &WindowOptions) -> Result<Option<WindowSpec>> {
+    // One way to name a window (the command line's parser checks this first).
+    let bounded = window.from.is_some() || window.to.is_some();
+    if !window.between.is_empty() && (bounded || window.phase.is_some()) {
+        let others = if bounded { format!("{}/{}", spelled("from"), spelled("to")) } else { spelled("phase") };
+        return Err(UsageError(format!("{} cannot be used with {others}", spelled("between"))).into());
+    }
+    if window.phase.is_some() && bounded {
+        return Err(UsageError(format!(
+            "{} cannot be used with {}/{}",
+            spelled("phase"),
+            spelled("from"),
+            spelled("to")
+        ))
+        .into());
+    }
+    match window.between.as_slice() {
+        [] => {}
+        [a, b] => return Ok(Some(WindowSpec::Between(a.clone(), b.clone()))),
+        _ => return Err(UsageError(format!("{}: expected 2 patterns, A and B", spelled("between"))).into()),
     }
     if let Some(phase) = &window.phase {
         return Ok(Some(WindowSpec::Phase(phase.clone())));
     }
-    let bound = |flag: &str, text: &Option<String>| -> Result<Option<Bound>> {
+    let bound = |field: &str, text: &Option<String>| -> Result<Option<Bound>> {
+        let flag = spelled(field);
         text.as_deref()
             .map(|t| {
                 Bound::parse(t).ok_or_else(|| {
@@ -366,13 +506,13 @@ pub(crate) fn window_bounds(window: &WindowArgs) -> Result<Option<WindowSpec>> {
             })
             .transpose()
     };
-    let bounds = (bound("--from", &window.from)?, bound("--to", &window.to)?);
+    let bounds = (bound("from", &window.from)?, bound("to", &window.to)?);
     Ok((bounds.0.is_some() || bounds.1.is_some()).then_some(WindowSpec::Bounds(bounds.0, bounds.1)))
 }
 
 /// Reads `input` with its samples' times, for the analyses over time (`timeline`, `blocks`),
 /// and cuts it to the window; `what` names the analysis in the error for formats without times.
-pub(crate) fn load_timed(input: &Path, reading: &InputArgs, window: &WindowArgs, what: &str) -> Result<Loaded> {
+pub fn load_timed(input: &Path, reading: &ReadOptions, window: &WindowOptions, what: &str) -> Result<Loaded> {
     let spec = window_bounds(window)?;
     let mut profile = Reader::new(reading)?.load(input, true, spec.as_ref())?;
     if profile.samples.timeline().is_none() && !profile.samples.is_empty() {
@@ -383,6 +523,6 @@ pub(crate) fn load_timed(input: &Path, reading: &InputArgs, window: &WindowArgs,
         ));
     }
     let window = cut_to_window(&mut profile, spec.as_ref(), input)?;
-    crate::warnings::settle(&mut profile.meta);
+    crate::said::settle(&mut profile.meta);
     Ok(Loaded { profile, window })
 }
