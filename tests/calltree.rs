@@ -49,12 +49,13 @@ fn oracle_one(fixture: &str, request: &[&str]) -> Value {
     oracle_batch(fixture, &[request.iter().map(|s| (*s).to_owned()).collect()]).remove(0)
 }
 
-/// `cpuprof ARGS --format json`: the exit code and the JSON (Null when it printed none).
+/// `cpuprof ARGS --format json`, asked of the library ([`common::library_json`]): the exit code
+/// the command line would give, the JSON (Null on an error) and the error.
 fn ours(args: &[&str]) -> (i32, Value, String) {
-    let out = cpuprof().args(args).args(["--format", "json"]).output().expect("run cpuprof");
-    let code = out.status.code().unwrap_or(-1);
-    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (code, json, String::from_utf8_lossy(&out.stderr).into_owned())
+    match common::library_json(args) {
+        Ok(json) => (0, json, String::new()),
+        Err((code, error)) => (code, Value::Null, error),
+    }
 }
 
 fn strings(args: &[&str]) -> Vec<String> {

@@ -11,10 +11,10 @@ use serde_json::Value;
 
 const ORACLE: &str = "fixtures/oracle/timeline.js";
 
+/// `cpuprof ARGS --format json`, asked of the library ([`common::library_json`]): the oracle
+/// checks the analysis, not the process.
 fn ours(args: &[&str]) -> Value {
-    let out = cpuprof().args(args).args(["--format", "json"]).output().expect("run cpuprof");
-    assert!(out.status.success(), "cpuprof {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON")
+    common::library_json(args).unwrap_or_else(|(_, e)| panic!("cpuprof {args:?} failed: {e}"))
 }
 
 fn ours_text(args: &[&str]) -> String {

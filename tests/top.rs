@@ -1,6 +1,6 @@
-//! `cpuprof top` end to end: every fixture's JSON against the independent JavaScript oracle
-//! (`fixtures/oracle/top.js`, which implements `fixtures/oracle/SPEC.md` separately), plus the
-//! table, formats, stdin and output-file behaviour.
+//! `cpuprof top`: every fixture's JSON against the independent JavaScript oracle
+//! (`fixtures/oracle/top.js`, which implements `fixtures/oracle/SPEC.md` separately), asked of
+//! the library; and end to end, the table, formats, stdin and output-file behaviour.
 
 use crate::common;
 
@@ -17,11 +17,11 @@ const OPTION_SETS: &[&[&str]] = &[
     &["--sort", "total"],
 ];
 
+/// cpuprof's `top --all --format json` with `options`, asked of the library
+/// ([`common::library_json`]): the oracle checks the analysis, not the process.
 fn ours(fixture: &str, options: &[&str]) -> Value {
-    let out =
-        cpuprof().args(["top", fixture, "--all", "--format", "json"]).args(options).output().expect("run cpuprof");
-    assert!(out.status.success(), "cpuprof failed on {fixture} {options:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON")
+    common::library_json(&[&["top", fixture, "--all"][..], options].concat())
+        .unwrap_or_else(|(_, e)| panic!("cpuprof failed on {fixture} {options:?}: {e}"))
 }
 
 #[test]

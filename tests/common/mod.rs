@@ -146,3 +146,108 @@ pub(crate) fn browser_check(script: &str, args: &[&std::ffi::OsStr]) -> Option<s
     }
     Some(out)
 }
+
+/// `cpuprof ARGS --format json`, asked of the library rather than the binary: the command line's
+/// words become the command's request (positionals its inputs, pattern and input; `--flag
+/// value` and `--switch` its fields, as an MCP call names them), which is executed and rendered
+/// as the binary would. For the oracle tests, which check analyses, not processes. Errors: the
+/// exit code the command line would give (2 for usage, else 1) and the message.
+#[allow(dead_code)] // not every test file asks the library
+pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
+    use cpuprof_app::calls::Lists;
+    const SWITCHES: &[&str] =
+        &["include_idle", "all", "split_tiers", "source_maps", "bottom_up", "no_fold_chains", "collapse_recursion"];
+    let (command, words) = args.split_first().expect("a command");
+    let mut fields = serde_json::Map::new();
+    let mut positionals = Vec::new();
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        let Some(flag) = word.strip_prefix("--").or((*word == "-n").then_some("limit")) else {
+            positionals.push((*word).to_owned());
+            continue;
+        };
+        let field = flag.replace('-', "_");
+        let value = if SWITCHES.contains(&field.as_str()) {
+            Value::Bool(true)
+        } else if field == "between" {
+            let (a, b) = (words.next().expect("A"), words.next().expect("B"));
+            serde_json::json!([a, b])
+        } else {
+            Value::String((*words.next().unwrap_or_else(|| panic!("{word} takes a value"))).to_owned())
+        };
+        fields.insert(field, value);
+    }
+    let path = |p: &str| Value::String(if p == "-" { p.to_owned() } else { root().join(p).display().to_string() });
+    match (*command, positionals.as_slice()) {
+        ("top", inputs) => {
+            fields.insert("inputs".to_owned(), inputs.iter().map(|p| path(p)).collect());
+        }
+        ("tree" | "timeline" | "blocks", [input]) => {
+            fields.insert("input".to_owned(), path(input));
+        }
+        ("callers" | "callees" | "explain", [pattern, input]) => {
+            fields.insert("pattern".to_owned(), Value::String(pattern.clone()));
+            fields.insert("input".to_owned(), path(input));
+        }
+        // Not a request of these (yet): the binary answers.
+        _ => {
+            let out = cpuprof().args(args).args(["--format", "json"]).output().expect("run cpuprof");
+            if !out.status.success() {
+                return Err((out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned()));
+            }
+            return Ok(serde_json::from_slice(&out.stdout).expect("cpuprof prints JSON"));
+        }
+    }
+    let json = cpuprof_render::Format::Json;
+    let terminal = cpuprof_render::Terminal { width: None, cwd: None, color: false };
+    let (answer, _) = cpuprof_app::said::collect(|| -> Result<String, (i32, String)> {
+        let failed = |e: anyhow::Error| (if cpuprof_app::is_usage(&e) { 2 } else { 1 }, format!("{e:#}"));
+        Ok(match *command {
+            "top" => {
+                let request: cpuprof_app::top::TopRequest = request(fields)?;
+                cpuprof_render::render_top(&request.execute().map_err(failed)?.document(terminal), json)
+            }
+            "tree" => {
+                let request: cpuprof_app::calls::TreeRequest = request(fields)?;
+                request.execute(|a| cpuprof_render::render_tree(&a.document(None), json)).map_err(failed)?
+            }
+            "timeline" => {
+                let request: cpuprof_app::timeline::TimelineRequest = request(fields)?;
+                cpuprof_render::render_timeline(&request.execute().map_err(failed)?.document(None, false), json)
+            }
+            "blocks" => {
+                let request: cpuprof_app::timeline::BlocksRequest = request(fields)?;
+                cpuprof_render::render_blocks(&request.execute().map_err(failed)?.document(None), json)
+            }
+            calls => {
+                let lists = match calls {
+                    "callers" => Lists::Callers,
+                    "callees" => Lists::Callees,
+                    _ => Lists::Both,
+                };
+                let request: cpuprof_app::calls::CallsRequest = request(fields)?;
+                request.execute(lists, |a| cpuprof_render::render_calls(&a.document(None), json)).map_err(failed)?
+            }
+        })
+    });
+    Ok(serde_json::from_str(&answer?).expect("cpuprof renders JSON"))
+}
+
+/// The request of `fields` ([`library_json`]), each number typed as the request's schema says it is.
+fn request<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
+    mut fields: serde_json::Map<String, Value>,
+) -> Result<T, (i32, String)> {
+    let schema = schemars::schema_for!(T);
+    let properties = schema.as_value().get("properties").cloned().unwrap_or(Value::Null);
+    for (name, value) in &mut fields {
+        let kind = properties[name.as_str()]["type"].to_string();
+        if let Value::String(text) = value {
+            if kind.contains("integer") {
+                *value = text.parse::<u64>().map_or_else(|_| value.clone(), Value::from);
+            } else if kind.contains("number") {
+                *value = text.parse::<f64>().map_or_else(|_| value.clone(), Value::from);
+            }
+        }
+    }
+    serde_json::from_value(Value::Object(fields)).map_err(|e| (2, e.to_string()))
+}
