@@ -5,7 +5,8 @@ use cpuprof_model::runs::{Run, RunRows, RunRules, Runs, RunsWalked, StepCounts};
 use cpuprof_model::{FuncId, FuncKind, Profile, RowSum, SourceFormat, StackId, TimedSample, ValueUnit};
 
 use crate::category::{Categories, Category};
-use crate::timeline::{func_order, DenseSums, FunctionRef, FunctionRefs, RowFacts};
+use crate::sums::SparseSums;
+use crate::timeline::{func_order, FunctionRef, FunctionRefs, RowFacts};
 use crate::window::recording;
 use cpuprof_model::WindowError;
 
@@ -551,7 +552,7 @@ struct Describer<'p> {
     categories: Categories,
     facts: RowFacts,
     /// Self weight per function in a block.
-    funcs: DenseSums,
+    funcs: SparseSums,
     refs: FunctionRefs<'p>,
     /// Running sums of a block's rows' weights (scratch).
     prefix: Vec<i128>,
@@ -568,7 +569,7 @@ impl<'p> Describer<'p> {
             profile,
             categories: Categories::new(profile),
             facts: RowFacts::of(profile),
-            funcs: DenseSums::new(profile.funcs.len()),
+            funcs: SparseSums::new(profile.funcs.len()),
             refs: FunctionRefs::new(profile),
             prefix: Vec::new(),
             rows: Vec::new(),

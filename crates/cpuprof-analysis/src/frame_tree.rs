@@ -4,6 +4,7 @@ use cpuprof_model::Children;
 use rustc_hash::FxHashMap;
 
 use crate::category::Category;
+use crate::prefix_tree::PrefixTree;
 
 /// Label id of the root, which has no label.
 const NO_LABEL: u32 = u32::MAX;
@@ -25,23 +26,22 @@ pub struct FrameTree {
     /// short location (`app.js:23`, a package's name), the full label being for the tooltip.
     shorts: Vec<String>,
     label_ids: FxHashMap<String, u32>,
-    parent: Vec<u32>,
-    label: Vec<u32>,
+    /// The nodes, keyed by label id under their parent; the root alone has no parent.
+    tree: PrefixTree,
     weight: Vec<i64>,
-    index: FxHashMap<(u32, u32), u32>,
 }
 
 impl Default for FrameTree {
     fn default() -> Self {
+        let mut tree = PrefixTree::default();
+        tree.node(None, NO_LABEL);
         Self {
             labels: Vec::new(),
             classes: Vec::new(),
             shorts: Vec::new(),
             label_ids: FxHashMap::default(),
-            parent: vec![0],
-            label: vec![NO_LABEL],
+            tree,
             weight: vec![0],
-            index: FxHashMap::default(),
         }
     }
 }
@@ -66,17 +66,16 @@ impl FrameTree {
 
     /// The label id of `node` (`None` for the root).
     pub(crate) fn label_id(&self, node: u32) -> Option<u32> {
-        Some(self.label[node as usize]).filter(|l| *l != NO_LABEL)
+        Some(self.tree.key(node)).filter(|l| *l != NO_LABEL)
     }
 
     /// The child of `parent` with label id `label`, added (with no weight) if missing.
     pub(crate) fn child(&mut self, parent: u32, label: u32) -> u32 {
-        *self.index.entry((parent, label)).or_insert_with(|| {
-            self.parent.push(parent);
-            self.label.push(label);
+        let node = self.tree.node(Some(parent), label);
+        if node as usize == self.weight.len() {
             self.weight.push(0);
-            (self.label.len() - 1) as u32
-        })
+        }
+        node
     }
 
     /// Adds `weight` to the own weight of `node`.
@@ -87,7 +86,7 @@ impl FrameTree {
 
     /// Number of nodes, the root included.
     pub fn len(&self) -> usize {
-        self.label.len()
+        self.tree.len()
     }
 
     /// True when the tree is only its root.
@@ -103,7 +102,7 @@ impl FrameTree {
 
     /// The caller of `node`; `None` for the root.
     pub fn parent(&self, node: u32) -> Option<u32> {
-        (node != Self::ROOT).then(|| self.parent[node as usize])
+        self.tree.parent(node)
     }
 
     /// The label of `node` (escaped; `""` for the root).
@@ -140,8 +139,7 @@ impl FrameTree {
 
     /// The children index of the tree (the model's), each node's children sorted by label.
     pub fn children(&self) -> Children<u32> {
-        let parents: Vec<Option<u32>> = (0..self.len() as u32).map(|v| self.parent(v)).collect();
-        let mut children = Children::from_parents(&parents);
+        let mut children = Children::from_parents(&self.tree.parents);
         children.sort_siblings_by(|a, b| self.label(*a).cmp(self.label(*b)));
         children
     }
@@ -187,10 +185,10 @@ impl FrameTree {
             .collect();
         let mut to = vec![Self::ROOT; other.len()];
         // Parents come before children.
-        for v in 1..other.len() {
-            let up = to[other.parent[v] as usize];
-            to[v] = self.child(up, labels[other.label[v] as usize]);
-            self.add_weight(to[v], other.weight[v]);
+        for v in 1..other.len() as u32 {
+            let up = to[other.tree.parent(v).unwrap_or(Self::ROOT) as usize];
+            to[v as usize] = self.child(up, labels[other.tree.key(v) as usize]);
+            self.add_weight(to[v as usize], other.weight[v as usize]);
         }
         self.add_weight(Self::ROOT, other.weight[0]);
         to
@@ -203,11 +201,11 @@ impl FrameTree {
         let n = self.len();
         let mut subtree = self.weight.clone();
         for v in (1..n).rev() {
-            let p = self.parent[v] as usize;
+            let p = self.tree.parents[v].map_or(0, |p| p as usize);
             subtree[p] = subtree[p].saturating_add(subtree[v]);
         }
         for v in (1..n).rev() {
-            let p = self.parent[v] as usize;
+            let p = self.tree.parents[v].map_or(0, |p| p as usize);
             // The root draws nothing of its own: its children always stay.
             if p != 0 && subtree[v] < min {
                 self.weight[p] = self.weight[p].saturating_add(self.weight[v]);

@@ -34,9 +34,11 @@ mod handle;
 mod hide;
 mod keys;
 mod paths;
+mod prefix_tree;
 mod recursion;
 mod report_data;
 mod stats;
+mod sums;
 #[cfg(test)]
 mod test_support;
 mod timeline;

@@ -17,6 +17,8 @@ use rustc_hash::FxHashMap;
 use crate::category::{Categories, Category};
 use crate::filter::StackFilter;
 use crate::keys::GroupBy;
+use crate::prefix_tree::PrefixTree;
+use crate::sums::SparseSums;
 use crate::timeline::{timeline, TimelineError, TimelineOptions};
 use crate::top::{func_keys, Keys, NO_KEY};
 use crate::weights::{columns, effective, weighs_time, Weight};
@@ -211,7 +213,7 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
         .collect();
 
     // The tree of functions: stacks whose frames have the same function under the same node are one node.
-    let mut tree = Tree::default();
+    let mut tree = PrefixTree::default();
     let mut node_of_stack: Vec<Option<u32>> = Vec::with_capacity(profile.stacks.len());
     for (parent, frame) in profile.stacks.parents().iter().zip(profile.stacks.frames()) {
         let above = parent.and_then(|p| node_of_stack[p.index()]);
@@ -226,9 +228,9 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
     let mut buckets: Vec<ReportBucket> = Vec::new();
     let mut timed = false;
     let mut bucket_ns = profile.meta.duration_ns.unwrap_or(0).max(1);
-    let mut scratch = Dense::new(tree.len());
+    let mut scratch = SparseSums::new(tree.len());
     // Adds sample row `row` (count `c`, weight `w`) to `bucket`.
-    let add = |bucket: &mut ReportBucket, scratch: &mut Dense, row: usize, c: i64, w: i64| {
+    let add = |bucket: &mut ReportBucket, scratch: &mut SparseSums, row: usize, c: i64, w: i64| {
         let Some(stack) = stacks.get(row) else { return };
         bucket.samples = bucket.samples.saturating_add(c);
         let category = categories.of_sample(profile, row).index();
@@ -263,7 +265,7 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
                 .par_iter()
                 .zip(rows)
                 .map_init(
-                    || Dense::new(tree.len()),
+                    || SparseSums::new(tree.len()),
                     |scratch, (b, rows)| {
                         let mut bucket =
                             ReportBucket { start_ns: b.start_ns, end_ns: b.end_ns, ..ReportBucket::default() };
@@ -271,7 +273,7 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
                             let w = if by_time { r.ns } else { r.samples };
                             add(&mut bucket, scratch, r.row as usize, r.samples, w);
                         }
-                        bucket.weights = scratch.take();
+                        bucket.weights = scratch.take_sorted();
                         bucket
                     },
                 )
@@ -287,7 +289,7 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
             let w = weights.map_or(c, |w| w[row]);
             add(&mut bucket, &mut scratch, row, c, w);
         }
-        bucket.weights = scratch.take();
+        bucket.weights = scratch.take_sorted();
         buckets.push(bucket);
     }
 
@@ -299,10 +301,10 @@ pub fn report_data(profile: &Profile, options: &ReportDataOptions) -> Result<Rep
         let node_total = node_totals(&tree, &buckets);
         let fs = &functions;
         let of = |key: fn(&ReportFunction) -> u32, count: usize| {
-            once_per_path(&tree, &node_total, |n| key(&fs[tree.functions[n] as usize]), count)
+            once_per_path(&tree, &node_total, |n| key(&fs[tree.keys[n] as usize]), count)
         };
         (
-            once_per_path(&tree, &node_total, |n| tree.functions[n], functions.len()),
+            once_per_path(&tree, &node_total, |n| tree.keys[n], functions.len()),
             of(|f| f.file_group, files.len()),
             of(|f| f.package_group, packages.len()),
         )
@@ -546,7 +548,7 @@ fn used_only(
 }
 
 /// Each node's total (its self weight in every bucket, and its descendants').
-fn node_totals(tree: &Tree, buckets: &[ReportBucket]) -> Vec<i64> {
+fn node_totals(tree: &PrefixTree, buckets: &[ReportBucket]) -> Vec<i64> {
     let mut total = vec![0i64; tree.len()];
     for b in buckets {
         for (node, w) in &b.weights {
@@ -564,7 +566,7 @@ fn node_totals(tree: &Tree, buckets: &[ReportBucket]) -> Vec<i64> {
 
 /// Per key, the total of the paths through a node of that key, counted once per path however
 /// often the key recurs on it (as `top`): a walk down the tree without recursion.
-fn once_per_path(tree: &Tree, node_total: &[i64], key_of: impl Fn(usize) -> u32, keys: usize) -> Vec<i64> {
+fn once_per_path(tree: &PrefixTree, node_total: &[i64], key_of: impl Fn(usize) -> u32, keys: usize) -> Vec<i64> {
     let n = tree.len();
     // Children lists, compressed: first child index per node.
     let mut starts = vec![0usize; n + 1];
@@ -644,85 +646,19 @@ fn line_weights(profile: &Profile, kept: &[bool], function_of: &[u32], weight: W
     kept
 }
 
-/// The tree of functions being built: nodes keyed by (parent, function).
-#[derive(Default)]
-struct Tree {
-    parents: Vec<Option<u32>>,
-    functions: Vec<u32>,
-    index: FxHashMap<(u32, u32), u32>,
-}
-
-impl Tree {
-    fn len(&self) -> usize {
-        self.parents.len()
-    }
-
-    fn node(&mut self, parent: Option<u32>, function: u32) -> u32 {
-        let key = (parent.unwrap_or(u32::MAX), function);
-        if let Some(n) = self.index.get(&key) {
-            return *n;
-        }
-        let n = self.parents.len() as u32;
-        self.parents.push(parent);
-        self.functions.push(function);
-        self.index.insert(key, n);
-        n
-    }
-}
-
-/// Weights summed per node in a dense array, read out sparse (by node) and cleared.
-struct Dense {
-    sums: Vec<i64>,
-    touched: Vec<u32>,
-}
-
-impl Dense {
-    fn new(n: usize) -> Self {
-        Self { sums: vec![0; n], touched: Vec::new() }
-    }
-
-    fn add(&mut self, node: u32, w: i64) {
-        let sum = &mut self.sums[node as usize];
-        if *sum == 0 {
-            self.touched.push(node);
-        }
-        // A zero-weight sample leaves no entry; a node touched twice is listed once below.
-        *sum = sum.saturating_add(w);
-    }
-
-    fn take(&mut self) -> Vec<(u32, i64)> {
-        // Many nodes touched: a scan of every sum in order costs less than sorting the list
-        // (a 500 MB profile's report sorted ~10,000 nodes in each of its buckets).
-        if self.touched.len() > self.sums.len() / 64 {
-            self.touched.clear();
-            return (0..).zip(&mut self.sums).filter(|(_, w)| **w != 0).map(|(n, w)| (n, std::mem::take(w))).collect();
-        }
-        self.touched.sort_unstable();
-        self.touched.dedup();
-        let out = self
-            .touched
-            .iter()
-            .map(|n| (*n, std::mem::take(&mut self.sums[*n as usize])))
-            .filter(|(_, w)| *w != 0)
-            .collect();
-        self.touched.clear();
-        out
-    }
-}
-
 /// Prunes the tree to at most `max_nodes` nodes (see the module's
 /// comment), renumbering the kept nodes parents first and the buckets' entries with them;
 /// returns the parents, the nodes' functions, what was pruned and the buckets renumbered.
 #[allow(clippy::type_complexity)]
 fn prune(
-    tree: &Tree,
+    tree: &PrefixTree,
     buckets: &[ReportBucket],
     max_nodes: usize,
 ) -> (Vec<Option<u32>>, Vec<u32>, PrunedPaths, Vec<ReportBucket>, Vec<u32>) {
     let n = tree.len();
     if n <= max_nodes {
         let identity = (0..n as u32).collect();
-        return (tree.parents.clone(), tree.functions.clone(), PrunedPaths::default(), buckets.to_vec(), identity);
+        return (tree.parents.clone(), tree.keys.clone(), PrunedPaths::default(), buckets.to_vec(), identity);
     }
     // Each node's total over the whole profile (children come after their parents).
     let mut total = vec![0i64; n];
@@ -790,12 +726,12 @@ fn remap_buckets(buckets: &[ReportBucket], remap: &[u32], nodes: usize) -> Vec<R
     buckets
         .par_iter()
         .map_init(
-            || Dense::new(nodes),
+            || SparseSums::new(nodes),
             |scratch, b| {
                 for (node, w) in &b.weights {
                     scratch.add(remap[*node as usize], *w);
                 }
-                ReportBucket { weights: scratch.take(), ..b.clone_without_weights() }
+                ReportBucket { weights: scratch.take_sorted(), ..b.clone_without_weights() }
             },
         )
         .collect()
@@ -807,7 +743,7 @@ fn remap_buckets(buckets: &[ReportBucket], remap: &[u32], nodes: usize) -> Vec<R
 /// first; the self weight of the rest stays on the `(pruned)` node.
 #[allow(clippy::type_complexity)]
 fn prune_by_weight(
-    tree: &Tree,
+    tree: &PrefixTree,
     buckets: &[ReportBucket],
     max_nodes: usize,
     total: &[i64],
@@ -828,7 +764,7 @@ fn prune_by_weight(
         for s in &order[..keep] {
             kept[*s as usize] = true;
         }
-        let mut out = Tree::default();
+        let mut out = PrefixTree::default();
         let mut remap = vec![0u32; n];
         let mut folded_into: Vec<Option<u32>> = vec![None; n];
         let mut kept_above: Vec<Option<u32>> = vec![None; n];
@@ -836,7 +772,7 @@ fn prune_by_weight(
             let parent = tree.parents[s];
             let parent_kept = parent.is_none_or(|p| kept[p as usize] && folded_into[p as usize].is_none());
             if kept[s] && parent_kept {
-                remap[s] = out.node(parent.map(|p| remap[p as usize]), tree.functions[s]);
+                remap[s] = out.node(parent.map(|p| remap[p as usize]), tree.keys[s]);
                 kept_above[s] = Some(remap[s]);
             } else {
                 let anchor = match parent {
@@ -871,7 +807,7 @@ fn prune_by_weight(
             folded += 1;
             weight = weight.saturating_add(own[s]);
             if own[s] != 0 {
-                *pairs.entry((p, tree.functions[s])).or_default() += own[s];
+                *pairs.entry((p, tree.keys[s])).or_default() += own[s];
             }
         }
     }
@@ -886,7 +822,7 @@ fn prune_by_weight(
     }
     for s in 0..n {
         if let Some(p) = folded_into[s] {
-            if let Some(node) = named.get(&(p, tree.functions[s])) {
+            if let Some(node) = named.get(&(p, tree.keys[s])) {
                 remap[s] = *node;
             }
         }
@@ -895,7 +831,7 @@ fn prune_by_weight(
     let share = if whole > 0 { heaviest_folded as f64 / whole as f64 } else { 0.0 };
     let pruned = PrunedPaths { at_most_share: share.min(1.0), weight, nodes: folded, unnamed };
     let remapped = remap_buckets(buckets, &remap, out.len());
-    (out.parents, out.functions, pruned, remapped, remap)
+    (out.parents, out.keys, pruned, remapped, remap)
 }
 
 impl ReportBucket {
@@ -912,7 +848,7 @@ fn coarsen(buckets: Vec<ReportBucket>, bucket_ns: i64, max_entries: usize, nodes
     if entries(&buckets) <= max_entries || buckets.len() <= 1 {
         return (buckets, bucket_ns);
     }
-    let mut scratch = Dense::new(nodes);
+    let mut scratch = SparseSums::new(nodes);
     let mut length = bucket_ns;
     loop {
         length = crate::timeline::round_bucket_ns(length.saturating_mul(2), 1);
@@ -942,7 +878,7 @@ fn coarsen(buckets: Vec<ReportBucket>, bucket_ns: i64, max_entries: usize, nodes
                         scratch.add(*node, *w);
                     }
                 }
-                b.weights = scratch.take();
+                b.weights = scratch.take_sorted();
                 b
             })
             .collect();
@@ -956,9 +892,9 @@ fn coarsen(buckets: Vec<ReportBucket>, bucket_ns: i64, max_entries: usize, nodes
 /// `(pruned)` child, as a child of that named by its own function. Returns the new parents and
 /// functions (parents first), the new node of each old one, and (nodes folded, their self weight).
 #[allow(clippy::type_complexity)]
-fn pruned_tree(tree: &Tree, total: &[i64], kept: &[bool]) -> (Vec<Option<u32>>, Vec<u32>, Vec<u32>, (u64, i64)) {
+fn pruned_tree(tree: &PrefixTree, total: &[i64], kept: &[bool]) -> (Vec<Option<u32>>, Vec<u32>, Vec<u32>, (u64, i64)) {
     let n = tree.len();
-    let mut out = Tree::default();
+    let mut out = PrefixTree::default();
     let mut remap = vec![0u32; n];
     // For a folded node: its nearest kept ancestor's new index (None: the outermost level).
     let mut kept_above: Vec<Option<u32>> = vec![None; n];
@@ -967,7 +903,7 @@ fn pruned_tree(tree: &Tree, total: &[i64], kept: &[bool]) -> (Vec<Option<u32>>, 
         let parent = tree.parents[s];
         let parent_kept = parent.is_none_or(|p| kept[p as usize]);
         if kept[s] && parent_kept {
-            remap[s] = out.node(parent.map(|p| remap[p as usize]), tree.functions[s]);
+            remap[s] = out.node(parent.map(|p| remap[p as usize]), tree.keys[s]);
             kept_above[s] = Some(remap[s]);
         } else {
             folded += 1;
@@ -978,7 +914,7 @@ fn pruned_tree(tree: &Tree, total: &[i64], kept: &[bool]) -> (Vec<Option<u32>>, 
             };
             kept_above[s] = anchor;
             let pruned = out.node(anchor, PRUNED);
-            remap[s] = out.node(Some(pruned), tree.functions[s]);
+            remap[s] = out.node(Some(pruned), tree.keys[s]);
         }
     }
     // The self weight moved: whatever the folded nodes held of their own.
@@ -989,7 +925,7 @@ fn pruned_tree(tree: &Tree, total: &[i64], kept: &[bool]) -> (Vec<Option<u32>>, 
         }
     }
     let weight = (0..n).filter(|s| kept_above[*s] != Some(remap[*s])).map(|s| own[s]).sum();
-    (out.parents, out.functions, remap, (folded, weight))
+    (out.parents, out.keys, remap, (folded, weight))
 }
 
 #[cfg(test)]
@@ -1002,37 +938,6 @@ mod tests {
     fn read(path: &str) -> Profile {
         let bytes = std::fs::read(format!("../../fixtures/{path}")).unwrap();
         parse(bytes.as_slice(), &Origin(path.into()), &ParseOptions::with_timeline()).unwrap()
-    }
-
-    /// Whether few nodes are touched (the list sorted) or many (every sum scanned), the sums
-    /// come out in node order, a node touched twice once, those back at 0 left out, and the
-    /// scratch is empty after.
-    #[test]
-    fn dense_sums_come_out_in_node_order_either_way() {
-        let n = 640;
-        for touched in [3usize, 9, 11, 200, 640] {
-            let mut dense = Dense::new(n);
-            let mut want = std::collections::BTreeMap::new();
-            // Nodes in a scrambled order, some twice, one cancelled out.
-            for k in 0..touched {
-                let node = (k * 37 % n) as u32;
-                let w = (k as i64 % 5) + 1;
-                dense.add(node, w);
-                *want.entry(node).or_insert(0) += w;
-                if k % 3 == 0 {
-                    dense.add(node, 2);
-                    *want.entry(node).or_insert(0) += 2;
-                }
-            }
-            dense.add(1, 4);
-            dense.add(1, -4);
-            *want.entry(1).or_insert(0) += 0;
-            want.retain(|_, w| *w != 0);
-            let got = dense.take();
-            assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "{touched} nodes touched");
-            assert!(dense.take().is_empty(), "{touched} nodes touched: emptied");
-            assert!(dense.sums.iter().all(|w| *w == 0) && dense.touched.is_empty());
-        }
     }
 
     /// The flame chart's runs: in time order, apart, on nodes of the (pruned) tree; capped, at

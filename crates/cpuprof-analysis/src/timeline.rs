@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use crate::category::{Categories, Category};
+use crate::sums::SparseSums;
 use crate::weights::{effective, weighs_time, Weight};
 use crate::window::recording;
 
@@ -379,8 +380,8 @@ struct BucketWalk<'f> {
     /// The samples that last past the end of the bucket they were settled in, with that bucket.
     lasting: Vec<(usize, TimedSample)>,
     /// A stretch's self weight per function and weight per entry, before its bucket's maps.
-    own: DenseSums,
-    under: DenseSums,
+    own: SparseSums,
+    under: SparseSums,
     /// Whether a sample is where a bucket and the window of its ends differ: before the
     /// recording's start (the first bucket has it, no window does), or in a bucket whose end
     /// saturates (a window's end does not name it exactly).
@@ -403,8 +404,8 @@ impl<'f> BucketWalk<'f> {
             settling: 0,
             span: (start, start.saturating_add(bucket_ns)),
             beyond: None,
-            own: DenseSums::new(facts.func_ids.len()),
-            under: DenseSums::new(facts.func_ids.len()),
+            own: SparseSums::new(facts.func_ids.len()),
+            under: SparseSums::new(facts.func_ids.len()),
         }
     }
 
@@ -550,43 +551,6 @@ impl RowFacts {
             .collect();
         let entry = stacks.iter().map(|s| entry_of_stack[s.index()]).collect();
         Self { category, leaf, entry, func_ids: profile.funcs.ids().collect() }
-    }
-}
-
-/// Weights per index (sample rows, functions) over a stretch of samples, dense (one slot per
-/// index) with the indices touched listed, so a stretch costs its samples, not the table.
-pub(crate) struct DenseSums {
-    sum: Vec<i64>,
-    /// Whether each index is listed in `touched`.
-    seen: Vec<bool>,
-    /// The indices added to since the last drain, each once (also those that weigh 0: a
-    /// function that ran for no time still ran, as SPEC §11 and §12 count it).
-    touched: Vec<u32>,
-}
-
-impl DenseSums {
-    pub(crate) fn new(len: usize) -> Self {
-        Self { sum: vec![0; len], seen: vec![false; len], touched: Vec::new() }
-    }
-
-    #[inline]
-    pub(crate) fn add(&mut self, index: u32, w: i64) {
-        let i = index as usize;
-        let (Some(sum), Some(seen)) = (self.sum.get_mut(i), self.seen.get_mut(i)) else { return };
-        if !*seen {
-            *seen = true;
-            self.touched.push(index);
-        }
-        *sum = sum.saturating_add(w);
-    }
-
-    /// The indices added to since the last drain with their sums, emptied.
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = (u32, i64)> + '_ {
-        let (sum, seen) = (&mut self.sum, &mut self.seen);
-        self.touched.drain(..).map(move |index| {
-            seen[index as usize] = false;
-            (index, std::mem::take(&mut sum[index as usize]))
-        })
     }
 }
 
