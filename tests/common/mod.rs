@@ -239,6 +239,11 @@ fn request<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
 ) -> Result<T, (i32, String)> {
     let schema = schemars::schema_for!(T);
     let properties = schema.as_value().get("properties").cloned().unwrap_or(Value::Null);
+    // A word the request does not take would be dropped by serde (flattened requests cannot
+    // deny unknown fields): an oracle test must not pass while ignoring an option.
+    if let Some(unknown) = fields.keys().find(|k| properties.get(k.as_str()).is_none()) {
+        panic!("library_json: the request takes no {unknown}");
+    }
     for (name, value) in &mut fields {
         let kind = properties[name.as_str()]["type"].to_string();
         if let Value::String(text) = value {

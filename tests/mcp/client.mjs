@@ -176,7 +176,7 @@ const SAME_AS_CLI = [
   ["explain", { pattern: "fastHash", input: PACKAGES }, ["explain", "fastHash", PACKAGES]],
   [
     "diff",
-    { base: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile"], new: ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile"], explain: 3 },
+    { base: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile"], new: ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile"], explain: "3" },
     ["diff", "--base", "fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile", "--new", "fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile", "--explain", "3"],
   ],
   ["timeline", { input: PHASES, buckets: 20 }, ["timeline", PHASES, "--buckets", "20"]],
@@ -339,8 +339,19 @@ check("errors: a missing file and a refused write are tool errors, a bad option 
   const device = await call(client, "convert", { input: PACKAGES, output: "/dev/stdout", output_format: "folded" });
   assert.equal(device.isError, true);
   assert.match(JSON.parse(device.text).error, /regular files only/);
-  await protocolError(client, "top", { inputs: [PACKAGES], by: "nope" }, /unknown variant `nope`, expected one of `function`/);
+  await protocolError(client, "top", { inputs: [PACKAGES], by: "nope" }, /by: invalid value 'nope' \(expected one of function, file/);
   await protocolError(client, "top", { inputs: [PACKAGES], bogus: 1 }, /top takes no argument bogus/);
+  // Scalars in the type the schema gives (as a command line's words are), or refused naming the argument.
+  assert.deepEqual(
+    await json(client, "top", { inputs: PACKAGES, limit: "3", include_idle: "true", budget: WHOLE }),
+    JSON.parse(cli(["top", PACKAGES, "-n", "3", "--include-idle", "--format", "json"])),
+  );
+  await protocolError(client, "top", { inputs: [PACKAGES], limit: "many" }, /limit: expected a whole number/);
+  await protocolError(client, "diff", { pair: [PACKAGES, PACKAGES], flamegraph: "-" }, /flamegraph: a file path/);
+  // Usage errors come before an output is claimed (as on the command line).
+  const usage = await call(client, "flamegraph", { input: PACKAGES, width: 5, output: path.join(tmp, "no-such-dir", "f.svg") });
+  assert.equal(JSON.parse(usage.text).exit_code, 2, usage.text);
+  assert.match(JSON.parse(usage.text).error, /^width 5/);
   await protocolError(client, "top", {}, /required/);
   await protocolError(client, "no_such_tool", {}, /no tool named no_such_tool/);
   const between = await call(client, "top", { inputs: [PACKAGES], between: ["main", "renderRow", "other.cpuprofile"] });

@@ -30,6 +30,15 @@ pub struct ViewOptions {
     pub reading: ReadOptions,
 }
 
+impl ViewOptions {
+    /// Usage errors of the options every view shares.
+    pub fn check(&self) -> Result<()> {
+        self.filter.check()?;
+        self.window.check()?;
+        self.reading.check()
+    }
+}
+
 /// The profile a view asks for, read from `input`, whether it was cut to a time window, and
 /// the call graph's options.
 fn load_view(input: &Path, view: &ViewOptions) -> Result<(Loaded, CallGraphOptions)> {
@@ -91,8 +100,8 @@ impl TreeAnswer<'_> {
 }
 
 impl TreeRequest {
-    /// Answers the request, handing the answer (which borrows the profile read) to `answer`.
-    pub fn execute<T>(&self, answer: impl FnOnce(&TreeAnswer<'_>) -> T) -> Result<T> {
+    /// Usage errors (before anything is read or an output is claimed).
+    pub fn check(&self) -> Result<()> {
         if !(0.0..=100.0).contains(&self.min_percent) {
             return Err(UsageError(format!(
                 "{} {}: expected a percentage from 0 to 100",
@@ -104,6 +113,12 @@ impl TreeRequest {
         if self.max_depth == Some(0) {
             return Err(UsageError(format!("{} 0: expected at least 1 level", spelled("max_depth"))).into());
         }
+        self.view.check()
+    }
+
+    /// Answers the request, handing the answer (which borrows the profile read) to `answer`.
+    pub fn execute<T>(&self, answer: impl FnOnce(&TreeAnswer<'_>) -> T) -> Result<T> {
+        self.check()?;
         let (Loaded { profile, window }, options) = load_view(&self.input, &self.view)?;
         let graph = CallGraph::new(&profile, &options);
         let cut = Cut {
@@ -180,12 +195,18 @@ impl CallsAnswer<'_> {
 }
 
 impl CallsRequest {
-    /// Answers the request with `lists`, handing the answer (which borrows the profile read)
-    /// to `answer`.
-    pub fn execute<T>(&self, lists: Lists, answer: impl FnOnce(&CallsAnswer<'_>) -> T) -> Result<T> {
+    /// Usage errors (before anything is read or an output is claimed).
+    pub fn check(&self) -> Result<()> {
         if self.depth == 0 {
             return Err(UsageError(format!("{} 0: expected at least 1 level", spelled("depth"))).into());
         }
+        self.view.check()
+    }
+
+    /// Answers the request with `lists`, handing the answer (which borrows the profile read)
+    /// to `answer`.
+    pub fn execute<T>(&self, lists: Lists, answer: impl FnOnce(&CallsAnswer<'_>) -> T) -> Result<T> {
+        self.check()?;
         let (Loaded { profile, .. }, options) = load_view(&self.input, &self.view)?;
         let graph = CallGraph::new(&profile, &options);
         let source = source_name(&self.input);

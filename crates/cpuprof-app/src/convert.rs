@@ -85,8 +85,16 @@ pub struct ConvertRequest {
 }
 
 impl ConvertRequest {
+    /// Usage errors (before anything is read or an output is claimed).
+    pub fn check(&self) -> Result<()> {
+        self.target.format()?;
+        self.window.check()?;
+        self.reading.check()
+    }
+
     /// The profile, rewritten as the target says.
     pub fn execute(&self) -> Result<Vec<u8>> {
+        self.check()?;
         let target = self.target.format()?;
         let bounds = window_bounds(&self.window)?;
         // A .cpuprofile keeps the sample order, for DevTools' timeline.
@@ -122,7 +130,8 @@ impl MergeRequest {
         if self.inputs.iter().filter(|p| is_dash(p)).count() > 1 {
             return Err(UsageError("stdin (-) can be read only once".to_owned()).into());
         }
-        Ok(())
+        self.window.check()?;
+        self.reading.check()
     }
 
     /// The profiles merged, rewritten as the target says.

@@ -252,6 +252,8 @@ impl DiffRequest {
             return Err(UsageError(format!("{} 0: expected at least 1 function", spelled("explain"))).into());
         }
         self.rows.check()?;
+        self.window.check()?;
+        self.reading.check()?;
         options.new_root.clone_from(&self.new_root);
         for pair in &self.map {
             let Some((old, new)) = pair.split_once('=').filter(|(o, n)| !o.is_empty() && !n.is_empty()) else {

@@ -83,10 +83,18 @@ impl FoldRequest {
         }
     }
 
+    /// Usage errors (before anything is read or an output is claimed).
+    pub fn check(&self) -> Result<()> {
+        self.filter.check()?;
+        self.window.check()?;
+        self.reading.check()
+    }
+
     /// `collapse`: the folded stacks as text. Folded text carries no unit and every reader of
     /// it (cpuprof's included) takes its numbers for sample counts: those are the default here;
     /// times only on request.
     pub fn collapse(&self) -> Result<String> {
+        self.check()?;
         let Folding { profile, folded, windowed, .. } = self.folded(None, Weight::Samples, true, None)?;
         if !folded.tree.has_stacks() {
             crate::warn_empty(&source_name(&self.input), &profile, windowed);
@@ -225,8 +233,8 @@ impl FlamegraphRequest {
         }
     }
 
-    /// Draws the flame graph (of `loaded` when given, named `fold.input`; else read from it).
-    pub fn execute(&self, loaded: Option<Loaded>) -> Result<Vec<u8>> {
+    /// Usage errors (before anything is read or an output is claimed).
+    pub fn check(&self) -> Result<()> {
         if !(100..=100_000).contains(&self.width) {
             return Err(
                 UsageError(format!("{} {}: expected 100 to 100000 pixels", spelled("width"), self.width)).into()
@@ -240,6 +248,12 @@ impl FlamegraphRequest {
             ))
             .into());
         }
+        self.fold.check()
+    }
+
+    /// Draws the flame graph (of `loaded` when given, named `fold.input`; else read from it).
+    pub fn execute(&self, loaded: Option<Loaded>) -> Result<Vec<u8>> {
+        self.check()?;
         // inferno leaves out frames narrower than min_width percent of the graph; subtrees under
         // half of that are merged into their callers before it sees them. Not when reversed: the
         // graph then merges frames from the leaves, and a light leaf may be heavy there.

@@ -43,7 +43,10 @@ pub struct ReadOptions {
     pub source_maps: bool,
     /// Look for the scripts and their source maps in this folder first; implies source_maps
     pub source_map_dir: Option<PathBuf>,
-    /// Read at most this many bytes of an input, after gzip decompression (default 2 GiB)
+    /// Read at most this many bytes of an input, after gzip decompression (a number of bytes or
+    /// a size: 500MB, 2GiB; default 2 GiB)
+    #[serde(deserialize_with = "size_or_bytes")]
+    #[schemars(range(min = 1))]
     pub max_input_size: Option<u64>,
 }
 
@@ -109,6 +112,74 @@ impl JsonSchema for InputFormat {
     }
 }
 
+impl ReadOptions {
+    /// Usage errors of the reading options (before anything is read).
+    pub fn check(&self) -> Result<()> {
+        if self.max_input_size == Some(0) {
+            return Err(
+                UsageError(format!("{} 0: expected a size of at least 1 byte", spelled("max_input_size"))).into()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `max_input_size`: bytes, a number or a size with a unit (`500MB`, `2GiB`, `1.5G`; `K`, `M`,
+/// `G` and `T` are powers of 1024, `KB`, `MB`, … powers of 1000).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024f64.powi(2),
+        "g" | "gib" => 1024f64.powi(3),
+        "t" | "tib" => 1024f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return Err(format!("{text}: expected a size such as 500MB or 2GiB")),
+    };
+    match cpuprof_model::parse_decimal(number) {
+        Some(v) if v * scale >= 1.0 && v * scale < 1.8e19 => Ok((v * scale).round() as u64),
+        _ => Err(format!("{text}: expected a size such as 500MB or 2GiB")),
+    }
+}
+
+/// `max_input_size` as a request gives it: bytes, or a size with its unit (`"500MB"`).
+fn size_or_bytes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        Bytes(u64),
+        Text(String),
+    }
+    match Option::<Size>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(Size::Bytes(n)) => Ok(Some(n)),
+        Some(Size::Text(text)) => parse_size(&text).map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+impl FilterOptions {
+    /// Usage errors of the filter (its regular expressions).
+    pub fn check(&self) -> Result<()> {
+        stack_filter(self)?;
+        regex("hide", self.hide.as_deref())?;
+        Ok(())
+    }
+}
+
+impl WindowOptions {
+    /// Usage errors of the window (how it is named, its times).
+    pub fn check(&self) -> Result<()> {
+        window_bounds(self)?;
+        Ok(())
+    }
+}
+
 /// Which samples count.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
@@ -134,6 +205,7 @@ pub struct WindowOptions {
     /// Only samples taken before this time into the recording (as from)
     pub to: Option<String>,
     /// Two patterns A and B: only samples from the first with A on its stack to the last with B
+    #[schemars(length(min = 2, max = 2))]
     pub between: Vec<String>,
     /// Only the samples of one phase of the timeline: its number (1, 2, …) or label (startup, steady)
     pub phase: Option<String>,

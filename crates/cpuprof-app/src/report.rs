@@ -51,7 +51,9 @@ impl ReportRequest {
     /// Checks the options that need no input (usage errors, before anything is read).
     pub fn check(&self) -> Result<()> {
         self.options()?;
-        Ok(())
+        self.filter.check()?;
+        self.window.check()?;
+        self.reading.check()
     }
 
     fn options(&self) -> Result<(ReportDataOptions, i64)> {

@@ -66,14 +66,22 @@ impl TimelineAnswer {
 }
 
 impl TimelineRequest {
-    /// Answers the request.
-    pub fn execute(&self) -> Result<TimelineAnswer> {
+    /// Usage errors (before anything is read or an output is claimed).
+    pub fn check(&self) -> Result<()> {
         if self.bucket.is_some() && self.buckets.is_some() {
             return Err(UsageError(format!("{} cannot be used with {}", spelled("bucket"), spelled("buckets"))).into());
         }
         if self.buckets.is_some_and(|n| !(1..=100_000).contains(&n)) {
             return Err(UsageError(format!("{}: expected 1 to 100000 buckets", spelled("buckets"))).into());
         }
+        self.bucket.as_deref().map(|b| duration("bucket", b, "100ms or 1.5s")).transpose()?;
+        self.window.check()?;
+        self.reading.check()
+    }
+
+    /// Answers the request.
+    pub fn execute(&self) -> Result<TimelineAnswer> {
+        self.check()?;
         let bucket_ns = self.bucket.as_deref().map(|b| duration("bucket", b, "100ms or 1.5s")).transpose()?;
         let Loaded { profile, window } = load_timed(&self.input, &self.reading, &self.window, "timeline")?;
         let mut options = TimelineOptions::default();
@@ -133,12 +141,24 @@ impl BlocksAnswer {
 }
 
 impl BlocksRequest {
+    fn min_ns(&self) -> Result<i64> {
+        Ok(cpuprof_analysis::parse_duration_ns(&self.min, true).ok_or_else(|| {
+            UsageError(format!("{} {}: expected a length of time such as 50ms or 0.2s", spelled("min"), self.min))
+        })?)
+    }
+
+    /// Usage errors (before anything is read or an output is claimed).
+    pub fn check(&self) -> Result<()> {
+        self.min_ns()?;
+        self.rows.check()?;
+        self.window.check()?;
+        self.reading.check()
+    }
+
     /// Answers the request.
     pub fn execute(&self) -> Result<BlocksAnswer> {
-        let min_ns = cpuprof_analysis::parse_duration_ns(&self.min, true).ok_or_else(|| {
-            UsageError(format!("{} {}: expected a length of time such as 50ms or 0.2s", spelled("min"), self.min))
-        })?;
-        self.rows.check()?;
+        self.check()?;
+        let min_ns = self.min_ns()?;
         let Loaded { profile, window } = load_timed(&self.input, &self.reading, &self.window, "event-loop blocks")?;
         let source = source_name(&self.input);
         // Nothing below reads the samples' values: the walk need not sum them.

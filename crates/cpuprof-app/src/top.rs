@@ -128,6 +128,31 @@ impl TopRequest {
         Ok(TopOptions::new(self.by, self.weight, self.sort, stack_filter(&self.filter)?))
     }
 
+    /// Usage errors (before anything is read or an output is claimed); `brief`: of the brief form.
+    pub fn check(&self, brief: bool) -> Result<()> {
+        let options = self.options()?;
+        let inputs = self.paths()?;
+        if brief {
+            if inputs.len() != 1 {
+                let format = spelled("format");
+                return Err(UsageError(format!("{format} brief sums up one profile: give one input")).into());
+            }
+            if options.by != GroupBy::Function {
+                let (format, by) = (spelled("format"), spelled("by"));
+                return Err(UsageError(format!("{format} brief lists functions: leave {by} out")).into());
+            }
+        } else if inputs.len() > 1 && options.by == GroupBy::Line {
+            return Err(UsageError(format!(
+                "{} line reads the lines one profile recorded, which a merge does not keep: give one input",
+                spelled("by")
+            ))
+            .into());
+        }
+        self.filter.check()?;
+        self.window.check()?;
+        self.reading.check()
+    }
+
     fn paths(&self) -> Result<Vec<&Path>> {
         let inputs: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
         if inputs.is_empty() {
@@ -141,15 +166,9 @@ impl TopRequest {
 
     /// Answers the request.
     pub fn execute(&self) -> Result<TopAnswer> {
+        self.check(false)?;
         let options = self.options()?;
         let inputs = self.paths()?;
-        if inputs.len() > 1 && options.by == GroupBy::Line {
-            return Err(UsageError(format!(
-                "{} line reads the lines one profile recorded, which a merge does not keep: give one input",
-                spelled("by")
-            ))
-            .into());
-        }
         let (Loaded { profile, window }, source, totals) = if let [input] = inputs.as_slice() {
             (load(input, &self.reading, &self.filter, &self.window, false)?, source_name(input), Vec::new())
         } else {
@@ -236,19 +255,10 @@ impl TopRequest {
     /// The brief form: one profile in at most 40 lines (see `render_brief`).
     pub fn brief(&self) -> Result<BriefAnswer> {
         use cpuprof_analysis::defaults::{BRIEF_BLOCK_MIN_NS, BRIEF_FUNCTIONS, BRIEF_PATHS};
+        self.check(true)?;
         let options = self.options()?;
         let inputs = self.paths()?;
-        let [input] = inputs.as_slice() else {
-            return Err(UsageError(format!("{} brief sums up one profile: give one input", spelled("format"))).into());
-        };
-        if options.by != GroupBy::Function {
-            return Err(UsageError(format!(
-                "{} brief lists functions: leave {} out",
-                spelled("format"),
-                spelled("by")
-            ))
-            .into());
-        }
+        let [input] = inputs.as_slice() else { unreachable!("checked: one input") };
         let Loaded { profile, window } = load_read(input, &self.reading, &self.filter, &self.window, false, true)?;
         let mut by_self = options.clone();
         by_self.sort = Metric::SelfTime;

@@ -41,17 +41,21 @@ pub(crate) fn calls_request(args: &CallsArgs) -> CallsRequest {
 }
 
 pub(crate) fn run_tree(args: &TreeArgs) -> Result<()> {
+    let request = tree_request(args);
+    request.check()?;
     let format = args.view.output.report_format()?;
     let output = Output::new(args.view.output.output.as_deref(), &[args.input.as_path()])?;
     let width = crate::terminal::terminal_width(args.view.output.output.as_deref());
-    let text = tree_request(args).execute(|answer| render_tree(&answer.document(width), format))?;
+    let text = request.execute(|answer| render_tree(&answer.document(width), format))?;
     output.write(text.as_bytes())
 }
 
 pub(crate) fn run_calls(args: &CallsArgs, lists: Lists) -> Result<()> {
+    let request = calls_request(args);
+    request.check()?;
     let format = args.view.output.report_format()?;
     let output = Output::new(args.view.output.output.as_deref(), &[args.input.as_path()])?;
     let width = crate::terminal::terminal_width(args.view.output.output.as_deref());
-    let text = calls_request(args).execute(lists, |answer| render_calls(&answer.document(width), format))?;
+    let text = request.execute(lists, |answer| render_calls(&answer.document(width), format))?;
     output.write(text.as_bytes())
 }

@@ -29,7 +29,7 @@ pub(crate) fn run_convert(args: &ConvertArgs) -> Result<()> {
         window: args.window.options(),
         reading: args.reading.options(),
     };
-    request.target.format()?;
+    request.check()?;
     let output = Output::new(Some(&args.target.output), &[args.input.as_path()])?;
     output.write(&request.execute()?)
 }

@@ -39,16 +39,20 @@ fn flamegraph_request(args: &FlamegraphArgs) -> FlamegraphRequest {
 }
 
 pub(crate) fn run_collapse(args: &CollapseArgs) -> Result<()> {
+    let request = fold_request(&args.fold);
+    request.check()?;
     let output = Output::new(args.fold.output.as_deref(), &[args.fold.input.as_path()])?;
-    output.write(fold_request(&args.fold).collapse()?.as_bytes())
+    output.write(request.collapse()?.as_bytes())
 }
 
 pub(crate) fn run_flamegraph(args: &FlamegraphArgs) -> Result<()> {
+    let request = flamegraph_request(args);
+    request.check()?;
     // SVG is not for a terminal: without -o there, it goes to a file beside the input.
     let beside = (args.fold.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .then(|| crate::io::beside(&args.fold.input, "flamegraph", "svg"));
     let output = Output::new(args.fold.output.as_deref().or(beside.as_deref()), &[args.fold.input.as_path()])?;
-    output.write(&flamegraph_request(args).execute(None)?)?;
+    output.write(&request.execute(None)?)?;
     if let Some(path) = beside {
         crate::say(&format!(
             "flame graph written to {} (open it in a browser; -o - writes it to stdout)",

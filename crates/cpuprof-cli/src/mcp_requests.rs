@@ -149,6 +149,65 @@ fn request<T: DeserializeOwned>(arguments: Map<String, Value>) -> Result<T, Stri
     serde_json::from_value(Value::Object(arguments)).map_err(|e| e.to_string())
 }
 
+/// Each argument in the type its schema gives it, where it reads as one (`"3"` for an integer,
+/// `2` for a string, a lone value for a list), and each named value one of its `enum`'s: a
+/// mismatch is refused naming the argument.
+fn coerce(arguments: &mut Map<String, Value>, properties: &Map<String, Value>) -> Result<(), String> {
+    for (name, value) in arguments.iter_mut() {
+        let Some(schema) = properties.get(name) else { continue };
+        let kind = schema.get("type").and_then(Value::as_str).unwrap_or_default();
+        if kind == "array" && !value.is_array() {
+            *value = Value::Array(vec![value.take()]);
+        }
+        let item_schema = if kind == "array" { schema.get("items").unwrap_or(&Value::Null) } else { schema };
+        let item_kind = item_schema.get("type").and_then(Value::as_str).unwrap_or_default();
+        let items: Vec<&mut Value> = match value {
+            Value::Array(items) if kind == "array" => items.iter_mut().collect(),
+            other => vec![other],
+        };
+        for item in items {
+            let coerced = match (item_kind, &*item) {
+                ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
+                ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
+                ("integer", Value::String(s)) => s.trim().parse::<u64>().ok().map(Value::from),
+                ("number", Value::String(s)) => {
+                    s.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)
+                }
+                ("boolean", Value::String(s)) => s.parse::<bool>().ok().map(Value::Bool),
+                _ => None,
+            };
+            if let Some(coerced) = coerced {
+                *item = coerced;
+            }
+            if let (Some(Value::Array(names)), Value::String(given)) = (item_schema.get("enum"), &*item) {
+                if !names.iter().any(|n| n.as_str() == Some(given)) {
+                    let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+                    return Err(format!("{name}: invalid value '{given}' (expected one of {})", names.join(", ")));
+                }
+            }
+            let fits = match item_kind {
+                "string" => item.is_string(),
+                "integer" => item.is_u64(),
+                "number" => item.is_number(),
+                "boolean" => item.is_boolean(),
+                _ => true,
+            };
+            // A size may be given with its unit (`max_input_size: "500MB"`).
+            let sized = name == "max_input_size" && item.is_string();
+            if !(fits || sized) {
+                let expected = match item_kind {
+                    "integer" => "a whole number of at least 0",
+                    "number" => "a number",
+                    "boolean" => "true or false",
+                    _ => "a string",
+                };
+                return Err(format!("{name}: expected {expected}, found {item}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads a call: the arguments (nulls already left out, handles already replaced by their
 /// paths) checked against the tool's schema, split into the request and how it is shown.
 pub(crate) fn read_call(
@@ -191,6 +250,12 @@ pub(crate) fn read_call(
     } else {
         (None, None)
     };
+    for (name, path) in [("flamegraph", &flamegraph), ("report", &page)] {
+        if path.as_deref() == Some(Path::new("-")) {
+            return Err(format!("{name}: a file path (standard output carries the session)"));
+        }
+    }
+    coerce(&mut arguments, properties)?;
     let call = match tool {
         "load" => {
             let input = text("input", &mut arguments)?.unwrap_or_default();
@@ -257,9 +322,30 @@ pub(crate) enum Answer {
     Wrote { gate: Option<String> },
 }
 
-/// Executes a call: its answer rendered, or its files written. Outputs are claimed before any
-/// input is read, as the command line claims them.
+/// The usage errors of a call's request (before its outputs are claimed).
+fn check(call: &Call) -> anyhow::Result<()> {
+    match call {
+        Call::Load(request) => request.check(true),
+        Call::Top(request) => request.check(false),
+        Call::Tree(request) => request.check(),
+        Call::Calls(request, _) => request.check(),
+        Call::Timeline(request) => request.check(),
+        Call::Blocks(request) => request.check(),
+        Call::Diff(request) => request.check().map(drop),
+        Call::Flamegraph(request) => request.check(),
+        Call::Report(request) => request.check(),
+        Call::Convert(request) => request.check(),
+    }
+}
+
+/// Executes a call: its answer rendered, or its files written. Usage errors come first, then
+/// the outputs are claimed before any input is read, as the command line does.
 pub(crate) fn answer(call: &Call, shown: &Shown, budget: usize) -> anyhow::Result<Answer> {
+    if let (Call::Top(request), Some("brief")) = (call, shown.format.as_deref()) {
+        request.check(true)?;
+    } else {
+        check(call)?;
+    }
     let inputs = inputs(call);
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let claim = |path: &Path| crate::io::Output::new(Some(path), &inputs);
@@ -299,13 +385,11 @@ pub(crate) fn answer(call: &Call, shown: &Shown, budget: usize) -> anyhow::Resul
                 None => crate::report::default_report_path(&request.input)
                     .ok_or_else(|| cpuprof_app::UsageError("output: give the page's path".to_owned()))?,
             };
-            request.check()?;
             let output = claim(&path)?;
             output.write(request.execute(None)?.as_bytes())?;
             return Ok(Answer::Wrote { gate: None });
         }
         Call::Convert(request) => {
-            request.target.format()?;
             let output = claim(&request.target.output)?;
             output.write(&request.execute()?)?;
             return Ok(Answer::Wrote { gate: None });

@@ -54,11 +54,13 @@ pub(crate) fn show_top(request: &TopRequest, shown: &OutputArgs) -> Result<()> {
     let inputs: Vec<&Path> = request.inputs.iter().map(PathBuf::as_path).collect();
     let to = shown.output.as_deref();
     if shown.format == ReportFormatArg::Brief {
+        request.check(true)?;
         let output = Output::new(to, &inputs)?;
         let answer = request.brief()?;
         let terminal = crate::terminal::terminal(to, true, None);
         return output.write(cpuprof_render::render_brief(&answer.document(terminal)).as_bytes());
     }
+    request.check(false)?;
     let format = shown.report_format()?;
     let output = Output::new(to, &inputs)?;
     let answer = request.execute()?;

@@ -32,6 +32,7 @@ pub(crate) fn blocks_request(args: &BlocksArgs) -> BlocksRequest {
 
 pub(crate) fn run_timeline(args: &TimelineArgs) -> Result<()> {
     let request = timeline_request(args);
+    request.check()?;
     let format = match args.format {
         TimelineFormatArg::Chart | TimelineFormatArg::Table => Format::Table,
         TimelineFormatArg::Json => Format::Json,
@@ -47,6 +48,7 @@ pub(crate) fn run_timeline(args: &TimelineArgs) -> Result<()> {
 
 pub(crate) fn run_blocks(args: &BlocksArgs) -> Result<()> {
     let request = blocks_request(args);
+    request.check()?;
     let format = args.output.report_format()?;
     let output = Output::new(args.output.output.as_deref(), &[args.input.as_path()])?;
     let answer = request.execute()?;
