@@ -1023,7 +1023,7 @@ pub(crate) struct InputArgs {
     /// Read at most SIZE bytes of an input, after gzip decompression (2GiB, 500MB, …; default
     /// 2GiB): a decompression bomb fails in bounded memory. Limits on single values (a
     /// .cpuprofile's nodes, a trace event, a folded line) grow with it
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = cpuprof_app::input::parse_size)]
     pub(crate) max_input_size: Option<u64>,
 }
 
@@ -1110,30 +1110,6 @@ impl RowsArgs {
     /// The rows these flags ask for.
     pub(crate) fn options(&self) -> cpuprof_app::top::Rows {
         cpuprof_app::top::Rows { limit: self.limit, all: self.all }
-    }
-}
-
-/// `--max-input-size`: bytes, with an optional unit (`500MB`, `2GiB`, `1.5G`; `K`, `M`, `G`
-/// and `T` are powers of 1024, `KB`, `MB`, … powers of 1000).
-fn size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" => 1024.0,
-        "m" | "mib" => 1024f64.powi(2),
-        "g" | "gib" => 1024f64.powi(3),
-        "t" | "tib" => 1024f64.powi(4),
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        _ => return Err(format!("{text}: expected a size such as 500MB or 2GiB")),
-    };
-    match cpuprof_model::parse_decimal(number) {
-        Some(v) if v * scale >= 1.0 && v * scale < 1.8e19 => Ok((v * scale).round() as u64),
-        _ => Err(format!("{text}: expected a size such as 500MB or 2GiB")),
     }
 }
 
