@@ -476,7 +476,10 @@ impl Slots {
     fn add(&mut self, (start, end, node): (i64, i64, Option<u32>)) {
         let mut at = start;
         while at < end {
-            let from = at.div_euclid(self.slot) * self.slot;
+            // Most runs start in the slot being filled (`from` is a slot's start, or i64::MIN
+            // before the first): no division for them.
+            let within = at.checked_sub(self.from).is_some_and(|d| (0..self.slot).contains(&d));
+            let from = if within { self.from } else { at.div_euclid(self.slot) * self.slot };
             if from != self.from {
                 self.close();
                 self.from = from;
