@@ -22,7 +22,7 @@
 //! counts behave like Poisson counts for anything that is not periodic with it), runs of a
 //! side are repetitions of the same work.
 
-use cpuprof_model::{FuncKind, Profile, ValueUnit};
+use cpuprof_model::{FuncKind, Profile, ValueUnit, Warning};
 use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
@@ -255,8 +255,8 @@ pub struct DiffReport {
     /// different checkout root), base path → new path, in path order.
     pub moved_files: Vec<(String, String)>,
     /// What may make the comparison misleading: the sides share almost no functions; the
-    /// weights cannot be tested.
-    pub warnings: Vec<String>,
+    /// weights cannot be tested (typed as the readers' are).
+    pub warnings: Vec<Warning>,
     /// A script of each side whose functions are all gone (base) and all new (new), when the
     /// sides share almost no functions and one script each holds most of their time: most
     /// likely one script renamed, to be paired by hand ([`DiffOptions::script_pairs`]).
@@ -587,15 +587,13 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     let mut warnings = Vec::new();
     if !tested {
         let records = base.iter().chain(new).any(|p| p.value_index(ValueUnit::Count).is_some() && !p.counts_samples());
-        warnings.push(if records {
+        warnings.push(Warning::new(if records {
             "a profile counts sample records, not samples taken (pprof times without a count type or a usable \
              period), so no change can be tested for significance and none is called hotter or cooler"
-                .to_owned()
         } else {
             "the weights of a profile are times without sample counts (folded stacks of times), so no change \
              can be tested for significance: compare the recordings, or folded sample counts"
-                .to_owned()
-        });
+        }));
     }
     // Self shares add up to 100% over a side's functions.
     let unmatched = |verdict: Verdict, side: fn(&DiffRow) -> f64| -> f64 {
@@ -605,7 +603,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
     let mut unpaired_scripts = None;
     if gone > UNMATCHED_WARNING_SHARE && added > UNMATCHED_WARNING_SHARE {
         unpaired_scripts = renamed_script(&rows);
-        warnings.push(match unpaired_scripts.as_ref().map(|u| (&u.base, &u.new)) {
+        warnings.push(Warning::new(match unpaired_scripts.as_ref().map(|u| (&u.base, &u.new)) {
             Some((old, new)) => format!(
                 "every function of {old} is gone and every one of {new} is new ({gone:.0}% and {added:.0}% of \
                  each side's busy time): the scripts differ, most likely one renamed; pair them to compare their \
@@ -616,7 +614,7 @@ pub fn diff(base: &[&Profile], new: &[&Profile], options: &DiffOptions) -> DiffR
                  new side lacks and {added:.0}% of the new side's in functions the base lacks; are they the same \
                  program, and are its scripts at paths that can be matched (give each side's checkout root)?"
             ),
-        });
+        }));
     }
     DiffReport {
         normalize,

@@ -619,7 +619,7 @@ fn compare(args: &DiffRequest, request: Checked, sides: Sides, shown: Shown) -> 
     }
     // Every warning said (the readers', the analysis', this request's) is in the report.
     let mut report = report;
-    report.warnings = crate::said::said();
+    report.warnings = crate::said::said().into_iter().map(cpuprof_model::Warning::new).collect();
     let mut crossed: Vec<String> = gate
         .decide(&base_refs, &new_refs, options, &report)?
         .iter()
