@@ -9,38 +9,10 @@ use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDo
 /// (commas, quotes, newlines in names).
 pub(crate) fn top(doc: &TopDocument<'_>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let header = [
-        "name",
-        "file",
-        "line",
-        "column",
-        "kind",
-        "self",
-        "self_samples",
-        "self_pct",
-        "total",
-        "total_samples",
-        "total_pct",
-        "tier",
-    ];
     // Writing to a Vec cannot fail.
-    let _ = w.write_record(header);
-    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+    let _ = w.write_record(super::top_columns::csv_header());
     for r in doc.rows() {
-        let _ = w.write_record([
-            r.plain_name().to_owned(),
-            r.file.clone().unwrap_or_default(),
-            opt(r.line),
-            opt(r.column),
-            r.kind.as_str().to_owned(),
-            r.self_weight.to_string(),
-            r.self_samples.to_string(),
-            format!("{:.4}", doc.pct(r.self_weight)),
-            r.total_weight.to_string(),
-            r.total_samples.to_string(),
-            format!("{:.4}", doc.pct(r.total_weight)),
-            tier(r.tier),
-        ]);
+        let _ = w.write_record(super::top_columns::csv_row(doc, r));
     }
     let bytes = w.into_inner().unwrap_or_default();
     String::from_utf8(bytes).unwrap_or_default()

@@ -33,7 +33,7 @@ struct TopJson<'a> {
     /// Messages for people (`jq -r '.warnings[]'`), not data: what they quote from the input
     /// is escaped as on stderr, so that no name starts a line of its own.
     warnings: Vec<String>,
-    rows: Vec<TopRowJson<'a>>,
+    rows: Vec<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Serialize)]
@@ -72,29 +72,6 @@ pub(crate) struct AmountJson {
     samples: i64,
     total: i64,
     pct: f64,
-}
-
-#[derive(Serialize)]
-struct TopRowJson<'a> {
-    /// The function's stable handle (rows by function only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<String>,
-    /// The plain name: a tier's marker is in `tier`, not here.
-    name: &'a str,
-    /// The V8 tier of the function's code when tiers are kept apart (`--split-tiers`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tier: Option<&'static str>,
-    file: Option<&'a str>,
-    line: Option<u32>,
-    column: Option<u32>,
-    kind: &'a str,
-    #[serde(rename = "self")]
-    self_weight: i64,
-    self_samples: i64,
-    self_pct: f64,
-    total: i64,
-    total_samples: i64,
-    total_pct: f64,
 }
 
 /// A report's `warnings`: the messages of its profile's, escaped as on stderr.
@@ -154,25 +131,7 @@ pub(crate) fn top(doc: &TopDocument<'_>, budget: Option<usize>) -> String {
             .collect(),
         summary: summary(&doc.report.summary),
         warnings: warnings(doc.meta),
-        rows: doc
-            .rows()
-            .iter()
-            .map(|r| TopRowJson {
-                id: (doc.by == GroupBy::Function).then(|| r.handle()),
-                name: r.plain_name(),
-                tier: r.tier.map(cpuprof_model::Tier::as_str),
-                file: r.file.as_deref(),
-                line: r.line,
-                column: r.column,
-                kind: if doc.by == GroupBy::Category { "category" } else { r.kind.as_str() },
-                self_weight: r.self_weight,
-                self_samples: r.self_samples,
-                self_pct: doc.pct(r.self_weight),
-                total: r.total_weight,
-                total_samples: r.total_samples,
-                total_pct: doc.pct(r.total_weight),
-            })
-            .collect(),
+        rows: doc.rows().iter().map(|r| super::top_columns::json_row(doc, r)).collect(),
     };
     if let Some(budget) = budget {
         return serde_within(&mut json, budget, |j| {

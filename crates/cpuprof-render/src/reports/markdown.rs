@@ -7,10 +7,11 @@ use cpuprof_analysis::{CallGraph, CallTree, Category, DiffRow, Metric, Verdict};
 use crate::time::format_ns;
 
 use super::outline::{self, Line};
+use super::top_columns::{shown, Fit, Shown};
 use super::words::{
     amount, block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary,
     explanation_lines, function_text, header, node_name, pct_of, profile_header, ratio_text, short_location,
-    signed_amount, top_amount, top_location, unit_amount, NO_IDLE_NOTE,
+    signed_amount, top_location, unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{escaped, is_unsafe_to_show, truncate};
@@ -99,19 +100,23 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
         out.push_str("No samples to report.\n");
         return out;
     }
-    let what = if doc.by_group() { "name" } else { "function" };
-    out.push_str(&format!("| self | self% | total | total% | {what} | location |\n|---:|---:|---:|---:|---|---|\n"));
-    let amount = |v: i64| top_amount(doc, v);
+    let columns: Vec<&Shown> = shown(doc).collect();
+    let cells = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    out.push_str(&cells(columns.iter().map(|c| (c.header)(doc).to_owned()).collect()));
+    out.push_str(&format!(
+        "|{}|\n",
+        columns.iter().map(|c| if c.fit == Fit::Number { "---:" } else { "---" }).collect::<Vec<_>>().join("|")
+    ));
     for r in doc.rows() {
-        let loc = if doc.by_group() { String::new() } else { top_location(r) };
-        out.push_str(&format!(
-            "| {} | {:.1}% | {} | {:.1}% | {} | {} |\n",
-            amount(r.self_weight),
-            doc.pct(r.self_weight),
-            amount(r.total_weight),
-            doc.pct(r.total_weight),
-            code(&truncate(&r.name, 120)),
-            code(&loc),
+        out.push_str(&cells(
+            columns
+                .iter()
+                .map(|c| match c.fit {
+                    Fit::Number => (c.text)(doc, r),
+                    Fit::Name => code(&truncate(&(c.text)(doc, r), 120)),
+                    Fit::Location => code(&(c.text)(doc, r)),
+                })
+                .collect(),
         ));
     }
     out

@@ -12,6 +12,7 @@ mod json;
 mod markdown;
 mod outline;
 mod table;
+mod top_columns;
 mod words;
 
 use cpuprof_analysis::{

@@ -6,10 +6,11 @@ use cpuprof_analysis::{CallGraph, CallNode, CallTree, Category, GroupBy, Verdict
 
 use super::fit::{self, Budget};
 use super::outline::{self, Line};
+use super::top_columns::{shown, Fit, Shown};
 use super::words::{
     block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
-    function_text, header, node_name, pct_of, pcts, profile_header, ratio_text, short_location, top_amount,
-    top_location, unit_amount, verdict_text, NO_IDLE_NOTE,
+    function_text, header, node_name, pct_of, pcts, profile_header, ratio_text, short_location, top_location,
+    unit_amount, verdict_text, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{columns, truncate, visible};
@@ -63,39 +64,31 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
     } else {
         table.force_no_tty();
     }
-    let what = match doc.by {
-        GroupBy::File => "file",
-        GroupBy::Package => "package",
-        GroupBy::Category => "category",
-        _ => "function",
-    };
-    let mut head = vec!["self", "self%", "total", "total%", what];
-    if !doc.by_group() {
-        head.push("location");
-    }
+    // The columns of `top_columns`: the numbers, whole; then the name and the location, which
+    // shorten to fit the terminal.
+    let columns: Vec<&Shown> = shown(doc).collect();
+    let head: Vec<&str> = columns.iter().map(|c| (c.header)(doc)).collect();
     let rows = doc.rows();
-    let numbers: Vec<[String; 4]> = rows
+    let of = |fit: Fit| columns.iter().find(|c| c.fit == fit);
+    let numbers: Vec<Vec<String>> = rows
         .iter()
-        .map(|row| {
-            [
-                top_amount(doc, row.self_weight),
-                format!("{:.1}%", doc.pct(row.self_weight)),
-                top_amount(doc, row.total_weight),
-                format!("{:.1}%", doc.pct(row.total_weight)),
-            ]
-        })
+        .map(|row| columns.iter().filter(|c| c.fit == Fit::Number).map(|c| (c.text)(doc, row)).collect())
         .collect();
-    let names: Vec<String> = rows.iter().map(|row| visible(&row.name)).collect();
-    let locations: Vec<String> =
-        if doc.by_group() { Vec::new() } else { rows.iter().map(|row| visible(&top_location(row))).collect() };
-    let fixed: Vec<usize> = (0..4).map(|k| widest(head[k], numbers.iter().map(|n| n[k].as_str()))).collect();
+    let texts = |fit: Fit| -> Vec<String> {
+        of(fit).map(|c| rows.iter().map(|row| visible(&(c.text)(doc, row))).collect()).unwrap_or_default()
+    };
+    let (names, locations) = (texts(Fit::Name), texts(Fit::Location));
+    let fixed: Vec<usize> = (0..numbers.first().map_or(0, Vec::len))
+        .map(|k| widest(head[k], numbers.iter().map(|n| n[k].as_str())))
+        .collect();
+    let what = of(Fit::Name).map_or("", |c| (c.header)(doc));
     let widest_location = widest("location", locations.iter().map(String::as_str));
     let short_location = Budget::short_location(locations.iter().map(String::as_str));
     let budget = Budget::of(
         doc.terminal.width,
         &fixed,
         widest(what, names.iter().map(String::as_str)),
-        (!doc.by_group()).then_some((widest_location, short_location)),
+        of(Fit::Location).map(|_| (widest_location, short_location)),
     );
     let cwd = budget.filter(|b| b.location < widest_location).and(doc.terminal.cwd);
     table.set_header(head);

@@ -1,0 +1,156 @@
+//! `top`'s rows, defined once: each field's key (JSON and CSV), its value, and each column a
+//! table or Markdown shows (header, text, alignment, how it fits). The formats render from these
+//! lists; a new column of `top` is a field here (and its number in the analysis), nothing more.
+
+use cpuprof_analysis::{GroupBy, TopRow};
+use serde_json::{Map, Value};
+
+use super::words::{top_amount, top_location};
+use super::TopDocument;
+
+/// A field's value in a row.
+pub(crate) enum Cell {
+    /// Not in the row (JSON leaves the key out; CSV writes an empty cell).
+    Absent,
+    /// A whole number, or null when unknown.
+    Int(Option<i64>),
+    /// A percentage (JSON: the number; CSV: 4 decimals).
+    Pct(f64),
+    /// Text, or null when unknown.
+    Text(Option<String>),
+}
+
+/// A field of a row: its key in JSON and its header in CSV, and its value.
+pub(crate) struct Field {
+    pub(crate) key: &'static str,
+    pub(crate) value: fn(&TopDocument<'_>, &TopRow) -> Cell,
+}
+
+/// Every field of a `top` row, in JSON's order.
+const FIELDS: &[Field] = &[
+    // The function's stable handle (rows by function only).
+    Field { key: "id", value: |doc, r| text_if(doc.by == GroupBy::Function, || r.handle()) },
+    // The plain name: a tier's marker is in `tier`, not here.
+    Field { key: "name", value: |_, r| Cell::Text(Some(r.plain_name().to_owned())) },
+    // The V8 tier of the function's code when tiers are kept apart (`--split-tiers`).
+    Field { key: "tier", value: |_, r| r.tier.map_or(Cell::Absent, |t| Cell::Text(Some(t.as_str().to_owned()))) },
+    Field { key: "file", value: |_, r| Cell::Text(r.file.clone()) },
+    Field { key: "line", value: |_, r| Cell::Int(r.line.map(i64::from)) },
+    Field { key: "column", value: |_, r| Cell::Int(r.column.map(i64::from)) },
+    Field {
+        key: "kind",
+        value: |doc, r| Cell::Text(Some(if doc.by == GroupBy::Category { "category" } else { r.kind.as_str() }.into())),
+    },
+    Field { key: "self", value: |_, r| Cell::Int(Some(r.self_weight)) },
+    Field { key: "self_samples", value: |_, r| Cell::Int(Some(r.self_samples)) },
+    Field { key: "self_pct", value: |doc, r| Cell::Pct(doc.pct(r.self_weight)) },
+    Field { key: "total", value: |_, r| Cell::Int(Some(r.total_weight)) },
+    Field { key: "total_samples", value: |_, r| Cell::Int(Some(r.total_samples)) },
+    Field { key: "total_pct", value: |doc, r| Cell::Pct(doc.pct(r.total_weight)) },
+];
+
+/// The fields CSV writes, in its columns' order (a CSV's columns are read by position: its
+/// order never changes, new fields go last).
+const CSV: &[&str] = &[
+    "name",
+    "file",
+    "line",
+    "column",
+    "kind",
+    "self",
+    "self_samples",
+    "self_pct",
+    "total",
+    "total_samples",
+    "total_pct",
+    "tier",
+];
+
+fn text_if(shown: bool, text: impl FnOnce() -> String) -> Cell {
+    if shown {
+        Cell::Text(Some(text()))
+    } else {
+        Cell::Absent
+    }
+}
+
+fn field(key: &str) -> &'static Field {
+    FIELDS.iter().find(|f| f.key == key).unwrap_or(&FIELDS[0])
+}
+
+/// A row as JSON: every field but the absent ones, in [`FIELDS`]' order.
+pub(crate) fn json_row(doc: &TopDocument<'_>, row: &TopRow) -> Map<String, Value> {
+    let mut out = Map::new();
+    for f in FIELDS {
+        let value = match (f.value)(doc, row) {
+            Cell::Absent => continue,
+            Cell::Int(v) => v.map_or(Value::Null, Value::from),
+            Cell::Pct(v) => Value::from(v),
+            Cell::Text(v) => v.map_or(Value::Null, Value::from),
+        };
+        out.insert(f.key.to_owned(), value);
+    }
+    out
+}
+
+/// CSV's header row.
+pub(crate) fn csv_header() -> &'static [&'static str] {
+    CSV
+}
+
+/// A row's CSV cells, in [`CSV`]'s order.
+pub(crate) fn csv_row(doc: &TopDocument<'_>, row: &TopRow) -> Vec<String> {
+    CSV.iter()
+        .map(|key| match (field(key).value)(doc, row) {
+            Cell::Absent | Cell::Int(None) | Cell::Text(None) => String::new(),
+            Cell::Int(Some(v)) => v.to_string(),
+            Cell::Pct(v) => format!("{v:.4}"),
+            Cell::Text(Some(v)) => v,
+        })
+        .collect()
+}
+
+/// How a shown column fits a narrow terminal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fit {
+    /// A number: always whole, right-aligned.
+    Number,
+    /// The row's name: shortened last, from its middle.
+    Name,
+    /// Where it is (`file:line:column`): shortened first, from the left (rows by function only).
+    Location,
+}
+
+/// A column a table or Markdown shows.
+pub(crate) struct Shown {
+    pub(crate) header: fn(&TopDocument<'_>) -> &'static str,
+    pub(crate) text: fn(&TopDocument<'_>, &TopRow) -> String,
+    pub(crate) fit: Fit,
+}
+
+/// The columns tables and Markdown show, in order.
+pub(crate) const SHOWN: &[Shown] = &[
+    Shown { header: |_| "self", text: |doc, r| top_amount(doc, r.self_weight), fit: Fit::Number },
+    Shown { header: |_| "self%", text: |doc, r| format!("{:.1}%", doc.pct(r.self_weight)), fit: Fit::Number },
+    Shown { header: |_| "total", text: |doc, r| top_amount(doc, r.total_weight), fit: Fit::Number },
+    Shown { header: |_| "total%", text: |doc, r| format!("{:.1}%", doc.pct(r.total_weight)), fit: Fit::Number },
+    Shown { header: what, text: |_, r| r.name.clone(), fit: Fit::Name },
+    Shown { header: |_| "location", text: |_, r| top_location(r), fit: Fit::Location },
+];
+
+/// What a row stands for, as the name column's header says it.
+fn what(doc: &TopDocument<'_>) -> &'static str {
+    match doc.by {
+        GroupBy::File => "file",
+        GroupBy::Package => "package",
+        GroupBy::Category => "category",
+        _ => "function",
+    }
+}
+
+/// The columns `doc` shows: the location only for rows that have one (not files, packages or
+/// categories).
+pub(crate) fn shown(doc: &TopDocument<'_>) -> impl Iterator<Item = &'static Shown> {
+    let groups = doc.by_group();
+    SHOWN.iter().filter(move |c| c.fit != Fit::Location || !groups)
+}
