@@ -1,8 +1,10 @@
 //! Event-loop blocks: the stretches where the loop never waited (fixtures/oracle/SPEC.md §12),
 //! what started each, what ran in it and where most of it was spent.
 
-use cpuprof_model::runs::{Run, RunRows, RunRules, Runs, RunsWalked, StepCounts};
-use cpuprof_model::{FuncId, FuncKind, Profile, RowSum, SourceFormat, StackId, TimedSample, ValueUnit};
+use cpuprof_model::{FuncId, FuncKind, Profile, SourceFormat, StackId, TimedSample, ValueUnit};
+
+use crate::runs::{walk_runs, Run, RunRows, RunRules, Runs, RunsWalked, StepCounts};
+use crate::sums::RowSum;
 
 use crate::category::{Categories, Category};
 use crate::sums::SparseSums;
@@ -492,7 +494,7 @@ impl BlockWalk {
                 // the profile has durations (else every sample weighs the interval): else all.
                 let told = if by_time { min_ns } else { i64::MIN };
                 let runs = RunRules { idle: &idle, lead: &lead, gap_ns: rules.gap, count_steps, min_ns: told };
-                timeline.for_each_run_half(&runs, fill_sums, &mut early, &mut late)
+                walk_runs(timeline, profile.samples.len(), &runs, fill_sums, &mut early, &mut late)
             }
             None => RunsWalked::default(),
         };

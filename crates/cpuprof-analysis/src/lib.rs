@@ -37,12 +37,16 @@ mod paths;
 mod prefix_tree;
 mod recursion;
 mod report_data;
+mod runs;
 mod stats;
+mod stretches;
 mod sums;
 #[cfg(test)]
 mod test_support;
 mod timeline;
 mod top;
+#[cfg(test)]
+mod walk_tests;
 mod weights;
 mod window;
 

@@ -1,65 +1,113 @@
-//! The one sparse accumulator of the analyses: weights summed per index (sample rows,
-//! functions, tree nodes) over a stretch of samples in a dense table, with the indices touched
-//! listed, so that reading a stretch out costs its samples, not the table.
+//! The one sparse accumulator of the analyses: samples and their weight summed per index
+//! (sample rows, functions, tree nodes) over a stretch of samples in a dense table, with the
+//! indices touched listed, so that reading a stretch out costs its samples, not the table.
 
-/// Weights per index, dense, with the indices added to since the last read listed, each once.
+/// A row's sums over a stretch of samples (as [`SparseSums::take_rows`] reads them out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RowSum {
+    /// The row (see [`cpuprof_model::TimedSample::row`]).
+    pub row: u32,
+    /// How many of the stretch's samples are in it.
+    pub samples: i64,
+    /// Their weight, ns (as [`cpuprof_model::TimedSample::weight_ns`]).
+    pub ns: i64,
+}
+
+/// Samples and their weight per index, dense, with the indices added to since the last read
+/// listed, each once. An adaptive table ([`SparseSums::adaptive`]) stops listing after a read
+/// of at least an eighth of the table in samples, and reads the whole table instead (that test
+/// and push on every sample took a quarter of a timeline's walk), until a stretch is short again.
 pub(crate) struct SparseSums {
-    sums: Vec<i64>,
-    /// Whether each index is listed in `touched`.
-    seen: Vec<bool>,
+    /// Samples and weight per index; an index with no sample was not added to.
+    sums: Vec<(i64, i64)>,
     /// The indices added to since the last read, each once (those that weigh 0 too: a function
-    /// that ran for no time still ran).
+    /// that ran for no time still ran), while `listing`.
     touched: Vec<u32>,
+    /// Whether the indices added to are listed in `touched` (else a read scans the table).
+    listing: bool,
+    /// Whether each read of the rows chooses whether the next stretch is listed.
+    adapts: bool,
 }
 
 impl SparseSums {
-    /// Sums over indices `0..len` (an index beyond is ignored).
+    /// Sums over indices `0..len` (an index beyond is ignored), always listed.
     pub(crate) fn new(len: usize) -> Self {
-        Self { sums: vec![0; len], seen: vec![false; len], touched: Vec::new() }
+        Self { sums: vec![(0, 0); len], touched: Vec::new(), listing: true, adapts: false }
+    }
+
+    /// [`SparseSums::new`], listing only the stretches that are short for the table.
+    pub(crate) fn adaptive(len: usize) -> Self {
+        Self { adapts: true, ..Self::new(len) }
     }
 
     #[inline]
     pub(crate) fn add(&mut self, index: u32, w: i64) {
-        let i = index as usize;
-        let (Some(sum), Some(seen)) = (self.sums.get_mut(i), self.seen.get_mut(i)) else { return };
-        if !*seen {
-            *seen = true;
+        let Some(sum) = self.sums.get_mut(index as usize) else { return };
+        if self.listing && sum.0 == 0 {
             self.touched.push(index);
         }
-        *sum = sum.saturating_add(w);
+        *sum = (sum.0 + 1, sum.1.saturating_add(w));
     }
 
-    /// The indices added to since the last read with their sums, in the order first added,
-    /// zero sums included; the sums start again from 0.
+    /// The indices added to since the last read with their weights, in the order first added,
+    /// zero weights included; the sums start again from 0. (A table that is always listed.)
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = (u32, i64)> + '_ {
-        let (sum, seen) = (&mut self.sums, &mut self.seen);
-        self.touched.drain(..).map(move |index| {
-            seen[index as usize] = false;
-            (index, std::mem::take(&mut sum[index as usize]))
-        })
+        debug_assert!(!self.adapts, "drained tables are listed");
+        let sums = &mut self.sums;
+        self.touched.drain(..).map(move |index| (index, std::mem::take(&mut sums[index as usize]).1))
     }
 
-    /// The indices with a sum other than 0, in index order, with their sums; the sums start
-    /// again from 0.
+    /// The indices with a weight other than 0, in index order, with their weights; the sums
+    /// start again from 0. (A table that is always listed.)
     pub(crate) fn take_sorted(&mut self) -> Vec<(u32, i64)> {
+        debug_assert!(!self.adapts, "sorted tables are listed");
         // Many indices touched: a scan of every sum in order costs less than sorting the list
         // (a 500 MB profile's report sorted ~10,000 nodes in each of its buckets).
         if self.touched.len() > self.sums.len() / 64 {
-            for index in self.touched.drain(..) {
-                self.seen[index as usize] = false;
-            }
-            return (0..).zip(&mut self.sums).filter(|(_, w)| **w != 0).map(|(n, w)| (n, std::mem::take(w))).collect();
+            self.touched.clear();
+            return (0..)
+                .zip(&mut self.sums)
+                .filter(|(_, sum)| sum.0 != 0)
+                .map(|(n, sum)| (n, std::mem::take(sum).1))
+                .filter(|(_, w)| *w != 0)
+                .collect();
         }
         self.touched.sort_unstable();
         let mut out = Vec::with_capacity(self.touched.len());
         for index in self.touched.drain(..) {
-            self.seen[index as usize] = false;
-            let w = std::mem::take(&mut self.sums[index as usize]);
+            let w = std::mem::take(&mut self.sums[index as usize]).1;
             if w != 0 {
                 out.push((index, w));
             }
         }
         out
+    }
+
+    /// The indices added to since the last read, each once with its samples and weight (those
+    /// that weigh 0 too), into `out` (cleared first); the sums start again from 0.
+    pub(crate) fn take_rows(&mut self, out: &mut Vec<RowSum>) {
+        out.clear();
+        let mut samples = 0i64;
+        if !self.listing || self.touched.len() >= self.sums.len() / 8 {
+            // Most of the table, or not listed: read in order, not at random.
+            self.touched.clear();
+            for (row, sum) in (0..).zip(&mut self.sums).filter(|(_, sum)| sum.0 != 0) {
+                let (n, ns) = std::mem::take(sum);
+                samples += n;
+                out.push(RowSum { row, samples: n, ns });
+            }
+        } else {
+            for row in self.touched.drain(..) {
+                let (n, ns) = std::mem::take(&mut self.sums[row as usize]);
+                samples += n;
+                out.push(RowSum { row, samples: n, ns });
+            }
+        }
+        if self.adapts {
+            // The next stretch is listed only after one of fewer than an eighth of the table in
+            // samples, so each read of the whole table is paid for by that many samples.
+            self.listing = samples < (self.sums.len() / 8) as i64;
+        }
     }
 }
 
@@ -117,7 +165,7 @@ mod tests {
             let got = dense.take_sorted();
             assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "{touched} nodes touched");
             assert!(dense.take_sorted().is_empty(), "{touched} nodes touched: emptied");
-            assert!(dense.sums.iter().all(|w| *w == 0) && dense.touched.is_empty() && !dense.seen.contains(&true));
+            assert!(dense.sums.iter().all(|w| *w == (0, 0)) && dense.touched.is_empty());
         }
     }
 }

@@ -4,12 +4,13 @@
 //! and its time is spread over the buckets it lasts into (a sample lasts until the next is
 //! taken), so that no bucket holds more time than its width and the buckets add up to the whole.
 
-use cpuprof_model::{FuncId, FuncKind, Profile, RowSum, Stretches, TimedSample};
+use cpuprof_model::{FuncId, FuncKind, Profile, TimedSample};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use crate::category::{Categories, Category};
-use crate::sums::SparseSums;
+use crate::stretches::{walk_stretches, Stretches};
+use crate::sums::{RowSum, SparseSums};
 use crate::weights::{effective, weighs_time, Weight};
 use crate::window::recording;
 
@@ -283,7 +284,7 @@ pub fn timeline(profile: &Profile, options: &TimelineOptions) -> Result<Timeline
     let walk = || BucketWalk::new(&facts, start, bucket_ns, by_time, options.keep_rows);
     let (mut early, mut late) = (walk(), walk());
     if let Some(timeline) = timeline {
-        timeline.for_each_stretch_half(&mut early, &mut late);
+        walk_stretches(timeline, profile.samples.len(), &mut early, &mut late);
     }
     let outside = early.outside || late.outside;
     let (mut sums, beyond, mut lasting) = early.finish();

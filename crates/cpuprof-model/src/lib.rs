@@ -31,10 +31,8 @@ mod duration;
 pub mod file_url;
 mod ids;
 mod merge;
-pub mod runs;
 mod sample;
 mod source;
-mod stretches;
 mod strings;
 mod tables;
 pub mod text;
@@ -49,7 +47,6 @@ pub use ids::{FrameId, FuncId, LibId, StackId, StrId};
 pub use merge::{merge, MergeColumns, Merger, Unlike};
 pub use sample::TimedSample;
 pub use source::SampleSource;
-pub use stretches::{RowSum, StretchWalk, Stretches};
 pub use strings::StringTable;
 pub use tables::{
     Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, Tier,

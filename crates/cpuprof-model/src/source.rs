@@ -1,10 +1,9 @@
 //! Where a timeline's samples come from: the trait a reader implements over its own columns.
 
-use crate::runs::RunWalk;
 use crate::sample::TimedSample;
-use crate::stretches::StretchWalk;
 
-/// Where a timeline's samples come from: a reader's own columns.
+/// Where a timeline's samples come from: a reader's own columns. The model's one walk over
+/// samples; what an analysis makes of them is the analysis's (a visitor of the batches).
 pub trait SampleSource: Send + Sync {
     /// Calls `visit` with every sample, a batch at a time, in time order (ties in the order
     /// they were taken).
@@ -20,25 +19,5 @@ pub trait SampleSource: Send + Sync {
     ) {
         let _ = second;
         self.walk(first);
-    }
-
-    /// The row of each of the source's slots (`u32::MAX`: none; no two slots share a row, as
-    /// [`crate::Stretches::settle`] gives each row once), when its [`SampleSource::walk_stretches`]
-    /// names samples by slot ([`StretchWalk::push_slot`]).
-    fn slots(&self) -> Option<&[u32]> {
-        None
-    }
-
-    /// Walks the samples as [`SampleSource::walk_halves`] does, handing each to `first` or
-    /// `second` as it comes: a source whose walk makes the samples one at a time overrides it
-    /// so that no batch is written and read in between.
-    fn walk_stretches(&self, first: &mut StretchWalk<'_>, second: &mut StretchWalk<'_>) {
-        self.walk_halves(&mut |batch| first.push_all(batch), &mut |batch| second.push_all(batch));
-    }
-
-    /// Walks the samples as [`SampleSource::walk_halves`] does, handing each to `first` or
-    /// `second` as it comes (see [`SampleSource::walk_stretches`]).
-    fn walk_runs(&self, first: &mut RunWalk<'_>, second: &mut RunWalk<'_>) {
-        self.walk_halves(&mut |batch| first.push_all(batch), &mut |batch| second.push_all(batch));
     }
 }

@@ -9,10 +9,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::runs::{RunRules, RunWalk, Runs, RunsWalked};
 use crate::sample::TimedSample;
 use crate::source::SampleSource;
-use crate::stretches::{StretchWalk, Stretches};
 
 /// Samples in time order (see the module documentation). Cheap to clone: the source is shared.
 #[derive(Clone)]
@@ -29,7 +27,7 @@ pub struct SampleTimeline {
 
 /// The rows' sums of a timeline whose reader did not sum them: each row's number of samples and
 /// their weight (ns), found by the first walk of the whole timeline, whichever analysis makes
-/// it (but a run walk told not to: [`SampleTimeline::for_each_run_half`]), so an analysis over time
+/// it (but one told not to: [`SampleTimeline::for_each_batch_half_unsummed`]), so an analysis over time
 /// and the rows' values cost one walk together.
 #[derive(Debug)]
 struct RowSums {
@@ -155,69 +153,32 @@ impl SampleTimeline {
         let _ = pending.sums.set(added(early, &late));
     }
 
-    /// Walks the samples as two halves at once (as [`SampleTimeline::for_each_batch_half`]), cut into
-    /// stretches by `first` and `second` (each in its half), which get each stretch's sums per
-    /// row: one addition a sample for the analysis and the rows' sums together.
-    pub fn for_each_stretch_half<A, B>(&self, first: &mut A, second: &mut B)
+    /// [`SampleTimeline::for_each_batch_half`] leaving the rows' sums, when the reader left
+    /// them to the timeline, to a later walk: for an analysis whose caller reads no sample
+    /// values after it, so the walk adds nothing to them.
+    pub fn for_each_batch_half_unsummed<A, B>(&self, mut first: A, mut second: B)
     where
-        A: Stretches + Send,
-        B: Stretches + Send,
+        A: FnMut(&[TimedSample]) + Send,
+        B: FnMut(&[TimedSample]) + Send,
     {
-        let pending = self.pending_sums();
-        let whole = pending.map(|p| vec![(0, 0); p.rows]);
-        let whole_view = self.window.is_none() && self.rows.is_none();
-        // A view's samples are filtered and renumbered rows, never the source's slots.
-        let slots = if whole_view { self.source.slots() } else { None };
-        let (mut early, mut late) =
-            (StretchWalk::new(first, whole.clone(), slots), StretchWalk::new(second, whole, slots));
-        if whole_view {
-            self.source.walk_stretches(&mut early, &mut late);
-        } else {
-            self.walk_halves_viewed(&mut |batch| early.push_all(batch), &mut |batch| late.push_all(batch));
-        }
-        if let (Some(pending), Some(early), Some(late)) = (pending, early.end(), late.end()) {
-            let _ = pending.sums.set(added(early, &late));
-        }
+        self.walk_halves_viewed(&mut first, &mut second);
     }
 
-    /// Walks the samples as two halves at once (as [`SampleTimeline::for_each_batch_half`]), cut into
-    /// runs by `rules` (see [`crate::runs`]), each half's runs told to `first` and `second` in
-    /// time order; returns what each half saw and the steps. `sum_rows`: whether the walk also
-    /// finds the rows' sums left to the timeline, when they are (else a later read walks again).
-    pub fn for_each_run_half<A, B>(
-        &self,
-        rules: &RunRules<'_>,
-        sum_rows: bool,
-        first: &mut A,
-        second: &mut B,
-    ) -> RunsWalked
-    where
-        A: Runs + Send,
-        B: Runs + Send,
-    {
-        let pending = self.pending_sums().filter(|_| sum_rows);
-        let rows = pending.map_or(rules.idle.len() * 64, |p| p.rows);
-        let whole_view = self.window.is_none() && self.rows.is_none();
-        // A view's samples are filtered and renumbered rows, never the source's slots.
-        let slots = if whole_view { self.source.slots() } else { None };
-        let sum = pending.is_some();
-        let (mut early, mut late) =
-            (RunWalk::new(rules, first, rows, sum, slots), RunWalk::new(rules, second, rows, sum, slots));
-        if whole_view {
-            self.source.walk_runs(&mut early, &mut late);
-        } else {
-            self.walk_halves_viewed(&mut |batch| early.push_all(batch), &mut |batch| late.push_all(batch));
+    /// How many rows' sums are left to a walk of this timeline that has not been made (see
+    /// [`crate::ProfileBuilder::summed_timeline`]), if any: an analysis whose walk sums the rows
+    /// anyway, a stretch at a time, walks with
+    /// [`SampleTimeline::for_each_batch_half_unsummed`] and gives them with
+    /// [`SampleTimeline::found_row_sums`], instead of the walk adding each sample to them.
+    pub fn row_sums_pending(&self) -> Option<usize> {
+        self.pending_sums().map(|p| p.rows)
+    }
+
+    /// The rows' sums (samples and ns per row, every sample of the timeline) that a walk found,
+    /// when [`SampleTimeline::row_sums_pending`] said they were left to it; else ignored.
+    pub fn found_row_sums(&self, sums: Vec<(i64, i64)>) {
+        if let Some(pending) = self.pending_sums().filter(|p| p.rows == sums.len()) {
+            let _ = pending.sums.set(sums);
         }
-        let ((early, mut steps, early_sums), (late, late_steps, late_sums)) = (early.end(rows), late.end(rows));
-        if let (Some(pending), Some(early_sums), Some(late_sums)) = (pending, early_sums, late_sums) {
-            let _ = pending.sums.set(added(early_sums, &late_sums));
-        }
-        steps.merge(&late_steps);
-        // The step between the halves.
-        if let (true, Some(before), Some(after)) = (rules.count_steps, early.last_ns, late.first_ns) {
-            steps.add(after.saturating_sub(before));
-        }
-        RunsWalked { halves: [early, late], steps }
     }
 
     /// The rows' sums left to this walk: on the whole timeline, before a walk found them.
@@ -293,152 +254,5 @@ pub(crate) struct SampleList(pub(crate) Vec<TimedSample>);
 impl SampleSource for SampleList {
     fn walk(&self, visit: &mut dyn FnMut(&[TimedSample])) {
         self.0.chunks(4096).for_each(visit);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::RowSum;
-
-    /// Samples as (slot, time, weight), pushed densely when the walk lets it; the slots'
-    /// rows are the slots reversed, with every fifth slot rowless.
-    struct Slots {
-        samples: Vec<(u32, i64, i64)>,
-        rows: Vec<u32>,
-        /// How many walks listed throughout, and how many summed densely with their last
-        /// stretch dense or listed.
-        modes: Arc<[std::sync::atomic::AtomicUsize; 3]>,
-    }
-
-    impl SampleSource for Slots {
-        fn walk(&self, _: &mut dyn FnMut(&[TimedSample])) {
-            unreachable!("walked by slot")
-        }
-
-        fn slots(&self) -> Option<&[u32]> {
-            Some(&self.rows)
-        }
-
-        fn walk_stretches(&self, first: &mut StretchWalk<'_>, _second: &mut StretchWalk<'_>) {
-            let dense = first.densely(self.samples.len());
-            for &(slot, t, w) in &self.samples {
-                if dense {
-                    first.push_densely(slot, t, w);
-                } else {
-                    first.push_slot(slot, t, w);
-                }
-            }
-            let mode = match (dense, first.sums.listing) {
-                (false, _) => 0,
-                (true, false) => 1,
-                (true, true) => 2,
-            };
-            self.modes[mode].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    /// Time buckets `width` ns wide from 0; a sample before 0 is a stretch of its own (as a
-    /// timeline's samples before the recording start are cut one by one).
-    struct Buckets {
-        width: i64,
-        span: (i64, i64),
-        /// Each stretch's bucket and rows, sorted.
-        settled: Vec<(i64, Vec<RowSum>)>,
-        /// The bucket of the current stretch, and of the one a cut ended.
-        current: i64,
-        ended: i64,
-    }
-
-    impl Buckets {
-        fn keep(&mut self, bucket: i64, rows: &[RowSum]) {
-            let mut rows = rows.to_vec();
-            rows.sort_by_key(|r| r.row);
-            if !rows.is_empty() {
-                self.settled.push((bucket, rows));
-            }
-        }
-    }
-
-    impl Stretches for Buckets {
-        fn span(&self) -> (i64, i64) {
-            self.span
-        }
-
-        fn cut(&mut self, s: &TimedSample) -> bool {
-            let k = s.time_ns.max(0) / self.width;
-            self.span = if s.time_ns < 0 { (0, 0) } else { (k * self.width, (k + 1) * self.width) };
-            self.ended = std::mem::replace(&mut self.current, k);
-            true
-        }
-
-        fn settle(&mut self, rows: &[RowSum]) {
-            self.keep(self.ended, rows);
-        }
-
-        fn end(&mut self, rows: &[RowSum]) {
-            self.keep(self.current, rows);
-        }
-    }
-
-    #[test]
-    fn a_dense_walk_settles_what_a_listing_walk_does() {
-        let modes: Arc<[std::sync::atomic::AtomicUsize; 3]> = Arc::default();
-        // Tables small and big for their samples (some walks too short for their table to be
-        // read at each take), stretches of one sample to hundreds, samples before 0.
-        let shapes = [1u32, 7, 60, 300].into_iter().flat_map(|slots| {
-            [0usize, 3, 25, 500, 2000].into_iter().flat_map(move |n| [1i64, 3, 17, 400].map(|width| (slots, n, width)))
-        });
-        for (case, (slots, n, width)) in shapes.enumerate() {
-            // Scattered slots (two past the table), steps of 0 to 3 ns, from before 0.
-            let mut t = (case % 7) as i64 - 4;
-            let samples: Vec<(u32, i64, i64)> = (0..n as u64)
-                .map(|k| {
-                    t += (k * 13 % 4) as i64;
-                    (((k * k * 31 + k * 7) % u64::from(slots + 2)) as u32, t, (k * 37 % 1000) as i64)
-                })
-                .collect();
-            let rows: Vec<u32> = (0..slots).map(|s| if s % 5 == 4 { u32::MAX } else { slots - 1 - s }).collect();
-            // What each stretch should get, summed naively per bucket.
-            let mut expected: Vec<(i64, Vec<RowSum>)> = Vec::new();
-            for (k, &(slot, time, w)) in samples.iter().enumerate() {
-                let bucket = time.max(0) / width;
-                let fresh = time < 0 || k == 0 || samples[k - 1].1 < 0 || samples[k - 1].1 / width != bucket;
-                if fresh {
-                    expected.push((bucket, Vec::new()));
-                }
-                let Some(&row) = rows.get(slot as usize).filter(|r| **r != u32::MAX) else { continue };
-                let stretch = &mut expected.last_mut().unwrap().1;
-                match stretch.iter_mut().find(|r| r.row == row) {
-                    Some(r) => (r.samples, r.ns) = (r.samples + 1, r.ns + w),
-                    None => stretch.push(RowSum { row, samples: 1, ns: w }),
-                }
-            }
-            expected.retain(|(_, rows)| !rows.is_empty());
-            for (_, rows) in &mut expected {
-                rows.sort_by_key(|r| r.row);
-            }
-            let timeline = SampleTimeline::new(Slots { samples, rows, modes: modes.clone() });
-            let buckets = || Buckets { width, span: (0, 0), settled: Vec::new(), current: 0, ended: 0 };
-            let (mut first, mut second) = (buckets(), buckets());
-            timeline.for_each_stretch_half(&mut first, &mut second);
-            if first.settled != expected {
-                let at = first.settled.iter().zip(&expected).position(|(a, b)| a != b);
-                let at = at.unwrap_or(first.settled.len().min(expected.len()));
-                panic!(
-                    "case {case}: {} stretches, {} expected; first differing {at}: {:?} vs {:?}; modes {:?}",
-                    first.settled.len(),
-                    expected.len(),
-                    first.settled.get(at),
-                    expected.get(at),
-                    modes
-                );
-            }
-            assert!(second.settled.is_empty());
-        }
-        // Each way is exercised: listing throughout, and dense with the last stretch dense or
-        // listed.
-        let modes = modes.each_ref().map(|m| m.load(std::sync::atomic::Ordering::Relaxed));
-        assert!(modes.iter().all(|m| *m >= 5), "{modes:?}");
     }
 }

@@ -422,8 +422,7 @@ impl<'v, V: FnMut(&[cpuprof_model::TimedSample]) + ?Sized> Batcher<'v, V> {
         let row = self.rows.get(node as usize).copied().unwrap_or(u32::MAX);
         self.batch.push(cpuprof_model::TimedSample { row, time_ns, weight_ns });
         if self.batch.len() == BATCH {
-            (self.visit)(&self.batch);
-            self.batch.clear();
+            self.flush();
         }
     }
 
@@ -454,28 +453,6 @@ impl<N: NodeIndex> cpuprof_model::SampleSource for NodeTimeline<N> {
         self.attribute_split(|node, t, d| a.push(node, t, d), |node, t, d| b.push(node, t, d));
         a.flush();
         b.flush();
-    }
-
-    fn slots(&self) -> Option<&[u32]> {
-        Some(&self.row_of_node)
-    }
-
-    fn walk_stretches(&self, first: &mut cpuprof_model::StretchWalk<'_>, second: &mut cpuprof_model::StretchWalk<'_>) {
-        let n = self.nodes.len();
-        // Both halves are asked (`&`, not `&&`); should they differ, both push with `push_slot`,
-        // which is right for a half that sums densely too (it lists only when the stretch does).
-        if first.densely(n) & second.densely(n) {
-            self.attribute_split(
-                |node, t, d| first.push_densely(node, t, d),
-                |node, t, d| second.push_densely(node, t, d),
-            );
-        } else {
-            self.attribute_split(|node, t, d| first.push_slot(node, t, d), |node, t, d| second.push_slot(node, t, d));
-        }
-    }
-
-    fn walk_runs(&self, first: &mut cpuprof_model::runs::RunWalk<'_>, second: &mut cpuprof_model::runs::RunWalk<'_>) {
-        self.attribute_split(|node, t, d| first.push_slot(node, t, d), |node, t, d| second.push_slot(node, t, d));
     }
 }
 

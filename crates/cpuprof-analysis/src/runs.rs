@@ -1,19 +1,18 @@
-//! Runs of busy samples: what event-loop blocks are made of, cut in the source's own walk.
+//! Runs of busy samples: what event-loop blocks are made of, cut as the timeline is walked.
 //!
 //! A run is a maximal stretch of samples, in time order, none in an idle row and none further
-//! from the sample before it than a gap. Finding them costs a few instructions a sample, so
-//! the walk that finds them is fed by the source itself ([`crate::SampleSource::walk_runs`]),
-//! a sample at a time by its own slot (no row looked up), the common case inlined in the
-//! source's loop. The analysis is called once a run, and sums a run's rows only for the runs it
-//! asks them of (see [`RunRows`]).
+//! from the sample before it than a gap. Finding them costs a few instructions a sample, the
+//! common case inlined in the loop over each batch the walk hands over. The analysis is called
+//! once a run, and sums a run's rows only for the runs it asks them of (see [`RunRows`]).
 
-use crate::sample::TimedSample;
-use crate::stretches::{RowSum, StretchSums};
+use cpuprof_model::{SampleTimeline, TimedSample};
 use rustc_hash::FxHashMap;
 
-/// What cuts samples into runs (see [`crate::SampleTimeline::for_each_run_half`]).
+use crate::sums::{RowSum, SparseSums};
+
+/// What cuts samples into runs (see [`walk_runs`]).
 #[derive(Clone, Copy, Debug)]
-pub struct RunRules<'a> {
+pub(crate) struct RunRules<'a> {
     /// The rows whose samples are idle, a bit a row (bit `r % 64` of word `r / 64`): an idle
     /// sample ends the run before it and is in none.
     pub idle: &'a [u64],
@@ -32,7 +31,7 @@ pub struct RunRules<'a> {
 
 /// A run of samples, as the walk of one half found it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Run {
+pub(crate) struct Run {
     /// Its first sample.
     pub first: TimedSample,
     /// Its last sample.
@@ -48,35 +47,37 @@ pub struct Run {
 }
 
 /// An analysis of runs: told of each run when it ends, in time order.
-pub trait Runs {
+pub(crate) trait Runs {
     /// The run `run` ended; `rows` gives its rows' sums when asked.
     fn end(&mut self, run: &Run, rows: &mut RunRows<'_>);
 }
 
 /// The rows of the run that just ended (see [`RunRows::sums`]).
-pub struct RunRows<'a> {
+pub(crate) struct RunRows<'a> {
     rows: &'a mut RunList,
-    slots: Option<&'a [u32]>,
 }
 
 impl RunRows<'_> {
     /// The run's rows, each once, with their sums (a row whose samples weigh 0 is there too);
     /// empty when asked again.
-    pub fn sums(&mut self) -> &[RowSum] {
+    pub(crate) fn sums(&mut self) -> &[RowSum] {
         self.rows.fold();
         self.rows.folded = false;
-        self.rows.sums.take(self.slots)
+        self.rows.sums.take_rows(&mut self.rows.settled);
+        &self.rows.settled
     }
 }
 
-/// The samples of the run being grown: a list of (slot, weight) in time order (appending is
-/// cheap, and most runs are never summed), folded into dense sums when it grows long, so
+/// The samples of the run being grown: a list of (row, weight) in time order (appending is
+/// cheap, and most runs are never summed), folded into sparse sums when it grows long, so
 /// memory stays bounded whatever the run's length.
 struct RunList {
     /// The list: its first `len` entries.
     list: Box<[(u32, i64); RunList::FOLD_AT]>,
     len: usize,
-    sums: StretchSums,
+    sums: SparseSums,
+    /// The run's rows as last read out of `sums`.
+    settled: Vec<RowSum>,
     /// Whether `sums` holds anything.
     folded: bool,
     /// How many samples were folded into `sums`.
@@ -89,22 +90,20 @@ impl RunList {
 
     /// Appends a sample.
     #[inline]
-    fn push(&mut self, slot: u32, weight_ns: i64) {
+    fn push(&mut self, row: u32, weight_ns: i64) {
         if self.len == Self::FOLD_AT {
             self.fold();
         }
         // The mask keeps the index in bounds without a check (len < FOLD_AT here).
-        self.list[self.len & (Self::FOLD_AT - 1)] = (slot, weight_ns);
+        self.list[self.len & (Self::FOLD_AT - 1)] = (row, weight_ns);
         self.len += 1;
     }
 
     #[cold]
     #[inline(never)]
     fn fold(&mut self) {
-        for &(slot, w) in &self.list[..self.len] {
-            if slot != u32::MAX {
-                self.sums.add(slot, w);
-            }
+        for &(row, w) in &self.list[..self.len] {
+            self.sums.add(row, w);
         }
         self.folded_samples += self.len as i64;
         self.len = 0;
@@ -116,7 +115,7 @@ impl RunList {
         self.folded_samples + self.len as i64
     }
 
-    /// The last sample appended (its slot and weight): after any push the list holds it (a
+    /// The last sample appended (its row and weight): after any push the list holds it (a
     /// fold empties the list before a push, never after); not after [`RunRows::sums`].
     fn last(&self) -> (u32, i64) {
         self.list[self.len.wrapping_sub(1) & (Self::FOLD_AT - 1)]
@@ -127,14 +126,14 @@ impl RunList {
         self.len = 0;
         self.folded_samples = 0;
         if std::mem::take(&mut self.folded) {
-            self.sums.take(None);
+            self.sums.take_rows(&mut self.settled);
         }
     }
 }
 
 /// What one half of a run walk saw, besides its runs.
 #[derive(Debug, Default)]
-pub struct RunHalf {
+pub(crate) struct RunHalf {
     /// Its first sample's time, if it had any.
     pub first_ns: Option<i64>,
     /// Its last sample's time, if it had any.
@@ -143,45 +142,72 @@ pub struct RunHalf {
     pub idle_samples: i64,
 }
 
-/// What a run walk saw, besides its runs ([`crate::SampleTimeline::for_each_run_half`]).
+/// What a run walk saw, besides its runs ([`walk_runs`]).
 #[derive(Debug, Default)]
-pub struct RunsWalked {
+pub(crate) struct RunsWalked {
     /// What each half saw.
     pub halves: [RunHalf; 2],
     /// The steps between consecutive samples, when counted ([`RunRules::count_steps`]).
     pub steps: StepCounts,
 }
 
-/// One half of a run walk ([`crate::SampleTimeline::for_each_run_half`]), fed a sample at a time by
-/// the source's walk ([`crate::SampleSource::walk_runs`]).
+/// Walks `timeline`'s samples (numbered in `rows` rows) as two halves at once, cut into runs by
+/// `rules`, each half's runs told to `first` and `second` in time order; returns what each half
+/// saw and the steps. `sum_rows`: whether the walk also finds the rows' sums left to the
+/// timeline, when they are (else a later read walks again; see
+/// [`SampleTimeline::for_each_batch_half_unsummed`]).
+pub(crate) fn walk_runs<A, B>(
+    timeline: &SampleTimeline,
+    rows: usize,
+    rules: &RunRules<'_>,
+    sum_rows: bool,
+    first: &mut A,
+    second: &mut B,
+) -> RunsWalked
+where
+    A: Runs + Send,
+    B: Runs + Send,
+{
+    let (mut early, mut late) = (RunWalk::new(rules, first, rows), RunWalk::new(rules, second, rows));
+    if sum_rows {
+        timeline.for_each_batch_half(|batch| early.push_all(batch), |batch| late.push_all(batch));
+    } else {
+        timeline.for_each_batch_half_unsummed(|batch| early.push_all(batch), |batch| late.push_all(batch));
+    }
+    let ((early, mut steps), (late, late_steps)) = (early.end(), late.end());
+    steps.merge(&late_steps);
+    // The step between the halves.
+    if let (true, Some(before), Some(after)) = (rules.count_steps, early.last_ns, late.first_ns) {
+        steps.add(after.saturating_sub(before));
+    }
+    RunsWalked { halves: [early, late], steps }
+}
+
+/// One half of a run walk, fed the half's samples a batch at a time.
 // `growing` sums up three states in one flag for the common case's test.
 #[allow(clippy::struct_excessive_bools)]
-pub struct RunWalk<'w> {
-    /// Idle and lead bits per slot (or row, for a source without slots).
-    idle: Vec<u64>,
-    lead: Vec<u64>,
+struct RunWalk<'w, R: Runs> {
+    /// Idle and lead bits per row.
+    idle: &'w [u64],
+    lead: &'w [u64],
     gap: i64,
-    /// Whether the next sample takes the slow way ([`RunWalk::push_slow`]): it is the half's
-    /// first, or the walk sums the rows.
-    slow: bool,
-    /// Whether a sample may only grow the run being grown ([`RunWalk::push_slot`]'s common
-    /// case): not `slow`, a run is `open` and it has its lead.
+    /// Whether the next sample is the half's first.
+    first_sample: bool,
+    /// Whether a sample may only grow the run being grown ([`RunWalk::push`]'s common
+    /// case): a run is `open` and it has its lead.
     growing: bool,
     /// The time of the sample before.
     before_ns: i64,
-    runs: &'w mut (dyn Runs + Send),
-    slots: Option<&'w [u32]>,
+    runs: &'w mut R,
     min_ns: i64,
     /// Whether a run is being grown (its last sample is the list's last, taken at `before_ns`).
     open: bool,
-    /// The run's first sample, named by slot.
+    /// The run's first sample.
     first: TimedSample,
-    /// The run's lead, by slot (`u32::MAX`: none yet).
-    lead_slot: u32,
+    /// The run's lead row (`u32::MAX`: none yet).
+    lead_row: u32,
     head: bool,
     list: RunList,
-    /// Per-slot sums of every sample, when the walk sums the rows.
-    whole: Option<Vec<(i64, i64)>>,
     half: RunHalf,
     /// The steps between consecutive samples, when counted.
     steps: Option<StepCounts>,
@@ -193,141 +219,92 @@ fn bit(bits: &[u64], i: u32) -> bool {
     bits.get(i as usize / 64).is_some_and(|word| word >> (i % 64) & 1 == 1)
 }
 
-/// Row bits as slot bits, through each slot's row.
-fn by_slot(row_bits: &[u64], slots: &[u32]) -> Vec<u64> {
-    let mut bits = vec![0u64; slots.len().div_ceil(64)];
-    for (slot, &row) in slots.iter().enumerate() {
-        if row != u32::MAX && bit(row_bits, row) {
-            bits[slot / 64] |= 1 << (slot % 64);
-        }
-    }
-    bits
-}
-
-impl<'w> RunWalk<'w> {
-    pub(crate) fn new(
-        rules: &RunRules<'_>,
-        runs: &'w mut (dyn Runs + Send),
-        rows: usize,
-        sum_rows: bool,
-        slots: Option<&'w [u32]>,
-    ) -> Self {
-        let (idle, lead, len) = match slots {
-            Some(slots) => (by_slot(rules.idle, slots), by_slot(rules.lead, slots), slots.len()),
-            None => (rules.idle.to_vec(), rules.lead.to_vec(), rows),
-        };
+impl<'w, R: Runs> RunWalk<'w, R> {
+    fn new(rules: &RunRules<'w>, runs: &'w mut R, rows: usize) -> Self {
         Self {
-            idle,
-            lead,
+            idle: rules.idle,
+            lead: rules.lead,
             gap: rules.gap_ns,
-            slow: true,
+            first_sample: true,
             growing: false,
             before_ns: 0,
             runs,
-            slots,
             min_ns: rules.min_ns,
             open: false,
             first: TimedSample { row: u32::MAX, time_ns: 0, weight_ns: 0 },
-            lead_slot: u32::MAX,
+            lead_row: u32::MAX,
             head: false,
             list: RunList {
                 list: vec![(0, 0); RunList::FOLD_AT].into_boxed_slice().try_into().expect("FOLD_AT entries"),
                 len: 0,
-                sums: StretchSums::new(None, len),
+                sums: SparseSums::new(rows),
+                settled: Vec::new(),
                 folded: false,
                 folded_samples: 0,
             },
-            whole: sum_rows.then(|| vec![(0, 0); len]),
             half: RunHalf::default(),
             steps: rules.count_steps.then(StepCounts::default),
         }
     }
 
-    /// The next sample of the half, in time order (from a source without slots).
-    #[inline]
-    pub fn push(&mut self, s: TimedSample) {
-        debug_assert!(self.slots.is_none(), "a source with slots pushes by slot");
-        self.push_slot(s.row, s.time_ns, s.weight_ns);
-    }
-
-    /// The next samples of the half, in time order (from a source without slots).
-    pub fn push_all(&mut self, batch: &[TimedSample]) {
+    /// The next samples of the half, in time order.
+    fn push_all(&mut self, batch: &[TimedSample]) {
         for s in batch {
-            self.push(*s);
+            self.push(s.row, s.time_ns, s.weight_ns);
         }
     }
 
-    /// The next sample of the half, in time order, named by the source's own slot (see
-    /// [`crate::SampleSource::slots`]), or by its row for a source without slots.
+    /// The next sample of the half, in time order.
     #[inline]
-    pub fn push_slot(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
-        // The common case, kept small as the source's loop inlines it: the sample grows the
+    fn push(&mut self, row: u32, time_ns: i64, weight_ns: i64) {
+        // The common case, kept small as the batch's loop inlines it: the sample grows the
         // run being grown (no gap before it, not idle) and its step is in the table.
         if self.growing {
             let step = time_ns.saturating_sub(self.before_ns);
             let counted = |steps: &mut Option<StepCounts>| steps.as_mut().is_none_or(|s| s.add_in_table(step));
-            if step <= self.gap && !bit(&self.idle, slot) && counted(&mut self.steps) {
-                self.list.push(slot, weight_ns);
+            if step <= self.gap && !bit(self.idle, row) && counted(&mut self.steps) {
+                self.list.push(row, weight_ns);
                 self.before_ns = time_ns;
                 return;
             }
         }
-        self.take(slot, time_ns, weight_ns);
+        self.take(row, time_ns, weight_ns);
     }
 
     /// Takes the next sample, any.
     #[inline(never)]
-    fn take(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
-        if self.slow {
-            self.push_slow(slot, time_ns, weight_ns);
+    fn take(&mut self, row: u32, time_ns: i64, weight_ns: i64) {
+        if self.first_sample {
+            self.first_sample = false;
+            self.half.first_ns = Some(time_ns);
+            self.before_ns = time_ns;
+            self.grow(row, time_ns, weight_ns, 0);
+            self.head = self.open;
         } else {
             let step = time_ns.saturating_sub(self.before_ns);
             if let Some(steps) = &mut self.steps {
                 steps.add(step);
             }
-            self.grow(slot, time_ns, weight_ns, step);
+            self.grow(row, time_ns, weight_ns, step);
             self.before_ns = time_ns;
         }
-        self.growing = !self.slow && self.open && self.lead_slot != u32::MAX;
-    }
-
-    /// [`RunWalk::take`] of the half's first sample, or of any when the walk sums the rows.
-    #[cold]
-    #[inline(never)]
-    fn push_slow(&mut self, slot: u32, time_ns: i64, weight_ns: i64) {
-        if let Some(whole) = &mut self.whole {
-            add_whole(whole, slot, weight_ns);
-        }
-        self.slow = self.whole.is_some();
-        if self.half.first_ns.is_none() {
-            self.half.first_ns = Some(time_ns);
-            self.before_ns = time_ns;
-            self.grow(slot, time_ns, weight_ns, 0);
-            self.head = self.open;
-            return;
-        }
-        let step = time_ns.saturating_sub(self.before_ns);
-        if let Some(steps) = &mut self.steps {
-            steps.add(step);
-        }
-        self.grow(slot, time_ns, weight_ns, step);
-        self.before_ns = time_ns;
+        self.growing = self.open && self.lead_row != u32::MAX;
     }
 
     /// Adds a sample `step` ns after the one before (taken at `before_ns`, which its time
     /// replaces after) to the run being grown, or ends it.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn grow(&mut self, slot: u32, time_ns: i64, weight_ns: i64, step: i64) {
-        if bit(&self.idle, slot) {
+    fn grow(&mut self, row: u32, time_ns: i64, weight_ns: i64, step: i64) {
+        if bit(self.idle, row) {
             return self.idle_sample();
         }
         if !self.open || step > self.gap {
-            self.open(TimedSample { row: slot, time_ns, weight_ns });
-        } else if self.lead_slot == u32::MAX {
-            self.find_lead(slot);
+            self.open(TimedSample { row, time_ns, weight_ns });
+        } else if self.lead_row == u32::MAX {
+            self.find_lead(row);
         }
-        self.list.push(slot, weight_ns);
+        self.list.push(row, weight_ns);
     }
 
     /// An idle sample: it ends the run being grown.
@@ -339,16 +316,16 @@ impl<'w> RunWalk<'w> {
         }
     }
 
-    /// The run has no lead yet: is it `slot`?
+    /// The run has no lead yet: is it `row`?
     #[cold]
     #[inline(never)]
-    fn find_lead(&mut self, slot: u32) {
-        if bit(&self.lead, slot) {
-            self.lead_slot = slot;
+    fn find_lead(&mut self, row: u32) {
+        if bit(self.lead, row) {
+            self.lead_row = row;
         }
     }
 
-    /// Opens a run at `s` (named by slot), ending the one before, if any.
+    /// Opens a run at `s`, ending the one before, if any.
     #[cold]
     #[inline(never)]
     fn open(&mut self, s: TimedSample) {
@@ -357,7 +334,7 @@ impl<'w> RunWalk<'w> {
         }
         self.open = true;
         self.first = s;
-        self.lead_slot = if bit(&self.lead, s.row) { s.row } else { u32::MAX };
+        self.lead_row = if bit(self.lead, s.row) { s.row } else { u32::MAX };
     }
 
     /// Ends the run being grown (`tail`: at the end of the half), whose last sample is the
@@ -367,7 +344,7 @@ impl<'w> RunWalk<'w> {
     fn end_run(&mut self, tail: bool) {
         self.open = false;
         let head = std::mem::take(&mut self.head);
-        let (last_slot, last_weight) = self.list.last();
+        let (last_row, last_weight) = self.list.last();
         let last_ns = self.before_ns;
         let short = last_weight <= self.gap
             && last_ns.saturating_add(last_weight).saturating_sub(self.first.time_ns) < self.min_ns;
@@ -375,57 +352,33 @@ impl<'w> RunWalk<'w> {
             self.list.clear();
             return;
         }
-        let row = |slot: u32| match self.slots {
-            None => slot,
-            Some(rows) => rows.get(slot as usize).copied().unwrap_or(u32::MAX),
-        };
         let run = Run {
-            first: TimedSample { row: row(self.first.row), ..self.first },
-            last: TimedSample { row: row(last_slot), time_ns: last_ns, weight_ns: last_weight },
+            first: self.first,
+            last: TimedSample { row: last_row, time_ns: last_ns, weight_ns: last_weight },
             samples: self.list.samples(),
-            lead: (self.lead_slot != u32::MAX).then(|| row(self.lead_slot)),
+            lead: (self.lead_row != u32::MAX).then_some(self.lead_row),
             head,
             tail,
         };
-        self.runs.end(&run, &mut RunRows { rows: &mut self.list, slots: self.slots });
+        self.runs.end(&run, &mut RunRows { rows: &mut self.list });
         self.list.clear();
     }
 
     /// Ends the walk of the half: the run still open, if any, ends as its tail; returns what
-    /// the half saw, its steps and the rows' sums when it made them (indexed by row).
-    pub(crate) fn end(mut self, rows: usize) -> (RunHalf, StepCounts, Option<Vec<(i64, i64)>>) {
+    /// the half saw and its steps.
+    fn end(mut self) -> (RunHalf, StepCounts) {
         if self.open {
             self.end_run(true);
         }
         self.half.last_ns = self.half.first_ns.map(|_| self.before_ns);
-        let whole = self.whole.take().map(|by_slot| match self.slots {
-            None => by_slot.into_iter().take(rows).collect(),
-            Some(slots) => {
-                let mut sums = vec![(0i64, 0i64); rows];
-                for (&row, (n, ns)) in slots.iter().zip(by_slot) {
-                    if let Some(sum) = sums.get_mut(row as usize) {
-                        *sum = (sum.0 + n, sum.1.saturating_add(ns));
-                    }
-                }
-                sums
-            }
-        });
-        (self.half, self.steps.unwrap_or_default(), whole)
-    }
-}
-
-/// Adds a sample to per-slot sums (a slot past them, which names no row, to none).
-#[inline]
-fn add_whole(whole: &mut [(i64, i64)], slot: u32, weight_ns: i64) {
-    if let Some(sum) = whole.get_mut(slot as usize) {
-        *sum = (sum.0 + 1, sum.1.saturating_add(weight_ns));
+        (self.half, self.steps.unwrap_or_default())
     }
 }
 
 /// Counts of positive steps between samples, for their median without keeping them: whole
 /// microseconds up to 65 ms (what V8 samples at) in a table, any other in a map.
 #[derive(Debug, Default)]
-pub struct StepCounts {
+pub(crate) struct StepCounts {
     /// Counts by whole microseconds; entry 0 counts the steps of 0, which are not counted.
     whole_us: Vec<u64>,
     other: FxHashMap<i64, u64>,
@@ -459,7 +412,7 @@ impl StepCounts {
     // Measured: without it the per-sample loop makes a call per step (+0.2 s on 46 M samples).
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub fn add(&mut self, step: i64) {
+    pub(crate) fn add(&mut self, step: i64) {
         if !self.add_in_table(step) {
             self.add_other(step);
         }
@@ -499,12 +452,12 @@ impl StepCounts {
     }
 
     /// How many steps were counted.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.whole().map(|(_, c)| c).sum::<u64>() + self.other.values().sum::<u64>()
     }
 
     /// Adds `other`'s counts.
-    pub fn merge(&mut self, other: &StepCounts) {
+    pub(crate) fn merge(&mut self, other: &StepCounts) {
         if !other.whole_us.is_empty() {
             if self.whole_us.is_empty() {
                 self.whole_us = vec![0; Self::TABLE_US as usize];
@@ -519,7 +472,7 @@ impl StepCounts {
     }
 
     /// The lower median (the ⌈n/2⌉-th smallest); `None` without steps.
-    pub fn lower_median(&self) -> Option<i64> {
+    pub(crate) fn lower_median(&self) -> Option<i64> {
         let count = self.count();
         if count == 0 {
             return None;
@@ -539,38 +492,19 @@ impl StepCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{SampleSource, SampleTimeline};
+    use crate::test_support::{random, stack, Halves};
+    use cpuprof_model::{FuncKind, Profile, ProfileBuilder, SourceFormat, ValueType};
 
-    /// Samples named by slot, slot `k` being row `rows[k]`, walked as two halves split at `at`.
-    struct BySlot {
-        samples: Vec<TimedSample>,
-        rows: Vec<u32>,
-        at: usize,
-    }
-
-    impl SampleSource for BySlot {
-        fn walk(&self, visit: &mut dyn FnMut(&[TimedSample])) {
-            let rows: Vec<TimedSample> = self
-                .samples
-                .iter()
-                .map(|s| TimedSample { row: self.rows.get(s.row as usize).copied().unwrap_or(u32::MAX), ..*s })
-                .collect();
-            visit(&rows);
+    /// A profile of `rows` rows whose sums are left to a timeline of `samples`, walked as two
+    /// halves split at `at`.
+    fn summing(samples: Vec<TimedSample>, rows: usize, at: usize) -> Profile {
+        let mut b = ProfileBuilder::new(SourceFormat::CpuProfile, vec![ValueType::SAMPLES, ValueType::WALL_NS]);
+        let f = stack(&mut b, "f", FuncKind::Js);
+        for _ in 0..rows {
+            b.sample(f, None, &[0, 0]);
         }
-
-        fn slots(&self) -> Option<&[u32]> {
-            Some(&self.rows)
-        }
-
-        fn walk_runs(&self, first: &mut RunWalk<'_>, second: &mut RunWalk<'_>) {
-            let (a, b) = self.samples.split_at(self.at);
-            for s in a {
-                first.push_slot(s.row, s.time_ns, s.weight_ns);
-            }
-            for s in b {
-                second.push_slot(s.row, s.time_ns, s.weight_ns);
-            }
-        }
+        b.summed_timeline(Halves { samples, at });
+        b.finish().unwrap()
     }
 
     /// Every run a half told of, with its rows' sums (asked for every other run, so that the
@@ -633,13 +567,7 @@ mod tests {
 
     #[test]
     fn runs_cut_in_the_walk_are_the_runs_written_plainly() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = random(0x9e37_79b9_7f4a_7c15);
         let gap = 5_000;
         // Runs the minimum leaves untold (the check above is for them).
         let mut short_runs_left_untold = 0;
@@ -685,28 +613,29 @@ mod tests {
             let count_steps = case % 5 != 2;
             let rules = RunRules { idle: &idle, lead: &lead, gap_ns: gap, count_steps, min_ns };
             for at in [0, len / 3, len] {
-                for by_slot in [true, false] {
+                {
                     let (mut early, mut late) = (Told::default(), Told::default());
-                    let timeline = if by_slot {
-                        SampleTimeline::summing(BySlot { samples: samples.clone(), rows: slot_rows.clone(), at }, rows)
-                    } else {
-                        SampleTimeline::summing(
-                            BySlot { samples: named.clone(), rows: (0..rows as u32).collect(), at },
-                            rows,
-                        )
-                    };
+                    let profile = summing(named.clone(), rows, at);
+                    let timeline = profile.samples.timeline().unwrap();
                     // The rows' sums left to the timeline are found by the walk when it is told to.
-                    let sum_rows = (at + usize::from(by_slot)) % 2 == 0;
-                    let walked = timeline.for_each_run_half(&rules, sum_rows, &mut early, &mut late);
+                    let sum_rows = at % 2 == 0;
+                    let walked = walk_runs(timeline, rows, &rules, sum_rows, &mut early, &mut late);
                     let [first, second] = walked.halves;
-                    assert_eq!(timeline.sums_known(), sum_rows);
+                    assert_eq!(profile.samples.values_known(), sum_rows);
                     let mut row_sums = vec![(0i64, 0i64); rows];
                     for s in named.iter().filter(|s| s.row != u32::MAX) {
                         row_sums[s.row as usize] =
                             (row_sums[s.row as usize].0 + 1, row_sums[s.row as usize].1 + s.weight_ns);
                     }
-                    assert_eq!(timeline.row_sums(), Some(&row_sums[..]));
-                    let context = format!("case {case}, split at {at} of {len}, by slot {by_slot}");
+                    let read: Vec<(i64, i64)> = profile
+                        .samples
+                        .values(0)
+                        .iter()
+                        .copied()
+                        .zip(profile.samples.values(1).iter().copied())
+                        .collect();
+                    assert_eq!(read, row_sums);
+                    let context = format!("case {case}, split at {at} of {len}");
                     // The runs told: all but those shorter than the minimum (to the last sample's
                     // end, when it weighs at most the gap), which are told only at a half's ends.
                     let told = |first: &TimedSample, last: &TimedSample| {
