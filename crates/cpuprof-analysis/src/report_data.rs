@@ -431,7 +431,8 @@ impl Chart {
         }
         self.runs.push(run);
         if self.total > self.max_runs {
-            let mut slots = Slots { slot: self.slot, from: i64::MIN, share: Vec::new(), out: Vec::new() };
+            let mut slots =
+                Slots { slot: self.slot, from: i64::MIN, share: Vec::new(), entry: Vec::new(), out: Vec::new() };
             for run in self.runs.drain(..) {
                 slots.add(run);
             }
@@ -468,7 +469,11 @@ struct Slots {
     slot: i64,
     /// The start of the slot being filled.
     from: i64,
+    /// The slot's stacks (or gap) with their time in it, in the order first met.
     share: Vec<(Option<u32>, i64)>,
+    /// Each stack's entry in `share`, plus one (0: none), by [`Slots::key`]: a slot holds
+    /// hundreds of stacks, which a search of `share` for each run went through.
+    entry: Vec<u32>,
     out: Vec<(i64, i64, Option<u32>)>,
 }
 
@@ -485,16 +490,31 @@ impl Slots {
                 self.from = from;
             }
             let to = end.min(from.saturating_add(self.slot));
-            match self.share.iter_mut().find(|(n, _)| *n == node) {
-                Some(entry) => entry.1 += to - at,
-                None => self.share.push((node, to - at)),
+            let key = Self::key(node);
+            if key >= self.entry.len() {
+                self.entry.resize(key + 1, 0);
+            }
+            match self.entry[key] {
+                0 => {
+                    self.share.push((node, to - at));
+                    self.entry[key] = self.share.len() as u32;
+                }
+                k => self.share[k as usize - 1].1 += to - at,
             }
             at = to;
         }
     }
 
+    /// Where `node` is in [`Slots::entry`].
+    fn key(node: Option<u32>) -> usize {
+        node.map_or(0, |n| n as usize + 1)
+    }
+
     /// Ends the slot being filled.
     fn close(&mut self) {
+        for (node, _) in &self.share {
+            self.entry[Self::key(*node)] = 0;
+        }
         let Some(&(node, _)) = self.share.iter().max_by_key(|(_, w)| *w) else { return };
         let (from, to) = (self.from, self.from.saturating_add(self.slot));
         match self.out.last_mut() {
