@@ -328,11 +328,12 @@ fn tools() -> &'static [Tool] {
 
 /// A tool's input schema: its request type's, with `budget`.
 fn tool_schema(spec: &ToolSpec, command: &clap::Command) -> Map<String, Value> {
-    // The formats its command offers (one list: the command line's `--format`).
+    // The formats its command offers (one list: the command line's `--format`), but `github`,
+    // which appends to the file $GITHUB_STEP_SUMMARY names: a CI job's, which no call names.
     let formats: Vec<String> = command
         .get_arguments()
         .find(|a| a.get_id() == "format")
-        .map(|a| a.get_possible_values().iter().map(|v| v.get_name().to_owned()).collect())
+        .map(|a| a.get_possible_values().iter().map(|v| v.get_name().to_owned()).filter(|f| f != "github").collect())
         .unwrap_or_default();
     let (mut properties, required) = crate::mcp_requests::schema(spec.name, &formats);
     properties.insert("budget".to_owned(), budget_property());
