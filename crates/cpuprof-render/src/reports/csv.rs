@@ -2,7 +2,7 @@
 
 use cpuprof_analysis::{CallGraph, CallTree, Category};
 
-use super::words::{pct_of, unit_name};
+use super::words::pct_of;
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument};
 
 /// One header row, then one row per entry; the `csv` crate quotes fields that need it
@@ -10,7 +10,7 @@ use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDo
 pub(crate) fn top(doc: &TopDocument<'_>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     // Writing to a Vec cannot fail.
-    let _ = w.write_record(super::top_columns::csv_header());
+    let _ = w.write_record(super::top_columns::CSV);
     for r in doc.rows() {
         let _ = w.write_record(super::top_columns::csv_row(doc, r));
     }
@@ -21,51 +21,9 @@ pub(crate) fn top(doc: &TopDocument<'_>) -> String {
 /// One header row, then one row per function.
 pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "name",
-        "file",
-        "line",
-        "verdict",
-        "significant",
-        "p_value",
-        "base_self",
-        "new_self",
-        "self_delta",
-        "base_self_pct",
-        "new_self_pct",
-        "self_delta_pp",
-        "base_total",
-        "new_total",
-        "total_delta",
-        "base_total_pct",
-        "new_total_pct",
-        "total_delta_pp",
-        "unit",
-    ]);
-    let unit = unit_name(doc.report.unit);
+    let _ = w.write_record(super::diff_columns::CSV);
     for r in doc.rows {
-        let f = |v: f64| format!("{v:.4}");
-        let _ = w.write_record([
-            r.name.clone(),
-            r.file.clone().unwrap_or_default(),
-            r.line.map(|l| l.to_string()).unwrap_or_default(),
-            r.verdict.as_str().to_owned(),
-            r.significant.to_string(),
-            format!("{:e}", r.p_value),
-            f(r.base.self_per_run),
-            f(r.new.self_per_run),
-            f(r.self_delta()),
-            f(r.base.self_pct),
-            f(r.new.self_pct),
-            f(r.self_delta_pp()),
-            f(r.base.total_per_run),
-            f(r.new.total_per_run),
-            f(r.total_delta()),
-            f(r.base.total_pct),
-            f(r.new.total_pct),
-            f(r.total_delta_pp()),
-            unit.to_owned(),
-        ]);
+        let _ = w.write_record(super::diff_columns::csv_row(doc, r));
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }

@@ -161,7 +161,7 @@ struct DiffJson<'a> {
     /// With `--blocks`: the event-loop blocks of each side's runs and how the longest changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     blocks: Option<BlockChangeJson>,
-    rows: Vec<DiffRowJson<'a>>,
+    rows: Vec<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Serialize)]
@@ -218,43 +218,6 @@ struct SideJson<'a> {
     /// Busy time per run, ns.
     total: f64,
     samples: i64,
-}
-
-#[derive(Serialize)]
-struct DiffRowJson<'a> {
-    name: &'a str,
-    file: Option<&'a str>,
-    line: Option<u32>,
-    kind: &'a str,
-    verdict: &'a str,
-    significant: bool,
-    p_value: f64,
-    base_self: f64,
-    new_self: f64,
-    self_delta: f64,
-    self_ratio: Option<f64>,
-    base_total: f64,
-    new_total: f64,
-    total_delta: f64,
-    total_ratio: Option<f64>,
-    base_self_pct: f64,
-    new_self_pct: f64,
-    self_delta_pp: f64,
-    base_total_pct: f64,
-    new_total_pct: f64,
-    total_delta_pp: f64,
-    base_self_samples: i64,
-    new_self_samples: i64,
-    base_total_samples: i64,
-    new_total_samples: i64,
-    /// Each run's self and total weight, in the order given.
-    base_self_runs: &'a [i64],
-    new_self_runs: &'a [i64],
-    base_total_runs: &'a [i64],
-    new_total_runs: &'a [i64],
-    /// With `--explain`, for the rows explained: where the change came from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    explain: Option<ExplainJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -376,37 +339,13 @@ fn diff_json<'a>(doc: &'a DiffDocument<'a>) -> DiffJson<'a> {
             .rows
             .iter()
             .enumerate()
-            .map(|(i, row)| DiffRowJson {
-                name: &row.name,
-                file: row.file.as_deref(),
-                line: row.line,
-                kind: row.kind.as_str(),
-                verdict: row.verdict.as_str(),
-                significant: row.significant,
-                p_value: row.p_value,
-                base_self: row.base.self_per_run,
-                new_self: row.new.self_per_run,
-                self_delta: row.self_delta(),
-                self_ratio: row.self_ratio(),
-                base_total: row.base.total_per_run,
-                new_total: row.new.total_per_run,
-                total_delta: row.total_delta(),
-                total_ratio: row.total_ratio(),
-                base_self_pct: row.base.self_pct,
-                new_self_pct: row.new.self_pct,
-                self_delta_pp: row.self_delta_pp(),
-                base_total_pct: row.base.total_pct,
-                new_total_pct: row.new.total_pct,
-                total_delta_pp: row.total_delta_pp(),
-                base_self_samples: row.base.self_samples,
-                new_self_samples: row.new.self_samples,
-                base_total_samples: row.base.total_samples,
-                new_total_samples: row.new.total_samples,
-                base_self_runs: &row.base.self_runs,
-                new_self_runs: &row.new.self_runs,
-                base_total_runs: &row.base.total_runs,
-                new_total_runs: &row.new.total_runs,
-                explain: doc.explanation(i).map(explain_json),
+            .map(|(i, row)| {
+                let mut json = super::diff_columns::json_row(doc, row);
+                // With `--explain`, for the rows explained: where the change came from.
+                if let Some(explain) = doc.explanation(i).map(explain_json) {
+                    json.insert("explain".to_owned(), serde_json::to_value(explain).unwrap_or_default());
+                }
+                json
             })
             .collect(),
     }

@@ -9,9 +9,9 @@ use crate::time::format_ns;
 use super::outline::{self, Line};
 use super::top_columns::{shown, Fit, Shown};
 use super::words::{
-    amount, block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary,
-    explanation_lines, function_text, header, node_name, pct_of, profile_header, ratio_text, short_location,
-    signed_amount, top_location, unit_amount, NO_IDLE_NOTE,
+    block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
+    function_text, header, node_name, pct_of, profile_header, short_location, signed_amount, top_location, unit_amount,
+    NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{escaped, is_unsafe_to_show, truncate};
@@ -137,26 +137,12 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         Metric::Total => "total",
     };
     let _ = writeln!(out, "<details><summary>{} functions compared ({metric} per run)</summary>\n", doc.rows.len());
-    out.push_str(
-        "| verdict | function | location | base | new | Δ | ratio | p |\n|---|---|---|---:|---:|---:|---:|---:|\n",
-    );
+    let columns = super::diff_columns::MARKDOWN;
+    let cells = |texts: &mut dyn Iterator<Item = String>| format!("| {} |\n", texts.collect::<Vec<_>>().join(" | "));
+    out.push_str(&cells(&mut columns.iter().map(|c| c.header.to_owned())));
+    out.push_str(&format!("|{}\n", columns.iter().map(|c| if c.right { "---:|" } else { "---|" }).collect::<String>()));
     for row in doc.rows {
-        let (base, new) = match doc.report.metric {
-            Metric::SelfTime => (row.base.self_per_run, row.new.self_per_run),
-            Metric::Total => (row.base.total_per_run, row.new.total_per_run),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.2e} |",
-            verdict_cell(row),
-            code(&truncate(&row.name, 120)),
-            linked(doc, row),
-            amount(base, doc.report.unit),
-            amount(new, doc.report.unit),
-            delta_text(doc, row),
-            ratio_text(row, doc.report.metric),
-            row.p_value,
-        );
+        out.push_str(&cells(&mut columns.iter().map(|c| (c.text)(doc, row))));
     }
     out.push_str("\n</details>\n");
     if !doc.explanations.is_empty() {
@@ -180,7 +166,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
 
 /// A row's location as code, a link to its source with `--link` when it is a file below the
 /// checkout (or the current directory).
-fn linked(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
+pub(crate) fn linked(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
     let location = code(&diff_location(row));
     let (Some(link), Some(relative)) = (doc.link, checkout_path(doc, row)) else { return location };
     let url = link
@@ -240,7 +226,7 @@ fn biggest_changes(doc: &DiffDocument<'_>) -> String {
 
 /// A row's verdict with its mark: ▲ significantly hotter (or new), ▼ cooler (or gone); a change
 /// that is not significant says so and has none.
-fn verdict_cell(row: &DiffRow) -> String {
+pub(crate) fn verdict_cell(row: &DiffRow) -> String {
     let verdict = row.verdict.as_str();
     match row.verdict {
         Verdict::Unchanged => verdict.to_owned(),

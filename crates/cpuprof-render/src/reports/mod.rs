@@ -4,8 +4,10 @@
 
 mod brief;
 mod budget;
+mod cells;
 mod chart;
 mod csv;
+mod diff_columns;
 mod fit;
 mod github;
 mod json;

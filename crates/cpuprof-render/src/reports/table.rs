@@ -9,8 +9,7 @@ use super::outline::{self, Line};
 use super::top_columns::{shown, Fit, Shown};
 use super::words::{
     block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
-    function_text, header, node_name, pct_of, pcts, profile_header, ratio_text, short_location, top_location,
-    unit_amount, verdict_text, NO_IDLE_NOTE,
+    function_text, header, node_name, pct_of, profile_header, short_location, top_location, unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{columns, truncate, visible};
@@ -130,29 +129,14 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     } else {
         table.force_no_tty();
     }
-    // Each row's number columns, in the order of `head`.
-    let head = ["verdict", "Δ", "ratio", "base%", "new%", "p"];
-    let mut numbers: Vec<[String; 6]> = doc
-        .rows
-        .iter()
-        .map(|row| {
-            let (b, n) = pcts(doc, row);
-            [
-                verdict_text(row),
-                delta_text(doc, row),
-                ratio_text(row, doc.report.metric),
-                format!("{b:.2}%"),
-                format!("{n:.2}%"),
-                format!("{:.2e}", row.p_value),
-            ]
-        })
-        .collect();
-    let widths_of = |numbers: &[[String; 6]]| -> Vec<usize> {
-        (0..head.len()).map(|k| widest(head[k], numbers.iter().map(|n| n[k].as_str()))).collect()
+    // Each row's number columns' texts, in the order of `SHOWN`.
+    let columns = super::diff_columns::SHOWN;
+    let mut numbers: Vec<Vec<String>> =
+        doc.rows.iter().map(|row| columns.iter().map(|c| (c.text)(doc, row)).collect()).collect();
+    let widths_of = |numbers: &[Vec<String>]| -> Vec<usize> {
+        (0..columns.len()).map(|k| widest(columns[k].header, numbers.iter().map(|n| n[k].as_str()))).collect()
     };
     let mut widths = widths_of(&numbers);
-    // A narrow terminal loses the p value, then the two shares (Δ says the change in points),
-    // then the points and the words of "not significant".
     let names: Vec<String> = doc.rows.iter().map(|row| visible(&row.name)).collect();
     let locations: Vec<String> = doc.rows.iter().map(|row| visible(&diff_location(row))).collect();
     let widest_location = widest("location", locations.iter().map(String::as_str));
@@ -161,13 +145,14 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         let fixed: Vec<usize> = cols.iter().map(|k| widths[*k]).collect();
         Budget::fits(doc.terminal.width, &fixed, widest_name, Some(widest_location))
     };
-    let shown: &[usize] =
-        [&[0, 1, 2, 3, 4, 5][..], &[0, 1, 2, 3, 4]].into_iter().find(|cols| fits(cols, &widths)).unwrap_or(&[0, 1, 2]);
-    if !fits(shown, &widths) {
+    // A narrow terminal gives up the columns dropped at 2, then at 1; then the texts shorten.
+    let kept = |level: u8| -> Vec<usize> { (0..columns.len()).filter(|k| columns[*k].dropped < level).collect() };
+    let shown =
+        [kept(u8::MAX), kept(2), kept(1)].into_iter().find(|cols| fits(cols, &widths)).unwrap_or_else(|| kept(1));
+    if !fits(&shown, &widths) {
         for n in &mut numbers {
-            n[0] = n[0].replace(" (not significant)", " (n.s.)");
-            if let Some(at) = n[1].find(" (") {
-                n[1].truncate(at);
+            for (text, column) in n.iter_mut().zip(columns) {
+                *text = (column.short)(std::mem::take(text));
             }
         }
         widths = widths_of(&numbers);
@@ -179,7 +164,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         Some((widest_location, Budget::short_location(locations.iter().map(String::as_str)))),
     );
     let cwd = budget.filter(|b| b.location < widest_location).and(doc.terminal.cwd);
-    let mut header: Vec<&str> = shown.iter().map(|k| head[*k]).collect();
+    let mut header: Vec<&str> = shown.iter().map(|k| columns[*k].header).collect();
     header.extend(["function", "location"]);
     table.set_header(header);
     for (((row, numbers), name), location) in doc.rows.iter().zip(numbers).zip(&names).zip(&locations) {
@@ -192,9 +177,10 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         let mut cells: Vec<Cell> = shown
             .iter()
             .map(|k| {
+                let column = &columns[*k];
                 let cell = Cell::new(&numbers[*k]);
-                let cell = if *k == 0 { cell } else { cell.set_alignment(CellAlignment::Right) };
-                if *k <= 1 {
+                let cell = if column.left { cell } else { cell.set_alignment(CellAlignment::Right) };
+                if column.painted {
                     paint(cell)
                 } else {
                     cell

@@ -3,31 +3,17 @@
 //! lists; a new column of `top` is a field here (and its number in the analysis), nothing more.
 
 use cpuprof_analysis::{GroupBy, TopRow};
-use serde_json::{Map, Value};
+use serde_json::Map;
 
+use super::cells::{self, Cell, Field};
 use super::words::{top_amount, top_location};
 use super::TopDocument;
 
-/// A field's value in a row.
-pub(crate) enum Cell {
-    /// Not in the row (JSON leaves the key out; CSV writes an empty cell).
-    Absent,
-    /// A whole number, or null when unknown.
-    Int(Option<i64>),
-    /// A percentage (JSON: the number; CSV: 4 decimals).
-    Pct(f64),
-    /// Text, or null when unknown.
-    Text(Option<String>),
-}
-
-/// A field of a row: its key in JSON and its header in CSV, and its value.
-pub(crate) struct Field {
-    pub(crate) key: &'static str,
-    pub(crate) value: fn(&TopDocument<'_>, &TopRow) -> Cell,
-}
+/// How a row gives a field's value.
+type Value = fn(&TopDocument<'_>, &TopRow) -> Cell;
 
 /// Every field of a `top` row, in JSON's order.
-const FIELDS: &[Field] = &[
+const FIELDS: &[Field<Value>] = &[
     // The function's stable handle (rows by function only).
     Field { key: "id", value: |doc, r| text_if(doc.by == GroupBy::Function, || r.handle()) },
     // The plain name: a tier's marker is in `tier`, not here.
@@ -43,15 +29,15 @@ const FIELDS: &[Field] = &[
     },
     Field { key: "self", value: |_, r| Cell::Int(Some(r.self_weight)) },
     Field { key: "self_samples", value: |_, r| Cell::Int(Some(r.self_samples)) },
-    Field { key: "self_pct", value: |doc, r| Cell::Pct(doc.pct(r.self_weight)) },
+    Field { key: "self_pct", value: |doc, r| Cell::Num(doc.pct(r.self_weight)) },
     Field { key: "total", value: |_, r| Cell::Int(Some(r.total_weight)) },
     Field { key: "total_samples", value: |_, r| Cell::Int(Some(r.total_samples)) },
-    Field { key: "total_pct", value: |doc, r| Cell::Pct(doc.pct(r.total_weight)) },
+    Field { key: "total_pct", value: |doc, r| Cell::Num(doc.pct(r.total_weight)) },
 ];
 
 /// The fields CSV writes, in its columns' order (a CSV's columns are read by position: its
 /// order never changes, new fields go last).
-const CSV: &[&str] = &[
+pub(crate) const CSV: &[&str] = &[
     "name",
     "file",
     "line",
@@ -74,40 +60,14 @@ fn text_if(shown: bool, text: impl FnOnce() -> String) -> Cell {
     }
 }
 
-fn field(key: &str) -> &'static Field {
-    FIELDS.iter().find(|f| f.key == key).unwrap_or(&FIELDS[0])
-}
-
 /// A row as JSON: every field but the absent ones, in [`FIELDS`]' order.
-pub(crate) fn json_row(doc: &TopDocument<'_>, row: &TopRow) -> Map<String, Value> {
-    let mut out = Map::new();
-    for f in FIELDS {
-        let value = match (f.value)(doc, row) {
-            Cell::Absent => continue,
-            Cell::Int(v) => v.map_or(Value::Null, Value::from),
-            Cell::Pct(v) => Value::from(v),
-            Cell::Text(v) => v.map_or(Value::Null, Value::from),
-        };
-        out.insert(f.key.to_owned(), value);
-    }
-    out
-}
-
-/// CSV's header row.
-pub(crate) fn csv_header() -> &'static [&'static str] {
-    CSV
+pub(crate) fn json_row(doc: &TopDocument<'_>, row: &TopRow) -> Map<String, serde_json::Value> {
+    cells::json_row(FIELDS, |value| value(doc, row))
 }
 
 /// A row's CSV cells, in [`CSV`]'s order.
 pub(crate) fn csv_row(doc: &TopDocument<'_>, row: &TopRow) -> Vec<String> {
-    CSV.iter()
-        .map(|key| match (field(key).value)(doc, row) {
-            Cell::Absent | Cell::Int(None) | Cell::Text(None) => String::new(),
-            Cell::Int(Some(v)) => v.to_string(),
-            Cell::Pct(v) => format!("{v:.4}"),
-            Cell::Text(Some(v)) => v,
-        })
-        .collect()
+    cells::csv_row(&[FIELDS], CSV, |value| value(doc, row))
 }
 
 /// How a shown column fits a narrow terminal.
