@@ -149,44 +149,9 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
 /// One row per block, in time order.
 pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "start_ns",
-        "duration_ns",
-        "samples",
-        "entry_name",
-        "entry_file",
-        "entry_line",
-        "common_name",
-        "common_file",
-        "common_line",
-        "top_name",
-        "top_self",
-        "cut",
-        "native_name",
-    ]);
-    let line = |l: Option<u32>| l.map(|l| l.to_string()).unwrap_or_default();
+    let _ = w.write_record(super::block_columns::csv_header());
     for k in &doc.blocks.blocks {
-        let (common_name, common_file, common_line) = k
-            .common
-            .as_ref()
-            .map(|c| (c.name.to_string(), c.file.as_deref().unwrap_or_default().to_owned(), line(c.line)))
-            .unwrap_or_default();
-        let (top_name, top_self) = k.top.first().map(|(f, s)| (f.name.to_string(), s.to_string())).unwrap_or_default();
-        let _ = w.write_record([
-            k.start_ns.to_string(),
-            k.duration_ns.to_string(),
-            k.samples.to_string(),
-            k.entry.name.to_string(),
-            k.entry.file.as_deref().unwrap_or_default().to_owned(),
-            line(k.entry.line),
-            common_name,
-            common_file,
-            common_line,
-            top_name,
-            top_self,
-            k.cut.map(cpuprof_analysis::BlockCut::as_str).unwrap_or_default().to_owned(),
-            k.native.as_ref().map(|n| n.name.to_string()).unwrap_or_default(),
-        ]);
+        let _ = w.write_record(super::block_columns::csv_row(k));
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }

@@ -9,9 +9,8 @@ use crate::time::format_ns;
 use super::outline::{self, Line};
 use super::top_columns::{shown, Fit, Shown};
 use super::words::{
-    block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
-    function_text, header, node_name, pct_of, profile_header, short_location, signed_amount, top_location, unit_amount,
-    NO_IDLE_NOTE,
+    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text, header,
+    node_name, pct_of, profile_header, short_location, signed_amount, top_location, unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{escaped, is_unsafe_to_show, truncate};
@@ -384,19 +383,15 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     if b.blocks.is_empty() {
         return out;
     }
-    out.push_str("| start | duration | entry | blocked in | top self |\n|---:|---:|---|---|---|\n");
+    let columns = &super::block_columns::SHOWN;
+    let line = |texts: &mut dyn Iterator<Item = String>| format!("| {} |\n", texts.collect::<Vec<_>>().join(" | "));
+    out.push_str(&line(&mut columns.iter().map(|c| c.header.to_owned())));
+    out.push_str(&format!(
+        "|{}\n",
+        columns.iter().map(|c| if c.number { "---:|" } else { "---|" }).collect::<String>()
+    ));
     for k in doc.longest() {
-        let blocked = blocked_in(k);
-        let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} |",
-            escape(&format_ns(k.start_ns)),
-            escape(&block_duration(k)),
-            escape(&function_text(&k.entry)),
-            escape(&blocked),
-            escape(&top.join(", "))
-        );
+        out.push_str(&line(&mut columns.iter().map(|c| escape(&(c.text)(k)))));
     }
     out
 }

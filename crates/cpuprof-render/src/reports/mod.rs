@@ -2,6 +2,7 @@
 //! exporters), each covering every report (`top` and `diff`); `words` holds the wording
 //! they share.
 
+mod block_columns;
 mod brief;
 mod budget;
 mod cells;

@@ -8,15 +8,15 @@ use super::fit::{self, Budget};
 use super::outline::{self, Line};
 use super::top_columns::{shown, Fit, Shown};
 use super::words::{
-    block_duration, blocked_in, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines,
-    function_text, header, node_name, pct_of, profile_header, short_location, top_location, unit_amount, NO_IDLE_NOTE,
+    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text, header,
+    node_name, pct_of, profile_header, short_location, top_location, unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{columns, truncate, visible};
 use crate::time::format_ns;
 
 /// The widest a function's cell in the timeline's and blocks' tables gets.
-const NAME_WIDTH: usize = 60;
+pub(crate) const NAME_WIDTH: usize = 60;
 
 /// The category of a `top` row: of its function, or the category it is (`--by category`).
 fn row_category(doc: &TopDocument<'_>, row: &cpuprof_analysis::TopRow) -> Option<Category> {
@@ -521,32 +521,28 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     }
     let mut table = Table::new();
     table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
-    let longest = doc.longest();
-    let rows: Vec<[String; 5]> = longest
+    let columns = &super::block_columns::SHOWN;
+    let rows: Vec<[String; 5]> = doc
+        .longest()
         .iter()
         .map(|k| {
-            let top: Vec<String> = k.top.iter().take(3).map(|(f, w)| format!("{} {}", f.name, format_ns(*w))).collect();
-            [
-                format_ns(k.start_ns),
-                block_duration(k),
-                truncate(&visible(&function_text(&k.entry)), 40),
-                truncate(&visible(&blocked_in(k)), NAME_WIDTH),
-                truncate(&visible(&top.join(", ")), NAME_WIDTH),
-            ]
+            columns.each_ref().map(|c| if c.number { (c.text)(k) } else { truncate(&visible(&(c.text)(k)), c.widest) })
         })
         .collect();
-    let head = ["start", "duration", "entry", "blocked in", "top self"];
-    let widths = fit::text_columns(doc.width, &head, &rows, 2, &[1, 0, 2]);
+    let head = columns.each_ref().map(|c| c.header);
+    let fixed = columns.iter().filter(|c| c.number).count();
+    let widths = fit::text_columns(doc.width, &head, &rows, fixed, &super::block_columns::TEXT_PRIORITY);
     table.set_header(head.iter().zip(&widths).filter(|(_, w)| **w > 0).map(|(h, _)| *h).collect::<Vec<_>>());
     for row in rows {
-        let cells = row.into_iter().zip(&widths).enumerate().filter(|(_, (_, w))| **w > 0).map(|(k, (text, w))| {
-            let cell = Cell::new(truncate(&text, *w));
-            if k < 2 {
-                cell.set_alignment(CellAlignment::Right)
-            } else {
-                cell
-            }
-        });
+        let cells =
+            row.into_iter().zip(&widths).zip(columns).filter(|((_, w), _)| **w > 0).map(|((text, w), column)| {
+                let cell = Cell::new(truncate(&text, *w));
+                if column.number {
+                    cell.set_alignment(CellAlignment::Right)
+                } else {
+                    cell
+                }
+            });
         table.add_row(cells.collect::<Vec<_>>());
     }
     out.push_str(&table.to_string());
