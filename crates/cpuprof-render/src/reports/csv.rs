@@ -1,6 +1,6 @@
 //! CSV with a header row: `top` and `diff`; call trees as one row per node, depth-first.
 
-use cpuprof_analysis::{CallGraph, CallTree, Category};
+use cpuprof_analysis::{CallGraph, CallTree};
 
 use super::words::pct_of;
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument};
@@ -119,29 +119,11 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
 /// One row per bucket: times, then the top function.
 pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<&str> = vec!["start_ns", "end_ns", "samples", "busy", "idle", "gc", "program"];
-    header.extend(Category::ALL.iter().map(|c| c.as_str()));
-    header.extend(["top_name", "top_file", "top_line", "top_self"]);
+    let fields = super::timeline_columns::csv_fields();
     // Writing to a Vec cannot fail.
-    let _ = w.write_record(&header);
+    let _ = w.write_record(fields.iter().map(|f| f.key));
     for b in &doc.timeline.buckets {
-        let mut record: Vec<String> =
-            [b.start_ns, b.end_ns, b.samples, b.busy(), b.of(Category::Idle), b.of(Category::Gc)]
-                .iter()
-                .chain(&[b.of(Category::Program)])
-                .map(ToString::to_string)
-                .collect();
-        record.extend(Category::ALL.iter().map(|c| b.of(*c).to_string()));
-        match &b.top {
-            Some((f, self_weight)) => record.extend([
-                f.name.to_string(),
-                f.file.as_deref().unwrap_or_default().to_owned(),
-                f.line.map(|l| l.to_string()).unwrap_or_default(),
-                self_weight.to_string(),
-            ]),
-            None => record.extend([String::new(), String::new(), String::new(), String::new()]),
-        }
-        let _ = w.write_record(&record);
+        let _ = w.write_record(super::timeline_columns::csv_row(&fields, b));
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }

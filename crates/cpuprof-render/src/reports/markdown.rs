@@ -9,8 +9,8 @@ use crate::time::format_ns;
 use super::outline::{self, Line};
 use super::top_columns::{shown, Fit, Shown};
 use super::words::{
-    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, function_text, header,
-    node_name, pct_of, profile_header, short_location, signed_amount, top_location, unit_amount, NO_IDLE_NOTE,
+    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of,
+    profile_header, short_location, signed_amount, top_location, unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{escaped, is_unsafe_to_show, truncate};
@@ -355,20 +355,14 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
             escape(&p.entry)
         );
     }
-    out.push_str("\n| start | busy | gc | idle | program | top function |\n|---:|---:|---:|---:|---:|---|\n");
+    let columns = super::timeline_columns::MARKDOWN;
+    let line = |texts: &mut dyn Iterator<Item = String>| format!("| {} |\n", texts.collect::<Vec<_>>().join(" | "));
+    out.push('\n');
+    out.push_str(&line(&mut columns.iter().map(|c| c.header.to_owned())));
+    out.push_str(&format!("|{}\n", columns.iter().map(|c| if c.right { "---:|" } else { "---|" }).collect::<String>()));
     for b in &t.buckets {
         let whole = b.busy().saturating_add(b.of(Category::Idle));
-        let top = b.top.as_ref().map(|(f, _)| function_text(f)).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "| {} | {:.0}% | {:.0}% | {:.0}% | {:.0}% | {} |",
-            escape(&format_ns(b.start_ns)),
-            pct_of(b.busy(), whole),
-            pct_of(b.of(Category::Gc), whole),
-            pct_of(b.of(Category::Idle), whole),
-            pct_of(b.of(Category::Program), whole),
-            escape(&top)
-        );
+        out.push_str(&line(&mut columns.iter().map(|c| escape(&(c.text)(b, whole)))));
     }
     out
 }

@@ -15,6 +15,7 @@ mod json;
 mod markdown;
 mod outline;
 mod table;
+mod timeline_columns;
 mod top_columns;
 mod words;
 

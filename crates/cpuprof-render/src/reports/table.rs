@@ -430,18 +430,10 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
     table.load_preset(UTF8_BORDERS_ONLY).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
     // A category no bucket has is left out: the columns go to what tells buckets apart; in a
     // narrow terminal the least telling go next (busy and idle stay, and the chart has them all).
-    let mut categories: Vec<(Category, &str)> = [
-        (Category::App, "app"),
-        (Category::Dependencies, "deps"),
-        (Category::Node, "node"),
-        (Category::Native, "native"),
-        (Category::Gc, "gc"),
-        (Category::Program, "program"),
-        (Category::Idle, "idle"),
-    ]
-    .into_iter()
-    .filter(|(c, _)| t.buckets.iter().any(|b| b.of(*c) != 0))
-    .collect();
+    let mut categories: Vec<(Category, &str)> = super::timeline_columns::TABLE_CATEGORIES
+        .into_iter()
+        .filter(|(c, _)| t.buckets.iter().any(|b| b.of(*c) != 0))
+        .collect();
     if let Some(width) = doc.width {
         let pct_width = |head: &str| head.len().max(4);
         let room_for = |categories: &[(Category, &str)]| {
@@ -450,9 +442,7 @@ pub(crate) fn timeline(doc: &TimelineDocument<'_>) -> String {
             cells.extend([9, 12]);
             fit::table_columns(&cells) <= width
         };
-        for drop in
-            [Category::Program, Category::Native, Category::Node, Category::Dependencies, Category::Gc, Category::App]
-        {
+        for drop in super::timeline_columns::TABLE_DROPPED {
             if room_for(&categories) {
                 break;
             }
