@@ -1,8 +1,8 @@
 //! CSV with a header row: `top` and `diff`; call trees as one row per node, depth-first.
 
-use cpuprof_analysis::{CallGraph, CallTree};
+use cpuprof_analysis::{Amount, CallGraph, CallTree};
 
-use super::words::pct_of;
+use super::tree_columns::{self, NodeRow};
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument};
 
 /// One header row, then one row per entry; the `csv` crate quotes fields that need it
@@ -31,55 +31,20 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
 /// Rows of `tree`'s nodes, depth-first (parents before children), each with its depth (1 for
 /// the first level) and `relation` in the first column.
 fn tree_rows(w: &mut csv::Writer<Vec<u8>>, graph: &CallGraph<'_>, tree: &CallTree, relation: &str, whole: i64) {
-    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     let mut todo: Vec<(usize, usize)> = tree.roots.iter().rev().map(|n| (*n, 1)).collect();
     while let Some((n, depth)) = todo.pop() {
         let node = &tree.nodes[n];
-        let row = node.function.map(|f| &graph.functions()[f]);
-        let _ = w.write_record([
-            relation.to_owned(),
-            depth.to_string(),
-            row.map_or("(root)", |r| r.plain_name()).to_owned(),
-            row.and_then(|r| r.file.clone()).unwrap_or_default(),
-            opt(row.and_then(|r| r.line)),
-            opt(row.and_then(|r| r.column)),
-            row.map_or("root", |r| r.kind.as_str()).to_owned(),
-            node.self_amount.weight.to_string(),
-            node.self_amount.samples.to_string(),
-            node.total.weight.to_string(),
-            node.total.samples.to_string(),
-            format!("{:.4}", pct_of(node.total.weight, whole)),
-            tier(row.and_then(|r| r.tier)),
-        ]);
+        let function = node.function.map(|f| &graph.functions()[f]);
+        let row = NodeRow { relation, depth, function, self_amount: node.self_amount, total: node.total, whole };
+        let _ = w.write_record(tree_columns::csv_row(&row));
         todo.extend(node.children.iter().rev().map(|c| (*c, depth + 1)));
     }
 }
 
-/// The `tier` column: the V8 tier when tiers are kept apart (`--split-tiers`), else empty.
-fn tier(tier: Option<cpuprof_model::Tier>) -> String {
-    tier.map(|t| t.as_str().to_owned()).unwrap_or_default()
-}
-
-const TREE_HEADER: [&str; 13] = [
-    "relation",
-    "depth",
-    "name",
-    "file",
-    "line",
-    "column",
-    "kind",
-    "self",
-    "self_samples",
-    "total",
-    "total_samples",
-    "total_pct",
-    "tier",
-];
-
 /// One row per node, depth-first; `total_pct` of the profile's total.
 pub(crate) fn tree(doc: &TreeDocument<'_>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(TREE_HEADER);
+    let _ = w.write_record(tree_columns::csv_header());
     tree_rows(&mut w, doc.graph, doc.tree, "node", doc.graph.total());
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
@@ -90,23 +55,15 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
     let graph = doc.graph;
     let row = &graph.functions()[doc.function];
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(TREE_HEADER);
-    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
-    let _ = w.write_record([
-        "function".to_owned(),
-        "0".to_owned(),
-        row.plain_name().to_owned(),
-        row.file.clone().unwrap_or_default(),
-        opt(row.line),
-        opt(row.column),
-        row.kind.as_str().to_owned(),
-        row.self_weight.to_string(),
-        row.self_samples.to_string(),
-        row.total_weight.to_string(),
-        row.total_samples.to_string(),
-        format!("{:.4}", pct_of(row.total_weight, graph.total())),
-        tier(row.tier),
-    ]);
+    let _ = w.write_record(tree_columns::csv_header());
+    let _ = w.write_record(tree_columns::csv_row(&NodeRow {
+        relation: "function",
+        depth: 0,
+        function: Some(row),
+        self_amount: Amount { weight: row.self_weight, samples: row.self_samples },
+        total: Amount { weight: row.total_weight, samples: row.total_samples },
+        whole: graph.total(),
+    }));
     if let Some(tree) = doc.callers {
         tree_rows(&mut w, graph, tree, "caller", row.total_weight);
     }

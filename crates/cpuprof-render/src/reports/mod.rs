@@ -17,6 +17,7 @@ mod outline;
 mod table;
 mod timeline_columns;
 mod top_columns;
+mod tree_columns;
 mod words;
 
 use cpuprof_analysis::{
