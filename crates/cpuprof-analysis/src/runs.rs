@@ -574,17 +574,24 @@ mod tests {
         for case in 0..60 {
             // Long runs (past the fold) in some cases, short ones in others.
             let (len, idle_in) = if case % 4 == 0 { (20_000, 9_000) } else { (1 + next(600) as usize, 6) };
+            // Samples are drawn as one of 40 nodes, as a reader's timeline names them: node k is
+            // in row 7k mod 30 (no two nodes share a row), in none (u32::MAX) from 30, or in a
+            // row past the table (35) from 38.
             let (slots, rows) = (40u32, 30usize);
-            // Slot k is row 7k mod 30 (no two slots share a row), or none (u32::MAX) past 30.
-            let slot_rows: Vec<u32> =
-                (0..slots).map(|k| if k >= 30 { u32::MAX } else { k * 7 % rows as u32 }).collect();
+            let slot_rows: Vec<u32> = (0..slots)
+                .map(|k| match k {
+                    38.. => 35,
+                    30.. => u32::MAX,
+                    _ => k * 7 % rows as u32,
+                })
+                .collect();
             let idle = vec![1u64 << 3 | 1 << 17];
-            // Rows 5 and 20 are no run's lead (nor are slots without a row).
+            // Rows 5 and 20 are no run's lead (nor are nodes without a row).
             let lead = vec![!0u64 ^ (1 << 5) ^ (1 << 20)];
             let mut t = next(1_000) as i64;
             let samples: Vec<TimedSample> = (0..len)
                 .map(|_| {
-                    // Slot 9 is row 3, idle; no other slot is in an idle row (rows 3 and 17).
+                    // Node 9 is row 3, idle; no other node is in an idle row (rows 3 and 17).
                     let slot = match next(idle_in) {
                         0 => 9,
                         _ => match next(u64::from(slots)) as u32 {
@@ -623,7 +630,7 @@ mod tests {
                     let [first, second] = walked.halves;
                     assert_eq!(profile.samples.values_known(), sum_rows);
                     let mut row_sums = vec![(0i64, 0i64); rows];
-                    for s in named.iter().filter(|s| s.row != u32::MAX) {
+                    for s in named.iter().filter(|s| (s.row as usize) < rows) {
                         row_sums[s.row as usize] =
                             (row_sums[s.row as usize].0 + 1, row_sums[s.row as usize].1 + s.weight_ns);
                     }
@@ -670,8 +677,9 @@ mod tests {
                         let got = (run.first, run.last, run.samples, run.lead);
                         assert_eq!(got, (want.first, want.last, want.samples, want.lead), "{context}");
                         if let Some(sums) = sums {
-                            // Slots without a row are in no sums.
-                            let known: Vec<RowSum> = want.rows.iter().filter(|r| r.row != u32::MAX).copied().collect();
+                            // Samples without a row, or past the table, are in no sums.
+                            let known: Vec<RowSum> =
+                                want.rows.iter().filter(|r| (r.row as usize) < rows).copied().collect();
                             assert_eq!(sums, &known, "{context}");
                         }
                     }

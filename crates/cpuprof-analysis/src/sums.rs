@@ -113,7 +113,7 @@ impl SparseSums {
 
 #[cfg(test)]
 mod tests {
-    use super::SparseSums;
+    use super::{RowSum, SparseSums};
 
     #[test]
     fn sums_are_read_out_once_and_start_again() {
@@ -136,6 +136,33 @@ mod tests {
         assert_eq!(dense.take_sorted(), [(1, 1), (2, 2), (4, 1), (5, 2), (7, 1), (8, 2)]);
         dense.add(1, 7);
         assert_eq!(dense.drain().collect::<Vec<_>>(), [(1, 7)]);
+    }
+
+    /// An adaptive table lists a stretch's rows until a stretch of at least an eighth of the
+    /// table in samples, then reads itself whole until a stretch is short again; either way each
+    /// read gives the stretch's rows once, zero weights too, and nothing of the stretch before.
+    #[test]
+    fn an_adaptive_table_reads_each_stretch_listed_or_whole() {
+        let mut sums = SparseSums::adaptive(80);
+        let mut out = Vec::new();
+        let mut modes = Vec::new();
+        // Stretches of 3, 40, 2, 12, 9 and 1 samples (an eighth of the table is 10).
+        for (stretch, len) in [3u32, 40, 2, 12, 9, 1].into_iter().enumerate() {
+            modes.push(sums.listing);
+            let mut want = std::collections::BTreeMap::new();
+            for k in 0..len {
+                let (row, w) = ((k * 7 + stretch as u32) % 80, i64::from(k % 3));
+                sums.add(row, w);
+                let e = want.entry(row).or_insert((0, 0));
+                *e = (e.0 + 1, e.1 + w);
+            }
+            sums.take_rows(&mut out);
+            out.sort_by_key(|r| r.row);
+            let want: Vec<RowSum> = want.into_iter().map(|(row, (samples, ns))| RowSum { row, samples, ns }).collect();
+            assert_eq!(out, want, "stretch {stretch}");
+        }
+        assert_eq!(modes, [true, true, false, true, false, true]);
+        assert!(sums.sums.iter().all(|s| *s == (0, 0)) && sums.touched.is_empty());
     }
 
     /// Whether few nodes are touched (the list sorted) or many (every sum scanned), the sums

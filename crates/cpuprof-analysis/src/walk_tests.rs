@@ -176,7 +176,7 @@ fn sums_left_to_the_timeline_are_the_sums_read() {
             left += 1;
         }
         assert_eq!(facts(&values_first), facts(&eager), "{name}");
-        // An analysis's walk first: the values come with it.
+        // A walk of every sample first (as `for_each` makes it): the values come with it.
         let walk_first = read(bytes);
         let samples = walked(&walk_first);
         assert!(walk_first.samples.values_known(), "{name}");

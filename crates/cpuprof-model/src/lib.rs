@@ -52,6 +52,6 @@ pub use tables::{
     Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, Tier,
     UnknownSourceFormat, ValueKind, ValueType, ValueUnit, VmState,
 };
-pub use timeline::SampleTimeline;
+pub use timeline::{PendingRowSums, SampleTimeline};
 pub use warning::{Setting, Warning};
 pub use window::{resolve_window, Bound, Bounds, Window, WindowError};

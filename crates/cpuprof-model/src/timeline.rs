@@ -35,6 +35,20 @@ struct RowSums {
     sums: OnceLock<Vec<(i64, i64)>>,
 }
 
+/// The rows' sums a timeline left to a walk ([`SampleTimeline::row_sums_pending`]): only the
+/// timeline makes one, and [`SampleTimeline::found_row_sums`] takes it.
+#[derive(Debug)]
+pub struct PendingRowSums {
+    rows: usize,
+}
+
+impl PendingRowSums {
+    /// How many rows there are to sum.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
 /// Adds a batch's samples to per-row sums.
 fn add_to(sums: &mut [(i64, i64)], batch: &[TimedSample]) {
     for s in batch {
@@ -154,8 +168,9 @@ impl SampleTimeline {
     }
 
     /// [`SampleTimeline::for_each_batch_half`] leaving the rows' sums, when the reader left
-    /// them to the timeline, to a later walk: for an analysis whose caller reads no sample
-    /// values after it, so the walk adds nothing to them.
+    /// them to the timeline, to a later walk (for an analysis whose caller reads no sample
+    /// values after it), or to the analysis ([`SampleTimeline::row_sums_pending`]): the walk
+    /// adds nothing to them.
     pub fn for_each_batch_half_unsummed<A, B>(&self, mut first: A, mut second: B)
     where
         A: FnMut(&[TimedSample]) + Send,
@@ -164,20 +179,24 @@ impl SampleTimeline {
         self.walk_halves_viewed(&mut first, &mut second);
     }
 
-    /// How many rows' sums are left to a walk of this timeline that has not been made (see
-    /// [`crate::ProfileBuilder::summed_timeline`]), if any: an analysis whose walk sums the rows
-    /// anyway, a stretch at a time, walks with
+    /// The rows' sums left to a walk of this timeline that has not been made (see
+    /// [`crate::ProfileBuilder::summed_timeline`]), if they are: an analysis whose walk sums the
+    /// rows anyway, a stretch at a time, walks the whole timeline with
     /// [`SampleTimeline::for_each_batch_half_unsummed`] and gives them with
     /// [`SampleTimeline::found_row_sums`], instead of the walk adding each sample to them.
-    pub fn row_sums_pending(&self) -> Option<usize> {
-        self.pending_sums().map(|p| p.rows)
+    pub fn row_sums_pending(&self) -> Option<PendingRowSums> {
+        self.pending_sums().map(|p| PendingRowSums { rows: p.rows })
     }
 
-    /// The rows' sums (samples and ns per row, every sample of the timeline) that a walk found,
-    /// when [`SampleTimeline::row_sums_pending`] said they were left to it; else ignored.
-    pub fn found_row_sums(&self, sums: Vec<(i64, i64)>) {
-        if let Some(pending) = self.pending_sums().filter(|p| p.rows == sums.len()) {
-            let _ = pending.sums.set(sums);
+    /// The rows' sums (samples and ns per row, of every sample the walk was given) that a walk
+    /// of the whole timeline found, for the `pending` sums this timeline left to it: they become
+    /// the profile's values.
+    // The token is taken, not borrowed: it gives the sums once.
+    #[allow(clippy::needless_pass_by_value)]
+    pub fn found_row_sums(&self, pending: PendingRowSums, sums: Vec<(i64, i64)>) {
+        debug_assert_eq!(sums.len(), pending.rows, "a sum per row");
+        if let Some(left) = self.pending_sums().filter(|p| p.rows == sums.len()) {
+            let _ = left.sums.set(sums);
         }
     }
 

@@ -56,7 +56,7 @@ pub(crate) fn csv_header() -> Vec<&'static str> {
 
 /// A block's CSV cells.
 pub(crate) fn csv_row(k: &Block) -> Vec<String> {
-    cells::csv_row(&[FIELDS], &csv_header(), |value| value(k))
+    cells::csv_all(FIELDS, |value| value(k))
 }
 
 /// A column a table and Markdown show.

@@ -1,5 +1,6 @@
 //! A report row's field values, and how JSON and CSV write them: what every report's column
-//! list (`top_columns`, `diff_columns`) gives its fields.
+//! list (`top_columns`, `diff_columns`, `block_columns`, `timeline_columns`, `tree_columns`)
+//! gives its fields.
 
 use serde_json::{Map, Value};
 
@@ -58,6 +59,11 @@ pub(crate) fn csv_row<V>(fields: &[&[Field<V>]], columns: &[&str], cell: impl Fn
         field.map_or(Cell::Absent, |f| cell(&f.value))
     };
     columns.iter().map(|key| csv_text(value(key))).collect()
+}
+
+/// A row's CSV cells: every one of `fields`, in order (for a CSV whose columns are its fields).
+pub(crate) fn csv_all<V>(fields: &[Field<V>], cell: impl Fn(&V) -> Cell) -> Vec<String> {
+    fields.iter().map(|f| csv_text(cell(&f.value))).collect()
 }
 
 /// A cell as CSV writes it.

@@ -22,7 +22,8 @@ fn top(value: fn(&(cpuprof_analysis::FunctionRef, i64)) -> String) -> Value {
 
 /// Every field of a bucket's CSV row, in its columns' order (a CSV's columns are read by
 /// position: its order never changes, new fields go last): the bucket, its busy time and
-/// three categories first, every category's time, then the function with the most self time.
+/// three categories first, every category's time (so `idle`, `gc` and `program` are named
+/// twice, with the same values), then the function with the most self time.
 pub(crate) fn csv_fields() -> Vec<Field<Value>> {
     let mut fields = vec![
         Field { key: "start_ns", value: int(|b| b.start_ns) },
@@ -48,8 +49,7 @@ pub(crate) fn csv_fields() -> Vec<Field<Value>> {
 
 /// A bucket's CSV cells, for `fields` ([`csv_fields`]).
 pub(crate) fn csv_row(fields: &[Field<Value>], b: &Bucket) -> Vec<String> {
-    let keys: Vec<&str> = fields.iter().map(|f| f.key).collect();
-    cells::csv_row(&[fields], &keys, |value| value(b))
+    cells::csv_all(fields, |value| value(b))
 }
 
 /// The category columns a table shows, in order, with their headers (a category no bucket has

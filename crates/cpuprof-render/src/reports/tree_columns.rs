@@ -50,5 +50,5 @@ pub(crate) fn csv_header() -> Vec<&'static str> {
 
 /// A row's CSV cells.
 pub(crate) fn csv_row(row: &NodeRow<'_>) -> Vec<String> {
-    cells::csv_row(&[FIELDS], &csv_header(), |value| value(row))
+    cells::csv_all(FIELDS, |value| value(row))
 }
