@@ -5,7 +5,7 @@
 use cpuprof_analysis::{Block, FunctionRef};
 
 use super::cells::{self, Cell, Field};
-use super::table::NAME_WIDTH;
+use super::fit::NAME_WIDTH;
 use super::words::{block_duration, blocked_in, function_text};
 use crate::time::format_ns;
 

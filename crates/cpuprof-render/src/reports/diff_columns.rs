@@ -1,15 +1,14 @@
-//! `diff`'s rows, defined once: each field's key (JSON and CSV) and value, the columns a table
-//! shows (with the order a narrow terminal gives them up in), and the columns of Markdown's
-//! table. The formats render from these lists; a new column of `diff` is a field here.
+//! `diff`'s rows, defined once: each field's key (JSON and CSV) and value, and the columns a
+//! table shows (with the order a narrow terminal gives them up in). JSON, CSV and the table
+//! render from these lists (Markdown's table, with links and code spans, is markdown.rs'
+//! `DIFF_COLUMNS`); a new column of `diff` is a field here.
 
-use cpuprof_analysis::{DiffRow, Metric};
+use cpuprof_analysis::DiffRow;
 use serde_json::Map;
 
 use super::cells::{self, Cell, Field};
-use super::markdown::{code, linked, verdict_cell};
-use super::words::{amount, delta_text, pcts, ratio_text, unit_name, verdict_text};
+use super::words::{delta_text, pcts, ratio_text, unit_name, verdict_text};
 use super::DiffDocument;
-use crate::text::truncate;
 
 /// How a row gives a field's value.
 type Value = fn(&DiffDocument<'_>, &DiffRow) -> Cell;
@@ -160,31 +159,4 @@ pub(crate) const SHOWN: &[Shown] = &[
 
 fn same(text: String) -> String {
     text
-}
-
-/// A column of Markdown's table: its header, whether it is right-aligned, its text.
-pub(crate) struct MarkdownColumn {
-    pub(crate) header: &'static str,
-    pub(crate) right: bool,
-    pub(crate) text: fn(&DiffDocument<'_>, &DiffRow) -> String,
-}
-
-/// The columns of Markdown's table, in order: the amounts are per run, of the metric ranked by.
-pub(crate) const MARKDOWN: &[MarkdownColumn] = &[
-    MarkdownColumn { header: "verdict", right: false, text: |_, r| verdict_cell(r) },
-    MarkdownColumn { header: "function", right: false, text: |_, r| code(&truncate(&r.name, 120)) },
-    MarkdownColumn { header: "location", right: false, text: linked },
-    MarkdownColumn { header: "base", right: true, text: |doc, r| amount(ranked(doc, r).0, doc.report.unit) },
-    MarkdownColumn { header: "new", right: true, text: |doc, r| amount(ranked(doc, r).1, doc.report.unit) },
-    MarkdownColumn { header: "Δ", right: true, text: delta_text },
-    MarkdownColumn { header: "ratio", right: true, text: |doc, r| ratio_text(r, doc.report.metric) },
-    MarkdownColumn { header: "p", right: true, text: |_, r| format!("{:.2e}", r.p_value) },
-];
-
-/// A row's base and new amounts per run, of the metric the diff ranks by.
-fn ranked(doc: &DiffDocument<'_>, row: &DiffRow) -> (f64, f64) {
-    match doc.report.metric {
-        Metric::SelfTime => (row.base.self_per_run, row.new.self_per_run),
-        Metric::Total => (row.base.total_per_run, row.new.total_per_run),
-    }
 }

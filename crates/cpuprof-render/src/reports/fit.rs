@@ -5,6 +5,9 @@
 
 use crate::text::{columns, truncate_middle};
 
+/// The widest a function's cell in the timeline's and blocks' tables gets.
+pub(crate) const NAME_WIDTH: usize = 60;
+
 /// The narrowest a name is cut to.
 pub(crate) const NAME_MIN: usize = 16;
 

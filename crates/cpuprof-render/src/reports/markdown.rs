@@ -9,8 +9,8 @@ use crate::time::format_ns;
 use super::outline::{self, Line};
 use super::top_columns::{shown, Fit, Shown};
 use super::words::{
-    blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, header, node_name, pct_of,
-    profile_header, short_location, signed_amount, top_location, unit_amount, NO_IDLE_NOTE,
+    amount, blocks_summary, chain_text, delta_text, diff_location, diff_summary, explanation_lines, header, node_name,
+    pct_of, profile_header, ratio_text, short_location, signed_amount, top_location, unit_amount, NO_IDLE_NOTE,
 };
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{escaped, is_unsafe_to_show, truncate};
@@ -136,7 +136,7 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
         Metric::Total => "total",
     };
     let _ = writeln!(out, "<details><summary>{} functions compared ({metric} per run)</summary>\n", doc.rows.len());
-    let columns = super::diff_columns::MARKDOWN;
+    let columns = DIFF_COLUMNS;
     let cells = |texts: &mut dyn Iterator<Item = String>| format!("| {} |\n", texts.collect::<Vec<_>>().join(" | "));
     out.push_str(&cells(&mut columns.iter().map(|c| c.header.to_owned())));
     out.push_str(&format!("|{}\n", columns.iter().map(|c| if c.right { "---:|" } else { "---|" }).collect::<String>()));
@@ -163,9 +163,37 @@ pub(crate) fn diff(doc: &DiffDocument<'_>) -> String {
     out
 }
 
+/// A column of `diff`'s Markdown table: its header, whether it is right-aligned, its text.
+struct DiffColumn {
+    header: &'static str,
+    right: bool,
+    text: fn(&DiffDocument<'_>, &DiffRow) -> String,
+}
+
+/// The columns of `diff`'s Markdown table, in order: the amounts are per run, of the metric
+/// ranked by.
+const DIFF_COLUMNS: &[DiffColumn] = &[
+    DiffColumn { header: "verdict", right: false, text: |_, r| verdict_cell(r) },
+    DiffColumn { header: "function", right: false, text: |_, r| code(&truncate(&r.name, 120)) },
+    DiffColumn { header: "location", right: false, text: linked },
+    DiffColumn { header: "base", right: true, text: |doc, r| amount(ranked(doc, r).0, doc.report.unit) },
+    DiffColumn { header: "new", right: true, text: |doc, r| amount(ranked(doc, r).1, doc.report.unit) },
+    DiffColumn { header: "Δ", right: true, text: delta_text },
+    DiffColumn { header: "ratio", right: true, text: |doc, r| ratio_text(r, doc.report.metric) },
+    DiffColumn { header: "p", right: true, text: |_, r| format!("{:.2e}", r.p_value) },
+];
+
+/// A row's base and new amounts per run, of the metric the diff ranks by.
+fn ranked(doc: &DiffDocument<'_>, row: &DiffRow) -> (f64, f64) {
+    match doc.report.metric {
+        Metric::SelfTime => (row.base.self_per_run, row.new.self_per_run),
+        Metric::Total => (row.base.total_per_run, row.new.total_per_run),
+    }
+}
+
 /// A row's location as code, a link to its source with `--link` when it is a file below the
 /// checkout (or the current directory).
-pub(crate) fn linked(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
+fn linked(doc: &DiffDocument<'_>, row: &DiffRow) -> String {
     let location = code(&diff_location(row));
     let (Some(link), Some(relative)) = (doc.link, checkout_path(doc, row)) else { return location };
     let url = link
@@ -225,7 +253,7 @@ fn biggest_changes(doc: &DiffDocument<'_>) -> String {
 
 /// A row's verdict with its mark: ▲ significantly hotter (or new), ▼ cooler (or gone); a change
 /// that is not significant says so and has none.
-pub(crate) fn verdict_cell(row: &DiffRow) -> String {
+fn verdict_cell(row: &DiffRow) -> String {
     let verdict = row.verdict.as_str();
     match row.verdict {
         Verdict::Unchanged => verdict.to_owned(),

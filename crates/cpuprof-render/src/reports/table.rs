@@ -4,7 +4,7 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use cpuprof_analysis::{CallGraph, CallNode, CallTree, Category, GroupBy, Verdict, Weight};
 
-use super::fit::{self, Budget};
+use super::fit::{self, Budget, NAME_WIDTH};
 use super::outline::{self, Line};
 use super::top_columns::{shown, Fit, Shown};
 use super::words::{
@@ -14,9 +14,6 @@ use super::words::{
 use super::{BlocksDocument, CallsDocument, DiffDocument, TimelineDocument, TopDocument, TreeDocument, TreeView};
 use crate::text::{columns, truncate, visible};
 use crate::time::format_ns;
-
-/// The widest a function's cell in the timeline's and blocks' tables gets.
-pub(crate) const NAME_WIDTH: usize = 60;
 
 /// The category of a `top` row: of its function, or the category it is (`--by category`).
 fn row_category(doc: &TopDocument<'_>, row: &cpuprof_analysis::TopRow) -> Option<Category> {
