@@ -189,6 +189,21 @@ impl<'p> CallGraph<'p> {
         }
     }
 
+    /// The profile the graph counts.
+    pub(crate) fn profile(&self) -> &Profile {
+        self.profile
+    }
+
+    /// Each stack's own samples (by position), as counted.
+    pub(crate) fn own(&self) -> &[Amount] {
+        &self.own
+    }
+
+    /// The function (key id) of each stack's frame (by position).
+    pub(crate) fn stack_keys(&self) -> &[u32] {
+        &self.stack_key
+    }
+
     /// Unit of every weight: ns or samples.
     pub fn unit(&self) -> Weight {
         self.unit

@@ -63,3 +63,7 @@ pub const ROWS: u64 = 20;
 
 /// `blocks` lists event-loop blocks at least this long, as text.
 pub const MIN_BLOCK: &str = "50ms";
+
+/// `annotate` shows this many lines around each line with samples (longer runs of others are
+/// folded), as `git diff`'s context.
+pub const ANNOTATE_CONTEXT: u64 = 3;

@@ -33,6 +33,7 @@ mod gate;
 mod handle;
 mod hide;
 mod keys;
+mod lines;
 mod paths;
 mod prefix_tree;
 mod recursion;
@@ -71,6 +72,7 @@ pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold}
 pub use handle::function_handle;
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};
+pub use lines::{FunctionLines, LineAmount};
 pub use paths::{heaviest_paths, HotPath};
 pub use recursion::collapse_recursion;
 pub use report_data::{

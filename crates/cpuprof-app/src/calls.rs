@@ -41,7 +41,7 @@ impl ViewOptions {
 
 /// The profile a view asks for, read from `input`, whether it was cut to a time window, and
 /// the call graph's options.
-fn load_view(input: &Path, view: &ViewOptions) -> Result<(Loaded, CallGraphOptions)> {
+pub(crate) fn load_view(input: &Path, view: &ViewOptions) -> Result<(Loaded, CallGraphOptions)> {
     let filter = stack_filter(&view.filter)?;
     let loaded = load(input, &view.reading, &view.filter, &view.window, view.collapse_recursion)?;
     Ok((loaded, CallGraphOptions::new(view.weight, filter)))

@@ -11,6 +11,7 @@
 //! maps), analyses and renders, which no lower crate may; and it knows no front end (no clap
 //! types; options are named in messages as the front end spells them, see [`spelled`]).
 
+pub mod annotate;
 pub mod calls;
 pub mod convert;
 pub mod diff;

@@ -43,6 +43,9 @@ pub(crate) enum Command {
     /// A function's callers and callees together (speedscope's sandwich)
     #[command(after_help = EXPLAIN_HELP, mut_arg("format", formats(ReportFormatArg::VIEWS)))]
     Explain(CallsArgs),
+    /// A function's source with the time of each line, the hottest marked (or --top N functions')
+    #[command(after_help = ANNOTATE_HELP, mut_arg("format", formats(ReportFormatArg::VIEWS)))]
+    Annotate(AnnotateArgs),
     /// Which functions got hotter between BASE and NEW, with sampling noise taken into account
     #[command(after_help = DIFF_HELP, mut_arg("format", formats(ReportFormatArg::DIFF)))]
     Diff(Box<DiffArgs>),
@@ -853,6 +856,29 @@ const EXPLAIN_HELP: &str = concat!(
   cpuprof explain handleRequest app.cpuprofile --depth 2 --format json"
 );
 
+const ANNOTATE_HELP: &str = concat!(
+    pattern_help!(),
+    " Here, of several matches the hottest is annotated, and a warning names the others.
+
+NUMBERS:
+  Each line's self: the samples taken on it in the function itself (a .cpuprofile's
+  positionTicks split the function's self time over its lines, as DevTools' Sources panel
+  does). fn% is the line's share of the function's self. Where the profile records the line
+  of every frame (pprof), each line also has a total: the samples with it anywhere on the
+  stack, the functions it called included. The hottest lines are marked ▶.
+
+SOURCE:
+  The script is read from disk at the path the profile names (--source-root OLD=NEW for a
+  profile recorded elsewhere). Without it, the lines' numbers and times are shown alone, and a
+  warning says why; a file that no longer fits the profile's lines is said, not shown.
+
+EXAMPLES:
+  cpuprof annotate priceOrder app.cpuprofile
+  cpuprof annotate 'render@views/page.js' app.cpuprofile --full
+  cpuprof annotate --top 5 app.cpuprofile
+  cpuprof annotate handleRequest app.cpuprofile --source-root /srv/app=./ --format json"
+);
+
 /// What the call-tree views (`tree`, `callers`, `callees`, `explain`) share: the samples, their
 /// weight and the output.
 #[derive(Debug, Args)]
@@ -917,6 +943,35 @@ pub(crate) struct CallsArgs {
     /// Levels of callers (or callees) to show
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) depth: u64,
+
+    #[command(flatten)]
+    pub(crate) view: ViewArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AnnotateArgs {
+    /// The function (its name, name@file:line, its fn: handle from top, or a regular
+    /// expression), then the profile to read (as for `top`, or - for stdin); with --top, the
+    /// profile only
+    #[arg(value_name = "PATTERN FILE", num_args = 1..=2, required = true)]
+    pub(crate) args: Vec<PathBuf>,
+
+    /// Annotate the N functions with the most self time, one after another, instead of one
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) top: Option<u64>,
+
+    /// Lines shown around each line with samples; longer runs of other lines are folded
+    #[arg(long, value_name = "N", default_value_t = cpuprof_analysis::defaults::ANNOTATE_CONTEXT)]
+    pub(crate) context: u64,
+
+    /// Show every line of the function: fold none
+    #[arg(long)]
+    pub(crate) full: bool,
+
+    /// Read scripts the profile names below OLD from below NEW (a profile recorded on another
+    /// machine, in a container or another checkout); may be repeated
+    #[arg(long, value_name = "OLD=NEW")]
+    pub(crate) source_root: Vec<String>,
 
     #[command(flatten)]
     pub(crate) view: ViewArgs,

@@ -94,3 +94,23 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
+
+/// One row per line shown (folded runs are not rows), each with its function's handle, name
+/// and file first.
+pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>) -> String {
+    use super::annotate_columns::{LineCells, Listing, LINE_FIELDS};
+
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = ["function_id", "function", "file"].into_iter().chain(LINE_FIELDS.iter().map(|f| f.key));
+    let _ = w.write_record(header);
+    for f in doc.functions {
+        let listing = Listing::of(doc, f);
+        let row = listing.row;
+        for line in listing.lines() {
+            let cells = LineCells { listing: &listing, amounts: listing.amounts(line) };
+            let head = [row.handle(), row.plain_name().to_owned(), row.file.clone().unwrap_or_default()];
+            let _ = w.write_record(head.into_iter().chain(super::cells::csv_all(LINE_FIELDS, |value| value(&cells))));
+        }
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}

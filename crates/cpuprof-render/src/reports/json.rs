@@ -879,3 +879,126 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>, budget: Option<usize>) -> String 
     }
     pretty(&json)
 }
+
+/// The JSON contract of `cpuprof annotate` (documented in docs/json.md): one function's
+/// `function`, `script` and `lines` at the top level, or several under `functions` (`--top`).
+/// Fields may be added, never removed or renamed.
+#[derive(Serialize)]
+struct AnnotateJson<'a> {
+    source: &'a str,
+    format: &'a str,
+    unit: &'a str,
+    total: i64,
+    samples: i64,
+    warnings: Vec<String>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    one: Option<AnnotatedJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    functions: Option<Vec<AnnotatedJson>>,
+}
+
+/// One function annotated.
+#[derive(Serialize)]
+struct AnnotatedJson {
+    function: serde_json::Map<String, serde_json::Value>,
+    script: ScriptJson,
+    /// Whether the lines have totals (the profile records call-site lines).
+    call_sites: bool,
+    /// The function's self whose line is not known.
+    unlined: i64,
+    unlined_samples: i64,
+    lines: Vec<serde_json::Map<String, serde_json::Value>>,
+    /// Each line's self weight, to leave the lightest out first within a budget.
+    #[serde(skip)]
+    weights: Vec<i64>,
+}
+
+#[derive(Serialize)]
+struct ScriptJson {
+    file: Option<String>,
+    origin: &'static str,
+    /// Its number of lines (null without a source).
+    lines_total: Option<usize>,
+}
+
+/// A function's lines, which a budget leaves out the lightest first (the kept stay in line order).
+struct LinesByWeight<'a>(&'a mut AnnotatedJson);
+
+impl Rows for LinesByWeight<'_> {
+    fn name(&self) -> &'static str {
+        "lines"
+    }
+
+    fn sizes(&self) -> Vec<usize> {
+        self.heaviest_first().into_iter().map(|i| super::budget::compact_len(&self.0.lines[i])).collect()
+    }
+
+    fn keep(&mut self, n: usize) {
+        let mut kept = vec![false; self.0.lines.len()];
+        for i in self.heaviest_first().into_iter().take(n) {
+            kept[i] = true;
+        }
+        let mut k = kept.iter();
+        self.0.lines.retain(|_| k.next().copied().unwrap_or(false));
+    }
+}
+
+impl LinesByWeight<'_> {
+    fn heaviest_first(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.0.lines.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(self.0.weights.get(i).copied().unwrap_or(0)), i));
+        order
+    }
+}
+
+pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>, budget: Option<usize>) -> String {
+    use super::annotate_columns::{Listing, LineCells, LINE_FIELDS};
+    use super::cells::json_row;
+    use super::top_columns::{function_json, RowOf};
+
+    let graph = doc.graph;
+    let annotated = |f: &super::AnnotatedFunction| {
+        let listing = Listing::of(doc, f);
+        let (mut lines, mut weights) = (Vec::new(), Vec::new());
+        for line in listing.lines() {
+            let cells = LineCells { listing: &listing, amounts: listing.amounts(line) };
+            weights.push(cells.amounts.self_amount.weight);
+            lines.push(json_row(LINE_FIELDS, |value| value(&cells)));
+        }
+        let source = &f.source;
+        AnnotatedJson {
+            function: function_json(RowOf { by: GroupBy::Function, whole: graph.total() }, listing.row),
+            script: ScriptJson {
+                file: source.file.clone(),
+                origin: source.origin.as_str(),
+                lines_total: (source.origin != super::SourceOrigin::None).then_some(source.lines.len()),
+            },
+            call_sites: f.lines.call_sites,
+            unlined: f.lines.unlined.weight,
+            unlined_samples: f.lines.unlined.samples,
+            lines,
+            weights,
+        }
+    };
+    let mut all: Vec<AnnotatedJson> = doc.functions.iter().map(annotated).collect();
+    let single = all.len() == 1 && !doc.many;
+    let mut json = AnnotateJson {
+        source: doc.source,
+        format: doc.meta.format.as_str(),
+        unit: unit_name(graph.unit()),
+        total: graph.total(),
+        samples: graph.samples(),
+        warnings: warnings(doc.meta),
+        one: if single { all.pop() } else { None },
+        functions: if single { None } else { Some(all) },
+    };
+    let Some(budget) = budget else { return pretty(&json) };
+    serde_within(&mut json, budget, |j| {
+        let mut lists: Vec<Box<dyn Rows + '_>> = Vec::new();
+        lists.extend(j.one.as_mut().map(|one| Box::new(LinesByWeight(one)) as Box<dyn Rows>));
+        for f in j.functions.iter_mut().flatten() {
+            lists.push(Box::new(LinesByWeight(f)));
+        }
+        lists
+    })
+}

@@ -454,3 +454,46 @@ mod escape_tests {
         assert_eq!(code(" spaced "), "`  spaced  `");
     }
 }
+
+/// Each function as a heading with its numbers, notes, and its listing in a code block (the
+/// table's lines, without colour or a width).
+pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>) -> String {
+    use super::annotate_columns::{listing_lines, notes, Listing};
+
+    let graph = doc.graph;
+    let mut out = format!(
+        "**{}**\n",
+        escape(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()))
+    );
+    for f in doc.functions {
+        let listing = Listing::of(doc, f);
+        let row = listing.row;
+        let location = top_location(row);
+        let _ = write!(
+            out,
+            "\n### {}{}\n\nself {} ({:.1}%) · total {} ({:.1}%)\n\n",
+            escape(&row.name),
+            if location.is_empty() { String::new() } else { format!(" · {}", escape(&location)) },
+            escape(&unit_amount(graph.unit(), row.self_weight)),
+            pct_of(row.self_weight, graph.total()),
+            escape(&unit_amount(graph.unit(), row.total_weight)),
+            pct_of(row.total_weight, graph.total()),
+        );
+        for note in notes(&listing, graph.unit()) {
+            let _ = writeln!(out, "- {}", escape(&note));
+        }
+        let lines = listing_lines(&listing, graph.unit(), None, false);
+        if lines.is_empty() {
+            continue;
+        }
+        // A fence longer than any run of backticks in the code, which could otherwise close it.
+        let longest = lines.iter().flat_map(|l| l.split(|c| c != '`')).map(str::len).max().unwrap_or(0);
+        let fence = "`".repeat(longest.max(2) + 1);
+        let _ = writeln!(out, "\n{fence}text");
+        for line in lines {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = writeln!(out, "{fence}");
+    }
+    out
+}

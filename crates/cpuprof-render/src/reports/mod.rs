@@ -2,6 +2,7 @@
 //! exporters), each covering every report (`top` and `diff`); `words` holds the wording
 //! they share.
 
+mod annotate_columns;
 mod block_columns;
 mod brief;
 mod budget;
@@ -329,5 +330,85 @@ pub fn render_blocks(doc: &BlocksDocument<'_>, format: Format) -> String {
         Format::JsonWithin(budget) => json::blocks(doc, Some(budget)),
         Format::Csv => csv::blocks(doc),
         Format::Markdown => markdown::blocks(doc),
+    }
+}
+
+/// Where an annotated function's source text came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceOrigin {
+    /// The script's file on disk.
+    Disk,
+    /// The script's text in the profile itself (a tick log's `script-source`).
+    ScriptSource,
+    /// A source map's `sourcesContent`.
+    SourceMap,
+    /// None was found: the lines' numbers and times alone.
+    None,
+}
+
+impl SourceOrigin {
+    /// The origin as JSON and CSV name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceOrigin::Disk => "disk",
+            SourceOrigin::ScriptSource => "script-source",
+            SourceOrigin::SourceMap => "sourcemap",
+            SourceOrigin::None => "none",
+        }
+    }
+}
+
+/// A script's text, as an annotation shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceText {
+    /// Where it came from.
+    pub origin: SourceOrigin,
+    /// The file it was read from, or the script's name when none was found.
+    pub file: Option<String>,
+    /// Its lines (without their ends); empty when none was found.
+    pub lines: Vec<String>,
+}
+
+/// One function's lines and source, annotated.
+#[derive(Clone, Debug)]
+pub struct AnnotatedFunction {
+    /// The function: an index into the graph's functions.
+    pub function: usize,
+    /// Its samples by line.
+    pub lines: cpuprof_analysis::FunctionLines,
+    /// Its script's text.
+    pub source: SourceText,
+}
+
+/// Functions' source annotated with their samples by line, with what is needed to present them.
+#[derive(Clone, Copy)]
+pub struct AnnotateDocument<'a> {
+    /// The input as the user named it.
+    pub source: &'a str,
+    /// Facts about the recording.
+    pub meta: &'a Meta,
+    /// The samples the lines were counted from (functions, totals).
+    pub graph: &'a CallGraph<'a>,
+    /// The functions, in the order shown.
+    pub functions: &'a [AnnotatedFunction],
+    /// Lines shown around each line with samples (the others folded away).
+    pub context: usize,
+    /// Every line of each function shown, none folded.
+    pub full: bool,
+    /// Several functions were asked for (`--top`): JSON lists them under `functions` however
+    /// many there are.
+    pub many: bool,
+    /// The terminal the table is shown on (colour: the hottest lines, cold lines dimmed).
+    pub terminal: Terminal<'a>,
+}
+
+/// Renders `doc` in `format`.
+pub fn render_annotate(doc: &AnnotateDocument<'_>, format: Format) -> String {
+    match format {
+        Format::Table => table::annotate(doc),
+        Format::Json => json::annotate(doc, None),
+        Format::JsonWithin(budget) => json::annotate(doc, Some(budget)),
+        Format::Csv => csv::annotate(doc),
+        Format::Markdown => markdown::annotate(doc),
     }
 }

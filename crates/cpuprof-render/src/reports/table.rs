@@ -540,3 +540,47 @@ pub(crate) fn blocks(doc: &BlocksDocument<'_>) -> String {
     }
     out
 }
+
+/// Each function's header line, where its source came from, then its lines: self (and total
+/// where the profile has call-site lines), the share of the function's self, the line number,
+/// a mark on the hottest and the source text cut to the width; runs of lines without samples
+/// folded into one line.
+pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>) -> String {
+    use super::annotate_columns::{listing_lines, notes, Listing};
+
+    let graph = doc.graph;
+    let width = doc.terminal.width;
+    let amount = |v: i64| unit_amount(graph.unit(), v);
+    let mut out = fit::wrap(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()), width);
+    out.push('\n');
+    for f in doc.functions {
+        let listing = Listing::of(doc, f);
+        let row = listing.row;
+        out.push('\n');
+        let name = visible(&row.name);
+        let location = fit::location(
+            &visible(&top_location(row)),
+            width.map(|w| w.saturating_sub(columns(&name) + 2).max(14)),
+            doc.terminal.cwd,
+        );
+        let title = format!(
+            "{name}{}{location} · self {} ({:.1}%) · total {} ({:.1}%)",
+            if location.is_empty() { "" } else { "  " },
+            amount(row.self_weight),
+            pct_of(row.self_weight, graph.total()),
+            amount(row.total_weight),
+            pct_of(row.total_weight, graph.total()),
+        );
+        out.push_str(&fit::wrap(&title, width));
+        out.push('\n');
+        for note in notes(&listing, graph.unit()) {
+            out.push_str(&fit::wrap(&note, width));
+            out.push('\n');
+        }
+        for line in listing_lines(&listing, graph.unit(), width, doc.terminal.color) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}

@@ -9,8 +9,27 @@ use super::cells::{self, Cell, Field};
 use super::words::{top_amount, top_location};
 use super::TopDocument;
 
+/// What a row's fields are a function of besides the row: what rows stand for, and the
+/// total their percentages are of (a `top` report's, or the profile's for one function's row
+/// in another report).
+#[derive(Clone, Copy)]
+pub(crate) struct RowOf {
+    pub(crate) by: GroupBy,
+    pub(crate) whole: i64,
+}
+
+impl RowOf {
+    fn of(doc: &TopDocument<'_>) -> Self {
+        RowOf { by: doc.by, whole: doc.report.total }
+    }
+
+    fn pct(self, value: i64) -> f64 {
+        super::words::pct_of(value, self.whole)
+    }
+}
+
 /// How a row gives a field's value.
-type Value = fn(&TopDocument<'_>, &TopRow) -> Cell;
+type Value = fn(RowOf, &TopRow) -> Cell;
 
 /// Every field of a `top` row, in JSON's order.
 const FIELDS: &[Field<Value>] = &[
@@ -29,10 +48,10 @@ const FIELDS: &[Field<Value>] = &[
     },
     Field { key: "self", value: |_, r| Cell::Int(Some(r.self_weight)) },
     Field { key: "self_samples", value: |_, r| Cell::Int(Some(r.self_samples)) },
-    Field { key: "self_pct", value: |doc, r| Cell::Num(doc.pct(r.self_weight)) },
+    Field { key: "self_pct", value: |of, r| Cell::Num(of.pct(r.self_weight)) },
     Field { key: "total", value: |_, r| Cell::Int(Some(r.total_weight)) },
     Field { key: "total_samples", value: |_, r| Cell::Int(Some(r.total_samples)) },
-    Field { key: "total_pct", value: |doc, r| Cell::Num(doc.pct(r.total_weight)) },
+    Field { key: "total_pct", value: |of, r| Cell::Num(of.pct(r.total_weight)) },
 ];
 
 /// The fields CSV writes, in its columns' order (a CSV's columns are read by position: its
@@ -62,12 +81,17 @@ fn text_if(shown: bool, text: impl FnOnce() -> String) -> Cell {
 
 /// A row as JSON: every field but the absent ones, in [`FIELDS`]' order.
 pub(crate) fn json_row(doc: &TopDocument<'_>, row: &TopRow) -> Map<String, serde_json::Value> {
-    cells::json_row(FIELDS, |value| value(doc, row))
+    function_json(RowOf::of(doc), row)
+}
+
+/// A row as JSON (see [`json_row`]), its percentages of `of.whole`.
+pub(crate) fn function_json(of: RowOf, row: &TopRow) -> Map<String, serde_json::Value> {
+    cells::json_row(FIELDS, |value| value(of, row))
 }
 
 /// A row's CSV cells, in [`CSV`]'s order.
 pub(crate) fn csv_row(doc: &TopDocument<'_>, row: &TopRow) -> Vec<String> {
-    cells::csv_row(&[FIELDS], CSV, |value| value(doc, row))
+    cells::csv_row(&[FIELDS], CSV, |value| value(RowOf::of(doc), row))
 }
 
 /// How a shown column fits a narrow terminal.
