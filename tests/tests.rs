@@ -8,6 +8,7 @@
 mod common;
 
 mod agents;
+mod annotate;
 mod bad_input;
 mod bombs;
 mod browser;

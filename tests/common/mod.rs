@@ -156,7 +156,7 @@ pub(crate) fn browser_check(script: &str, args: &[&std::ffi::OsStr]) -> Option<s
 pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
     use cpuprof_app::calls::Lists;
     const SWITCHES: &[&str] =
-        &["include_idle", "all", "split_tiers", "source_maps", "bottom_up", "no_fold_chains", "collapse_recursion"];
+        &["include_idle", "all", "split_tiers", "source_maps", "bottom_up", "no_fold_chains", "collapse_recursion", "full"];
     let (command, words) = args.split_first().expect("a command");
     let mut fields = serde_json::Map::new();
     let mut positionals = Vec::new();
@@ -185,7 +185,10 @@ pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
         ("tree" | "timeline" | "blocks", [input]) => {
             fields.insert("input".to_owned(), path(input));
         }
-        ("callers" | "callees" | "explain", [pattern, input]) => {
+        ("annotate", [input]) => {
+            fields.insert("input".to_owned(), path(input));
+        }
+        ("callers" | "callees" | "explain" | "annotate", [pattern, input]) => {
             fields.insert("pattern".to_owned(), Value::String(pattern.clone()));
             fields.insert("input".to_owned(), path(input));
         }
@@ -218,6 +221,10 @@ pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
             "blocks" => {
                 let request: cpuprof_app::timeline::BlocksRequest = request(fields)?;
                 cpuprof_render::render_blocks(&request.execute().map_err(failed)?.document(None), json)
+            }
+            "annotate" => {
+                let request: cpuprof_app::annotate::AnnotateRequest = request(fields)?;
+                request.execute(|a| cpuprof_render::render_annotate(&a.document(terminal), json)).map_err(failed)?
             }
             calls => {
                 let lists = match calls {

@@ -141,11 +141,14 @@ impl AnnotateRequest {
     }
 }
 
-/// The function `pattern` names; of several, the hottest, the others named in a warning.
+/// The function `pattern` names; of several, the one with the most self time, the others named
+/// in a warning.
 fn pick(graph: &CallGraph<'_>, pattern: &str, source: &str) -> Result<usize> {
     match graph.find(pattern) {
         Ok(found) => Ok(found),
-        Err(FindError::Ambiguous(found)) => {
+        Err(FindError::Ambiguous(mut found)) => {
+            // The hottest by self: what the lines show (a stable sort keeps `find`'s order of equals).
+            found.sort_by_key(|f| std::cmp::Reverse(graph.functions()[*f].self_weight));
             let others: Vec<String> = found[1..]
                 .iter()
                 .take(5)

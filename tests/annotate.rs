@@ -1,0 +1,206 @@
+//! `cpuprof annotate`: every fixture's lines against the independent oracle (`top.js --by line
+//! --per-function`, DevTools' line-level arithmetic), asked of the library; end to end, the
+//! listing, its source's origins and what is said when the source does not fit.
+
+use std::collections::BTreeMap;
+
+use crate::common;
+
+use common::{cpuprof, files, oracle, root};
+use serde_json::Value;
+
+/// A line of a function: (name, file, function line, function column, line).
+type LineKey = (String, String, i64, i64, i64);
+
+/// Every function's lines with self time, as `annotate --top` gives them (the self on no known
+/// line at the function's own line, where the oracle puts it): (self, self_samples).
+fn ours(fixture: &str) -> BTreeMap<LineKey, (i64, i64)> {
+    let json = common::library_json(&["annotate", fixture, "--top", "100000"])
+        .unwrap_or_else(|(_, e)| panic!("annotate failed on {fixture}: {e}"));
+    let mut out = BTreeMap::new();
+    for f in json["functions"].as_array().expect("functions") {
+        let function = &f["function"];
+        let key = |line: i64| {
+            (
+                function["name"].as_str().unwrap().to_owned(),
+                function["file"].as_str().unwrap().to_owned(),
+                function["line"].as_i64().unwrap_or(0),
+                function["column"].as_i64().unwrap_or(0),
+                line,
+            )
+        };
+        assert_eq!(f["call_sites"], false, "{fixture}: a .cpuprofile has no call-site lines");
+        for line in f["lines"].as_array().unwrap() {
+            assert!(line["total"].is_null(), "{fixture}: {line}");
+            let amount = (line["self"].as_i64().unwrap(), line["self_samples"].as_i64().unwrap());
+            if amount != (0, 0) {
+                let at = out.entry(key(line["line"].as_i64().unwrap())).or_insert((0, 0));
+                (at.0, at.1) = (at.0 + amount.0, at.1 + amount.1);
+            }
+        }
+        let unlined = (f["unlined"].as_i64().unwrap(), f["unlined_samples"].as_i64().unwrap());
+        if unlined != (0, 0) {
+            let at = out.entry(key(function["line"].as_i64().unwrap_or(0))).or_insert((0, 0));
+            (at.0, at.1) = (at.0 + unlined.0, at.1 + unlined.1);
+        }
+    }
+    out
+}
+
+/// The oracle's lines of the functions with a script and self time.
+fn theirs(fixture: &str) -> BTreeMap<LineKey, (i64, i64)> {
+    let json = oracle(&[fixture, "--by", "line", "--per-function"]);
+    let mut self_of: BTreeMap<(String, String, i64, i64), i64> = BTreeMap::new();
+    let rows = json["rows"].as_array().expect("rows");
+    let function = |r: &Value| {
+        (
+            r["name"].as_str().unwrap().to_owned(),
+            r["file"].as_str().unwrap_or_default().to_owned(),
+            r["function_line"].as_i64().unwrap_or(0),
+            r["function_column"].as_i64().unwrap_or(0),
+        )
+    };
+    for r in rows {
+        *self_of.entry(function(r)).or_default() += r["self"].as_i64().unwrap();
+    }
+    // Keyed as `ours` keys them: functions that only their kind tells apart (an empty name
+    // and a literal "(anonymous)") add up, as there.
+    let mut out = BTreeMap::new();
+    for r in rows.iter().filter(|r| r["file"].is_string() && self_of[&function(r)] > 0) {
+        let amount = (r["self"].as_i64().unwrap(), r["self_samples"].as_i64().unwrap());
+        if amount != (0, 0) {
+            let (name, file, line, column) = function(r);
+            let at = out.entry((name, file, line, column, r["line"].as_i64().unwrap())).or_insert((0, 0));
+            (at.0, at.1) = (at.0 + amount.0, at.1 + amount.1);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_fixture_matches_the_oracle() {
+    let mut fixtures = files("fixtures/cpuprofile", &[".cpuprofile", ".cpuprofile.gz"]);
+    fixtures.extend(files("fixtures/edge", &[".cpuprofile"]));
+    fixtures.extend(files("fixtures/cpuprofile/legacy", &[".cpuprofile"]));
+    let mut failures = Vec::new();
+    let mut lines = 0;
+    for fixture in &fixtures {
+        let (ours, theirs) = (ours(fixture), theirs(fixture));
+        lines += theirs.len();
+        for key in ours.keys().chain(theirs.keys()).collect::<std::collections::BTreeSet<_>>() {
+            if ours.get(key) != theirs.get(key) {
+                failures.push(format!("{fixture} {key:?}: ours {:?}, oracle {:?}", ours.get(key), theirs.get(key)));
+            }
+        }
+    }
+    assert!(lines > 300, "the fixtures have lines with samples: {lines}");
+    assert!(failures.is_empty(), "{} lines differ from the oracle:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// `annotate` run by the binary (no colour, no terminal width).
+fn run(args: &[&str]) -> std::process::Output {
+    cpuprof().args(args).env_remove("COLUMNS").output().unwrap()
+}
+
+#[test]
+fn the_listing_marks_the_oracles_hottest_line_and_folds_cold_runs() {
+    let fixture = "fixtures/cpuprofile/money.cpuprofile";
+    let hottest = theirs(fixture)
+        .into_iter()
+        .filter(|(k, _)| k.0 == "handleRequest")
+        .max_by_key(|(_, (w, _))| *w)
+        .map(|(k, _)| k.4)
+        .unwrap();
+    let out = run(&["annotate", "handleRequest", fixture, "--context", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let marked: Vec<&str> = text.lines().filter(|l| l.contains('▶')).collect();
+    assert!(!marked.is_empty() && marked.len() <= 3, "{text}");
+    let source = std::fs::read_to_string(root().join("fixtures/workloads/money.js")).unwrap();
+    let hot_text = source.lines().nth(hottest as usize - 1).unwrap().trim();
+    let first = marked.iter().find(|l| l.contains(hot_text)).unwrap_or_else(|| panic!("line {hottest} marked:\n{text}"));
+    assert!(first.contains(&format!(" {hottest} ▶ ")), "{first}");
+    assert!(text.contains("source: /") && text.contains("(disk)"), "{text}");
+    assert!(text.contains("self time only"), "{text}");
+    assert!(text.contains("⋮ lines "), "a cold run is folded with --context 1:\n{text}");
+    // --full folds nothing.
+    let full = String::from_utf8(run(&["annotate", "handleRequest", fixture, "--full"]).stdout).unwrap();
+    assert!(!full.contains('⋮'), "{full}");
+}
+
+#[test]
+fn formats_agree_on_every_line() {
+    let fixture = "fixtures/cpuprofile/money.cpuprofile";
+    let json: Value =
+        serde_json::from_slice(&run(&["annotate", "roundMoney", fixture, "--format", "json"]).stdout).unwrap();
+    assert_eq!(json["script"]["origin"], "disk");
+    assert!(json["script"]["lines_total"].as_u64().unwrap() > 10);
+    let csv = String::from_utf8(run(&["annotate", "roundMoney", fixture, "--format", "csv"]).stdout).unwrap();
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let lines = json["lines"].as_array().unwrap();
+    let records: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), lines.len());
+    for (record, line) in records.iter().zip(lines) {
+        assert_eq!(record[column("line")], line["line"].to_string());
+        assert_eq!(record[column("self")], line["self"].to_string());
+        assert_eq!(&record[column("text")], line["text"].as_str().unwrap());
+        assert_eq!(&record[column("total")], "", "no total on a .cpuprofile");
+    }
+    let markdown = String::from_utf8(run(&["annotate", "roundMoney", fixture, "--format", "markdown"]).stdout).unwrap();
+    assert!(markdown.contains("### roundMoney") && markdown.contains("```text"), "{markdown}");
+    let hot = lines.iter().max_by_key(|l| l["self"].as_i64().unwrap()).unwrap();
+    let pct = format!("{:.1}%", hot["function_pct"].as_f64().unwrap());
+    assert!(markdown.lines().any(|l| l.contains(&pct) && l.contains('▶')), "{pct}:\n{markdown}");
+}
+
+#[test]
+fn a_missing_or_changed_script_is_said_not_misaligned() {
+    let fixture = "fixtures/cpuprofile/money.cpuprofile";
+    let dir = tempfile::tempdir().unwrap();
+    let root_rule = format!("{}={}", root().join("fixtures/workloads").display(), dir.path().display());
+    // Missing: the numbers alone, and why.
+    let out = run(&["annotate", "roundMoney", fixture, "--source-root", &root_rule, "--format", "json"]);
+    assert!(out.status.success());
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["script"]["origin"], "none");
+    assert!(json["lines"].as_array().unwrap().iter().all(|l| l["text"].is_null()));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no source for") && said.contains("not found"), "{said}");
+    assert_eq!(json["warnings"][0].as_str().unwrap(), said.trim().trim_start_matches("cpuprof: warning: "));
+    // Changed: shorter than the lines with samples.
+    std::fs::write(dir.path().join("money.js"), "// rewritten\n").unwrap();
+    let out = run(&["annotate", "roundMoney", fixture, "--source-root", &root_rule]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("changed since the profile was recorded"), "{said}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("rewritten") && text.contains("source: none found"), "{text}");
+    // Changed: the function is no longer where the profile says it starts.
+    let moved = std::fs::read_to_string(root().join("fixtures/workloads/money.js")).unwrap().replace("roundMoney", "round");
+    std::fs::write(dir.path().join("money.js"), moved).unwrap();
+    let out = run(&["annotate", "roundMoney", fixture, "--source-root", &root_rule]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("does not name roundMoney"), "{said}");
+}
+
+#[test]
+fn usage_errors_and_ambiguous_patterns() {
+    let fixture = "fixtures/cpuprofile/money.cpuprofile";
+    for args in [
+        &["annotate", "roundMoney", fixture, "--top", "2"][..],
+        &["annotate", fixture][..],
+        &["annotate", "roundMoney", fixture, "--source-root", "nothing"][..],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    // As `callers`: a pattern that names nothing in this profile is bad input for it (exit 1).
+    assert_eq!(run(&["annotate", "noSuchFunction", fixture]).status.code(), Some(1));
+    // A regular expression matching several: the hottest, the others named.
+    let out = run(&["annotate", "^(roundMoney|handleRequest)$", fixture, "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["function"]["name"], "roundMoney");
+    assert!(json["warnings"][0].as_str().unwrap().contains("annotating the hottest"), "{json}");
+}
