@@ -74,7 +74,7 @@ check("the tools are the commands, with schemas made from their options", async 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
-    "blocks", "callees", "callers", "convert", "diff", "explain", "flamegraph", "load", "report", "timeline", "top", "tree",
+    "annotate", "blocks", "callees", "callers", "convert", "diff", "explain", "flamegraph", "load", "report", "timeline", "top", "tree",
   ]);
   const top = tools.find((t) => t.name === "top");
   const props = top.inputSchema.properties;
@@ -178,6 +178,8 @@ const SAME_AS_CLI = [
   ["callers", { pattern: "renderRow", input: PACKAGES }, ["callers", "renderRow", PACKAGES]],
   ["callees", { pattern: "main", input: PACKAGES, depth: 2 }, ["callees", "main", PACKAGES, "--depth", "2"]],
   ["explain", { pattern: "fastHash", input: PACKAGES }, ["explain", "fastHash", PACKAGES]],
+  ["annotate", { pattern: "fastHash", input: PACKAGES, context: 1 }, ["annotate", "fastHash", PACKAGES, "--context", "1"]],
+  ["annotate", { input: PACKAGES, top: 2, full: true }, ["annotate", "--top", "2", PACKAGES, "--full"]],
   [
     "diff",
     { base: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile"], new: ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile"], explain: "3" },
@@ -287,6 +289,17 @@ check("answers keep to the budget, whole rows left out with a count", async () =
   // The default budget holds too.
   const { text } = await call(client, "top", { inputs: [TICKS], all: true });
   assert.ok(Buffer.byteLength(text) <= 8192);
+  // An annotation loses its lightest lines first; the hottest stay, in line order.
+  {
+    const args = { input: "fixtures/cpuprofile/money.cpuprofile", pattern: "roundMoney", full: true };
+    const whole = await json(client, "annotate", { ...args, budget: WHOLE });
+    const { text } = await call(client, "annotate", { ...args, budget: 2048 });
+    assert.ok(Buffer.byteLength(text) <= 2048, text);
+    const cut = JSON.parse(text);
+    assert.ok(cut.left_out.rows.lines > 0 && cut.lines.length > 0, text);
+    const heaviest = [...whole.lines].sort((a, b) => b.self - a.self || a.line - b.line).slice(0, cut.lines.length);
+    assert.deepEqual(cut.lines, whole.lines.filter((l) => heaviest.includes(l)));
+  }
   // A tree loses its deepest nodes first: its upper levels stay.
   for (const [input, budget] of [[TICKS, 2048], [PACKAGES, 8192], ["fixtures/cpuprofile/deep-recursion.cpuprofile", 4096]]) {
     const tree = await call(client, "tree", { input, budget, min_percent: 0 });

@@ -77,6 +77,15 @@ const TOOLS: &[ToolSpec] = &[
         about: "A function's callers and callees together (the sandwich view).",
     },
     ToolSpec {
+        name: "annotate",
+        command: "annotate",
+        about: "A function's source with each line's self time (`pattern` as for callers; or `top`: the N \
+            functions with the most self time): `lines[]` has each line's `text`, `self`, `function_pct` (share of \
+            the function's self) and, where the profile records call-site lines, `total` (else null); \
+            `script.origin` says where the text came from (disk, script-source, sourcemap, none). Within a budget \
+            the lightest lines go first.",
+    },
+    ToolSpec {
         name: "diff",
         command: "diff",
         about: "What changed between two profiles (or sets of runs: base/new): rows whose self or total time moved, \

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use cpuprof_app::annotate::AnnotateRequest;
 use cpuprof_app::calls::{CallsRequest, Lists, TreeRequest};
 use cpuprof_app::convert::ConvertRequest;
 use cpuprof_app::diff::DiffRequest;
@@ -88,6 +89,7 @@ pub(crate) fn schema(tool: &str, formats: &[String]) -> (Map<String, Value>, Vec
         }
         "top" => request_schema::<TopRequest>(),
         "tree" => request_schema::<TreeRequest>(),
+        "annotate" => request_schema::<AnnotateRequest>(),
         "timeline" => request_schema::<TimelineRequest>(),
         "blocks" => request_schema::<BlocksRequest>(),
         "diff" => {
@@ -136,6 +138,7 @@ pub(crate) enum Call {
     Top(TopRequest),
     Tree(TreeRequest),
     Calls(CallsRequest, Lists),
+    Annotate(AnnotateRequest),
     Timeline(TimelineRequest),
     Blocks(BlocksRequest),
     Diff(Box<DiffRequest>),
@@ -269,6 +272,7 @@ pub(crate) fn read_call(
         "callers" => Call::Calls(request(arguments)?, Lists::Callers),
         "callees" => Call::Calls(request(arguments)?, Lists::Callees),
         "explain" => Call::Calls(request(arguments)?, Lists::Both),
+        "annotate" => Call::Annotate(request(arguments)?),
         "timeline" => Call::Timeline(request(arguments)?),
         "blocks" => Call::Blocks(request(arguments)?),
         "diff" => Call::Diff(Box::new(request(arguments)?)),
@@ -292,6 +296,7 @@ pub(crate) fn inputs(call: &Call) -> Vec<PathBuf> {
         Call::Load(r) | Call::Top(r) => r.inputs.clone(),
         Call::Tree(r) => vec![r.input.clone()],
         Call::Calls(r, _) => vec![r.input.clone()],
+        Call::Annotate(r) => vec![r.input.clone()],
         Call::Timeline(r) => vec![r.input.clone()],
         Call::Blocks(r) => vec![r.input.clone()],
         Call::Diff(r) => r.pair.iter().chain(&r.base).chain(&r.new).cloned().collect(),
@@ -329,6 +334,7 @@ fn check(call: &Call) -> anyhow::Result<()> {
         Call::Top(request) => request.check(false),
         Call::Tree(request) => request.check(),
         Call::Calls(request, _) => request.check(),
+        Call::Annotate(request) => request.check(),
         Call::Timeline(request) => request.check(),
         Call::Blocks(request) => request.check(),
         Call::Diff(request) => request.check().map(drop),
@@ -366,6 +372,9 @@ pub(crate) fn answer(call: &Call, shown: &Shown, budget: usize) -> anyhow::Resul
         Call::Tree(request) => request.execute(|a| cpuprof_render::render_tree(&a.document(None), format))?,
         Call::Calls(request, lists) => {
             request.execute(*lists, |a| cpuprof_render::render_calls(&a.document(None), format))?
+        }
+        Call::Annotate(request) => {
+            request.execute(|a| cpuprof_render::render_annotate(&a.document(terminal), format))?
         }
         Call::Timeline(request) => {
             let answer = request.execute()?;
