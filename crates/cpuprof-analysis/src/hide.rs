@@ -135,5 +135,6 @@ pub(crate) fn copy_samples(
 /// The builder's profile, with `profile`'s facts about the recording (timing, window, warnings).
 pub(crate) fn finish(profile: &Profile, mut b: ProfileBuilder) -> Result<Profile, ModelError> {
     b.recording_of(&profile.meta);
+    b.copy_scripts(profile);
     b.finish()
 }

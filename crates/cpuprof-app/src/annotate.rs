@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use cpuprof_analysis::{CallGraph, FindError, TopRow};
-use cpuprof_model::Meta;
+use cpuprof_model::{Meta, Profile, ScriptOrigin};
 use cpuprof_render::{AnnotateDocument, AnnotatedFunction, SourceOrigin, SourceText, Terminal};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -130,7 +130,7 @@ impl AnnotateRequest {
             .map(|function| {
                 let lines = graph.lines(function);
                 let row = &graph.functions()[function];
-                let text = script_text(row, &lines, &roots);
+                let text = script_text(&profile, row, &lines, &roots);
                 AnnotatedFunction { function, lines, source: text }
             })
             .collect();
@@ -184,16 +184,27 @@ fn hottest(graph: &CallGraph<'_>, n: usize) -> Vec<usize> {
 /// The most bytes of a script read from disk.
 const MAX_SCRIPT_BYTES: u64 = 64 << 20;
 
-/// The source of `row`'s script: the file on disk (through the `roots`), else none; says
-/// (warns) why there is none, or that the file on disk does not fit the profile's lines.
-fn script_text(row: &TopRow, lines: &cpuprof_analysis::FunctionLines, roots: &[SourceRoot<'_>]) -> SourceText {
+/// The source of `row`'s script, in order: the file on disk (through the `roots`) when it
+/// fits the profile's lines, the text the profile carries (a tick log's `script-source`, a
+/// source map's `sourcesContent`), else none; says (warns) why there is none, and that a file
+/// on disk does not fit the profile.
+fn script_text(
+    profile: &Profile,
+    row: &TopRow,
+    lines: &cpuprof_analysis::FunctionLines,
+    roots: &[SourceRoot<'_>],
+) -> SourceText {
     let none = |file: Option<String>| SourceText { origin: SourceOrigin::None, file, lines: Vec::new() };
     let Some(file) = row.file.as_deref().filter(|f| !f.is_empty()) else { return none(None) };
+    let carried = profile.script(file).map(|script| SourceText {
+        origin: match script.origin {
+            ScriptOrigin::ScriptSource => SourceOrigin::ScriptSource,
+            ScriptOrigin::SourceMap => SourceOrigin::SourceMap,
+        },
+        file: Some(file.to_owned()),
+        lines: script.text.lines().map(str::to_owned).collect(),
+    });
     let shown = |s: &str| cpuprof_render::text::visible(s);
-    if !is_local_path(file) {
-        warn(&format!("no source for {}: not a file on disk", shown(file)));
-        return none(Some(file.to_owned()));
-    }
     let path = roots
         .iter()
         .find_map(|r| {
@@ -201,41 +212,47 @@ fn script_text(row: &TopRow, lines: &cpuprof_analysis::FunctionLines, roots: &[S
             (rest.is_empty() || rest.starts_with('/')).then(|| format!("{}{rest}", r.new.trim_end_matches('/')))
         })
         .unwrap_or_else(|| file.to_owned());
-    let text = match read_text(Path::new(&path)) {
-        Ok(text) => text,
-        Err(why) => {
-            let hint = if roots.is_empty() {
+    let read = if is_local_path(&path) { read_text(Path::new(&path)) } else { Err("not a file on disk".to_owned()) };
+    let text = match (read, &carried) {
+        (Ok(text), _) => text,
+        (Err(_), Some(_)) => return carried.unwrap_or_else(|| none(None)),
+        (Err(why), None) => {
+            let hint = if roots.is_empty() && is_local_path(file) {
                 format!(" (for a profile recorded elsewhere, {} OLD=NEW)", spelled("source_root"))
             } else {
                 String::new()
             };
-            warn(&format!("no source for {}: {}: {why}{hint}", shown(file), shown(&path)));
+            let at = if path == file { String::new() } else { format!(" {}:", shown(&path)) };
+            warn(&format!("no source for {}:{at} {why}{hint}", shown(file)));
             return none(Some(path));
         }
     };
     let source_lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    let count = source_lines.len();
-    // A file changed since the recording: lines past its end, or a named function not on its line.
+    let Some(why) = misfit(row, lines, &source_lines) else {
+        return SourceText { origin: SourceOrigin::Disk, file: Some(path), lines: source_lines };
+    };
+    let instead = if carried.is_some() { "the text the profile carries is shown instead" } else { "its text is not shown" };
+    warn(&format!("{}: {why}: it changed since the profile was recorded; {instead}", shown(&path)));
+    carried.unwrap_or_else(|| none(Some(path)))
+}
+
+/// Why a script's `source` does not fit the profile's lines of `row`, if it does not: samples
+/// past its end, or a named function not on the line the profile says it starts on.
+fn misfit(row: &TopRow, lines: &cpuprof_analysis::FunctionLines, source: &[String]) -> Option<String> {
+    let count = source.len();
     if let Some(last) = lines.lines.last().map(|l| l.line).filter(|l| *l as usize > count) {
-        warn(&format!(
-            "{} has {count} lines, but the profile has samples on line {last}: it changed since the profile was recorded; its text is not shown",
-            shown(&path)
-        ));
-        return none(Some(path));
+        return Some(format!("it has {count} lines, but the profile has samples on line {last}"));
     }
-    if let Some(def) = row.line.filter(|l| *l as usize <= count && *l > 0) {
-        let name = row.plain_name();
-        let word = name.rsplit(['.', ' ']).next().unwrap_or(name);
-        let plain = !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
-        if plain && !source_lines[def as usize - 1].contains(word) {
-            warn(&format!(
-                "{}: line {def} does not name {}, where the profile says it starts: the file may have changed since the profile was recorded",
-                shown(&path),
-                shown(word)
-            ));
-        }
-    }
-    SourceText { origin: SourceOrigin::Disk, file: Some(path), lines: source_lines }
+    let def = row.line.filter(|l| *l as usize <= count && *l > 0)?;
+    let name = row.plain_name();
+    let word = name.rsplit(['.', ' ']).next().unwrap_or(name);
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    (plain && !source[def as usize - 1].contains(word)).then(|| {
+        format!(
+            "line {def} does not name {}, where the profile says the function starts",
+            cpuprof_render::text::visible(word)
+        )
+    })
 }
 
 /// Whether the model's name of a script is a path on this machine (not `node:internal/…`,

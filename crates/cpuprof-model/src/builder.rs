@@ -3,7 +3,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::tables::{LineHits, Meta, Samples, SourceFormat, StackTable, Table};
+use crate::tables::{LineHits, Meta, Samples, Script, ScriptOrigin, SourceFormat, StackTable, Table};
 use crate::timeline::SampleList;
 use crate::{
     Frame, FrameId, Func, FuncId, LibId, Library, Profile, SampleTimeline, StackId, StrId, StringTable, TimedSample,
@@ -79,6 +79,7 @@ pub struct ProfileBuilder {
     timed: Option<Vec<TimedSample>>,
     value_types: Vec<ValueType>,
     line_hits: LineHits,
+    scripts: Vec<Script>,
     meta: Meta,
     first_error: Option<ModelError>,
 }
@@ -107,6 +108,7 @@ impl ProfileBuilder {
             timed: None,
             value_types,
             line_hits: LineHits::default(),
+            scripts: Vec::new(),
             meta: Meta {
                 format,
                 start_ns: None,
@@ -305,6 +307,20 @@ impl ProfileBuilder {
         self.meta.interval_ns = interval_ns;
     }
 
+    /// Records the text of the script `file` (a later text of the same file replaces it).
+    pub fn script(&mut self, file: &str, origin: ScriptOrigin, text: std::sync::Arc<str>) {
+        let file = self.intern(file);
+        self.scripts.retain(|s| s.file != file);
+        self.scripts.push(Script { file, origin, text });
+    }
+
+    /// Records the scripts' text `profile` carries (a profile rebuilt from it keeps them).
+    pub fn copy_scripts(&mut self, profile: &Profile) {
+        for script in &profile.scripts {
+            self.script(profile.strings.get(script.file), script.origin, script.text.clone());
+        }
+    }
+
     /// Takes `meta`'s facts about the recording — its timing, the window its samples were cut
     /// to, its warnings — for a profile rebuilt from another one (a transform of its stacks).
     pub fn recording_of(&mut self, meta: &Meta) {
@@ -360,6 +376,7 @@ impl ProfileBuilder {
             samples: self.samples,
             value_types: self.value_types,
             line_hits: self.line_hits,
+            scripts: self.scripts,
             meta: self.meta,
         };
         validate(&profile)?;

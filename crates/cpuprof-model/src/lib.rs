@@ -49,7 +49,8 @@ pub use sample::TimedSample;
 pub use source::SampleSource;
 pub use strings::StringTable;
 pub use tables::{
-    Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, SourceFormat, StackTable, Table, Tier,
+    Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, Script, ScriptOrigin, SourceFormat, StackTable,
+    Table, Tier,
     UnknownSourceFormat, ValueKind, ValueType, ValueUnit, VmState,
 };
 pub use timeline::{PendingRowSums, SampleTimeline};

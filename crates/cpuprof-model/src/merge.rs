@@ -136,6 +136,7 @@ impl Merger {
         for warning in &p.meta.warnings {
             b.warn(warning.clone());
         }
+        b.copy_scripts(p);
     }
 
     /// The merged profile; `metas` are the inputs' (their times give the merge's).

@@ -632,8 +632,31 @@ pub struct Profile {
     pub value_types: Vec<ValueType>,
     /// Line-level hits per stack, where the format has them.
     pub line_hits: LineHits,
+    /// Scripts' text the input carries (a tick log's `script-source`, a source map's
+    /// `sourcesContent`), one per file.
+    pub scripts: Vec<Script>,
     /// Facts about the recording.
     pub meta: Meta,
+}
+
+/// Where the text of a [`Script`] came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScriptOrigin {
+    /// A tick log's `script-source` record: the script as V8 compiled it.
+    ScriptSource,
+    /// A source map's `sourcesContent`: an original source.
+    SourceMap,
+}
+
+/// A script's text, as the input carried it.
+#[derive(Clone, Debug)]
+pub struct Script {
+    /// The script, as functions name it ([`Func::file`]).
+    pub file: StrId,
+    /// Where its text came from.
+    pub origin: ScriptOrigin,
+    /// Its text (shared: profiles rebuilt from this one keep it without a copy).
+    pub text: std::sync::Arc<str>,
 }
 
 impl Profile {
@@ -651,6 +674,11 @@ impl Profile {
     /// The file of `func` as reports show it: its script, or its library's path.
     pub fn func_file(&self, func: &Func) -> &str {
         func.display_file(&self.strings, &self.libraries)
+    }
+
+    /// The text the profile carries of the script `file`, if any.
+    pub fn script(&self, file: &str) -> Option<&Script> {
+        self.scripts.iter().find(|s| self.strings.get(s.file) == file)
     }
 
     /// The function of the innermost frame of `stack`.

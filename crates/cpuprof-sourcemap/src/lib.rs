@@ -479,6 +479,18 @@ fn rebuild(profile: &Profile, originals: &[Option<(&Script, Original)>]) -> Resu
         }
     }
     b.recording_of(&profile.meta);
+    b.copy_scripts(profile);
+    // The original sources' text the maps carry, of the sources functions now name.
+    let mut carried: rustc_hash::FxHashSet<(*const Script, u32)> = rustc_hash::FxHashSet::default();
+    for (script, original) in originals.iter().flatten() {
+        if !carried.insert((std::ptr::from_ref::<Script>(script), original.source)) {
+            continue;
+        }
+        let file = script.sources.get(original.source as usize).and_then(Option::as_deref);
+        if let (Some(file), Some(text)) = (file, script.map.get_source_contents(original.source)) {
+            b.script(file, cpuprof_model::ScriptOrigin::SourceMap, std::sync::Arc::from(text));
+        }
+    }
     b.finish()
 }
 
