@@ -204,3 +204,41 @@ fn usage_errors_and_ambiguous_patterns() {
     assert_eq!(json["function"]["name"], "roundMoney");
     assert!(json["warnings"][0].as_str().unwrap().contains("annotating the hottest"), "{json}");
 }
+
+#[test]
+fn a_source_maps_sources_content_is_shown_when_the_original_is_not_on_disk() {
+    // The fixture's map without sourcesContent, given it in a copy: each source's own text.
+    let dir = tempfile::tempdir().unwrap();
+    let dist = root().join("fixtures/sourcemap/dist");
+    let mut map: Value = serde_json::from_slice(&std::fs::read(dist.join("app.js.map")).unwrap()).unwrap();
+    let contents: Vec<Value> = map["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| Value::from(std::fs::read_to_string(dist.join(s.as_str().unwrap())).unwrap()))
+        .collect();
+    map["sourcesContent"] = Value::from(contents);
+    std::fs::write(dir.path().join("app.js.map"), map.to_string()).unwrap();
+    let maps = dir.path().display().to_string();
+    let away = format!("{}={}", root().join("fixtures/sourcemap/app").display(), dir.path().join("gone").display());
+    let out = run(&[
+        "annotate", "computeInvoiceTotal", "fixtures/sourcemap/app.cpuprofile", "--source-map-dir", &maps,
+        "--source-root", &away, "--format", "json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["script"]["origin"], "sourcemap", "{json}");
+    let warnings = json["warnings"].to_string();
+    assert!(!warnings.contains("source for") && !warnings.contains("changed"), "the carried text needs no warning: {warnings}");
+    let original = std::fs::read_to_string(root().join("fixtures/sourcemap/app/src/pricing.ts")).unwrap();
+    let lines = json["lines"].as_array().unwrap();
+    assert!(lines.iter().any(|l| l["self"].as_i64().unwrap() > 0));
+    for line in lines {
+        let n = line["line"].as_u64().unwrap() as usize;
+        assert_eq!(line["text"].as_str(), original.lines().nth(n - 1), "line {n}");
+    }
+    // With the original on disk, the disk wins.
+    let out = run(&["annotate", "computeInvoiceTotal", "fixtures/sourcemap/app.cpuprofile", "--source-map-dir", &maps, "--format", "json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["script"]["origin"], "disk", "{json}");
+}
