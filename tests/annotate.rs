@@ -242,3 +242,58 @@ fn a_source_maps_sources_content_is_shown_when_the_original_is_not_on_disk() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["script"]["origin"], "disk", "{json}");
 }
+
+/// `go tool pprof -list` of the function named exactly `name`: line → (flat, cum), in ns; `None`
+/// when several functions have the name (pprof lists them all).
+fn go_list(go: &std::path::Path, file: &str, name: &str) -> Option<BTreeMap<i64, (i64, i64)>> {
+    let out = std::process::Command::new(go)
+        .args(["tool", "pprof", "-sample_index=1", "-unit=ns", "-list", &format!("^{}$", regex::escape(name)), file])
+        .current_dir(root())
+        .output()
+        .expect("go runs");
+    assert!(out.status.success(), "go tool pprof -list {name}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.matches("ROUTINE").count() != 1 {
+        return None;
+    }
+    let value = |s: &str| if s == "." { 0 } else { s.trim_end_matches("ns").parse::<i64>().unwrap() };
+    let lines = text.lines().filter_map(|l| {
+        let mut words = l.split_whitespace();
+        let (flat, cum, line) = (words.next()?, words.next()?, words.next()?);
+        let line = line.strip_suffix(':').or_else(|| line.split_once(':').map(|(n, _)| n))?.parse().ok()?;
+        Some((line, (value(flat), value(cum))))
+    });
+    Some(lines.filter(|(_, v)| *v != (0, 0)).collect())
+}
+
+#[test]
+fn pprof_lines_match_go_tool_pprof_list() {
+    let Some(go) = common::go() else {
+        eprintln!("SKIPPED: no go tool pprof");
+        return;
+    };
+    let fixture = "fixtures/pprof/ddpprof-wall-lines.pb.gz";
+    let json = common::library_json(&["annotate", fixture, "--top", "12"]).unwrap();
+    let functions = json["functions"].as_array().unwrap();
+    let mut compared = 0;
+    for f in functions {
+        assert_eq!(f["call_sites"], true, "pprof frames carry their lines");
+        let name = f["function"]["name"].as_str().unwrap();
+        // pprof lists lines of the files it can read.
+        if !std::path::Path::new(f["function"]["file"].as_str().unwrap()).is_file() {
+            continue;
+        }
+        let ours: BTreeMap<i64, (i64, i64)> = f["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l["line"].as_i64().unwrap(), (l["self"].as_i64().unwrap(), l["total"].as_i64().unwrap())))
+            .filter(|(_, v)| *v != (0, 0))
+            .collect();
+        assert!(!ours.is_empty(), "{name}");
+        let Some(theirs) = go_list(&go, fixture, name) else { continue };
+        assert_eq!(ours, theirs, "{name}: annotate's self/total against go tool pprof -list's flat/cum");
+        compared += 1;
+    }
+    assert!(compared >= 5, "{compared} functions compared");
+}
