@@ -297,3 +297,40 @@ fn pprof_lines_match_go_tool_pprof_list() {
     }
     assert!(compared >= 5, "{compared} functions compared");
 }
+
+#[test]
+fn top_by_line_on_pprof_matches_go_tool_pprof_top_lines() {
+    let Some(go) = common::go() else {
+        eprintln!("SKIPPED: no go tool pprof");
+        return;
+    };
+    let fixture = "fixtures/pprof/ddpprof-wall-lines.pb.gz";
+    let out = std::process::Command::new(&go)
+        .args(["tool", "pprof", "-sample_index=1", "-unit=ns", "-top", "-lines", "-nodecount=1000000"])
+        .args(["-nodefraction=0", "-edgefraction=0", "-symbolize=none", fixture])
+        .current_dir(root())
+        .output()
+        .expect("go runs");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = |s: &str| s.trim_end_matches("ns").parse::<i64>().unwrap();
+    let theirs: BTreeMap<String, (i64, i64)> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat "))
+        .skip(1)
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            (words[5..].join(" "), (value(words[0]), value(words[3])))
+        })
+        .collect();
+    let ours = common::library_json(&["top", fixture, "--by", "line", "--all"]).unwrap();
+    let mut compared = 0;
+    for row in ours["rows"].as_array().unwrap() {
+        let (Some(file), Some(line)) = (row["file"].as_str(), row["line"].as_i64()) else { continue };
+        let label = format!("{} {}:{line}", row["name"].as_str().unwrap(), common::clean(file));
+        let Some(theirs) = theirs.get(&label) else { continue };
+        assert_eq!((row["self"].as_i64().unwrap(), row["total"].as_i64().unwrap()), *theirs, "{label}");
+        compared += 1;
+    }
+    assert!(compared >= 40, "{compared} lines compared of {}", theirs.len());
+}

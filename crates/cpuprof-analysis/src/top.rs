@@ -458,11 +458,34 @@ pub(crate) fn line_parts(hits: &[(u32, u32)], value: i64) -> impl Iterator<Item 
     })
 }
 
-/// Grouping by line: each stack's self weight split over its line hits by the cumulative-floor
-/// rule (exact integers, the parts add up to the whole). A `.cpuprofile` has no call-site
-/// lines, so total equals self.
+/// Grouping by line. A stack whose frame carries its line (pprof, tick logs) counts at that
+/// line, and each line's total is the samples with it on their stack, once however often it
+/// recurs (as every view's totals). Any other stack's self weight is split over its line hits
+/// by the cumulative-floor rule (exact integers, the parts add up to the whole): a
+/// `.cpuprofile` has no call-site lines, so there total equals self.
 fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys, per_function: bool) -> Vec<[i64; 4]> {
-    let mut out: Vec<[i64; 4]> = Vec::new();
+    let frames = profile.stacks.frames();
+    let line_key = |func: &cpuprof_model::Func, line: Option<u32>| {
+        let mut key = function_key(profile, func, line);
+        key.column = None;
+        key.function_line = func.line.filter(|_| per_function);
+        key
+    };
+    let mut framed_keys = vec![NO_KEY; frames.len()];
+    let (mut framed_w, mut framed_c) = (vec![0i64; frames.len()], vec![0i64; frames.len()]);
+    for (s, frame) in frames.iter().enumerate() {
+        let frame = &profile.frames[*frame];
+        let func = &profile.funcs[frame.func];
+        if let Some(line) = frame.line.filter(|l| *l > 0 && func.kind != FuncKind::Root) {
+            framed_keys[s] = keys.id(line_key(func, Some(line)));
+            (framed_w[s], framed_c[s]) = (self_w[s], self_c[s]);
+        }
+    }
+    let mut out: Vec<[i64; 4]> = if framed_keys.iter().any(|k| *k != NO_KEY) {
+        with_totals(profile, &framed_keys, &framed_w, &framed_c, keys.keys.len())
+    } else {
+        Vec::new()
+    };
     let mut add = |key: Key, w: i64, c: i64, keys: &mut Keys| {
         let id = keys.id(key) as usize;
         if out.len() <= id {
@@ -475,7 +498,7 @@ fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys, p
         row[3] += c;
     };
     for (s, stack) in profile.stacks.ids().enumerate() {
-        if self_w[s] == 0 && self_c[s] == 0 {
+        if (self_w[s] == 0 && self_c[s] == 0) || framed_keys[s] != NO_KEY {
             continue;
         }
         let func_id: FuncId = profile.func_of(stack);
@@ -486,17 +509,11 @@ fn by_line(profile: &Profile, self_w: &[i64], self_c: &[i64], keys: &mut Keys, p
         let hits: Vec<(u32, u32)> = profile.line_hits.of(stack).collect();
         let ticks_total: u64 = hits.iter().map(|(_, t)| u64::from(*t)).sum();
         if ticks_total == 0 {
-            let mut key = function_key(profile, func, func.line);
-            key.column = None;
-            key.function_line = func.line.filter(|_| per_function);
-            add(key, self_w[s], self_c[s], keys);
+            add(line_key(func, func.line), self_w[s], self_c[s], keys);
             continue;
         }
         for ((line, w), (_, c)) in line_parts(&hits, self_w[s]).zip(line_parts(&hits, self_c[s])) {
-            let mut key = function_key(profile, func, Some(line));
-            key.column = None;
-            key.function_line = func.line.filter(|_| per_function);
-            add(key, w, c, keys);
+            add(line_key(func, Some(line)), w, c, keys);
         }
     }
     out.resize(keys.keys.len(), [0; 4]);
