@@ -70,8 +70,10 @@ fn node_report(log: &str) -> NodeReport {
     NodeReport { ticks, unaccounted, gc, js, summary }
 }
 
+/// `top --all` of `log` in V8's view of inlining (as node's tick processor: an inlined
+/// function's ticks in the function it was inlined into).
 fn top_json(log: &str) -> Value {
-    let out = cpuprof().args(["top", log, "--all", "--format", "json"]).output().unwrap();
+    let out = cpuprof().args(["top", log, "--all", "--format", "json", "--no-unroll-inlined"]).output().unwrap();
     assert!(out.status.success(), "{log}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }

@@ -65,7 +65,9 @@ impl CallGraph<'_> {
                 unlined.add(amount.weight, amount.samples);
                 continue;
             }
-            for ((line, weight), (_, samples)) in line_parts(&hits, amount.weight).zip(line_parts(&hits, amount.samples)) {
+            for ((line, weight), (_, samples)) in
+                line_parts(&hits, amount.weight).zip(line_parts(&hits, amount.samples))
+            {
                 self_by_line.entry(line).or_default().add(weight, samples);
             }
         }

@@ -149,11 +149,7 @@ fn pick(graph: &CallGraph<'_>, pattern: &str, source: &str) -> Result<usize> {
         Err(FindError::Ambiguous(mut found)) => {
             // The hottest by self: what the lines show (a stable sort keeps `find`'s order of equals).
             found.sort_by_key(|f| std::cmp::Reverse(graph.functions()[*f].self_weight));
-            let others: Vec<String> = found[1..]
-                .iter()
-                .take(5)
-                .map(|f| graph.functions()[*f].handle())
-                .collect();
+            let others: Vec<String> = found[1..].iter().take(5).map(|f| graph.functions()[*f].handle()).collect();
             let more = found.len() - 1 - others.len();
             warn(&format!(
                 "{source}: {} functions match {}: annotating the hottest, {}; the others: {}{}",
@@ -169,13 +165,12 @@ fn pick(graph: &CallGraph<'_>, pattern: &str, source: &str) -> Result<usize> {
     }
 }
 
-/// The `n` functions with the most self time that have a script (what has no script has no
-/// lines), heaviest first.
+/// The `n` functions with the most self time that have a script (what has none, native code
+/// and V8's own, has no lines), heaviest first.
 fn hottest(graph: &CallGraph<'_>, n: usize) -> Vec<usize> {
     let functions = graph.functions();
-    let mut order: Vec<usize> = (0..functions.len())
-        .filter(|f| functions[*f].self_weight > 0 && functions[*f].file.as_deref().is_some_and(|f| !f.is_empty()))
-        .collect();
+    let mut order: Vec<usize> =
+        (0..functions.len()).filter(|f| functions[*f].self_weight > 0 && has_script(&functions[*f])).collect();
     order.sort_by(|a, b| functions[*b].self_weight.cmp(&functions[*a].self_weight).then(a.cmp(b)));
     order.truncate(n);
     order
@@ -195,6 +190,10 @@ fn script_text(
     roots: &[SourceRoot<'_>],
 ) -> SourceText {
     let none = |file: Option<String>| SourceText { origin: SourceOrigin::None, file, lines: Vec::new() };
+    if !has_script(row) {
+        // A library's path is no source to show (C++, shared libraries, builtins).
+        return none(None);
+    }
     let Some(file) = row.file.as_deref().filter(|f| !f.is_empty()) else { return none(None) };
     let carried = profile.script(file).map(|script| SourceText {
         origin: match script.origin {
@@ -231,7 +230,8 @@ fn script_text(
     let Some(why) = misfit(row, lines, &source_lines) else {
         return SourceText { origin: SourceOrigin::Disk, file: Some(path), lines: source_lines };
     };
-    let instead = if carried.is_some() { "the text the profile carries is shown instead" } else { "its text is not shown" };
+    let instead =
+        if carried.is_some() { "the text the profile carries is shown instead" } else { "its text is not shown" };
     warn(&format!("{}: {why}: it changed since the profile was recorded; {instead}", shown(&path)));
     carried.unwrap_or_else(|| none(Some(path)))
 }
@@ -253,6 +253,17 @@ fn misfit(row: &TopRow, lines: &cpuprof_analysis::FunctionLines, source: &[Strin
             cpuprof_render::text::visible(word)
         )
     })
+}
+
+/// Whether `row` is code of a script (JavaScript, or a language a pprof profile names files of),
+/// not native code or V8's own, whose file is a library or nothing.
+fn has_script(row: &TopRow) -> bool {
+    use cpuprof_model::FuncKind;
+    let native = matches!(
+        row.kind,
+        FuncKind::Native | FuncKind::Cpp | FuncKind::SharedLib | FuncKind::Builtin | FuncKind::Regexp
+    );
+    !native && row.file.as_deref().is_some_and(|f| !f.is_empty())
 }
 
 /// Whether the model's name of a script is a path on this machine (not `node:internal/…`,

@@ -33,6 +33,9 @@ pub struct ReadOptions {
     pub folded_weight: Weight,
     /// Tick logs and perf script text: keep a function's V8 tiers apart (~f, ^f, +f, *f)
     pub split_tiers: bool,
+    /// Tick logs: keep V8's view of TurboFan-inlined functions (their time in the function they
+    /// were inlined into) instead of giving each its own frame under its caller
+    pub no_unroll_inlined: bool,
     /// Tick logs: read the libraries the log names under this folder instead of /
     pub symbols: Option<PathBuf>,
     /// pprof: the sample type to weigh by (cpu, wall, samples, …)
@@ -57,6 +60,7 @@ impl Default for ReadOptions {
             input_format: InputFormat::AUTO,
             folded_weight: Weight::Samples,
             split_tiers: false,
+            no_unroll_inlined: false,
             symbols: None,
             sample_type: None,
             profile: None,
@@ -291,6 +295,7 @@ impl<'a> Reader<'a> {
             parse.window = Some(Bounds { from: *from, to: *to });
         }
         parse.split_tiers = reading.split_tiers;
+        parse.unroll_inlined = !reading.no_unroll_inlined;
         parse.symbols_root.clone_from(&reading.symbols);
         parse.sample_type.clone_from(&reading.sample_type);
         parse.profile_id.clone_from(&reading.profile);
@@ -318,7 +323,7 @@ impl<'a> Reader<'a> {
         }
         // Options of one format, given for a file of another: say so rather than ignore them quietly.
         let format = profile.meta.format;
-        let unused: [(&str, bool, &[SourceFormat]); 4] = [
+        let unused: [(&str, bool, &[SourceFormat]); 5] = [
             ("profile", reading.profile.is_some(), &[SourceFormat::Trace]),
             ("sample_type", reading.sample_type.is_some(), &[SourceFormat::Pprof]),
             // The formats that know V8's JIT tiers.
@@ -328,6 +333,7 @@ impl<'a> Reader<'a> {
                 &[SourceFormat::TickLog, SourceFormat::PreprocessJson, SourceFormat::PerfScript],
             ),
             ("symbols", reading.symbols.is_some(), &[SourceFormat::TickLog]),
+            ("no_unroll_inlined", reading.no_unroll_inlined, &[SourceFormat::TickLog]),
         ];
         for (option, given, applies_to) in unused {
             if given && !applies_to.contains(&format) {

@@ -1050,6 +1050,11 @@ pub(crate) struct InputArgs {
     #[arg(long)]
     pub(crate) split_tiers: bool,
 
+    /// Tick logs: keep V8's view of TurboFan-inlined functions (their time in the function they
+    /// were inlined into) instead of giving each its own frame under its caller
+    #[arg(long)]
+    pub(crate) no_unroll_inlined: bool,
+
     /// Tick logs: read the libraries the log names (/usr/bin/node, libc, …) under DIR instead of
     /// /, for logs recorded on another machine
     #[arg(long, value_name = "DIR")]
@@ -1089,6 +1094,7 @@ impl InputArgs {
             input_format: cpuprof_app::input::InputFormat(self.input_format.0),
             folded_weight: self.folded_weight.into(),
             split_tiers: self.split_tiers,
+            no_unroll_inlined: self.no_unroll_inlined,
             symbols: self.symbols.clone(),
             sample_type: self.sample_type.clone(),
             profile: self.profile.clone(),

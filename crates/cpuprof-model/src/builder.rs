@@ -190,6 +190,11 @@ impl ProfileBuilder {
         self.funcs[self.frames[frame].func]
     }
 
+    /// The frame `frame` stands for.
+    pub fn frame_of(&self, frame: FrameId) -> Frame {
+        self.frames[frame]
+    }
+
     /// The stack `frame` called from `parent` (`None`: a root), adding it if it is new.
     /// Because `parent` must already exist, parents always come before children.
     pub fn stack(&mut self, parent: Option<StackId>, frame: FrameId) -> StackId {
@@ -307,9 +312,13 @@ impl ProfileBuilder {
         self.meta.interval_ns = interval_ns;
     }
 
-    /// Records the text of the script `file` (a later text of the same file replaces it).
+    /// Records the text of the script `file` (a later text of the same file replaces it); a
+    /// `file://` url as its path, as [`ProfileBuilder::func`] names files.
     pub fn script(&mut self, file: &str, origin: ScriptOrigin, text: std::sync::Arc<str>) {
-        let file = self.intern(file);
+        let file = match crate::file_url::path_of_file_url(file) {
+            Some(path) => self.intern(&path),
+            None => self.intern(file),
+        };
         self.scripts.retain(|s| s.file != file);
         self.scripts.push(Script { file, origin, text });
     }

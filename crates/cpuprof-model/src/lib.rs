@@ -50,8 +50,7 @@ pub use source::SampleSource;
 pub use strings::StringTable;
 pub use tables::{
     Frame, Func, FuncKind, Library, LineHits, Meta, Profile, Samples, Script, ScriptOrigin, SourceFormat, StackTable,
-    Table, Tier,
-    UnknownSourceFormat, ValueKind, ValueType, ValueUnit, VmState,
+    Table, Tier, UnknownSourceFormat, ValueKind, ValueType, ValueUnit, VmState,
 };
 pub use timeline::{PendingRowSums, SampleTimeline};
 pub use warning::{Setting, Warning};

@@ -89,6 +89,12 @@ pub struct ParseOptions {
     ///
     /// Default is `false`.
     pub split_tiers: bool,
+    /// Tick logs: give each function TurboFan inlined its own frame under its caller, at the
+    /// lines the code's source positions (`code-source-info`) say, instead of V8's view (its
+    /// time in the function it was inlined into).
+    ///
+    /// Default is `true`.
+    pub unroll_inlined: bool,
     /// Tick logs: look the libraries the log names up under this directory
     /// (`/usr/bin/node` → `DIR/usr/bin/node`), for logs written on another machine.
     ///
@@ -137,6 +143,7 @@ impl Default for ParseOptions {
             timeline: false,
             window: None,
             split_tiers: false,
+            unroll_inlined: true,
             symbols_root: None,
             sample_type: None,
             format: None,

@@ -32,6 +32,14 @@ pub(super) struct Entry {
     pub(super) size: u64,
     pub(super) code: Code,
     pub(super) name: Name,
+    /// Its source positions (an index into [`super::positions::Positions::infos`]), when the
+    /// log gave them; they move with it.
+    pub(super) info: Option<u32>,
+    /// Whether it is a bytecode array (`~`): its frames' addresses are bytecode offsets, not
+    /// return addresses.
+    pub(super) bytecode: bool,
+    /// Its function's shared info (0: none).
+    pub(super) sfi: u64,
 }
 
 /// How a code object is named: its text until a tick needs it, then its frame.
@@ -356,7 +364,7 @@ mod tests {
     use super::*;
 
     fn entry(size: u64, n: usize) -> Entry {
-        Entry { size, code: Code::Js, name: Name::Frame(frame(n)) }
+        Entry { size, code: Code::Js, name: Name::Frame(frame(n)), info: None, bytecode: false, sfi: 0 }
     }
 
     /// Frame `n` of a profile with frames 0..=n (only the builder makes ids).
@@ -420,7 +428,10 @@ mod tests {
         let mut code = DynamicCode::default();
         for i in 0..10_000 {
             let name = Name::Js { text: format!("f{i} /a.js:1:1").into(), tier: None };
-            code.add(0x1000 + (i % 8) * 0x100, Entry { size: 0x100, code: Code::Js, name });
+            code.add(
+                0x1000 + (i % 8) * 0x100,
+                Entry { size: 0x100, code: Code::Js, name, info: None, bytecode: false, sfi: 0 },
+            );
             code.add(0x10_0000 + i * 0x10, entry(0x10, 1));
             code.move_code(0x10_0000 + i * 0x10, 0x20_0000 + i * 0x10);
             code.delete(0x20_0000 + i * 0x10);

@@ -22,6 +22,7 @@ mod codemap;
 mod input;
 mod lines;
 mod names;
+mod positions;
 pub(crate) mod preprocess;
 mod records;
 mod stacks;
@@ -133,6 +134,14 @@ struct Decoder {
     no_pc: FxHashMap<VmState, FrameId>,
     /// Builtins' frames as code of the library they were logged in, by frame, library and kind.
     in_library: FxHashMap<(FrameId, usize, FuncKind), FrameId>,
+    /// Scripts' text and code objects' source positions.
+    positions: positions::Positions,
+    /// Give inlined functions their own frames ([`ParseOptions::unroll_inlined`]).
+    unroll: bool,
+    /// What each (code object's positions, table entry) was placed as (`u32::MAX`: no entry).
+    placed: FxHashMap<(u32, u32), Resolved>,
+    /// Frames of inlined chains, innermost first ([`Resolved::Inlined`] indexes them).
+    chains: Vec<Box<[FrameId]>>,
 }
 
 impl Decoder {
@@ -177,6 +186,10 @@ impl Decoder {
             old_form: 0,
             no_pc: FxHashMap::default(),
             in_library: FxHashMap::default(),
+            positions: positions::Positions::default(),
+            unroll: options.unroll_inlined,
+            placed: FxHashMap::default(),
+            chains: Vec::new(),
         }
     }
 
@@ -238,6 +251,15 @@ impl Decoder {
         }
         if input.long_lines > 0 {
             self.builder.warn(format!("skipped {} line(s) longer than {} MiB", input.long_lines, MAX_LINE >> 20));
+        }
+        // The scripts' text, for the sources of what ran (eval code's `<unknown>` names none).
+        let mut scripts: Vec<(u32, positions::ScriptText)> =
+            std::mem::take(&mut self.positions.scripts).into_iter().collect();
+        scripts.sort_by_key(|(id, _)| *id);
+        for (_, script) in scripts {
+            if !script.name.is_empty() && script.name != "<unknown>" {
+                self.builder.script(&script.name, cpuprof_model::ScriptOrigin::ScriptSource, script.text);
+            }
         }
         let rows = std::mem::take(&mut self.rows);
         for ((stack, state), ticks) in rows.into_iter().zip(std::mem::take(&mut self.row_ticks)) {

@@ -198,9 +198,39 @@ impl Decoder {
                 }
                 None => false,
             },
+            "code-source-info" => self.code_source_info(&fields),
+            "script-source" => match (fields.get(1).and_then(|f| f.parse::<u32>().ok()), fields.get(2)) {
+                (Some(id), Some(name)) => {
+                    let mut script = super::positions::script_text(name, &fields[3..].join(","));
+                    script.line_offset = self.positions.line_offsets.get(&id).copied();
+                    self.positions.scripts.insert(id, script);
+                    true
+                }
+                _ => false,
+            },
+            "script-details" => {
+                let id = fields.get(1).and_then(|f| f.parse::<u32>().ok());
+                let offset = fields.get(3).and_then(|f| f.parse::<i64>().ok());
+                if let (Some(id), Some(offset)) = (id, offset) {
+                    self.positions.line_offsets.insert(id, offset);
+                    if let Some(script) = self.positions.scripts.get_mut(&id) {
+                        script.line_offset = Some(offset);
+                    }
+                }
+                true
+            }
+            "sfi-move" => {
+                if let (Some(from), Some(to)) =
+                    (fields.get(1).and_then(|f| address(f)), fields.get(2).and_then(|f| address(f)))
+                {
+                    if let Some(function) = self.positions.functions.remove(&from) {
+                        self.positions.functions.insert(to, function);
+                    }
+                }
+                true
+            }
             "tick" => false,
-            // Other records (heap events, script sources, deopts, timers, sfi-move: functions
-            // are named by their code here, not by their shared info) do not matter to stacks.
+            // Other records (heap events, deopts, timers) do not matter to stacks.
             _ => true,
         };
         if !ok {
@@ -271,7 +301,16 @@ impl Decoder {
             _ if js_kind => (Name::Js { text: unescape(&name).into(), tier: None }, Code::Other),
             _ => (plain(format!("{kind}: {}", unescape(&name)), FuncKind::Other), Code::Other),
         };
-        let (span, replaced) = self.code.add(start, Entry { size, code, name });
+        let (bytecode, sfi) = if with_function {
+            let sfi = address(fields[n - 2]).unwrap_or(0);
+            if let Name::Js { text, .. } = &name {
+                self.positions.functions.entry(sfi).or_default().name = Some(text.clone().into());
+            }
+            (fields[n - 1] == "~", sfi)
+        } else {
+            (false, 0)
+        };
+        let (span, replaced) = self.code.add(start, Entry { size, code, name, info: None, bytecode, sfi });
         // Builtins also decide what addresses in their remapped copies mean.
         self.changed(if matches!(code, Code::Builtin | Code::BytecodeHandler) { None } else { Some(span) });
         // New code in fresh memory changes no remembered leaf: those are ranges of code that
@@ -279,6 +318,38 @@ impl Decoder {
         if replaced || self.libraries.overlap(span) || self.remapped_builtin_overlap(span) {
             self.leaves.forget();
         }
+        true
+    }
+}
+
+impl Decoder {
+    /// `code-source-info,START,SCRIPT,FN_START,FN_END,POSITIONS,INLINED,FNS`: the positions of
+    /// the code at START (written right after its code-creation). False when malformed; info for
+    /// code the map does not hold is dropped.
+    fn code_source_info(&mut self, fields: &[&str]) -> bool {
+        let (Some(start), Some(info)) =
+            (fields.get(1).and_then(|f| address(f)), fields.get(2..).and_then(super::positions::SourceInfo::parse))
+        else {
+            return false;
+        };
+        let Some((at, entry)) = self.code.find(start).filter(|(at, _)| *at == start) else { return true };
+        let span = (at, at.saturating_add(entry.size));
+        let named_line = match &entry.name {
+            Name::Js { text, .. } => super::names::split_js_name(text).line,
+            _ => None,
+        };
+        let index = u32::try_from(self.positions.infos.len()).unwrap_or(u32::MAX);
+        entry.info = Some(index);
+        if entry.sfi != 0 {
+            self.positions.functions.entry(entry.sfi).or_default().script = Some(info.script);
+        }
+        if let Some(line) = named_line {
+            self.positions.infer_line_offset(info.script, info.function_start, line);
+        }
+        self.positions.infos.push(info);
+        // Addresses in the code may have been resolved without its positions.
+        self.changed(Some(span));
+        self.leaves.forget();
         true
     }
 }

@@ -45,6 +45,8 @@ pub(super) struct RowKey {
     callers: Option<StackId>,
     tos: Option<FrameId>,
     pc: Option<FrameId>,
+    /// The pc's chain of inlined frames (`u32::MAX`: none; `pc` is its innermost).
+    chain: u32,
     handler: bool,
     state: VmState,
 }
@@ -56,7 +58,7 @@ impl RowKey {
 
     fn slot(&self) -> usize {
         let word = |id: Option<usize>| id.map_or(u64::MAX, |i| i as u64);
-        let flags = (self.state as u64) << 1 | u64::from(self.handler);
+        let flags = (u64::from(self.chain) << 16) | (self.state as u64) << 1 | u64::from(self.handler);
         let h = [word(self.tos.map(FrameId::index)), word(self.pc.map(FrameId::index)), flags]
             .iter()
             .fold(word(self.callers.map(StackId::index)), |h, w| {
@@ -80,7 +82,12 @@ struct Leaf {
     end: u64,
     epoch: u32,
     resolved: Resolved,
+    /// The code's source positions ([`NO_INFO`]: none): a leaf in it is placed on its line.
+    info: u32,
 }
+
+/// No source positions.
+const NO_INFO: u32 = u32::MAX;
 
 impl Leaves {
     const SLOTS_LOG2: u32 = 12;
@@ -88,7 +95,7 @@ impl Leaves {
     const GRAIN_LOG2: u32 = 8;
 
     pub(super) fn new() -> Self {
-        let empty = Leaf { start: 0, end: 0, epoch: 0, resolved: Resolved::Miss };
+        let empty = Leaf { start: 0, end: 0, epoch: 0, resolved: Resolved::Miss, info: NO_INFO };
         Leaves { slots: vec![empty; 1 << Self::SLOTS_LOG2].into_boxed_slice(), epoch: 1 }
     }
 
@@ -96,16 +103,21 @@ impl Leaves {
         ((address >> Self::GRAIN_LOG2).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::SLOTS_LOG2)) as usize
     }
 
-    fn get(&self, address: u64) -> Option<Resolved> {
+    /// What covers `address`, where that starts, and its positions.
+    fn get(&self, address: u64) -> Option<(Resolved, u64, u32)> {
         let leaf = &self.slots[Self::slot(address)];
-        (leaf.epoch == self.epoch && leaf.start <= address && address < leaf.end).then_some(leaf.resolved)
+        (leaf.epoch == self.epoch && leaf.start <= address && address < leaf.end).then_some((
+            leaf.resolved,
+            leaf.start,
+            leaf.info,
+        ))
     }
 
-    fn put(&mut self, address: u64, (start, end): codemap::Span, resolved: Resolved) {
+    fn put(&mut self, address: u64, (start, end): codemap::Span, resolved: Resolved, info: u32) {
         if !(start <= address && address < end) {
             return;
         }
-        self.slots[Self::slot(address)] = Leaf { start, end, epoch: self.epoch, resolved };
+        self.slots[Self::slot(address)] = Leaf { start, end, epoch: self.epoch, resolved, info };
     }
 
     /// Forgets every leaf.
@@ -131,6 +143,9 @@ pub(super) struct Known {
 #[derive(Clone, Copy)]
 pub(super) enum Resolved {
     Found(FrameId, Code),
+    /// JavaScript code with functions inlined into it, unrolled: a chain of frames, innermost
+    /// first (an index into `Decoder::chains`).
+    Inlined(u32),
     Miss,
 }
 
@@ -287,6 +302,7 @@ impl Decoder {
         let state = self.vm_state(tick.state);
         let leaf = if tick.external { tick.tos } else { tick.pc };
         let mut handler = None;
+        let mut chain = u32::MAX;
         let pc_frame = if leaf == 0 && !tick.external {
             // No pc at all: time in the VM outside any code (V8 logs these, mostly in state
             // OTHER), not code that nothing covers. Named by the state, as `(program)` is in a
@@ -299,6 +315,10 @@ impl Decoder {
                     None
                 }
                 Resolved::Found(frame, _) => Some(frame),
+                Resolved::Inlined(c) => {
+                    chain = c;
+                    Some(self.chains[c as usize][0])
+                }
                 Resolved::Miss => Some(self.unaccounted()),
             }
         };
@@ -306,12 +326,14 @@ impl Decoder {
         let tos = if tick.external || tick.tos == 0 { Resolved::Miss } else { self.resolve_leaf(tick.tos) };
         let tos_frame = match tos {
             Resolved::Found(frame, Code::Js) => Some(frame),
+            Resolved::Inlined(c) => Some(self.chains[c as usize][0]),
             _ => None,
         };
         let key = RowKey {
             callers: callers.stack,
             tos: tos_frame,
             pc: pc_frame.or(handler),
+            chain,
             handler: handler.is_some(),
             state,
         };
@@ -323,7 +345,9 @@ impl Decoder {
         }
         let mut stack = callers.stack;
         let mut leaf = callers.leaf;
-        for frame in [tos_frame, pc_frame].into_iter().flatten() {
+        // The pc's inlined callers (outermost first) come before it.
+        let inlined = self.chains.get(chain as usize).map_or(&[][..], |c| &c[1..]);
+        for frame in tos_frame.into_iter().chain(inlined.iter().rev().copied()).chain(pc_frame) {
             stack = Some(self.builder.stack(stack, frame));
             leaf = Some(frame);
         }
@@ -348,6 +372,7 @@ impl Decoder {
             match self.resolve(*address) {
                 Resolved::Found(_, Code::BytecodeHandler) | Resolved::Miss => {}
                 Resolved::Found(frame, _) => scratch.push(frame),
+                Resolved::Inlined(c) => scratch.extend_from_slice(&self.chains[c as usize]),
             }
         }
         let Some(&leaf) = scratch.first() else {
@@ -434,7 +459,13 @@ impl Decoder {
         if let Some(resolved) = self.resolved.get(&address) {
             return *resolved;
         }
-        let (resolved, _) = self.resolve_anew(address);
+        let (mut resolved, _) = self.resolve_anew(address);
+        if let (Resolved::Found(frame, Code::Js), Some((start, info, bytecode))) = (resolved, self.source_of(address)) {
+            // A return address is the instruction after the call (in machine code: the call
+            // is the one before it); a bytecode frame's is the bytecode being run.
+            let offset = (address - start).saturating_sub(u64::from(!bytecode));
+            resolved = self.place(frame, info, offset);
+        }
         self.seen.insert(address);
         self.resolved.insert(address, resolved);
         resolved
@@ -442,14 +473,89 @@ impl Decoder {
 
     /// What is at a pc or top-of-stack `address` (0: nothing), through [`Leaves`].
     pub(super) fn resolve_leaf(&mut self, address: u64) -> Resolved {
-        if let Some(resolved) = self.leaves.get(address) {
-            return resolved;
+        let (resolved, start, info) = match self.leaves.get(address) {
+            Some(known) => known,
+            None => {
+                let (resolved, span) = self.resolve_anew(address);
+                let source = match resolved {
+                    Resolved::Found(_, Code::Js) => self.source_of(address),
+                    _ => None,
+                };
+                let info = source.map_or(NO_INFO, |(_, info, _)| info);
+                if let Some(span) = span {
+                    self.leaves.put(address, span, resolved, info);
+                }
+                (resolved, source.map_or(0, |(start, _, _)| start), info)
+            }
+        };
+        match resolved {
+            Resolved::Found(frame, Code::Js) if info != NO_INFO => self.place(frame, info, address - start),
+            _ => resolved,
         }
-        let (resolved, span) = self.resolve_anew(address);
-        if let Some(span) = span {
-            self.leaves.put(address, span, resolved);
+    }
+
+    /// Where the code at `address` starts, its positions and whether it is bytecode, when the
+    /// log gave its positions.
+    fn source_of(&mut self, address: u64) -> Option<(u64, u32, bool)> {
+        let (start, entry) = self.code.find(address)?;
+        Some((start, entry.info?, entry.bytecode))
+    }
+
+    /// What a frame at code offset `offset` of the code of `base` (with positions `info`) was
+    /// running: its function at a line, or the chain of functions inlined there.
+    fn place(&mut self, base: FrameId, info: u32, offset: u64) -> Resolved {
+        let entry = self.positions.infos[info as usize].entry(offset);
+        let key = (info, entry.unwrap_or(u32::MAX));
+        if let Some(placed) = self.placed.get(&key) {
+            return *placed;
         }
-        resolved
+        let placed = self.place_anew(base, info, entry);
+        self.placed.insert(key, placed);
+        placed
+    }
+
+    fn place_anew(&mut self, base: FrameId, info: u32, entry: Option<u32>) -> Resolved {
+        let own = self.builder.frame_of(base).func;
+        let own_func = self.builder.func_of_frame(base);
+        let source = &self.positions.infos[info as usize];
+        let script = source.script;
+        // Without a position (code V8 logged none for: Sparkplug's; a broken chain), the
+        // function's own line, as V8's CPU profiler does.
+        let Some(elements) = entry.and_then(|e| source.elements(e, self.unroll)) else {
+            return Resolved::Found(
+                self.builder.frame(Frame { func: own, line: own_func.line, column: None }),
+                Code::Js,
+            );
+        };
+        let mut frames: Vec<FrameId> = Vec::with_capacity(elements.len());
+        for (sfi, offset) in elements {
+            let (func, line) = match sfi {
+                None => {
+                    let line = if offset < 0 { own_func.line } else { self.positions.line(script, offset) };
+                    (own, line)
+                }
+                Some(sfi) => {
+                    // A function that cannot be named is left out: its time goes to its caller.
+                    let Some(function) = self.positions.functions.get(&sfi).cloned() else { continue };
+                    let Some(name) = function.name else { continue };
+                    let func = js_func(&mut self.builder, &name, own_func.tier);
+                    let line = match function.script {
+                        _ if offset < 0 => split_js_name(&name).line,
+                        Some(s) => self.positions.line(s, offset),
+                        None => None,
+                    };
+                    (func, line)
+                }
+            };
+            frames.push(self.builder.frame(Frame { func, line, column: None }));
+        }
+        match frames.as_slice() {
+            [one] => Resolved::Found(*one, Code::Js),
+            _ => {
+                self.chains.push(frames.into_boxed_slice());
+                Resolved::Inlined(u32::try_from(self.chains.len() - 1).unwrap_or(u32::MAX))
+            }
+        }
     }
 
     /// What is at `address`: V8's code first, then the libraries (C++ by ELF symbol, else the

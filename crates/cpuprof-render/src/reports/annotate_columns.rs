@@ -71,11 +71,9 @@ impl<'a> Listing<'a> {
         let lines = &self.function.lines;
         match lines.lines.binary_search_by_key(&line, |l| l.line) {
             Ok(i) => lines.lines[i],
-            Err(_) => LineAmount {
-                line,
-                self_amount: Amount::default(),
-                total: lines.call_sites.then(Amount::default),
-            },
+            Err(_) => {
+                LineAmount { line, self_amount: Amount::default(), total: lines.call_sites.then(Amount::default) }
+            }
         }
     }
 
@@ -134,20 +132,21 @@ pub(crate) fn notes(listing: &Listing<'_>, unit: Weight) -> Vec<String> {
     let mut notes = Vec::new();
     let file = f.source.file.as_deref().map(crate::text::visible);
     notes.push(match (f.source.origin, file) {
-        (super::SourceOrigin::None, Some(file)) => format!("source: none found for {file} (line numbers and times only)"),
-        (super::SourceOrigin::None, None) => "source: the function names no script (line numbers and times only)".to_owned(),
+        (super::SourceOrigin::None, Some(file)) => {
+            format!("source: none found for {file} (line numbers and times only)")
+        }
+        (super::SourceOrigin::None, None) => {
+            "source: the function names no script (line numbers and times only)".to_owned()
+        }
         (origin, Some(file)) => format!("source: {file} ({})", origin.as_str()),
         (origin, None) => format!("source: {}", origin.as_str()),
     });
-    if !f.lines.call_sites {
+    if !f.lines.call_sites && !f.lines.lines.is_empty() {
         notes.push("self time only: the profile records no call-site lines, so lines have no total".to_owned());
     }
     if f.lines.unlined.weight != 0 || f.lines.unlined.samples != 0 {
         let amount = unit_amount(unit, f.lines.unlined.weight);
-        notes.push(format!(
-            "{amount} of its self ({:.1}%) is on no known line",
-            listing.function_pct(f.lines.unlined)
-        ));
+        notes.push(format!("{amount} of its self ({:.1}%) is on no known line", listing.function_pct(f.lines.unlined)));
     }
     if f.lines.lines.is_empty() && listing.row.self_weight == 0 && listing.row.total_weight != 0 {
         notes.push("no self time: its time is in the functions it calls".to_owned());
@@ -183,7 +182,8 @@ pub(crate) fn listing_lines(listing: &Listing<'_>, unit: Weight, width: Option<u
     let widest = |header: &str, text: &dyn Fn(u32) -> String| {
         lines.iter().map(|l| columns(&text(*l))).chain([columns(header)]).max().unwrap_or(0)
     };
-    let (w_self, w_pct, w_line) = (widest("self", &self_text), widest("fn%", &pct_text), widest("line", &|l| l.to_string()));
+    let (w_self, w_pct, w_line) =
+        (widest("self", &self_text), widest("fn%", &pct_text), widest("line", &|l| l.to_string()));
     let w_total = if call_sites { widest("total", &total_text) } else { 0 };
     let numbers = |s: &str, p: &str, t: &str, l: &str| {
         let mut text = format!("{s:>w_self$} {p:>w_pct$}");
@@ -204,7 +204,8 @@ pub(crate) fn listing_lines(listing: &Listing<'_>, unit: Weight, width: Option<u
                 let text = listing.text(l).map(code_text).unwrap_or_default();
                 let text = room.map_or_else(|| text.clone(), |room| truncate(&text, room));
                 let mark = if hot { '▶' } else { ' ' };
-                let line = format!("{} {mark} {text}", numbers(&self_text(l), &pct_text(l), &total_text(l), &l.to_string()));
+                let line =
+                    format!("{} {mark} {text}", numbers(&self_text(l), &pct_text(l), &total_text(l), &l.to_string()));
                 let line = line.trim_end().to_owned();
                 let amounts = listing.amounts(l);
                 match (hot, has(amounts.self_amount) || amounts.total.is_some_and(has)) {
@@ -284,8 +285,17 @@ mod tests {
         use Shown::{Folded, Line};
         assert_eq!(
             plan(10, 30, &[12, 20], 1, false),
-            vec![Line(10), Line(11), Line(12), Line(13), Folded { from: 14, to: 18 }, Line(19), Line(20), Line(21),
-                 Folded { from: 22, to: 30 }]
+            vec![
+                Line(10),
+                Line(11),
+                Line(12),
+                Line(13),
+                Folded { from: 14, to: 18 },
+                Line(19),
+                Line(20),
+                Line(21),
+                Folded { from: 22, to: 30 }
+            ]
         );
         // A gap of one line is shown, not folded.
         assert_eq!(plan(1, 5, &[1, 5], 1, false), vec![Line(1), Line(2), Line(3), Line(4), Line(5)]);

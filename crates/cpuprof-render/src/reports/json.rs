@@ -952,7 +952,7 @@ impl LinesByWeight<'_> {
 }
 
 pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>, budget: Option<usize>) -> String {
-    use super::annotate_columns::{Listing, LineCells, LINE_FIELDS};
+    use super::annotate_columns::{LineCells, Listing, LINE_FIELDS};
     use super::cells::json_row;
     use super::top_columns::{function_json, RowOf};
 

@@ -551,7 +551,8 @@ pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>) -> String {
     let graph = doc.graph;
     let width = doc.terminal.width;
     let amount = |v: i64| unit_amount(graph.unit(), v);
-    let mut out = fit::wrap(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()), width);
+    let mut out =
+        fit::wrap(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()), width);
     out.push('\n');
     for f in doc.functions {
         let listing = Listing::of(doc, f);
