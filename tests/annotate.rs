@@ -97,9 +97,18 @@ fn every_fixture_matches_the_oracle() {
     assert!(failures.is_empty(), "{} lines differ from the oracle:\n{}", failures.len(), failures.join("\n"));
 }
 
-/// `annotate` run by the binary (no colour, no terminal width).
+/// Where the fixtures were recorded: their scripts are read below the checkout instead.
+const RECORDED_AT: &str = "/work/main";
+
+/// The binary run with `args` (no colour, no terminal width); an `annotate` reads the fixtures'
+/// scripts from this checkout (`--source-root`), wherever it is.
 fn run(args: &[&str]) -> std::process::Output {
-    cpuprof().args(args).env_remove("COLUMNS").output().unwrap()
+    let mut command = cpuprof();
+    command.args(args).env_remove("COLUMNS");
+    if args.first() == Some(&"annotate") && !args.contains(&"--source-root") {
+        command.args(["--source-root", &format!("{RECORDED_AT}={}", root().display())]);
+    }
+    command.output().unwrap()
 }
 
 #[test]
@@ -118,7 +127,8 @@ fn the_listing_marks_the_oracles_hottest_line_and_folds_cold_runs() {
     assert!(!marked.is_empty() && marked.len() <= 3, "{text}");
     let source = std::fs::read_to_string(root().join("fixtures/workloads/money.js")).unwrap();
     let hot_text = source.lines().nth(hottest as usize - 1).unwrap().trim();
-    let first = marked.iter().find(|l| l.contains(hot_text)).unwrap_or_else(|| panic!("line {hottest} marked:\n{text}"));
+    let first =
+        marked.iter().find(|l| l.contains(hot_text)).unwrap_or_else(|| panic!("line {hottest} marked:\n{text}"));
     assert!(first.contains(&format!(" {hottest} ▶ ")), "{first}");
     assert!(text.contains("source: /") && text.contains("(disk)"), "{text}");
     assert!(text.contains("self time only"), "{text}");
@@ -159,7 +169,7 @@ fn formats_agree_on_every_line() {
 fn a_missing_or_changed_script_is_said_not_misaligned() {
     let fixture = "fixtures/cpuprofile/money.cpuprofile";
     let dir = tempfile::tempdir().unwrap();
-    let root_rule = format!("{}={}", root().join("fixtures/workloads").display(), dir.path().display());
+    let root_rule = format!("{RECORDED_AT}/fixtures/workloads={}", dir.path().display());
     // Missing: the numbers alone, and why.
     let out = run(&["annotate", "roundMoney", fixture, "--source-root", &root_rule, "--format", "json"]);
     assert!(out.status.success());
@@ -177,7 +187,8 @@ fn a_missing_or_changed_script_is_said_not_misaligned() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains("rewritten") && text.contains("source: none found"), "{text}");
     // Changed: the function is no longer where the profile says it starts.
-    let moved = std::fs::read_to_string(root().join("fixtures/workloads/money.js")).unwrap().replace("roundMoney", "round");
+    let moved =
+        std::fs::read_to_string(root().join("fixtures/workloads/money.js")).unwrap().replace("roundMoney", "round");
     std::fs::write(dir.path().join("money.js"), moved).unwrap();
     let out = run(&["annotate", "roundMoney", fixture, "--source-root", &root_rule]);
     let said = String::from_utf8_lossy(&out.stderr);
@@ -220,16 +231,26 @@ fn a_source_maps_sources_content_is_shown_when_the_original_is_not_on_disk() {
     map["sourcesContent"] = Value::from(contents);
     std::fs::write(dir.path().join("app.js.map"), map.to_string()).unwrap();
     let maps = dir.path().display().to_string();
-    let away = format!("{}={}", root().join("fixtures/sourcemap/app").display(), dir.path().join("gone").display());
+    let away = format!("{RECORDED_AT}/fixtures/sourcemap/app={}", dir.path().join("gone").display());
     let out = run(&[
-        "annotate", "computeInvoiceTotal", "fixtures/sourcemap/app.cpuprofile", "--source-map-dir", &maps,
-        "--source-root", &away, "--format", "json",
+        "annotate",
+        "computeInvoiceTotal",
+        "fixtures/sourcemap/app.cpuprofile",
+        "--source-map-dir",
+        &maps,
+        "--source-root",
+        &away,
+        "--format",
+        "json",
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["script"]["origin"], "sourcemap", "{json}");
     let warnings = json["warnings"].to_string();
-    assert!(!warnings.contains("source for") && !warnings.contains("changed"), "the carried text needs no warning: {warnings}");
+    assert!(
+        !warnings.contains("source for") && !warnings.contains("changed"),
+        "the carried text needs no warning: {warnings}"
+    );
     let original = std::fs::read_to_string(root().join("fixtures/sourcemap/app/src/pricing.ts")).unwrap();
     let lines = json["lines"].as_array().unwrap();
     assert!(lines.iter().any(|l| l["self"].as_i64().unwrap() > 0));
@@ -238,7 +259,15 @@ fn a_source_maps_sources_content_is_shown_when_the_original_is_not_on_disk() {
         assert_eq!(line["text"].as_str(), original.lines().nth(n - 1), "line {n}");
     }
     // With the original on disk, the disk wins.
-    let out = run(&["annotate", "computeInvoiceTotal", "fixtures/sourcemap/app.cpuprofile", "--source-map-dir", &maps, "--format", "json"]);
+    let out = run(&[
+        "annotate",
+        "computeInvoiceTotal",
+        "fixtures/sourcemap/app.cpuprofile",
+        "--source-map-dir",
+        &maps,
+        "--format",
+        "json",
+    ]);
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["script"]["origin"], "disk", "{json}");
 }
@@ -247,7 +276,9 @@ fn a_source_maps_sources_content_is_shown_when_the_original_is_not_on_disk() {
 /// when several functions have the name (pprof lists them all).
 fn go_list(go: &std::path::Path, file: &str, name: &str) -> Option<BTreeMap<i64, (i64, i64)>> {
     let out = std::process::Command::new(go)
-        .args(["tool", "pprof", "-sample_index=1", "-unit=ns", "-list", &format!("^{}$", regex::escape(name)), file])
+        .args(["tool", "pprof", "-sample_index=1", "-unit=ns", "-list", &format!("^{}$", regex::escape(name))])
+        // The scripts as recorded, found in this checkout.
+        .args([&format!("-trim_path={RECORDED_AT}"), &format!("-source_path={}", root().display()), file])
         .current_dir(root())
         .output()
         .expect("go runs");
@@ -280,7 +311,8 @@ fn pprof_lines_match_go_tool_pprof_list() {
         assert_eq!(f["call_sites"], true, "pprof frames carry their lines");
         let name = f["function"]["name"].as_str().unwrap();
         // pprof lists lines of the files it can read.
-        if !std::path::Path::new(f["function"]["file"].as_str().unwrap()).is_file() {
+        let file = f["function"]["file"].as_str().unwrap();
+        if !file.strip_prefix(RECORDED_AT).is_some_and(|rest| root().join(rest.trim_start_matches('/')).is_file()) {
             continue;
         }
         let ours: BTreeMap<i64, (i64, i64)> = f["lines"]
@@ -333,4 +365,126 @@ fn top_by_line_on_pprof_matches_go_tool_pprof_top_lines() {
         compared += 1;
     }
     assert!(compared >= 40, "{compared} lines compared of {}", theirs.len());
+}
+
+/// A function of a tick log: (name, file, line, column).
+type FunctionKey = (String, String, i64, i64);
+/// Its self and total ticks, and each line's (self, total); the line 0 for ticks on no line.
+type Ticks = ((i64, i64), BTreeMap<i64, (i64, i64)>);
+
+/// The oracle's functions with self ticks and a script (`ticklog-lines.js`, SPEC §15).
+fn oracle_ticks(log: &str, unroll: bool) -> BTreeMap<FunctionKey, Ticks> {
+    let mut args = vec![log, "--format", "json"];
+    if unroll {
+        args.push("--unroll-inlined");
+    }
+    let json = common::oracle_script("fixtures/oracle/ticklog-lines.js", &args);
+    let mut out = BTreeMap::new();
+    for f in json["functions"].as_array().unwrap() {
+        let (Some(file), true) = (f["file"].as_str(), f["self"].as_i64().unwrap() > 0) else { continue };
+        let key = (
+            f["name"].as_str().unwrap().to_owned(),
+            file.to_owned(),
+            f["line"].as_i64().unwrap_or(0),
+            f["column"].as_i64().unwrap_or(0),
+        );
+        let mut lines = BTreeMap::new();
+        for l in f["lines"].as_array().unwrap() {
+            let line = l["line"].as_i64().unwrap_or(0);
+            // Ticks on no line: self only, as `unlined` has them.
+            let total = if line == 0 { 0 } else { l["total"].as_i64().unwrap() };
+            lines.insert(line, (l["self"].as_i64().unwrap(), total));
+        }
+        lines.retain(|_, v| *v != (0, 0));
+        out.insert(key, ((f["self"].as_i64().unwrap(), f["total"].as_i64().unwrap()), lines));
+    }
+    out
+}
+
+/// `annotate --top` of every function with self ticks, in ticks.
+fn our_ticks(log: &str, unroll: bool) -> BTreeMap<FunctionKey, Ticks> {
+    let mut args =
+        vec!["annotate", log, "--top", "100000", "--weight", "samples", "--include-idle", "--format", "json"];
+    if !unroll {
+        args.push("--no-unroll-inlined");
+    }
+    let out = run(&args);
+    assert!(out.status.success(), "{log}: {}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut ours = BTreeMap::new();
+    for f in json["functions"].as_array().unwrap() {
+        let function = &f["function"];
+        if function["kind"] != "js" {
+            continue;
+        }
+        let key = (
+            function["name"].as_str().unwrap().to_owned(),
+            function["file"].as_str().unwrap().to_owned(),
+            function["line"].as_i64().unwrap_or(0),
+            function["column"].as_i64().unwrap_or(0),
+        );
+        let mut lines: BTreeMap<i64, (i64, i64)> = f["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l["line"].as_i64().unwrap(), (l["self"].as_i64().unwrap(), l["total"].as_i64().unwrap_or(0))))
+            .collect();
+        lines.insert(0, (f["unlined_samples"].as_i64().unwrap(), 0));
+        lines.retain(|_, v| *v != (0, 0));
+        let amounts = (function["self_samples"].as_i64().unwrap(), function["total_samples"].as_i64().unwrap());
+        ours.insert(key, (amounts, lines));
+    }
+    ours
+}
+
+#[test]
+fn tick_log_lines_match_the_oracle_with_and_without_unrolling() {
+    let mut logs = vec!["fixtures/lines/hot-lines.log".to_owned(), "fixtures/lines/inlined.log.gz".to_owned()];
+    logs.extend(files("fixtures/ticklog", &[".log"]));
+    let mut failures = Vec::new();
+    let mut lined = 0;
+    for log in &logs {
+        for unroll in [false, true] {
+            let (ours, theirs) = (our_ticks(log, unroll), oracle_ticks(log, unroll));
+            lined += theirs.values().map(|(_, lines)| lines.keys().filter(|l| **l > 0).count()).sum::<usize>();
+            for key in ours.keys().chain(theirs.keys()).collect::<std::collections::BTreeSet<_>>() {
+                if ours.get(key) != theirs.get(key) {
+                    failures.push(format!(
+                        "{log} unroll={unroll} {key:?}:\n  ours   {:?}\n  oracle {:?}",
+                        ours.get(key),
+                        theirs.get(key)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(lined > 20, "lines compared: {lined}");
+    assert!(failures.is_empty(), "{} functions differ from the oracle:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn inlined_functions_get_their_own_time_under_their_caller_as_with_inlining_off() {
+    // The same workload recorded with inlining off (.cpuprofile): priceOrder's share of the
+    // program's JavaScript self time, within 5 points of the tick log's unrolled one.
+    let share = |json: &Value| {
+        let rows = json["rows"].as_array().unwrap();
+        let js: i64 = rows.iter().filter(|r| r["kind"] == "js").map(|r| r["self_samples"].as_i64().unwrap()).sum();
+        let price = rows.iter().find(|r| r["name"] == "priceOrder").map_or(0, |r| r["self_samples"].as_i64().unwrap());
+        100.0 * price as f64 / js as f64
+    };
+    let top = |args: &[&str]| -> Value {
+        let out = run(&[&["top", "--all", "--format", "json", "--weight", "samples"][..], args].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let off = share(&top(&["fixtures/lines/inlined.noinline.cpuprofile"]));
+    let unrolled = share(&top(&["fixtures/lines/inlined.log.gz"]));
+    let v8_view = share(&top(&["fixtures/lines/inlined.log.gz", "--no-unroll-inlined"]));
+    assert!(off > 50.0, "priceOrder holds most of the work: {off:.1}%");
+    assert!((unrolled - off).abs() <= 5.0, "unrolled {unrolled:.1}% against {off:.1}% with inlining off");
+    assert!(v8_view < 5.0, "V8's view keeps its time in processBatch: {v8_view:.1}%");
+    // Under its caller, at the call's line.
+    let callers = run(&["callers", "priceOrder", "fixtures/lines/inlined.log.gz", "--format", "json"]);
+    let callers: Value = serde_json::from_slice(&callers.stdout).unwrap();
+    assert_eq!(callers["callers"][0]["name"], "processBatch", "{callers}");
 }

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use cpuprof_model::StackId;
+use cpuprof_model::{Profile, StackId};
 
 use crate::calltree::CallGraph;
 use crate::top::{line_parts, Amount};
@@ -37,6 +37,21 @@ pub struct FunctionLines {
     pub call_sites: bool,
 }
 
+/// The lines the self `amount` of `stack` was on: its frame's own line, else its line hits'
+/// split by the cumulative-floor rule (the parts add up to the whole); none when not known.
+pub(crate) fn self_lines(profile: &Profile, stack: StackId, amount: Amount) -> Vec<(u32, Amount)> {
+    if let Some(line) = profile.frames[profile.stacks.frame(stack)].line.filter(|l| *l > 0) {
+        return vec![(line, amount)];
+    }
+    let hits: Vec<(u32, u32)> = profile.line_hits.of(stack).filter(|(line, _)| *line > 0).collect();
+    if hits.iter().all(|(_, ticks)| *ticks == 0) {
+        return Vec::new();
+    }
+    let weights = line_parts(&hits, amount.weight);
+    let samples = line_parts(&hits, amount.samples);
+    weights.zip(samples).map(|((line, weight), (_, samples))| (line, Amount { weight, samples })).collect()
+}
+
 impl CallGraph<'_> {
     /// The samples of `function` (an index into [`CallGraph::functions`]) by line, as the
     /// graph counts them (weight, filters).
@@ -52,23 +67,15 @@ impl CallGraph<'_> {
         let mut self_by_line: BTreeMap<u32, Amount> = BTreeMap::new();
         let mut unlined = Amount::default();
         for (stack, amount) in profile.stacks.ids().zip(own) {
-            let s = stack.index();
-            if stack_key[s] != key || (amount.weight == 0 && amount.samples == 0) {
+            if stack_key[stack.index()] != key || (amount.weight == 0 && amount.samples == 0) {
                 continue;
             }
-            if let Some(line) = line_of(s) {
-                self_by_line.entry(line).or_default().add(amount.weight, amount.samples);
-                continue;
-            }
-            let hits: Vec<(u32, u32)> = profile.line_hits.of(stack).filter(|(line, _)| *line > 0).collect();
-            if hits.iter().all(|(_, ticks)| *ticks == 0) {
+            let parts = self_lines(profile, stack, *amount);
+            if parts.is_empty() {
                 unlined.add(amount.weight, amount.samples);
-                continue;
             }
-            for ((line, weight), (_, samples)) in
-                line_parts(&hits, amount.weight).zip(line_parts(&hits, amount.samples))
-            {
-                self_by_line.entry(line).or_default().add(weight, samples);
+            for (line, part) in parts {
+                self_by_line.entry(line).or_default().add(part.weight, part.samples);
             }
         }
 

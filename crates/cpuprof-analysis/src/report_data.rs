@@ -647,12 +647,8 @@ fn line_weights(profile: &Profile, kept: &[bool], function_of: &[u32], weight: W
         if function == NO_KEY {
             continue;
         }
-        let hits: Vec<(u32, u32)> = profile.line_hits.of(stack).collect();
-        if hits.iter().all(|(_, t)| *t == 0) {
-            continue;
-        }
-        for (line, part) in crate::top::line_parts(&hits, *w) {
-            *out.entry((function, line)).or_default() += part;
+        for (line, part) in crate::lines::self_lines(profile, stack, crate::Amount { weight: *w, samples: 0 }) {
+            *out.entry((function, line)).or_default() += part.weight;
         }
     }
     // The heaviest lines of each function (ties: the first), in function and line order.

@@ -22,6 +22,7 @@ pub mod read;
 pub mod report;
 pub mod said;
 pub mod session;
+mod sources;
 pub mod timeline;
 pub mod top;
 pub mod usage;

@@ -461,10 +461,11 @@ pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>) -> String {
     use super::annotate_columns::{listing_lines, notes, Listing};
 
     let graph = doc.graph;
-    let mut out = format!(
-        "**{}**\n",
-        escape(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()))
-    );
+    let header = profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit());
+    let mut out = String::new();
+    for line in header.lines() {
+        let _ = write!(out, "**{}**\n\n", escape(line));
+    }
     for f in doc.functions {
         let listing = Listing::of(doc, f);
         let row = listing.row;

@@ -1,0 +1,171 @@
+//! Scripts' text for the lines a report shows (`annotate`, the report page): read from disk
+//! (through `--source-root` rules), else carried by the profile, and checked against it.
+
+use std::path::Path;
+
+use cpuprof_analysis::TopRow;
+use cpuprof_model::{FuncKind, Profile, ScriptOrigin};
+use cpuprof_render::{SourceOrigin, SourceText};
+
+use crate::spelled;
+
+/// A `--source-root` rule: scripts named below `old` are read below `new`.
+pub(crate) struct SourceRoot<'a> {
+    pub(crate) old: &'a str,
+    pub(crate) new: &'a str,
+}
+
+/// The most bytes of a script read from disk.
+const MAX_SCRIPT_BYTES: u64 = 64 << 20;
+
+/// A function whose script's text is wanted: as `top` rows and the report's functions give it.
+#[derive(Clone, Copy)]
+pub(crate) struct Code<'a> {
+    /// Its plain name.
+    pub(crate) name: &'a str,
+    pub(crate) file: Option<&'a str>,
+    /// Its definition's line.
+    pub(crate) line: Option<u32>,
+    pub(crate) kind: FuncKind,
+}
+
+impl<'a> Code<'a> {
+    pub(crate) fn of_row(row: &'a TopRow) -> Self {
+        Code { name: row.plain_name(), file: row.file.as_deref(), line: row.line, kind: row.kind }
+    }
+
+    /// Whether it is code of a script (JavaScript, or a language a pprof profile names files
+    /// of), not native code or V8's own, whose file is a library or nothing.
+    pub(crate) fn has_script(&self) -> bool {
+        let native = matches!(
+            self.kind,
+            FuncKind::Native | FuncKind::Cpp | FuncKind::SharedLib | FuncKind::Builtin | FuncKind::Regexp
+        );
+        !native && self.file.is_some_and(|f| !f.is_empty())
+    }
+}
+
+/// The source of `code`'s script, in order: the file on disk (through the `roots`) when it
+/// fits the profile's lines (the last with samples: `last_line`), the text the profile carries
+/// (a tick log's `script-source`, a source map's `sourcesContent`), else none; and what to say
+/// of it: why there is none, or that the file on disk does not fit the profile.
+pub(crate) fn script_text(
+    profile: &Profile,
+    code: Code<'_>,
+    last_line: Option<u32>,
+    roots: &[SourceRoot<'_>],
+) -> (SourceText, Option<String>) {
+    let none = |file: Option<String>| SourceText { origin: SourceOrigin::None, file, lines: Vec::new() };
+    // A library's path is no source to show (C++, shared libraries, builtins).
+    let Some(file) = code.file.filter(|_| code.has_script()) else { return (none(None), None) };
+    let carried = profile.script(file).map(|script| SourceText {
+        origin: match script.origin {
+            ScriptOrigin::ScriptSource => SourceOrigin::ScriptSource,
+            ScriptOrigin::SourceMap => SourceOrigin::SourceMap,
+        },
+        file: Some(file.to_owned()),
+        lines: v8_lines(&script.text),
+    });
+    let shown = |s: &str| cpuprof_render::text::visible(s);
+    let rooted = roots.iter().find_map(|r| {
+        let rest = file.strip_prefix(r.old.trim_end_matches('/'))?;
+        (rest.is_empty() || rest.starts_with('/')).then(|| format!("{}{rest}", r.new.trim_end_matches('/')))
+    });
+    // A rule's folder may be relative (`/srv/app=.`): read from the current directory.
+    let local = rooted.is_some() || is_local_path(file);
+    let path = rooted.unwrap_or_else(|| file.to_owned());
+    let read = if local { read_text(Path::new(&path)) } else { Err("not a file on disk".to_owned()) };
+    let text = match (read, carried) {
+        (Ok(text), carried) => (text, carried),
+        (Err(_), Some(carried)) => return (carried, None),
+        (Err(why), None) => {
+            let hint = if roots.is_empty() && is_local_path(file) {
+                format!(" (for a profile recorded elsewhere, {} OLD=NEW)", spelled("source_root"))
+            } else {
+                String::new()
+            };
+            let at = if path == file { String::new() } else { format!(" {}:", shown(&path)) };
+            return (none(Some(path)), Some(format!("no source for {}:{at} {why}{hint}", shown(file))));
+        }
+    };
+    let (text, carried) = text;
+    let source_lines = v8_lines(&text);
+    let Some(why) = misfit(code, last_line, &source_lines) else {
+        return (SourceText { origin: SourceOrigin::Disk, file: Some(path), lines: source_lines }, None);
+    };
+    let instead =
+        if carried.is_some() { "the text the profile carries is shown instead" } else { "its text is not shown" };
+    let said = format!("{}: {why}: it changed since the profile was recorded; {instead}", shown(&path));
+    (carried.unwrap_or_else(|| none(Some(path))), Some(said))
+}
+
+/// `text`'s lines as V8 numbers them (`String::CalculateLineEnds`): ended by LF, CR LF, a CR
+/// alone, U+2028 or U+2029 (a script with a U+2028 in a string has its later lines one further
+/// down than an editor shows).
+fn v8_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\u{2028}' | '\u{2029}' => lines.push(std::mem::take(&mut line)),
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                lines.push(std::mem::take(&mut line));
+            }
+            c => line.push(c),
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Why a script's `source` does not fit the profile's lines of `code` (the last with samples:
+/// `last_line`), if it does not: samples past its end, or a named function not on the line the
+/// profile says it starts on.
+fn misfit(code: Code<'_>, last_line: Option<u32>, source: &[String]) -> Option<String> {
+    let count = source.len();
+    if let Some(last) = last_line.filter(|l| *l as usize > count) {
+        return Some(format!("it has {count} lines, but the profile has samples on line {last}"));
+    }
+    let def = code.line.filter(|l| *l as usize <= count && *l > 0)?;
+    let word = code.name.rsplit(['.', ' ']).next().unwrap_or(code.name);
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    (plain && !source[def as usize - 1].contains(word)).then(|| {
+        format!(
+            "line {def} does not name {}, where the profile says the function starts",
+            cpuprof_render::text::visible(word)
+        )
+    })
+}
+
+/// Whether the model's name of a script is a path on this machine (not `node:internal/…`,
+/// an `http://` url, or an eval's name).
+fn is_local_path(file: &str) -> bool {
+    file.starts_with('/') || file.as_bytes().get(1..3).is_some_and(|b| b[0] == b':' && (b[1] == b'/' || b[1] == b'\\'))
+}
+
+/// A script's text (invalid UTF-8 replaced), at most [`MAX_SCRIPT_BYTES`].
+fn read_text(path: &Path) -> std::result::Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| io_reason(&e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| io_reason(&e))?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(format!("larger than {} MiB, not read", MAX_SCRIPT_BYTES >> 20));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// An I/O error as a reason, without its OS error number.
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "not found".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => e.to_string(),
+    }
+}
