@@ -372,9 +372,10 @@ type FunctionKey = (String, String, i64, i64);
 /// Its self and total ticks, and each line's (self, total); the line 0 for ticks on no line.
 type Ticks = ((i64, i64), BTreeMap<i64, (i64, i64)>);
 
-/// The oracle's functions with self ticks and a script (`ticklog-lines.js`, SPEC §15).
+/// The oracle's functions with self ticks and a script (`ticklog-lines.js`, SPEC §15), with
+/// cpuprof's leaf rule (node's: the libraries first, `--libraries-first`).
 fn oracle_ticks(log: &str, unroll: bool) -> BTreeMap<FunctionKey, Ticks> {
-    let mut args = vec![log, "--format", "json"];
+    let mut args = vec![log, "--format", "json", "--libraries-first"];
     if unroll {
         args.push("--unroll-inlined");
     }

@@ -110,11 +110,15 @@ pub(super) struct SourceInfo {
     inlined: Vec<(Option<u32>, i64, u32)>,
     /// The inlined functions' shared infos.
     pub(super) functions: Vec<u64>,
+    /// Each inlined function as its shared info named it when the record was read (later
+    /// `sfi-move`s give those addresses to other functions).
+    pub(super) named: Vec<Option<SharedFunction>>,
 }
 
 /// Where a frame's code offset is, innermost first: each function (`None`: the code's own; else
-/// an inlined function's shared info) and its script offset (negative: unknown).
-pub(super) type Elements = Vec<(Option<u64>, i64)>;
+/// an inlined function, by its index in the record's list) and its script offset (negative:
+/// unknown).
+pub(super) type Elements = Vec<(Option<u32>, i64)>;
 
 impl SourceInfo {
     /// Parses `code-source-info`'s last five fields: `SCRIPT,FN_START,FN_END,POSITIONS,INLINED,FNS`
@@ -146,7 +150,14 @@ impl SourceInfo {
         for entry in split_tagged(functions, 'S')? {
             sfis.push(super::records::address(entry)?);
         }
-        Some(SourceInfo { script, function_start, positions: table, inlined: inlined_table, functions: sfis })
+        Some(SourceInfo {
+            script,
+            function_start,
+            positions: table,
+            inlined: inlined_table,
+            functions: sfis,
+            named: Vec::new(),
+        })
     }
 
     /// The table's entry for code offset `offset`: the last with the greatest code offset at or
@@ -172,8 +183,8 @@ impl SourceInfo {
             }
             if unroll {
                 // A function that cannot be named is left out: its time goes to its caller.
-                if let Some(sfi) = index.and_then(|i| self.functions.get(i as usize)) {
-                    out.push((Some(*sfi), at));
+                if let Some(index) = index.filter(|i| self.named.get(*i as usize).is_some_and(Option::is_some)) {
+                    out.push((Some(index), at));
                 }
             }
             at = call_site;
@@ -217,6 +228,27 @@ pub(super) struct SharedFunction {
 }
 
 impl Positions {
+    /// The functions `info`'s shared infos name now, and their scripts: its own code's, else the
+    /// one script the log gave the text of by the function's url.
+    pub(super) fn name_inlined(&self, info: &mut SourceInfo) {
+        info.named = info
+            .functions
+            .iter()
+            .map(|sfi| {
+                let mut function = self.functions.get(sfi).cloned()?;
+                function.name.as_ref()?;
+                if function.script.is_none() {
+                    let url = super::names::split_js_name(function.name.as_deref()?).script;
+                    let mut same = self.scripts.iter().filter(|(_, s)| !url.is_empty() && s.name == url);
+                    if let (Some((id, _)), None) = (same.next(), same.next()) {
+                        function.script = Some(*id);
+                    }
+                }
+                Some(function)
+            })
+            .collect();
+    }
+
     /// The 1-based line of script offset `offset` in script `script`, if the log gave its text.
     pub(super) fn line(&self, script: u32, offset: i64) -> Option<u32> {
         let offset = u32::try_from(offset).ok()?;
@@ -264,16 +296,23 @@ mod tests {
             (info.entry(0), info.entry(56), info.entry(57), info.entry(1000)),
             (Some(0), Some(0), Some(1), Some(4))
         );
+        assert_eq!(info.functions, vec![0x10]);
+        let mut info = info;
+        info.named = vec![Some(SharedFunction { name: Some("square a.js:1:1".into()), script: None })];
         assert_eq!(info.elements(1, true), Some(vec![(None, 204)]));
-        // Entry 3: inlined function 0 (the shared info 0x10) called at 225 of the code's own.
-        assert_eq!(info.elements(3, true), Some(vec![(Some(0x10), 102), (None, 225)]));
+        // Entry 3: inlined function 0 called at 225 of the code's own.
+        assert_eq!(info.elements(3, true), Some(vec![(Some(0), 102), (None, 225)]));
         assert_eq!(info.elements(3, false), Some(vec![(None, 225)]));
         // Entry 4: inlining 1 has no function index: left out; its caller, inlining 0, at 300.
-        assert_eq!(info.elements(4, true), Some(vec![(Some(0x10), 300), (None, 225)]));
+        assert_eq!(info.elements(4, true), Some(vec![(Some(0), 300), (None, 225)]));
+        // A function its shared info did not name is left out too.
+        info.named = vec![None];
+        assert_eq!(info.elements(3, true), Some(vec![(None, 225)]));
         let empty = SourceInfo::parse(&["1", "0", "9", "", "", ""]).unwrap();
         assert_eq!(empty.entry(5), None);
         assert!(SourceInfo::parse(&["1", "0", "9", "X1", "", ""]).is_none());
-        let cycle = SourceInfo::parse(&["1", "0", "9", "C0O1I0", "F0O5I0", "S0x1"]).unwrap();
+        let mut cycle = SourceInfo::parse(&["1", "0", "9", "C0O1I0", "F0O5I0", "S0x1"]).unwrap();
+        cycle.named = vec![Some(SharedFunction::default())];
         assert_eq!(cycle.elements(0, true), None);
     }
 }

@@ -327,7 +327,7 @@ impl Decoder {
     /// the code at START (written right after its code-creation). False when malformed; info for
     /// code the map does not hold is dropped.
     fn code_source_info(&mut self, fields: &[&str]) -> bool {
-        let (Some(start), Some(info)) =
+        let (Some(start), Some(mut info)) =
             (fields.get(1).and_then(|f| address(f)), fields.get(2..).and_then(super::positions::SourceInfo::parse))
         else {
             return false;
@@ -346,6 +346,7 @@ impl Decoder {
         if let Some(line) = named_line {
             self.positions.infer_line_offset(info.script, info.function_start, line);
         }
+        self.positions.name_inlined(&mut info);
         self.positions.infos.push(info);
         // Addresses in the code may have been resolved without its positions.
         self.changed(Some(span));

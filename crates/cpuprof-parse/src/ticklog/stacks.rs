@@ -534,9 +534,10 @@ impl Decoder {
                     let line = if offset < 0 { own_func.line } else { self.positions.line(script, offset) };
                     (own, line)
                 }
-                Some(sfi) => {
-                    // A function that cannot be named is left out: its time goes to its caller.
-                    let Some(function) = self.positions.functions.get(&sfi).cloned() else { continue };
+                Some(index) => {
+                    // Named when the record was read (`elements` keeps only those).
+                    let named = self.positions.infos[info as usize].named.get(index as usize).cloned().flatten();
+                    let Some(function) = named else { continue };
                     let Some(name) = function.name else { continue };
                     let func = js_func(&mut self.builder, &name, own_func.tier);
                     let line = match function.script {
