@@ -51,6 +51,10 @@ pub struct ReadOptions {
     #[serde(deserialize_with = "size_or_bytes")]
     #[schemars(range(min = 1))]
     pub max_input_size: Option<u64>,
+    /// Tick logs: frames at their source lines (set by the analyses by line, not an option).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub frame_lines: bool,
 }
 
 /// The options as given on no command line.
@@ -67,6 +71,7 @@ impl Default for ReadOptions {
             source_maps: false,
             source_map_dir: None,
             max_input_size: None,
+            frame_lines: false,
         }
     }
 }
@@ -296,6 +301,7 @@ impl<'a> Reader<'a> {
         }
         parse.split_tiers = reading.split_tiers;
         parse.unroll_inlined = !reading.no_unroll_inlined;
+        parse.frame_lines = reading.frame_lines;
         parse.symbols_root.clone_from(&reading.symbols);
         parse.sample_type.clone_from(&reading.sample_type);
         parse.profile_id.clone_from(&reading.profile);

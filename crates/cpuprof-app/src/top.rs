@@ -169,8 +169,11 @@ impl TopRequest {
         self.check(false)?;
         let options = self.options()?;
         let inputs = self.paths()?;
+        // Rows by line read tick logs' frames at their lines.
+        let mut reading = self.reading.clone();
+        reading.frame_lines = self.by == GroupBy::Line;
         let (Loaded { profile, window }, source, totals) = if let [input] = inputs.as_slice() {
-            (load(input, &self.reading, &self.filter, &self.window, false)?, source_name(input), Vec::new())
+            (load(input, &reading, &self.filter, &self.window, false)?, source_name(input), Vec::new())
         } else {
             self.load_merged(&inputs, &options)?
         };

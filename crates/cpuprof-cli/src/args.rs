@@ -215,6 +215,11 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "TIME", default_value = cpuprof_analysis::defaults::REPORT_MIN_BLOCK)]
     pub(crate) min_block: String,
 
+    /// Read scripts the profile names below OLD from below NEW, for the functions' annotated
+    /// source (a profile recorded elsewhere); may be repeated
+    #[arg(long, value_name = "OLD=NEW")]
+    pub(crate) source_root: Vec<String>,
+
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
 
@@ -1101,6 +1106,7 @@ impl InputArgs {
             source_maps: self.source_maps,
             source_map_dir: self.source_map_dir.clone(),
             max_input_size: self.max_input_size,
+            frame_lines: false,
         }
     }
 }

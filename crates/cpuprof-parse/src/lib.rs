@@ -95,6 +95,13 @@ pub struct ParseOptions {
     ///
     /// Default is `true`.
     pub unroll_inlined: bool,
+    /// Tick logs: give each frame the source line it was running, from the code's source
+    /// positions and the scripts' text the log carries (`code-source-info`, `script-source`),
+    /// for the analyses by line. A function's frames at different lines are different stacks,
+    /// which analyses of stacks (a block's common frame) do not merge: off unless asked for.
+    ///
+    /// Default is `false`.
+    pub frame_lines: bool,
     /// Tick logs: look the libraries the log names up under this directory
     /// (`/usr/bin/node` → `DIR/usr/bin/node`), for logs written on another machine.
     ///
@@ -144,6 +151,7 @@ impl Default for ParseOptions {
             window: None,
             split_tiers: false,
             unroll_inlined: true,
+            frame_lines: false,
             symbols_root: None,
             sample_type: None,
             format: None,

@@ -138,6 +138,8 @@ struct Decoder {
     positions: positions::Positions,
     /// Give inlined functions their own frames ([`ParseOptions::unroll_inlined`]).
     unroll: bool,
+    /// Give frames their lines ([`ParseOptions::frame_lines`]).
+    frame_lines: bool,
     /// What each (code object's positions, table entry) was placed as (`u32::MAX`: no entry).
     placed: FxHashMap<(u32, u32), Resolved>,
     /// Frames of inlined chains, innermost first ([`Resolved::Inlined`] indexes them).
@@ -188,6 +190,7 @@ impl Decoder {
             in_library: FxHashMap::default(),
             positions: positions::Positions::default(),
             unroll: options.unroll_inlined,
+            frame_lines: options.frame_lines,
             placed: FxHashMap::default(),
             chains: Vec::new(),
         }

@@ -460,7 +460,10 @@ impl Decoder {
             return *resolved;
         }
         let (mut resolved, _) = self.resolve_anew(address);
-        if let (Resolved::Found(frame, Code::Js), Some((start, info, bytecode))) = (resolved, self.source_of(address)) {
+        let placing = self.frame_lines || self.unroll;
+        if let (true, Resolved::Found(frame, Code::Js), Some((start, info, bytecode))) =
+            (placing, resolved, self.source_of(address))
+        {
             // A return address is the instruction after the call (in machine code: the call
             // is the one before it); a bytecode frame's is the bytecode being run.
             let offset = (address - start).saturating_sub(u64::from(!bytecode));
@@ -489,7 +492,9 @@ impl Decoder {
             }
         };
         match resolved {
-            Resolved::Found(frame, Code::Js) if info != NO_INFO => self.place(frame, info, address - start),
+            Resolved::Found(frame, Code::Js) if info != NO_INFO && (self.frame_lines || self.unroll) => {
+                self.place(frame, info, address - start)
+            }
             _ => resolved,
         }
     }
@@ -516,7 +521,11 @@ impl Decoder {
 
     fn place_anew(&mut self, base: FrameId, info: u32, entry: Option<u32>) -> Resolved {
         let own = self.builder.frame_of(base).func;
-        let own_func = self.builder.func_of_frame(base);
+        let mut own_func = self.builder.func_of_frame(base);
+        if !self.frame_lines {
+            // Functions only: every line is no line.
+            own_func.line = None;
+        }
         let source = &self.positions.infos[info as usize];
         let script = source.script;
         // Without a position (code V8 logged none for: Sparkplug's; a broken chain), the
@@ -548,6 +557,7 @@ impl Decoder {
                     (func, line)
                 }
             };
+            let line = line.filter(|_| self.frame_lines);
             frames.push(self.builder.frame(Frame { func, line, column: None }));
         }
         match frames.as_slice() {
