@@ -22,8 +22,11 @@ fn browser(mode: &str, args: &[&std::ffi::OsStr]) -> Option<std::process::Output
     common::browser_check("tests/browser/check-report.js", &all)
 }
 
+/// Writes the report of `input` to `out`, the fixtures' scripts read from this checkout (they
+/// were recorded at /work/main).
 fn report(input: &str, out: &Path) {
-    cpuprof().args(["report", input, "-o"]).arg(out).assert().success();
+    let scripts = format!("/work/main={}", common::root().display());
+    cpuprof().args(["report", input, "--source-root", &scripts, "-o"]).arg(out).assert().success();
 }
 
 fn binary() -> PathBuf {

@@ -126,6 +126,29 @@ async function profileChecks(page, errors) {
   await compareCalls(page, "#callers", callers.callers, "callers");
   await compareCalls(page, "#callees", callees.callees, "callees");
 
+  // Its annotated source, where the page has it: the line `cpuprof annotate` marks hottest is
+  // the one highlighted (and scrolled into view), with the same text.
+  const shown = await page.$$eval("#annotated tbody tr:not(.gap)", (rows) =>
+    rows.map((r) => ({ hot: r.classList.contains("hot"), line: Number(r.cells[0].textContent), text: r.cells[3].textContent })),
+  );
+  const boxHidden = await page.$eval("#annotated-box", (e) => e.hidden);
+  if (!boxHidden) {
+    const annotated = cli("annotate", pattern, input, "--full", "--source-root", "/work/main=" + path.resolve(__dirname, "../.."));
+    const heaviest = [...annotated.lines].sort((a, b) => b.self - a.self || a.line - b.line)[0];
+    const hot = shown.filter((r) => r.hot);
+    check(hot.length > 0 && hot.length <= 3, `annotated source: ${hot.length} lines highlighted`);
+    same(hot.length > 0 ? hot[0].line : null, heaviest.line, "annotated source: the hottest line");
+    for (const row of shown) {
+      const want = annotated.lines.find((l) => l.line === row.line);
+      if (want && want.text !== null) same(row.text, want.text.replace(/\t/g, "    "), `annotated source: line ${row.line}'s text`);
+    }
+    const inView = await page.$eval("#annotated-scroll", (s) => {
+      const hotRow = s.querySelector("tr.hot");
+      return hotRow.offsetTop >= s.scrollTop && hotRow.offsetTop < s.scrollTop + s.clientHeight;
+    });
+    check(inView, "annotated source: the hottest line is scrolled into view");
+  }
+
   // Search: the share matched is the weight of the samples with a matching frame, which is
   // what --focus keeps.
   const term = first.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

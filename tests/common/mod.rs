@@ -155,8 +155,16 @@ pub(crate) fn browser_check(script: &str, args: &[&std::ffi::OsStr]) -> Option<s
 #[allow(dead_code)] // not every test file asks the library
 pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
     use cpuprof_app::calls::Lists;
-    const SWITCHES: &[&str] =
-        &["include_idle", "all", "split_tiers", "source_maps", "bottom_up", "no_fold_chains", "collapse_recursion", "full"];
+    const SWITCHES: &[&str] = &[
+        "include_idle",
+        "all",
+        "split_tiers",
+        "source_maps",
+        "bottom_up",
+        "no_fold_chains",
+        "collapse_recursion",
+        "full",
+    ];
     let (command, words) = args.split_first().expect("a command");
     let mut fields = serde_json::Map::new();
     let mut positionals = Vec::new();

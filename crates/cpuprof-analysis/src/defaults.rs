@@ -32,6 +32,10 @@ pub const REPORT_BLOCKS: usize = 100;
 /// A report keeps each function's heaviest this many lines (of self time).
 pub const REPORT_LINES: usize = 20;
 
+/// A report carries the source text around the lines of this many functions (those whose
+/// listed lines hold the most self time).
+pub const REPORT_SOURCES: usize = 100;
+
 /// A report prunes its call tree harder (down to [`REPORT_MIN_NODES`]) rather than show fewer
 /// than this many buckets.
 pub const REPORT_MIN_BUCKETS: usize = 50;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::calls::{load_view, ViewOptions};
 use crate::input::{source_name, Loaded};
-use crate::sources::{script_text, Code, SourceRoot};
+use crate::sources::{script_text, source_roots, Code};
 use crate::usage::UsageError;
 use crate::{spelled, warn};
 
@@ -88,29 +88,17 @@ impl AnnotateRequest {
             }
             _ => {}
         }
-        self.roots()?;
+        source_roots(&self.source_root)?;
         self.view.check()
-    }
-
-    fn roots(&self) -> Result<Vec<SourceRoot<'_>>> {
-        self.source_root
-            .iter()
-            .map(|rule| match rule.split_once('=') {
-                Some((old, new)) if !old.is_empty() && !new.is_empty() => Ok(SourceRoot { old, new }),
-                _ => Err(UsageError(format!(
-                    "{} {rule:?}: expected OLD=NEW, two folders (the scripts' as the profile names them, and where they are here)",
-                    spelled("source_root")
-                ))
-                .into()),
-            })
-            .collect()
     }
 
     /// Answers the request, handing the answer (which borrows the profile read) to `answer`.
     pub fn execute<T>(&self, answer: impl FnOnce(&AnnotateAnswer<'_>) -> T) -> Result<T> {
         self.check()?;
-        let roots = self.roots()?;
-        let (Loaded { profile, window }, options) = load_view(&self.input, &self.view)?;
+        let roots = source_roots(&self.source_root)?;
+        let mut view = self.view.clone();
+        view.reading.frame_lines = true;
+        let (Loaded { profile, window }, options) = load_view(&self.input, &view)?;
         let graph = CallGraph::new(&profile, &options);
         let source = source_name(&self.input);
         let chosen = match (&self.pattern, self.top) {

@@ -23,6 +23,10 @@ pub struct ReportRequest {
     /// List event-loop blocks at least this long (default 50ms)
     #[serde(default = "min_block")]
     pub min_block: String,
+    /// Where to read scripts recorded elsewhere: OLD=NEW reads a script named OLD/… at NEW/…
+    /// (several may be given; the first that matches is used)
+    #[serde(default)]
+    pub source_root: Vec<String>,
     #[serde(flatten)]
     pub filter: FilterOptions,
     #[serde(flatten)]
@@ -42,6 +46,7 @@ impl ReportRequest {
             input,
             weight: Weight::default(),
             min_block: min_block(),
+            source_root: Vec::new(),
             filter: FilterOptions::default(),
             window: WindowOptions::default(),
             reading: ReadOptions::default(),
@@ -51,6 +56,7 @@ impl ReportRequest {
     /// Checks the options that need no input (usage errors, before anything is read).
     pub fn check(&self) -> Result<()> {
         self.options()?;
+        crate::sources::source_roots(&self.source_root)?;
         self.filter.check()?;
         self.window.check()?;
         self.reading.check()
@@ -95,6 +101,8 @@ impl ReportRequest {
             crate::warn_empty(&source, &profile, window.is_some());
         }
         let blocks = blocks.filter(|_| data.timed);
+        let roots = crate::sources::source_roots(&self.source_root)?;
+        let sources = crate::sources::page_sources(&profile, &data, &roots);
         let meta = crate::said::settled(&profile.meta);
         let page = ReportPage {
             source: &source,
@@ -102,6 +110,7 @@ impl ReportRequest {
             data: &data,
             blocks: blocks.as_ref(),
             window_from_ns: window.map(|w| w.from_ns),
+            sources: &sources,
         };
         Ok(render_report(&page)?)
     }

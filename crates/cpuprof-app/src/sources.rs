@@ -15,6 +15,63 @@ pub(crate) struct SourceRoot<'a> {
     pub(crate) new: &'a str,
 }
 
+/// The `--source-root` rules `rules` give (`OLD=NEW` each).
+pub(crate) fn source_roots(rules: &[String]) -> anyhow::Result<Vec<SourceRoot<'_>>> {
+    rules
+        .iter()
+        .map(|rule| match rule.split_once('=') {
+            Some((old, new)) if !old.is_empty() && !new.is_empty() => Ok(SourceRoot { old, new }),
+            _ => Err(crate::UsageError(format!(
+                "{} {rule:?}: expected OLD=NEW, two folders (the scripts' as the profile names them, and where they are here)",
+                spelled("source_root")
+            ))
+            .into()),
+        })
+        .collect()
+}
+
+/// Lines shown around each of a function's listed lines on the report page.
+const PAGE_CONTEXT: u32 = 2;
+
+/// The text the report page annotates: of the functions whose lines the page lists, the
+/// heaviest [`cpuprof_analysis::defaults::REPORT_SOURCES`], their listed lines with
+/// [`PAGE_CONTEXT`] lines around each, and their first line. Scripts not found are left out
+/// without a word (the page has their lines' times all the same).
+pub(crate) fn page_sources(
+    profile: &Profile,
+    data: &cpuprof_analysis::ReportData,
+    roots: &[SourceRoot<'_>],
+) -> Vec<cpuprof_report::FunctionSource> {
+    let mut by_function: std::collections::BTreeMap<u32, (i64, Vec<u32>)> = std::collections::BTreeMap::new();
+    for (function, line, weight) in &data.lines {
+        let entry = by_function.entry(*function).or_default();
+        entry.0 = entry.0.saturating_add(*weight);
+        entry.1.push(*line);
+    }
+    let mut order: Vec<(u32, (i64, Vec<u32>))> = by_function.into_iter().collect();
+    order.sort_by_key(|(f, (weight, _))| (std::cmp::Reverse(*weight), *f));
+    order.truncate(cpuprof_analysis::defaults::REPORT_SOURCES);
+    let mut out = Vec::new();
+    for (function, (_, lines)) in order {
+        let Some(f) = data.functions.get(function as usize) else { continue };
+        let code = Code { name: &f.name, file: f.file.as_deref(), line: f.line, kind: f.kind };
+        let (text, _) = script_text(profile, code, lines.iter().max().copied(), roots);
+        let (Some(file), false) = (text.file.clone(), text.lines.is_empty()) else { continue };
+        let count = u32::try_from(text.lines.len()).unwrap_or(u32::MAX);
+        let mut wanted: Vec<u32> = lines
+            .iter()
+            .flat_map(|l| l.saturating_sub(PAGE_CONTEXT).max(1)..=l.saturating_add(PAGE_CONTEXT))
+            .chain(f.line)
+            .filter(|l| *l >= 1 && *l <= count)
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let lines = wanted.into_iter().map(|l| (l, text.lines[l as usize - 1].clone())).collect();
+        out.push(cpuprof_report::FunctionSource { function, file, origin: text.origin.as_str(), lines });
+    }
+    out
+}
+
 /// The most bytes of a script read from disk.
 const MAX_SCRIPT_BYTES: u64 = 64 << 20;
 

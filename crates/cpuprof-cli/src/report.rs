@@ -30,6 +30,7 @@ fn report_request(args: &ReportArgs) -> ReportRequest {
         input: args.input.clone(),
         weight: args.weight.into(),
         min_block: args.min_block.clone(),
+        source_root: args.source_root.clone(),
         filter: args.filter.options(),
         window: args.window.options(),
         reading: args.reading.options(),

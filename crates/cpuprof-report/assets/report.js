@@ -524,6 +524,51 @@
       tr.append(make("td", line, "num"), make("td", formatWeight(w), "num"), make("td", percent(w, lineSelf), "num"));
       body.append(tr);
     }
+    annotate(f, lines, lineSelf);
+  }
+
+  // A function's source around its lines, each with the self time of the table above; the
+  // hottest (at most 3, each with at least 5% of the lines' self, as `cpuprof annotate` marks
+  // them) highlighted, the first of them scrolled into view.
+  function annotate(f, lines, lineSelf) {
+    const source = (D.sources || []).find((s) => s.function === f);
+    $("annotated-box").hidden = !source;
+    const body = $("annotated").tBodies[0];
+    body.replaceChildren();
+    if (!source) return;
+    $("annotated-file").textContent = visible(source.file) + " (" + source.origin + ")";
+    const weights = new Map(lines.map(([, line, w]) => [line, w]));
+    const hot = lines
+      .filter(([, , w]) => w > 0 && 100 * w >= 5 * lineSelf)
+      .sort((a, b) => b[2] - a[2] || a[1] - b[1])
+      .slice(0, 3)
+      .map(([, line]) => line);
+    let before = null;
+    let hottest = null;
+    for (const [line, text] of source.lines) {
+      if (before !== null && line > before + 1) {
+        const gap = make("tr", null, "gap");
+        const cell = make("td", "⋮");
+        cell.colSpan = 4;
+        gap.append(cell);
+        body.append(gap);
+      }
+      const w = weights.get(line) || 0;
+      const tr = make("tr", null, hot.includes(line) ? "hot" : w > 0 ? "" : "cold");
+      tr.append(
+        make("td", line, "num"),
+        make("td", w > 0 ? formatWeight(w) : "", "num"),
+        make("td", w > 0 ? percent(w, lineSelf) : "", "num"),
+        make("td", visible(text.replace(/\t/g, "    ")), "code"),
+      );
+      if (line === hot[0]) hottest = tr;
+      body.append(tr);
+      before = line;
+    }
+    if (hottest) {
+      const scroller = $("annotated-scroll");
+      scroller.scrollTop = Math.max(0, hottest.offsetTop - scroller.clientHeight / 3);
+    }
   }
 
   // ---- flame graph ----

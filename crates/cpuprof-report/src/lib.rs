@@ -37,6 +37,22 @@ pub struct ReportPage<'a> {
     /// Where the window the profile was cut to starts in the recording (its times count from
     /// there), when it was cut.
     pub window_from_ns: Option<i64>,
+    /// The source text around the lines of the functions whose lines the page lists (the
+    /// heaviest ones), for the function view's annotated source.
+    pub sources: &'a [FunctionSource],
+}
+
+/// The text of some lines of a function's script: those the page annotates.
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionSource {
+    /// The function: an index into the data's functions.
+    pub function: u32,
+    /// The file the text was read from, as the page says it.
+    pub file: String,
+    /// Where it came from: `disk`, `script-source` or `sourcemap`.
+    pub origin: &'static str,
+    /// Lines as (1-based number, text), in line order.
+    pub lines: Vec<(u32, String)>,
 }
 
 /// A comparison's report: what the page of `cpuprof diff --report` shows.
@@ -177,6 +193,7 @@ struct PageData<'a> {
     nodes: Nodes,
     buckets: Buckets,
     lines: Vec<[i64; 3]>,
+    sources: &'a [FunctionSource],
     pruned: Pruned,
     blocks: Option<PageBlocks>,
     chart: PageChart<'a>,
@@ -388,6 +405,7 @@ impl<'a> PageData<'a> {
             nodes,
             buckets,
             lines: data.lines.iter().map(|(f, l, w)| [i64::from(*f), i64::from(*l), *w]).collect(),
+            sources: page.sources,
             pruned: Pruned {
                 at_most_share: data.pruned.at_most_share,
                 weight: data.pruned.weight,
