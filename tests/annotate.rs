@@ -298,6 +298,7 @@ fn go_list(go: &std::path::Path, file: &str, name: &str) -> Option<BTreeMap<i64,
 }
 
 #[test]
+#[allow(clippy::print_stderr)] // the skip message
 fn pprof_lines_match_go_tool_pprof_list() {
     let Some(go) = common::go() else {
         eprintln!("SKIPPED: no go tool pprof");
@@ -331,6 +332,7 @@ fn pprof_lines_match_go_tool_pprof_list() {
 }
 
 #[test]
+#[allow(clippy::print_stderr)] // the skip message
 fn top_by_line_on_pprof_matches_go_tool_pprof_top_lines() {
     let Some(go) = common::go() else {
         eprintln!("SKIPPED: no go tool pprof");

@@ -190,10 +190,7 @@ pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
         ("top", inputs) => {
             fields.insert("inputs".to_owned(), inputs.iter().map(|p| path(p)).collect());
         }
-        ("tree" | "timeline" | "blocks", [input]) => {
-            fields.insert("input".to_owned(), path(input));
-        }
-        ("annotate", [input]) => {
+        ("tree" | "timeline" | "blocks" | "annotate", [input]) => {
             fields.insert("input".to_owned(), path(input));
         }
         ("callers" | "callees" | "explain" | "annotate", [pattern, input]) => {

@@ -26,6 +26,8 @@ use std::path::PathBuf;
 /// How inputs are read: their format, and options of particular formats.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(default)]
+// Independent switches, each one of the command line's.
+#[allow(clippy::struct_excessive_bools)]
 pub struct ReadOptions {
     /// The input's format; `auto` recognises it from the content (gzip is always undone)
     pub input_format: InputFormat,

@@ -69,6 +69,8 @@ pub const DEFAULT_MAX_INPUT_SIZE: u64 = 2 << 30;
 /// How to parse.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
+// Independent switches, each one of the command line's.
+#[allow(clippy::struct_excessive_bools)]
 pub struct ParseOptions {
     /// Keep the samples' times: the profile gets a [`cpuprof_model::SampleTimeline`] (needed for
     /// time windows and the analyses over time), kept in the format's own compact columns.

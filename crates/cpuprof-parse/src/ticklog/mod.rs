@@ -136,10 +136,8 @@ struct Decoder {
     in_library: FxHashMap<(FrameId, usize, FuncKind), FrameId>,
     /// Scripts' text and code objects' source positions.
     positions: positions::Positions,
-    /// Give inlined functions their own frames ([`ParseOptions::unroll_inlined`]).
-    unroll: bool,
-    /// Give frames their lines ([`ParseOptions::frame_lines`]).
-    frame_lines: bool,
+    /// How frames are placed on their code's source positions.
+    placing: Placing,
     /// What each (code object's positions, table entry) was placed as (`u32::MAX`: no entry).
     placed: FxHashMap<(u32, u32), Resolved>,
     /// Frames of inlined chains, innermost first ([`Resolved::Inlined`] indexes them).
@@ -189,8 +187,7 @@ impl Decoder {
             no_pc: FxHashMap::default(),
             in_library: FxHashMap::default(),
             positions: positions::Positions::default(),
-            unroll: options.unroll_inlined,
-            frame_lines: options.frame_lines,
+            placing: Placing { unroll: options.unroll_inlined, lines: options.frame_lines },
             placed: FxHashMap::default(),
             chains: Vec::new(),
         }
@@ -355,6 +352,23 @@ impl Decoder {
                 cpuprof_model::Warning::new(message)
             });
         }
+    }
+}
+
+/// How frames are placed on their code's source positions ([`ParseOptions::unroll_inlined`],
+/// [`ParseOptions::frame_lines`]).
+#[derive(Clone, Copy)]
+struct Placing {
+    /// Inlined functions get their own frames.
+    unroll: bool,
+    /// Frames get their lines.
+    lines: bool,
+}
+
+impl Placing {
+    /// Whether frames are placed at all (else each is its code's function, as V8 names it).
+    fn any(self) -> bool {
+        self.unroll || self.lines
     }
 }
 

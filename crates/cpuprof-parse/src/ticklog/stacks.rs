@@ -460,7 +460,7 @@ impl Decoder {
             return *resolved;
         }
         let (mut resolved, _) = self.resolve_anew(address);
-        let placing = self.frame_lines || self.unroll;
+        let placing = self.placing.any();
         if let (true, Resolved::Found(frame, Code::Js), Some((start, info, bytecode))) =
             (placing, resolved, self.source_of(address))
         {
@@ -476,23 +476,22 @@ impl Decoder {
 
     /// What is at a pc or top-of-stack `address` (0: nothing), through [`Leaves`].
     pub(super) fn resolve_leaf(&mut self, address: u64) -> Resolved {
-        let (resolved, start, info) = match self.leaves.get(address) {
-            Some(known) => known,
-            None => {
-                let (resolved, span) = self.resolve_anew(address);
-                let source = match resolved {
-                    Resolved::Found(_, Code::Js) => self.source_of(address),
-                    _ => None,
-                };
-                let info = source.map_or(NO_INFO, |(_, info, _)| info);
-                if let Some(span) = span {
-                    self.leaves.put(address, span, resolved, info);
-                }
-                (resolved, source.map_or(0, |(start, _, _)| start), info)
+        let (resolved, start, info) = if let Some(known) = self.leaves.get(address) {
+            known
+        } else {
+            let (resolved, span) = self.resolve_anew(address);
+            let source = match resolved {
+                Resolved::Found(_, Code::Js) => self.source_of(address),
+                _ => None,
+            };
+            let info = source.map_or(NO_INFO, |(_, info, _)| info);
+            if let Some(span) = span {
+                self.leaves.put(address, span, resolved, info);
             }
+            (resolved, source.map_or(0, |(start, _, _)| start), info)
         };
         match resolved {
-            Resolved::Found(frame, Code::Js) if info != NO_INFO && (self.frame_lines || self.unroll) => {
+            Resolved::Found(frame, Code::Js) if info != NO_INFO && self.placing.any() => {
                 self.place(frame, info, address - start)
             }
             _ => resolved,
@@ -522,7 +521,7 @@ impl Decoder {
     fn place_anew(&mut self, base: FrameId, info: u32, entry: Option<u32>) -> Resolved {
         let own = self.builder.frame_of(base).func;
         let mut own_func = self.builder.func_of_frame(base);
-        if !self.frame_lines {
+        if !self.placing.lines {
             // Functions only: every line is no line.
             own_func.line = None;
         }
@@ -530,7 +529,7 @@ impl Decoder {
         let script = source.script;
         // Without a position (code V8 logged none for: Sparkplug's; a broken chain), the
         // function's own line, as V8's CPU profiler does.
-        let Some(elements) = entry.and_then(|e| source.elements(e, self.unroll)) else {
+        let Some(elements) = entry.and_then(|e| source.elements(e, self.placing.unroll)) else {
             return Resolved::Found(
                 self.builder.frame(Frame { func: own, line: own_func.line, column: None }),
                 Code::Js,
@@ -557,16 +556,14 @@ impl Decoder {
                     (func, line)
                 }
             };
-            let line = line.filter(|_| self.frame_lines);
+            let line = line.filter(|_| self.placing.lines);
             frames.push(self.builder.frame(Frame { func, line, column: None }));
         }
-        match frames.as_slice() {
-            [one] => Resolved::Found(*one, Code::Js),
-            _ => {
-                self.chains.push(frames.into_boxed_slice());
-                Resolved::Inlined(u32::try_from(self.chains.len() - 1).unwrap_or(u32::MAX))
-            }
+        if let [one] = frames.as_slice() {
+            return Resolved::Found(*one, Code::Js);
         }
+        self.chains.push(frames.into_boxed_slice());
+        Resolved::Inlined(u32::try_from(self.chains.len() - 1).unwrap_or(u32::MAX))
     }
 
     /// What is at `address`: V8's code first, then the libraries (C++ by ELF symbol, else the
