@@ -491,3 +491,50 @@ fn inlined_functions_get_their_own_time_under_their_caller_as_with_inlining_off(
     let callers: Value = serde_json::from_slice(&callers.stdout).unwrap();
     assert_eq!(callers["callers"][0]["name"], "processBatch", "{callers}");
 }
+
+/// The planned hot lines of fixtures/lines/hot-lines.js (its header): (function, line, share of
+/// the function's self, %), the hottest first.
+const PLANNED: &[(&str, i64, f64)] = &[("mixRows", 29, 70.0), ("mixRows", 30, 25.0), ("scoreKeys", 41, 93.0)];
+
+#[test]
+fn both_recordings_put_the_planned_lines_on_top_within_10_points() {
+    for recording in ["fixtures/lines/hot-lines.cpuprofile", "fixtures/lines/hot-lines.log"] {
+        for function in ["mixRows", "scoreKeys"] {
+            let out = run(&["annotate", function, recording, "--format", "json"]);
+            assert!(out.status.success(), "{recording}: {}", String::from_utf8_lossy(&out.stderr));
+            let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let mut lines: Vec<(i64, f64)> = json["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| (l["line"].as_i64().unwrap(), l["function_pct"].as_f64().unwrap()))
+                .collect();
+            lines.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let planned: Vec<&(&str, i64, f64)> = PLANNED.iter().filter(|p| p.0 == function).collect();
+            for (rank, (_, line, share)) in planned.iter().enumerate() {
+                let (got_line, got_share) = lines[rank];
+                assert_eq!(got_line, *line, "{recording} {function}: line {line} is hottest #{}: {lines:?}", rank + 1);
+                assert!(
+                    (got_share - share).abs() <= 10.0,
+                    "{recording} {function} line {line}: {got_share:.1}% against {share}%"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_tick_logs_script_source_is_shown_when_the_script_is_not_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let away = format!("{RECORDED_AT}={}", dir.path().display());
+    let out = run(&["annotate", "mixRows", "fixtures/lines/hot-lines.log", "--source-root", &away, "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["script"]["origin"], "script-source", "{json}");
+    assert_eq!(json["call_sites"], true, "a tick log's frames carry their lines");
+    let script = std::fs::read_to_string(root().join("fixtures/lines/hot-lines.js")).unwrap();
+    for line in json["lines"].as_array().unwrap() {
+        let n = line["line"].as_u64().unwrap() as usize;
+        assert_eq!(line["text"].as_str(), script.lines().nth(n - 1), "line {n}");
+    }
+}
