@@ -148,7 +148,8 @@ impl SourceInfo {
         }
         let mut sfis = Vec::new();
         for entry in split_tagged(functions, 'S')? {
-            sfis.push(super::records::address(entry)?);
+            // As C++ prints a pointer: `0x` and hex digits.
+            sfis.push(u64::from_str_radix(entry.strip_prefix("0x")?, 16).ok()?);
         }
         Some(SourceInfo {
             script,
