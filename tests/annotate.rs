@@ -97,6 +97,34 @@ fn every_fixture_matches_the_oracle() {
     assert!(failures.is_empty(), "{} lines differ from the oracle:\n{}", failures.len(), failures.join("\n"));
 }
 
+#[test]
+fn every_traces_lines_match_the_oracle() {
+    // The oracle turns a trace's profile (its samples' `lines` included) into a .cpuprofile
+    // (fixtures/oracle/trace-to-cpuprofile.js), whose lines it computes as for any other.
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let mut lines = 0;
+    for trace in files("fixtures/trace", &[".json", ".json.gz"]) {
+        let out = std::process::Command::new("node")
+            .args(["fixtures/oracle/trace-to-cpuprofile.js", &trace])
+            .current_dir(root())
+            .output()
+            .expect("node runs the oracle");
+        assert!(out.status.success(), "{trace}: {}", String::from_utf8_lossy(&out.stderr));
+        let converted = dir.path().join(format!("{}.cpuprofile", trace.replace('/', "_")));
+        std::fs::write(&converted, out.stdout).unwrap();
+        let (ours, theirs) = (ours(&trace), theirs(converted.to_str().unwrap()));
+        lines += theirs.len();
+        for key in ours.keys().chain(theirs.keys()).collect::<std::collections::BTreeSet<_>>() {
+            if ours.get(key) != theirs.get(key) {
+                failures.push(format!("{trace} {key:?}: ours {:?}, oracle {:?}", ours.get(key), theirs.get(key)));
+            }
+        }
+    }
+    assert!(lines > 20, "the traces have lines with samples: {lines}");
+    assert!(failures.is_empty(), "{} lines differ from the oracle:\n{}", failures.len(), failures.join("\n"));
+}
+
 /// Where the fixtures were recorded: their scripts are read below the checkout instead.
 const RECORDED_AT: &str = "/work/main";
 
