@@ -361,6 +361,42 @@ fn pprof_lines_match_go_tool_pprof_list() {
 
 #[test]
 #[allow(clippy::print_stderr)] // the skip message
+fn what_convert_writes_lists_each_lines_self_as_annotate_does() {
+    let Some(go) = common::go() else {
+        eprintln!("SKIPPED: no go tool pprof");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    for fixture in ["fixtures/cpuprofile/money.cpuprofile", "fixtures/lines/hot-lines.cpuprofile"] {
+        let pprof = dir.path().join("converted.pb.gz");
+        let out = cpuprof().args(["convert", fixture, "-o"]).arg(&pprof).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json = common::library_json(&["annotate", fixture, "--top", "4"]).unwrap();
+        for f in json["functions"].as_array().unwrap() {
+            let name = f["function"]["name"].as_str().unwrap();
+            // pprof lists a function's lines from its first on; V8 puts the lines of what it
+            // inlined into a function (other functions' lines, maybe above) in its positionTicks.
+            let first = f["function"]["line"].as_i64().unwrap_or(0);
+            let ours: BTreeMap<i64, i64> = f["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| (l["line"].as_i64().unwrap(), l["self"].as_i64().unwrap()))
+                .filter(|(line, v)| *v != 0 && *line >= first)
+                .collect();
+            let Some(theirs) = go_list(&go, pprof.to_str().unwrap(), name) else { continue };
+            // Flat only: a .cpuprofile has no call-site lines (cum is at the function's line).
+            let flat: BTreeMap<i64, i64> = theirs.into_iter().map(|(l, (flat, _))| (l, flat)).filter(|(_, v)| *v != 0).collect();
+            assert_eq!(ours, flat, "{fixture} {name}: annotate's self against go tool pprof -list's flat");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 4, "{compared} functions compared");
+}
+
+#[test]
+#[allow(clippy::print_stderr)] // the skip message
 fn top_by_line_on_pprof_matches_go_tool_pprof_top_lines() {
     let Some(go) = common::go() else {
         eprintln!("SKIPPED: no go tool pprof");

@@ -72,7 +72,7 @@ pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold}
 pub use handle::function_handle;
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use keys::{package_of, GroupBy};
-pub use lines::{FunctionLines, LineAmount};
+pub use lines::{self_lines, FunctionLines, LineAmount};
 pub use paths::{heaviest_paths, HotPath};
 pub use recursion::collapse_recursion;
 pub use report_data::{

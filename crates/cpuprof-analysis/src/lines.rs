@@ -39,7 +39,7 @@ pub struct FunctionLines {
 
 /// The lines the self `amount` of `stack` was on: its frame's own line, else its line hits'
 /// split by the cumulative-floor rule (the parts add up to the whole); none when not known.
-pub(crate) fn self_lines(profile: &Profile, stack: StackId, amount: Amount) -> Vec<(u32, Amount)> {
+pub fn self_lines(profile: &Profile, stack: StackId, amount: Amount) -> Vec<(u32, Amount)> {
     if let Some(line) = profile.frames[profile.stacks.frame(stack)].line.filter(|l| *l > 0) {
         return vec![(line, amount)];
     }

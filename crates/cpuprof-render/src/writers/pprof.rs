@@ -4,10 +4,13 @@
 //! has `(idle)` time, as V8 profiles of idle processes do — with the period and duration set.
 //! One function per model function (name, file, start line), one location per frame (its line
 //! and column: the sampled ones when the format has them, else the function's start), one
-//! sample per stack. The same profile always gives the same bytes.
+//! sample per stack, or per line of its leaf where the stack has line hits (a `.cpuprofile`'s
+//! positionTicks: the leaf's location at each line, its part of the weights as `annotate`
+//! splits them). The same profile always gives the same bytes.
 
 use std::collections::HashMap;
 
+use cpuprof_analysis::Amount;
 use cpuprof_model::{FuncKind, Profile, SourceFormat, ValueKind, ValueUnit};
 use pprof::protos::{Function, Message, Profile as Proto, Sample, ValueType};
 #[cfg(test)]
@@ -121,15 +124,41 @@ fn to_proto(profile: &Profile) -> (Proto, Vec<LocationOut>) {
             }
         })
         .collect();
+    let mut location = location;
+    // A leaf without its line whose stack has line hits (a `.cpuprofile`'s positionTicks): one
+    // sample per line, its part of the stack's weights split as `annotate` splits them, at a
+    // location of the function at that line (made once per function and line).
+    let mut at_line: HashMap<(u64, u32), u64> = HashMap::new();
     let mut sample = Vec::new();
     for (stack, [count, time]) in profile.stacks.ids().zip(per_stack) {
         if count == 0 && time == 0 {
             continue;
         }
         // Leaf first, as pprof wants.
-        let location_id = profile.stacks.walk(stack).map(|frame| frame.index() as u64 + 1).collect();
-        let value = if times.is_some() { vec![count, time] } else { vec![count] };
-        sample.push(Sample { location_id, value, label: Vec::new() });
+        let location_id: Vec<u64> = profile.stacks.walk(stack).map(|frame| frame.index() as u64 + 1).collect();
+        let frame = &profile.frames[profile.stacks.frame(stack)];
+        let parts = if frame.line.is_none() {
+            cpuprof_analysis::self_lines(profile, stack, Amount { weight: time, samples: count })
+        } else {
+            Vec::new()
+        };
+        if parts.is_empty() {
+            let value = if times.is_some() { vec![count, time] } else { vec![count] };
+            sample.push(Sample { location_id, value, label: Vec::new() });
+            continue;
+        }
+        let function_id = frame.func.index() as u64 + 1;
+        for (line, part) in parts {
+            let next = location.len() as u64 + 1;
+            let id = *at_line.entry((function_id, line)).or_insert_with(|| {
+                location.push(LocationOut { id: next, function_id, line: i64::from(line), column: 0 });
+                next
+            });
+            let mut ids = location_id.clone();
+            ids[0] = id;
+            let value = if times.is_some() { vec![part.samples, part.weight] } else { vec![part.samples] };
+            sample.push(Sample { location_id: ids, value, label: Vec::new() });
+        }
     }
     let period = profile.meta.interval_ns.unwrap_or(0);
     let proto = Proto {
