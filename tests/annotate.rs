@@ -213,7 +213,7 @@ fn a_missing_or_changed_script_is_said_not_misaligned() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("changed since the profile was recorded"), "{said}");
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(!text.contains("rewritten") && text.contains("source: none found"), "{text}");
+    assert!(!text.contains("rewritten") && text.contains("source: none shown"), "{text}");
     // Changed: the function is no longer where the profile says it starts.
     let moved =
         std::fs::read_to_string(root().join("fixtures/workloads/money.js")).unwrap().replace("roundMoney", "round");
@@ -221,6 +221,26 @@ fn a_missing_or_changed_script_is_said_not_misaligned() {
     let out = run(&["annotate", "roundMoney", fixture, "--source-root", &root_rule]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("does not name roundMoney"), "{said}");
+    // Not changed: a function whose start line does not name it (V8 starts a method at its
+    // parameters, a class at its constructor) is shown.
+    let source = std::fs::read_to_string(root().join("fixtures/workloads/money.js")).unwrap();
+    let unnamed = source.replacen("function roundMoney(", "function (", 1);
+    assert_ne!(unnamed, source);
+    std::fs::write(dir.path().join("money.js"), unnamed).unwrap();
+    let out = run(&["annotate", "roundMoney", fixture, "--source-root", &root_rule, "--format", "json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["script"]["origin"], "disk", "{json}");
+    // A FIFO where the script should be is not read (it could block for ever).
+    let fifo = dir.path().join("money.js");
+    std::fs::remove_file(&fifo).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let out = run(&["annotate", "roundMoney", fixture, "--source-root", &root_rule]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a regular file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -387,7 +407,8 @@ fn what_convert_writes_lists_each_lines_self_as_annotate_does() {
                 .collect();
             let Some(theirs) = go_list(&go, pprof.to_str().unwrap(), name) else { continue };
             // Flat only: a .cpuprofile has no call-site lines (cum is at the function's line).
-            let flat: BTreeMap<i64, i64> = theirs.into_iter().map(|(l, (flat, _))| (l, flat)).filter(|(_, v)| *v != 0).collect();
+            let flat: BTreeMap<i64, i64> =
+                theirs.into_iter().map(|(l, (flat, _))| (l, flat)).filter(|(_, v)| *v != 0).collect();
             assert_eq!(ours, flat, "{fixture} {name}: annotate's self against go tool pprof -list's flat");
             compared += 1;
         }
@@ -600,5 +621,52 @@ fn a_tick_logs_script_source_is_shown_when_the_script_is_not_on_disk() {
     for line in json["lines"].as_array().unwrap() {
         let n = line["line"].as_u64().unwrap() as usize;
         assert_eq!(line["text"].as_str(), script.lines().nth(n - 1), "line {n}");
+    }
+}
+
+#[test]
+fn a_file_on_disk_that_is_not_the_script_a_tick_log_recorded_is_not_shown() {
+    // One line inserted above the hot loop: every line below it would be one off.
+    let dir = tempfile::tempdir().unwrap();
+    let source = std::fs::read_to_string(root().join("fixtures/lines/hot-lines.js")).unwrap();
+    let mut lines: Vec<&str> = source.lines().collect();
+    lines.insert(26, "  // a comment added since");
+    std::fs::write(dir.path().join("hot-lines.js"), lines.join("\n") + "\n").unwrap();
+    let rule = format!("{RECORDED_AT}/fixtures/lines={}", dir.path().display());
+    let out = run(&["annotate", "mixRows", "fixtures/lines/hot-lines.log", "--source-root", &rule, "--format", "json"]);
+    assert!(out.status.success());
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["script"]["origin"], "script-source", "{json}");
+    assert!(json["warnings"].to_string().contains("not the script the profile recorded"), "{json}");
+    let hottest = json["lines"].as_array().unwrap().iter().max_by_key(|l| l["self"].as_i64().unwrap()).unwrap();
+    assert!(hottest["text"].as_str().unwrap().contains("LINE-A"), "{hottest}");
+}
+
+#[test]
+fn lines_as_far_apart_as_a_profile_may_say_are_listed_at_once() {
+    // A .cpuprofile whose positionTicks name line 4294967295 (and 1), its script missing.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = serde_json::json!({
+        "nodes": [
+            {"id": 1, "callFrame": {"functionName": "(root)", "scriptId": "0", "url": "", "lineNumber": -1, "columnNumber": -1}, "children": [2]},
+            {"id": 2, "callFrame": {"functionName": "far", "scriptId": "1", "url": "file:///nowhere/far.js", "lineNumber": 0, "columnNumber": 0},
+             "positionTicks": [{"line": 1, "ticks": 1}, {"line": u32::MAX, "ticks": 1}]}
+        ],
+        "startTime": 0, "endTime": 3000, "samples": [2, 2], "timeDeltas": [1000, 1000]
+    });
+    let path = dir.path().join("far.cpuprofile");
+    std::fs::write(&path, profile.to_string()).unwrap();
+    for extra in [&[][..], &["--full"][..], &["--context", "18446744073709551615"][..]] {
+        let out = std::process::Command::new("timeout")
+            .arg("20")
+            .arg(env!("CARGO_BIN_EXE_cpuprof"))
+            .args(["annotate", "far", path.to_str().unwrap(), "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{extra:?}: {:?} {}", out.status, String::from_utf8_lossy(&out.stderr));
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let lines: Vec<i64> = json["lines"].as_array().unwrap().iter().map(|l| l["line"].as_i64().unwrap()).collect();
+        assert_eq!(lines, vec![1, 4_294_967_295], "{extra:?}");
     }
 }

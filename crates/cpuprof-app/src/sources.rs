@@ -54,7 +54,7 @@ pub(crate) fn page_sources(
     let mut out = Vec::new();
     for (function, (_, lines)) in order {
         let Some(f) = data.functions.get(function as usize) else { continue };
-        let code = Code { name: &f.name, file: f.file.as_deref(), line: f.line, kind: f.kind };
+        let code = Code { name: &f.name, file: f.file.as_deref(), kind: f.kind };
         let (text, _) = script_text(profile, code, lines.iter().max().copied(), roots);
         let (Some(file), false) = (text.file.clone(), text.lines.is_empty()) else { continue };
         let count = u32::try_from(text.lines.len()).unwrap_or(u32::MAX);
@@ -81,14 +81,12 @@ pub(crate) struct Code<'a> {
     /// Its plain name.
     pub(crate) name: &'a str,
     pub(crate) file: Option<&'a str>,
-    /// Its definition's line.
-    pub(crate) line: Option<u32>,
     pub(crate) kind: FuncKind,
 }
 
 impl<'a> Code<'a> {
     pub(crate) fn of_row(row: &'a TopRow) -> Self {
-        Code { name: row.plain_name(), file: row.file.as_deref(), line: row.line, kind: row.kind }
+        Code { name: row.plain_name(), file: row.file.as_deref(), kind: row.kind }
     }
 
     /// Whether it is code of a script (JavaScript, or a language a pprof profile names files
@@ -112,9 +110,16 @@ pub(crate) fn script_text(
     last_line: Option<u32>,
     roots: &[SourceRoot<'_>],
 ) -> (SourceText, Option<String>) {
-    let none = |file: Option<String>| SourceText { origin: SourceOrigin::None, file, lines: Vec::new() };
+    let none = |file: Option<String>, missing: &str| SourceText {
+        origin: SourceOrigin::None,
+        file,
+        lines: Vec::new(),
+        missing: Some(missing.to_owned()),
+    };
     // A library's path is no source to show (C++, shared libraries, builtins).
-    let Some(file) = code.file.filter(|_| code.has_script()) else { return (none(None), None) };
+    let Some(file) = code.file.filter(|_| code.has_script()) else {
+        return (SourceText { origin: SourceOrigin::None, file: None, lines: Vec::new(), missing: None }, None);
+    };
     let carried = profile.script(file).map(|script| SourceText {
         origin: match script.origin {
             ScriptOrigin::ScriptSource => SourceOrigin::ScriptSource,
@@ -122,38 +127,52 @@ pub(crate) fn script_text(
         },
         file: Some(file.to_owned()),
         lines: v8_lines(&script.text),
+        missing: None,
     });
     let shown = |s: &str| cpuprof_render::text::visible(s);
     let rooted = roots.iter().find_map(|r| {
-        let rest = file.strip_prefix(r.old.trim_end_matches('/'))?;
-        (rest.is_empty() || rest.starts_with('/')).then(|| format!("{}{rest}", r.new.trim_end_matches('/')))
+        let rest = file.strip_prefix(r.old.trim_end_matches(['/', '\\']))?;
+        (rest.is_empty() || rest.starts_with(['/', '\\']))
+            .then(|| format!("{}{rest}", r.new.trim_end_matches(['/', '\\'])))
     });
     // A rule's folder may be relative (`/srv/app=.`): read from the current directory.
     let local = rooted.is_some() || is_local_path(file);
     let path = rooted.unwrap_or_else(|| file.to_owned());
-    let read = if local { read_text(Path::new(&path)) } else { Err("not a file on disk".to_owned()) };
-    let text = match (read, carried) {
+    let read = if local { read_text(Path::new(&path)) } else { Err(Unread::Other("not a file on disk".to_owned())) };
+    let (text, carried) = match (read, carried) {
         (Ok(text), carried) => (text, carried),
         (Err(_), Some(carried)) => return (carried, None),
         (Err(why), None) => {
-            let hint = if roots.is_empty() && is_local_path(file) {
+            let hint = if roots.is_empty() && is_local_path(file) && matches!(why, Unread::NotFound) {
                 format!(" (for a profile recorded elsewhere, {} OLD=NEW)", spelled("source_root"))
             } else {
                 String::new()
             };
+            let why = why.to_string();
             let at = if path == file { String::new() } else { format!(" {}:", shown(&path)) };
-            return (none(Some(path)), Some(format!("no source for {}:{at} {why}{hint}", shown(file))));
+            return (none(Some(path), &why), Some(format!("no source for {}:{at} {why}{hint}", shown(file))));
         }
     };
-    let (text, carried) = text;
     let source_lines = v8_lines(&text);
+    // The text V8 compiled, where the log carries it, is what its positions count in: a file
+    // on disk that differs from it would put the time on the wrong lines.
+    if let Some(carried) = carried.as_ref().filter(|c| c.origin == SourceOrigin::ScriptSource) {
+        if carried.lines != source_lines {
+            let said = format!(
+                "{}: not the script the profile recorded (its text differs): the recorded text is shown",
+                shown(&path)
+            );
+            return (carried.clone(), Some(said));
+        }
+    }
     let Some(why) = misfit(code, last_line, &source_lines) else {
-        return (SourceText { origin: SourceOrigin::Disk, file: Some(path), lines: source_lines }, None);
+        return (SourceText { origin: SourceOrigin::Disk, file: Some(path), lines: source_lines, missing: None }, None);
     };
     let instead =
         if carried.is_some() { "the text the profile carries is shown instead" } else { "its text is not shown" };
     let said = format!("{}: {why}: it changed since the profile was recorded; {instead}", shown(&path));
-    (carried.unwrap_or_else(|| none(Some(path))), Some(said))
+    let missing = format!("{why}: it changed since the profile was recorded");
+    (carried.unwrap_or_else(|| none(Some(path), &missing)), Some(said))
 }
 
 /// `text`'s lines as V8 numbers them (`String::CalculateLineEnds`): ended by LF, CR LF, a CR
@@ -182,22 +201,18 @@ fn v8_lines(text: &str) -> Vec<String> {
 }
 
 /// Why a script's `source` does not fit the profile's lines of `code` (the last with samples:
-/// `last_line`), if it does not: samples past its end, or a named function not on the line the
-/// profile says it starts on.
+/// `last_line`), if it does not: samples past its end, or the function's name nowhere in it.
 fn misfit(code: Code<'_>, last_line: Option<u32>, source: &[String]) -> Option<String> {
     let count = source.len();
     if let Some(last) = last_line.filter(|l| *l as usize > count) {
         return Some(format!("it has {count} lines, but the profile has samples on line {last}"));
     }
-    let def = code.line.filter(|l| *l as usize <= count && *l > 0)?;
+    // A named function whose name is nowhere in the file was renamed or is not there (V8's
+    // start line may not hold it: a class's constructor, `const f =` above `(n) => {`).
     let word = code.name.rsplit(['.', ' ']).next().unwrap_or(code.name);
     let plain = !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
-    (plain && !source[def as usize - 1].contains(word)).then(|| {
-        format!(
-            "line {def} does not name {}, where the profile says the function starts",
-            cpuprof_render::text::visible(word)
-        )
-    })
+    (plain && !source.iter().any(|line| line.contains(word)))
+        .then(|| format!("it does not name {}", cpuprof_render::text::visible(word)))
 }
 
 /// Whether the model's name of a script is a path on this machine (not `node:internal/…`,
@@ -206,23 +221,39 @@ fn is_local_path(file: &str) -> bool {
     file.starts_with('/') || file.as_bytes().get(1..3).is_some_and(|b| b[0] == b':' && (b[1] == b'/' || b[1] == b'\\'))
 }
 
-/// A script's text (invalid UTF-8 replaced), at most [`MAX_SCRIPT_BYTES`].
-fn read_text(path: &Path) -> std::result::Result<String, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| io_reason(&e))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| io_reason(&e))?;
-    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
-        return Err(format!("larger than {} MiB, not read", MAX_SCRIPT_BYTES >> 20));
-    }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+/// Why a script was not read.
+enum Unread {
+    NotFound,
+    Other(String),
 }
 
-/// An I/O error as a reason, without its OS error number.
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "not found".to_owned(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-        _ => e.to_string(),
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::NotFound => f.write_str("not found"),
+            Unread::Other(why) => f.write_str(why),
+        }
     }
+}
+
+/// A script's text (invalid UTF-8 replaced), from a regular file (not a FIFO, a device or a
+/// folder, which may never end or mean nothing) of at most [`MAX_SCRIPT_BYTES`].
+fn read_text(path: &Path) -> Result<String, Unread> {
+    use std::io::Read;
+    let reason = |e: &std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => Unread::NotFound,
+        std::io::ErrorKind::PermissionDenied => Unread::Other("permission denied".to_owned()),
+        kind => Unread::Other(kind.to_string()),
+    };
+    let meta = std::fs::metadata(path).map_err(|e| reason(&e))?;
+    if !meta.is_file() {
+        return Err(Unread::Other("not a regular file".to_owned()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| reason(&e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| reason(&e))?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(Unread::Other(format!("larger than {} MiB, not read", MAX_SCRIPT_BYTES >> 20)));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

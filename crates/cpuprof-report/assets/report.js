@@ -527,9 +527,16 @@
     annotate(f, lines, lineSelf);
   }
 
-  // A function's source around its lines, each with the self time of the table above; the
-  // hottest (at most 3, each with at least 5% of the lines' self, as `cpuprof annotate` marks
-  // them) highlighted, the first of them scrolled into view.
+  // A function's source around its lines, each with the self time and share of the table above
+  // (shares of its listed lines' self, the page keeping a function's heaviest lines); the
+  // hottest (at most 3, each with at least 5% of that, `cpuprof annotate`'s rule) highlighted,
+  // the first of them scrolled into view. Tabs stop every 4 columns, as in the terminal.
+  function untab(text) {
+    let out = "";
+    for (const c of text) out += c === "\t" ? " ".repeat(4 - (out.length % 4)) : c;
+    return out;
+  }
+
   function annotate(f, lines, lineSelf) {
     const source = (D.sources || []).find((s) => s.function === f);
     $("annotated-box").hidden = !source;
@@ -559,7 +566,7 @@
         make("td", line, "num"),
         make("td", w > 0 ? formatWeight(w) : "", "num"),
         make("td", w > 0 ? percent(w, lineSelf) : "", "num"),
-        make("td", visible(text.replace(/\t/g, "    ")), "code"),
+        make("td", visible(untab(text)), "code"),
       );
       if (line === hot[0]) hottest = tr;
       body.append(tr);

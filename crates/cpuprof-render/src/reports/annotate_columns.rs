@@ -50,12 +50,16 @@ impl<'a> Listing<'a> {
         };
         let shown = start.map_or_else(Vec::new, |start| {
             let last = anchors.last().copied().unwrap_or(start).max(start);
-            // Context after the last line with samples, within the script when its length is known.
-            let mut end = last.saturating_add(u32::try_from(doc.context).unwrap_or(u32::MAX));
-            if known > 0 {
-                end = end.min(known.max(last));
-            }
-            plan(start, end, &anchors, doc.context, doc.full)
+            // Without the text, the lines around those with samples show nothing: none are
+            // listed (and a profile's line numbers, however far apart, cost nothing).
+            let (context, full) = if known == 0 { (0, false) } else { (doc.context, doc.full) };
+            // Context after the last line with samples, within the script.
+            let end = if known == 0 {
+                last
+            } else {
+                u32::try_from(u64::from(last).saturating_add(context as u64)).unwrap_or(u32::MAX).min(known.max(last))
+            };
+            plan(start, end, &anchors, context, full)
         });
         let mut hot: Vec<&LineAmount> = lines
             .iter()
@@ -109,12 +113,16 @@ const TAB_COLUMNS: usize = 4;
 /// visible escapes (the source is other people's code).
 pub(crate) fn code_text(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
+    // The columns so far, counted as they grow (a line may hold many tabs).
+    let mut width = 0;
     for c in line.chars() {
         if c == '\t' {
-            let width = crate::text::columns(&out);
-            out.extend(std::iter::repeat_n(' ', TAB_COLUMNS - width % TAB_COLUMNS));
+            let spaces = TAB_COLUMNS - width % TAB_COLUMNS;
+            out.extend(std::iter::repeat_n(' ', spaces));
+            width += spaces;
         } else {
             out.push(c);
+            width += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
         }
     }
     crate::text::visible(&out)
@@ -133,7 +141,9 @@ pub(crate) fn notes(listing: &Listing<'_>, unit: Weight) -> Vec<String> {
     let file = f.source.file.as_deref().map(crate::text::visible);
     notes.push(match (f.source.origin, file) {
         (super::SourceOrigin::None, Some(file)) => {
-            format!("source: none found for {file} (line numbers and times only)")
+            let why =
+                f.source.missing.as_deref().map(crate::text::visible).map_or_else(String::new, |w| format!(": {w}"));
+            format!("source: none shown for {file}{why} (line numbers and times only)")
         }
         (super::SourceOrigin::None, None) => {
             "source: the function names no script (line numbers and times only)".to_owned()
@@ -224,33 +234,44 @@ fn has(a: Amount) -> bool {
     a.weight != 0 || a.samples != 0
 }
 
-/// The lines `start..=end` with the `anchors` (lines with samples) and `context` lines around
-/// each shown, runs of two or more others folded; all shown when `full`.
+/// The lines `start..=end` with the `anchors` (lines with samples, ascending) and `context`
+/// lines around each shown, and `start`; runs of two or more others folded; all shown when
+/// `full`. Built from the anchors' ranges, so that its cost is that of what it lists.
 fn plan(start: u32, end: u32, anchors: &[u32], context: usize, full: bool) -> Vec<Shown> {
-    let context = u32::try_from(context).unwrap_or(u32::MAX);
-    let near = |line: u32| {
-        line == start || {
-            let at = anchors.partition_point(|a| *a < line.saturating_sub(context));
-            anchors.get(at).is_some_and(|a| *a <= line.saturating_add(context))
+    if end < start {
+        return Vec::new();
+    }
+    let (start, end) = (u64::from(start), u64::from(end));
+    let context = u64::try_from(context).unwrap_or(u64::MAX);
+    // The ranges shown, merged: the first line, and each anchor with its context.
+    let mut ranges: Vec<(u64, u64)> = if full { vec![(start, end)] } else { vec![(start, start)] };
+    if !full {
+        for a in anchors.iter().map(|a| u64::from(*a)) {
+            let (from, to) = (a.saturating_sub(context).max(start), a.saturating_add(context).min(end));
+            match ranges.last_mut() {
+                Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
+                _ if from <= to => ranges.push((from, to)),
+                _ => {}
+            }
         }
-    };
+    }
+    let line = |l: u64| u32::try_from(l).unwrap_or(u32::MAX);
     let mut shown = Vec::new();
-    let mut line = start;
-    while line <= end {
-        if full || near(line) {
-            shown.push(Shown::Line(line));
-            line += 1;
-            continue;
+    let mut next = start;
+    for (from, to) in ranges {
+        match from.saturating_sub(next) {
+            0 => {}
+            // A gap of one line is shown, not folded.
+            1 => shown.push(Shown::Line(line(next))),
+            _ => shown.push(Shown::Folded { from: line(next), to: line(from - 1) }),
         }
-        let from = line;
-        while line <= end && !near(line) {
-            line += 1;
-        }
-        if line - from == 1 {
-            shown.push(Shown::Line(from));
-        } else {
-            shown.push(Shown::Folded { from, to: line - 1 });
-        }
+        shown.extend((from.max(next)..=to).map(|l| Shown::Line(line(l))));
+        next = next.max(to.saturating_add(1));
+    }
+    match end.saturating_add(1).saturating_sub(next) {
+        0 => {}
+        1 => shown.push(Shown::Line(line(next))),
+        _ => shown.push(Shown::Folded { from: line(next), to: line(end) }),
     }
     shown
 }
@@ -301,5 +322,21 @@ mod tests {
         assert_eq!(plan(1, 5, &[1, 5], 1, false), vec![Line(1), Line(2), Line(3), Line(4), Line(5)]);
         assert_eq!(plan(1, 4, &[4], 0, true), (1..=4).map(Line).collect::<Vec<_>>());
         assert_eq!(plan(3, 3, &[], 2, false), vec![Line(3)]);
+        // Lines as far apart as a profile may say: a few rows, at once.
+        assert_eq!(
+            plan(1, u32::MAX, &[1, u32::MAX], 3, false),
+            vec![
+                Line(1),
+                Line(2),
+                Line(3),
+                Line(4),
+                Folded { from: 5, to: u32::MAX - 4 },
+                Line(u32::MAX - 3),
+                Line(u32::MAX - 2),
+                Line(u32::MAX - 1),
+                Line(u32::MAX)
+            ]
+        );
+        assert_eq!(plan(5, 4, &[], 0, true), vec![]);
     }
 }

@@ -921,6 +921,9 @@ struct ScriptJson {
     lines_total: Option<usize>,
 }
 
+/// The characters of a line's text an answer within a budget keeps.
+const BUDGET_TEXT_CHARS: usize = 200;
+
 /// A function's lines, which a budget leaves out the lightest first (the kept stay in line order).
 struct LinesByWeight<'a>(&'a mut AnnotatedJson);
 
@@ -963,7 +966,17 @@ pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>, budget: Option<usize>)
         for line in listing.lines() {
             let cells = LineCells { listing: &listing, amounts: listing.amounts(line) };
             weights.push(cells.amounts.self_amount.weight);
-            lines.push(json_row(LINE_FIELDS, |value| value(&cells)));
+            let mut row = json_row(LINE_FIELDS, |value| value(&cells));
+            // Within a budget, a line of a minified bundle (a megabyte long) must not push out
+            // every other: its text is cut.
+            if budget.is_some() {
+                if let Some(serde_json::Value::String(text)) = row.get_mut("text") {
+                    if text.chars().count() > BUDGET_TEXT_CHARS {
+                        *text = format!("{}…", text.chars().take(BUDGET_TEXT_CHARS).collect::<String>());
+                    }
+                }
+            }
+            lines.push(row);
         }
         let source = &f.source;
         AnnotatedJson {

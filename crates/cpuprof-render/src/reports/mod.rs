@@ -367,6 +367,8 @@ pub struct SourceText {
     pub file: Option<String>,
     /// Its lines (without their ends); empty when none was found.
     pub lines: Vec<String>,
+    /// Why none is shown (`not found`, `it changed since …`), when none is.
+    pub missing: Option<String>,
 }
 
 /// One function's lines and source, annotated.
