@@ -165,9 +165,9 @@ pub(crate) fn notes(listing: &Listing<'_>, unit: Weight) -> Vec<String> {
 }
 
 /// A listing as text lines (the table's, and Markdown's code block): a header, then each line
-/// shown with its self (and total where the profile has call-site lines), its share of the
-/// function's self, its number, a mark on the hottest and its text cut to `width`; each folded
-/// run as one line. `color`: the hottest lines bold red, those without samples dimmed.
+/// shown with its self, its share of the profile's total and of the function's self (and its
+/// total where the profile has call-site lines), its number, a mark on the hottest and its
+/// text cut to `width`; each folded run as one line. `color`: the hottest lines bold red, those without samples dimmed.
 pub(crate) fn listing_lines(listing: &Listing<'_>, unit: Weight, width: Option<usize>, color: bool) -> Vec<String> {
     if listing.shown.is_empty() {
         return Vec::new();
@@ -183,6 +183,11 @@ pub(crate) fn listing_lines(listing: &Listing<'_>, unit: Weight, width: Option<u
         let a = listing.amounts(l).self_amount;
         blank_zero(a, format!("{:.1}%", listing.function_pct(a)))
     };
+    // Its share of the profile, as `top`'s self%.
+    let all_text = |l: u32| {
+        let a = listing.amounts(l).self_amount;
+        blank_zero(a, format!("{:.1}%", pct_of(a.weight, listing.whole)))
+    };
     let total_text = |l: u32| {
         let t = listing.amounts(l).total.unwrap_or_default();
         blank_zero(t, unit_amount(unit, t.weight))
@@ -192,20 +197,28 @@ pub(crate) fn listing_lines(listing: &Listing<'_>, unit: Weight, width: Option<u
     let widest = |header: &str, text: &dyn Fn(u32) -> String| {
         lines.iter().map(|l| columns(&text(*l))).chain([columns(header)]).max().unwrap_or(0)
     };
-    let (w_self, w_pct, w_line) =
-        (widest("self", &self_text), widest("fn%", &pct_text), widest("line", &|l| l.to_string()));
+    let (w_self, w_all, w_pct, w_line) = (
+        widest("self", &self_text),
+        widest("self%", &all_text),
+        widest("fn%", &pct_text),
+        widest("line", &|l| l.to_string()),
+    );
     let w_total = if call_sites { widest("total", &total_text) } else { 0 };
-    let numbers = |s: &str, p: &str, t: &str, l: &str| {
-        let mut text = format!("{s:>w_self$} {p:>w_pct$}");
+    let numbers = |l: Option<u32>| {
+        let cell = |f: &dyn Fn(u32) -> String, header: &str| l.map_or_else(|| header.to_owned(), f);
+        let (s, a, p) = (cell(&self_text, "self"), cell(&all_text, "self%"), cell(&pct_text, "fn%"));
+        let mut text = format!("{s:>w_self$} {a:>w_all$} {p:>w_pct$}");
         if call_sites {
+            let t = cell(&total_text, "total");
             text.push_str(&format!(" {t:>w_total$}"));
         }
-        text.push_str(&format!(" {l:>w_line$}"));
+        let n = cell(&|l: u32| l.to_string(), "line");
+        text.push_str(&format!(" {n:>w_line$}"));
         text
     };
-    let mut out = vec![numbers("self", "fn%", "total", "line")];
+    let mut out = vec![numbers(None)];
     // The numbers, a blank, the mark and a blank before the text.
-    let gutter = columns(&numbers("", "", "", "")) + 3;
+    let gutter = columns(&out[0]) + 3;
     let room = width.map(|w| w.saturating_sub(gutter).max(8));
     for shown in &listing.shown {
         out.push(match *shown {
@@ -214,8 +227,7 @@ pub(crate) fn listing_lines(listing: &Listing<'_>, unit: Weight, width: Option<u
                 let text = listing.text(l).map(code_text).unwrap_or_default();
                 let text = room.map_or_else(|| text.clone(), |room| truncate(&text, room));
                 let mark = if hot { '▶' } else { ' ' };
-                let line =
-                    format!("{} {mark} {text}", numbers(&self_text(l), &pct_text(l), &total_text(l), &l.to_string()));
+                let line = format!("{} {mark} {text}", numbers(Some(l)));
                 let line = line.trim_end().to_owned();
                 let amounts = listing.amounts(l);
                 match (hot, has(amounts.self_amount) || amounts.total.is_some_and(has)) {
