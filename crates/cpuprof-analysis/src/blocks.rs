@@ -562,11 +562,13 @@ struct Describer<'p> {
     rows: Vec<(u32, StackId, i64)>,
     pre: Vec<u32>,
     end: Vec<u32>,
+    children: cpuprof_model::Children<StackId>,
 }
 
 impl<'p> Describer<'p> {
     fn new(profile: &'p Profile) -> Self {
         let (pre, end) = depth_first(profile);
+        let children = profile.stacks.children();
         Self {
             profile,
             categories: Categories::new(profile),
@@ -577,6 +579,7 @@ impl<'p> Describer<'p> {
             rows: Vec::new(),
             pre,
             end,
+            children,
         }
     }
 
@@ -655,25 +658,42 @@ impl<'p> Describer<'p> {
             prefix.push(prefix[prefix.len() - 1] + i128::from(r.2));
         }
         let more_than_half = |w: i128| 2 * w > i128::from(total);
-        // A subtree is a range of depth-first positions, and a range holding more than half
-        // the weight holds the row where the running sum first passes half: every stack
-        // holding more than half is on that row's path, and the deepest is found walking up.
-        let Some(median) = (0..rows.len()).find(|i| more_than_half(prefix[i + 1])) else { return (None, None, None) };
         let through = |s: StackId| {
             let lo = rows.partition_point(|r| r.0 < self.pre[s.index()]);
             let hi = rows.partition_point(|r| r.0 < self.end[s.index()]);
             prefix[hi] - prefix[lo]
         };
-        let path = std::iter::successors(Some(rows[median].1), |s| profile.stacks.parent(*s));
-        let deepest = path.filter(|s| !is_root(*s)).find(|s| more_than_half(through(*s)));
+        // Down from the roots a function at a time: the stacks of one function under one path
+        // taken together (a function's frames at different lines are different stacks), the
+        // one function holding more than half of the weight followed at each level. The chain
+        // holds a stack of each level's function, the root first.
+        let mut chain: Vec<StackId> = Vec::new();
+        let mut level: Vec<StackId> = self.children.roots().to_vec();
+        while !level.is_empty() {
+            let mut groups: rustc_hash::FxHashMap<cpuprof_model::FuncId, (i128, Vec<StackId>)> =
+                rustc_hash::FxHashMap::default();
+            for s in level {
+                let group = groups.entry(profile.func_of(s)).or_default();
+                group.0 += through(s);
+                group.1.push(s);
+            }
+            let Some((_, stacks)) = groups.into_values().find(|(w, _)| more_than_half(*w)) else { break };
+            chain.push(stacks[0]);
+            level = stacks.iter().flat_map(|s| self.children.of(*s).iter().copied()).collect();
+        }
         let is_js = |s: StackId| profile.funcs[profile.func_of(s)].kind == FuncKind::Js;
-        // Every frame above the deepest holds more than half too: the chain is its path.
-        let common = std::iter::successors(deepest, |s| profile.stacks.parent(*s)).find(|s| !is_root(*s) && is_js(*s));
-        let native = deepest.filter(|s| !is_js(*s));
+        let deepest = chain.iter().rposition(|s| !is_root(*s));
+        // Every level above the deepest holds more than half too: the chain is its path.
+        let common = deepest.and_then(|d| chain[..=d].iter().rposition(|s| !is_root(*s) && is_js(*s)));
+        let native = deepest.map(|d| chain[d]).filter(|s| !is_js(*s));
         let under = common.and_then(|c| {
-            std::iter::successors(profile.stacks.parent(c), |s| profile.stacks.parent(*s))
+            chain[..c]
+                .iter()
+                .rev()
+                .copied()
                 .find(|s| !is_root(*s) && self.categories.of_func(profile.func_of(*s)) == Category::App)
         });
+        let common = common.map(|c| chain[c]);
         (common, under, native)
     }
 }

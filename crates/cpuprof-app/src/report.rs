@@ -81,12 +81,14 @@ impl ReportRequest {
     /// The page, of `loaded` when given (named `source`), else of the profile read from `input`.
     pub fn execute(&self, loaded: Option<(Loaded, String)>) -> Result<String> {
         let (options, min_ns) = self.options()?;
-        let (loaded, source) = match loaded {
-            Some(given) => given,
-            None => (
-                load_read(&self.input, &self.reading, &self.filter, &self.window, false, true)?,
-                source_name(&self.input),
-            ),
+        let (loaded, source) = if let Some(given) = loaded {
+            given
+        } else {
+            // Tick logs' frames at their lines, for the functions' lines (the page's analyses
+            // go by function).
+            let mut reading = self.reading.clone();
+            reading.frame_lines = true;
+            (load_read(&self.input, &reading, &self.filter, &self.window, false, true)?, source_name(&self.input))
         };
         let Loaded { profile, window } = loaded;
         // Two walks over the samples, side by side. Blocks need sample times: a profile
