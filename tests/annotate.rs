@@ -670,3 +670,21 @@ fn lines_as_far_apart_as_a_profile_may_say_are_listed_at_once() {
         assert_eq!(lines, vec![1, 4_294_967_295], "{extra:?}");
     }
 }
+
+#[test]
+fn diff_explains_inlining_on_tick_logs_only_in_v8s_view() {
+    // fixtures/inline's program as tick logs: TurboFan inlines priceOrder in NEW only.
+    let (base, new) = ("fixtures/inline/base.1.log.gz", "fixtures/inline/new.1.log.gz");
+    let diff = |extra: &[&str]| {
+        let out =
+            cpuprof().args(["diff", base, new, "--explain", "3"]).args(extra).env_remove("COLUMNS").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // V8's view: priceOrder's time moved into processBatch, and diff says why.
+    let v8 = diff(&["--no-unroll-inlined"]);
+    assert!(v8.contains("time moved from priceOrder into processBatch (priceOrder likely inlined in NEW)"), "{v8}");
+    // Unrolled: priceOrder keeps its own time in NEW; no move to explain.
+    let unrolled = diff(&[]);
+    assert!(!unrolled.contains("likely inlined"), "{unrolled}");
+}
