@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 
 use crate::filter::StackFilter;
 use crate::keys::GroupBy;
-use crate::top::{identity_order, stack_keys, summarize, with_totals, Amount, Keys, Summary, TopRow, NO_KEY};
+use crate::top::{func_keys, identity_order, summarize, with_totals, Amount, Keys, Summary, TopRow, NO_KEY};
 use crate::weights::{columns, effective, stack_weights, StackWeights, Weight};
 
 /// Options of [`CallGraph::new`]: which samples count and what they weigh, as `top`'s.
@@ -124,6 +124,8 @@ pub struct CallGraph<'p> {
     functions: Vec<TopRow>,
     /// The function (key id) of each stack's frame; `NO_KEY` for V8's `(root)`.
     stack_key: Vec<u32>,
+    /// The function (key id) of each of the profile's functions, by function id.
+    func_key: Vec<u32>,
     /// Each stack's own samples.
     own: Vec<Amount>,
     /// Each stack's samples with those of the stacks it called.
@@ -164,7 +166,9 @@ impl<'p> CallGraph<'p> {
         let summary = summarize(profile, weights, counts);
         let StackWeights { weight, count, total, samples } = stack_weights(profile, options.weight, &options.filter);
         let mut keys = Keys::default();
-        let stack_key = stack_keys(profile, GroupBy::Function, &mut keys);
+        let func_key = func_keys(profile, GroupBy::Function, &mut keys);
+        let stack_key: Vec<u32> =
+            profile.stacks.frames().iter().map(|frame| func_key[profile.frames[*frame].func.index()]).collect();
         let numbers = with_totals(profile, &stack_key, &weight, &count, keys.keys.len());
         let functions = keys.keys.into_iter().zip(numbers).map(|(key, numbers)| key.into_row(numbers)).collect();
         let own: Vec<Amount> = weight.iter().zip(&count).map(|(w, c)| Amount { weight: *w, samples: *c }).collect();
@@ -183,6 +187,7 @@ impl<'p> CallGraph<'p> {
             summary,
             functions,
             stack_key,
+            func_key,
             own,
             subtree,
             children: profile.stacks.children(),
@@ -202,6 +207,11 @@ impl<'p> CallGraph<'p> {
     /// The function (key id) of each stack's frame (by position).
     pub(crate) fn stack_keys(&self) -> &[u32] {
         &self.stack_key
+    }
+
+    /// The function (key id) of each of the profile's functions (by id; `NO_KEY`: none).
+    pub(crate) fn func_keys(&self) -> &[u32] {
+        &self.func_key
     }
 
     /// Unit of every weight: ns or samples.

@@ -71,3 +71,6 @@ pub const MIN_BLOCK: &str = "50ms";
 /// `annotate` shows this many lines around each line with samples (longer runs of others are
 /// folded), as `git diff`'s context.
 pub const ANNOTATE_CONTEXT: u64 = 3;
+
+/// `jit` shows this many of the hottest JavaScript functions.
+pub const JIT_FUNCTIONS: u64 = 10;

@@ -79,11 +79,38 @@ pub(crate) struct FrameCopier<'p> {
     profile: &'p Profile,
     funcs: Vec<Option<FuncId>>,
     frames: Vec<Option<FrameId>>,
+    /// Functions lose their tier: a function's tiers become one function.
+    untier: bool,
 }
 
 impl<'p> FrameCopier<'p> {
     pub(crate) fn new(profile: &'p Profile) -> Self {
-        Self { profile, funcs: vec![None; profile.funcs.len()], frames: vec![None; profile.frames.len()] }
+        Self {
+            profile,
+            funcs: vec![None; profile.funcs.len()],
+            frames: vec![None; profile.frames.len()],
+            untier: false,
+        }
+    }
+
+    /// A copier whose functions lose their tier.
+    pub(crate) fn untiered(profile: &'p Profile) -> Self {
+        Self { untier: true, ..Self::new(profile) }
+    }
+
+    /// The id in `b` of `profile`'s function `id` (with its library), copied once.
+    pub(crate) fn func(&mut self, b: &mut ProfileBuilder, id: FuncId) -> FuncId {
+        if let Some(new) = self.funcs[id.index()] {
+            return new;
+        }
+        let func = self.profile.funcs[id];
+        let library = func.library.map(|l| b.copy_library(self.profile, l));
+        let name = b.intern(self.profile.strings.get(func.name));
+        let file = b.intern(self.profile.strings.get(func.file));
+        let tier = if self.untier { None } else { func.tier };
+        let new = b.func(Func { name, file, library, tier, ..func });
+        self.funcs[id.index()] = Some(new);
+        new
     }
 
     /// The id in `b` of `profile`'s frame `id`, with its function (and library) copied.
@@ -92,17 +119,7 @@ impl<'p> FrameCopier<'p> {
             return new;
         }
         let frame = self.profile.frames[id];
-        let func = if let Some(new) = self.funcs[frame.func.index()] {
-            new
-        } else {
-            let func = self.profile.funcs[frame.func];
-            let library = func.library.map(|l| b.copy_library(self.profile, l));
-            let name = b.intern(self.profile.strings.get(func.name));
-            let file = b.intern(self.profile.strings.get(func.file));
-            let new = b.func(Func { name, file, library, ..func });
-            self.funcs[frame.func.index()] = Some(new);
-            new
-        };
+        let func = self.func(b, frame.func);
         let new = b.frame(cpuprof_model::Frame { func, ..frame });
         self.frames[id.index()] = Some(new);
         new
@@ -136,5 +153,6 @@ pub(crate) fn copy_samples(
 pub(crate) fn finish(profile: &Profile, mut b: ProfileBuilder) -> Result<Profile, ModelError> {
     b.recording_of(&profile.meta);
     b.copy_scripts(profile);
+    b.copy_jit(profile);
     b.finish()
 }

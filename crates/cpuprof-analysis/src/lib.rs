@@ -32,6 +32,7 @@ mod frame_tree;
 mod gate;
 mod handle;
 mod hide;
+mod jit;
 mod keys;
 mod lines;
 mod paths;
@@ -71,6 +72,9 @@ pub use frame_tree::FrameTree;
 pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold};
 pub use handle::function_handle;
 pub use hide::{hide_frames, ALL_HIDDEN};
+pub use jit::{
+    jit, without_tiers, Callee, DeoptGroup, Finding, JitCoverage, JitFunction, JitReport, Tiers, DEOPT_NOISE_PER_MILLE,
+};
 pub use keys::{package_of, GroupBy};
 pub use lines::{self_lines, FunctionLines, LineAmount};
 pub use paths::{heaviest_paths, HotPath};

@@ -102,7 +102,7 @@ impl AnnotateRequest {
         let graph = CallGraph::new(&profile, &options);
         let source = source_name(&self.input);
         let chosen = match (&self.pattern, self.top) {
-            (Some(pattern), _) => vec![pick(&graph, pattern, &source)?],
+            (Some(pattern), _) => vec![pick(&graph, pattern, &source, "annotating")?],
             (None, top) => hottest(&graph, usize::try_from(top.unwrap_or(1)).unwrap_or(usize::MAX)),
         };
         if chosen.is_empty() && graph.samples() > 0 {
@@ -131,7 +131,7 @@ impl AnnotateRequest {
 
 /// The function `pattern` names; of several, the one with the most self time, the others named
 /// in a warning.
-fn pick(graph: &CallGraph<'_>, pattern: &str, source: &str) -> Result<usize> {
+pub(crate) fn pick(graph: &CallGraph<'_>, pattern: &str, source: &str, verb: &str) -> Result<usize> {
     match graph.find(pattern) {
         Ok(found) => Ok(found),
         Err(FindError::Ambiguous(mut found)) => {
@@ -140,7 +140,7 @@ fn pick(graph: &CallGraph<'_>, pattern: &str, source: &str) -> Result<usize> {
             let others: Vec<String> = found[1..].iter().take(5).map(|f| graph.functions()[*f].handle()).collect();
             let more = found.len() - 1 - others.len();
             warn(&format!(
-                "{source}: {} functions match {}: annotating the hottest, {}; the others: {}{}",
+                "{source}: {} functions match {}: {verb} the hottest, {}; the others: {}{}",
                 found.len(),
                 cpuprof_render::text::visible(pattern),
                 graph.functions()[found[0]].handle(),

@@ -57,6 +57,10 @@ pub struct ReadOptions {
     #[serde(skip)]
     #[schemars(skip)]
     pub frame_lines: bool,
+    /// Tick logs: what V8's compilers did (set by `jit`, not an option).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub jit: bool,
 }
 
 /// The options as given on no command line.
@@ -74,6 +78,7 @@ impl Default for ReadOptions {
             source_map_dir: None,
             max_input_size: None,
             frame_lines: false,
+            jit: false,
         }
     }
 }
@@ -304,6 +309,7 @@ impl<'a> Reader<'a> {
         parse.split_tiers = reading.split_tiers;
         parse.unroll_inlined = !reading.no_unroll_inlined;
         parse.frame_lines = reading.frame_lines;
+        parse.jit = reading.jit;
         parse.symbols_root.clone_from(&reading.symbols);
         parse.sample_type.clone_from(&reading.sample_type);
         parse.profile_id.clone_from(&reading.profile);

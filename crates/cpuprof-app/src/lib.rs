@@ -17,6 +17,7 @@ pub mod convert;
 pub mod diff;
 pub mod fold;
 pub mod input;
+pub mod jit;
 pub mod patterns;
 pub mod read;
 pub mod report;

@@ -46,6 +46,9 @@ pub(crate) enum Command {
     /// A function's source with the time of each line, the hottest marked (or --top N functions')
     #[command(after_help = ANNOTATE_HELP, mut_arg("format", formats(ReportFormatArg::VIEWS)))]
     Annotate(AnnotateArgs),
+    /// What V8 did to the hottest functions: self time by tier, compilations, deopts and their cost, inlining
+    #[command(after_help = JIT_HELP, mut_arg("format", formats(ReportFormatArg::JIT)))]
+    Jit(JitArgs),
     /// Which functions got hotter between BASE and NEW, with sampling noise taken into account
     #[command(after_help = DIFF_HELP, mut_arg("format", formats(ReportFormatArg::DIFF)))]
     Diff(Box<DiffArgs>),
@@ -884,6 +887,49 @@ EXAMPLES:
   cpuprof annotate handleRequest app.cpuprofile --source-root /srv/app=./ --format json"
 );
 
+const JIT_HELP: &str = concat!(
+    "PATTERN (optional): one function, as for callers. ",
+    pattern_help!(),
+    " Of several matches the hottest is shown, and a warning names the others.
+
+DATA:
+  A V8 tick log has it all: each code object V8 made (code-creation: its tier, when, and from
+  code-source-info the functions inlined into it) and, when node ran with --log-deopt, each
+  deoptimization (code-deopt: reason, kind, source position with its inlining chain). Record
+  one with `cpuprof record --prof --jit -- node app.js` (or node --prof --log-deopt app.js).
+  A .cpuprofile has none of it, only a function's deoptReason where V8 gave one.
+
+NUMBERS:
+  self by tier: the function's self time by the tier of the code it ran in: interpreted
+  (Ignition, ~), sparkplug (^), maglev (+), turbofan (*); an inlined function's time is in
+  its inliner's tier. After a deopt, the function's self time in tiers below the code that
+  deoptimized, until V8 made optimized code of it again, is the deopt's cost. A function whose
+  deopts cost less than 1% of the profile is noise, not a finding.
+
+EXAMPLES:
+  cpuprof jit isolate-0x1-v8.log
+  cpuprof jit isolate-0x1-v8.log priceOrder
+  cpuprof jit isolate-0x1-v8.log -n 5 --format json"
+);
+
+#[derive(Debug, Args)]
+pub(crate) struct JitArgs {
+    /// Profile to read (a tick log; as for `top`), or - for stdin
+    #[arg(value_name = "FILE")]
+    pub(crate) input: PathBuf,
+
+    /// One function (its name, name@file:line, its fn: handle from top, or a regular expression)
+    #[arg(value_name = "PATTERN")]
+    pub(crate) pattern: Option<String>,
+
+    /// Show the N hottest JavaScript functions (by self time), without PATTERN
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = cpuprof_analysis::defaults::JIT_FUNCTIONS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) limit: u64,
+
+    #[command(flatten)]
+    pub(crate) view: ViewArgs,
+}
+
 /// What the call-tree views (`tree`, `callers`, `callees`, `explain`) share: the samples, their
 /// weight and the output.
 #[derive(Debug, Args)]
@@ -1107,6 +1153,7 @@ impl InputArgs {
             source_map_dir: self.source_map_dir.clone(),
             max_input_size: self.max_input_size,
             frame_lines: false,
+            jit: false,
         }
     }
 }
@@ -1238,6 +1285,8 @@ impl ReportFormatArg {
     pub(crate) const DIFF: &'static [Self] = &[Self::Table, Self::Json, Self::Csv, Self::Markdown, Self::Github];
     /// What `tree`, `callers`, `callees`, `explain` and `blocks` render.
     pub(crate) const VIEWS: &'static [Self] = &[Self::Table, Self::Json, Self::Csv, Self::Markdown];
+    /// What `jit` renders (its lists per function have no one table shape for CSV).
+    pub(crate) const JIT: &'static [Self] = &[Self::Table, Self::Json, Self::Markdown];
 }
 
 /// `--format` of a command that renders `offered`: its `--help`, clap's check of a value and

@@ -4,10 +4,11 @@
 use anyhow::Result;
 use cpuprof_app::annotate::AnnotateRequest;
 use cpuprof_app::calls::{CallsRequest, Lists, TreeRequest, ViewOptions};
+use cpuprof_app::jit::JitRequest;
 use cpuprof_app::UsageError;
-use cpuprof_render::{render_annotate, render_calls, render_tree};
+use cpuprof_render::{render_annotate, render_calls, render_jit, render_tree};
 
-use crate::args::{AnnotateArgs, CallsArgs, TreeArgs, ViewArgs};
+use crate::args::{AnnotateArgs, CallsArgs, JitArgs, TreeArgs, ViewArgs};
 use crate::io::Output;
 
 /// The view options these flags ask for.
@@ -94,5 +95,27 @@ pub(crate) fn run_annotate(args: &AnnotateArgs) -> Result<()> {
     let cwd = crate::terminal::current_dir();
     let terminal = crate::terminal::terminal(to, args.view.output.wide, cwd.as_deref());
     let text = request.execute(|answer| render_annotate(&answer.document(terminal), format))?;
+    output.write(text.as_bytes())
+}
+
+/// The request `jit`'s flags make.
+pub(crate) fn jit_request(args: &JitArgs) -> JitRequest {
+    JitRequest {
+        input: args.input.clone(),
+        pattern: args.pattern.clone(),
+        limit: args.limit,
+        view: view_options(&args.view),
+    }
+}
+
+pub(crate) fn run_jit(args: &JitArgs) -> Result<()> {
+    let request = jit_request(args);
+    request.check()?;
+    let format = args.view.output.report_format()?;
+    let to = args.view.output.output.as_deref();
+    let output = Output::new(to, &[request.input.as_path()])?;
+    let cwd = crate::terminal::current_dir();
+    let terminal = crate::terminal::terminal(to, args.view.output.wide, cwd.as_deref());
+    let text = request.execute(|answer| render_jit(&answer.document(terminal), format))?;
     output.write(text.as_bytes())
 }

@@ -18,6 +18,7 @@ pub(crate) fn run(command: Command) -> Result<()> {
         Command::Callees(args) => crate::calls::run_calls(&args, cpuprof_app::calls::Lists::Callees),
         Command::Explain(args) => crate::calls::run_calls(&args, cpuprof_app::calls::Lists::Both),
         Command::Annotate(args) => crate::calls::run_annotate(&args),
+        Command::Jit(args) => crate::calls::run_jit(&args),
         Command::Collapse(args) => crate::fold::run_collapse(&args),
         Command::Flamegraph(args) => crate::fold::run_flamegraph(&args),
         Command::Diff(args) => crate::diff::run_diff(&args),

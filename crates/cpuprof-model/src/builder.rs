@@ -6,8 +6,8 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use crate::tables::{LineHits, Meta, Samples, Script, ScriptOrigin, SourceFormat, StackTable, Table};
 use crate::timeline::SampleList;
 use crate::{
-    Frame, FrameId, Func, FuncId, LibId, Library, Profile, SampleTimeline, StackId, StrId, StringTable, TimedSample,
-    ValueType, ValueUnit, VmState,
+    CodeObject, Deopt, Frame, FrameId, Func, FuncId, LibId, Library, Profile, SampleTimeline, StackId, StrId,
+    StringTable, TimedSample, ValueType, ValueUnit, VmState,
 };
 
 /// A broken invariant found by [`ProfileBuilder::finish`]. Parsers only produce these when
@@ -80,6 +80,7 @@ pub struct ProfileBuilder {
     value_types: Vec<ValueType>,
     line_hits: LineHits,
     scripts: Vec<Script>,
+    jit: crate::Jit,
     meta: Meta,
     first_error: Option<ModelError>,
 }
@@ -109,6 +110,7 @@ impl ProfileBuilder {
             value_types,
             line_hits: LineHits::default(),
             scripts: Vec::new(),
+            jit: crate::Jit::default(),
             meta: Meta {
                 format,
                 start_ns: None,
@@ -330,6 +332,55 @@ impl ProfileBuilder {
         }
     }
 
+    /// The compilations and deoptimizations the profile records, to add to.
+    pub fn jit_mut(&mut self) -> &mut crate::Jit {
+        &mut self.jit
+    }
+
+    /// Records the compilations and deoptimizations `profile` records, for a profile rebuilt
+    /// from it whose functions are the same (their ids re-made here).
+    pub fn copy_jit(&mut self, profile: &Profile) {
+        let jit = &profile.jit;
+        let mut funcs = FxHashMap::default();
+        let mut func = |b: &mut Self, old: FuncId| *funcs.entry(old).or_insert_with(|| b.copy_func(profile, old));
+        let code = jit
+            .code
+            .iter()
+            .map(|c| CodeObject {
+                func: func(self, c.func),
+                inlined: c.inlined.iter().map(|f| func(self, *f)).collect(),
+                ..c.clone()
+            })
+            .collect();
+        let deopts = jit
+            .deopts
+            .iter()
+            .map(|d| Deopt {
+                kind: self.copy_string(profile, d.kind),
+                reason: self.copy_string(profile, d.reason),
+                position: self.copy_string(profile, d.position),
+                inlined_at: d.inlined_at.iter().map(|s| self.copy_string(profile, *s)).collect(),
+                ..d.clone()
+            })
+            .collect();
+        let not_optimized =
+            jit.not_optimized.iter().map(|(f, why)| (func(self, *f), self.copy_string(profile, *why))).collect();
+        self.jit = crate::Jit { code, deopts, not_optimized, deopts_logged: jit.deopts_logged };
+    }
+
+    fn copy_string(&mut self, profile: &Profile, id: StrId) -> StrId {
+        self.intern(profile.strings.get(id))
+    }
+
+    /// `profile`'s function `old` as a function of this builder.
+    fn copy_func(&mut self, profile: &Profile, old: FuncId) -> FuncId {
+        let f = profile.funcs[old];
+        let library = f.library.map(|l| self.copy_library(profile, l));
+        let name = self.copy_string(profile, f.name);
+        let file = self.copy_string(profile, f.file);
+        self.func(Func { name, file, library, ..f })
+    }
+
     /// Takes `meta`'s facts about the recording — its timing, the window its samples were cut
     /// to, its warnings — for a profile rebuilt from another one (a transform of its stacks).
     pub fn recording_of(&mut self, meta: &Meta) {
@@ -386,6 +437,7 @@ impl ProfileBuilder {
             value_types: self.value_types,
             line_hits: self.line_hits,
             scripts: self.scripts,
+            jit: self.jit,
             meta: self.meta,
         };
         validate(&profile)?;

@@ -635,6 +635,8 @@ pub struct Profile {
     /// Scripts' text the input carries (a tick log's `script-source`, a source map's
     /// `sourcesContent`), one per file.
     pub scripts: Vec<Script>,
+    /// What V8's compilers did, where the input records it.
+    pub jit: crate::Jit,
     /// Facts about the recording.
     pub meta: Meta,
 }

@@ -104,6 +104,12 @@ pub struct ParseOptions {
     ///
     /// Default is `false`.
     pub frame_lines: bool,
+    /// Tick logs: keep what V8's compilers did ([`cpuprof_model::Jit`]): every code object of a
+    /// JavaScript function with its tier, creation time and inlined functions, and the
+    /// deoptimizations `--log-deopt` adds. `.cpuprofile`s' `deoptReason`s are kept always.
+    ///
+    /// Default is `false`.
+    pub jit: bool,
     /// Tick logs: look the libraries the log names up under this directory
     /// (`/usr/bin/node` → `DIR/usr/bin/node`), for logs written on another machine.
     ///
@@ -154,6 +160,7 @@ impl Default for ParseOptions {
             split_tiers: false,
             unroll_inlined: true,
             frame_lines: false,
+            jit: false,
             symbols_root: None,
             sample_type: None,
             format: None,

@@ -40,6 +40,9 @@ pub(super) struct Entry {
     pub(super) bytecode: bool,
     /// Its function's shared info (0: none).
     pub(super) sfi: u64,
+    /// Its code object in the JIT record (an index into [`super::jit::JitLog::code`]), when
+    /// that is kept.
+    pub(super) jit: Option<u32>,
 }
 
 /// How a code object is named: its text until a tick needs it, then its frame.
@@ -364,7 +367,7 @@ mod tests {
     use super::*;
 
     fn entry(size: u64, n: usize) -> Entry {
-        Entry { size, code: Code::Js, name: Name::Frame(frame(n)), info: None, bytecode: false, sfi: 0 }
+        Entry { size, code: Code::Js, name: Name::Frame(frame(n)), info: None, bytecode: false, sfi: 0, jit: None }
     }
 
     /// Frame `n` of a profile with frames 0..=n (only the builder makes ids).
@@ -430,7 +433,7 @@ mod tests {
             let name = Name::Js { text: format!("f{i} /a.js:1:1").into(), tier: None };
             code.add(
                 0x1000 + (i % 8) * 0x100,
-                Entry { size: 0x100, code: Code::Js, name, info: None, bytecode: false, sfi: 0 },
+                Entry { size: 0x100, code: Code::Js, name, info: None, bytecode: false, sfi: 0, jit: None },
             );
             code.add(0x10_0000 + i * 0x10, entry(0x10, 1));
             code.move_code(0x10_0000 + i * 0x10, 0x20_0000 + i * 0x10);

@@ -20,6 +20,7 @@
 
 mod codemap;
 mod input;
+mod jit;
 mod lines;
 mod names;
 mod positions;
@@ -142,6 +143,8 @@ struct Decoder {
     placed: FxHashMap<(u32, u32), Resolved>,
     /// Frames of inlined chains, innermost first ([`Resolved::Inlined`] indexes them).
     chains: Vec<Box<[FrameId]>>,
+    /// What V8's compilers did, when kept.
+    jit: Option<jit::JitLog>,
 }
 
 impl Decoder {
@@ -190,6 +193,7 @@ impl Decoder {
             placing: Placing { unroll: options.unroll_inlined, lines: options.frame_lines },
             placed: FxHashMap::default(),
             chains: Vec::new(),
+            jit: options.jit.then(jit::JitLog::default),
         }
     }
 
@@ -280,6 +284,23 @@ impl Decoder {
             None => (None, None),
         };
         self.builder.timing(start, duration, Some(interval_ns));
+        if let Some(log) = self.jit.take() {
+            if log.unknown_deopts > 0 {
+                self.builder.warn(format!(
+                    "{} code-deopt line(s) name code the log never created (code from before logging began): \
+                     left out of the deoptimizations",
+                    log.unknown_deopts
+                ));
+            }
+            let quoted = self.quoted;
+            log.finish(&mut self.builder, |b, text, tier| {
+                if quoted {
+                    stacks::js_func_of(b, &names::split_old_js_name(text), tier)
+                } else {
+                    stacks::js_func(b, text, tier)
+                }
+            });
+        }
         self.builder.finish().map_err(|e| ParseErrorKind::Model(e).at(origin, Span::None))
     }
 

@@ -229,8 +229,12 @@ impl Decoder {
                 }
                 true
             }
+            "code-deopt" => match &mut self.jit {
+                Some(log) => log.deopt(&fields, &mut self.code),
+                None => true,
+            },
             "tick" => false,
-            // Other records (heap events, deopts, timers) do not matter to stacks.
+            // Other records (heap events, timers) do not matter to stacks.
             _ => true,
         };
         if !ok {
@@ -310,7 +314,14 @@ impl Decoder {
         } else {
             (false, 0)
         };
-        let (span, replaced) = self.code.add(start, Entry { size, code, name, info: None, bytecode, sfi });
+        let jit = match (&mut self.jit, &name) {
+            (Some(log), Name::Js { text, tier }) if with_function => {
+                let marker = fields[n - 1].as_bytes().first().copied().and_then(Tier::from_marker);
+                marker.map(|compiled| log.code_created(text, *tier, compiled, fields[3]))
+            }
+            _ => None,
+        };
+        let (span, replaced) = self.code.add(start, Entry { size, code, name, info: None, bytecode, sfi, jit });
         // Builtins also decide what addresses in their remapped copies mean.
         self.changed(if matches!(code, Code::Builtin | Code::BytecodeHandler) { None } else { Some(span) });
         // New code in fresh memory changes no remembered leaf: those are ranges of code that
@@ -347,6 +358,9 @@ impl Decoder {
             self.positions.infer_line_offset(info.script, info.function_start, line);
         }
         self.positions.name_inlined(&mut info);
+        if let (Some(log), Some(code)) = (&mut self.jit, entry.jit) {
+            log.inlined(code, &info.named);
+        }
         self.positions.infos.push(info);
         // Addresses in the code may have been resolved without its positions.
         self.changed(Some(span));

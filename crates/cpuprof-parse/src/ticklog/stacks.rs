@@ -727,7 +727,11 @@ pub(super) fn js_func(builder: &mut ProfileBuilder, text: &str, tier: Option<Tie
     js_func_of(builder, &split_js_name(text), tier)
 }
 
-fn js_func_of(builder: &mut ProfileBuilder, js: &super::names::JsName, tier: Option<Tier>) -> cpuprof_model::FuncId {
+pub(super) fn js_func_of(
+    builder: &mut ProfileBuilder,
+    js: &super::names::JsName,
+    tier: Option<Tier>,
+) -> cpuprof_model::FuncId {
     let name = builder.intern(&js.name);
     let file = builder.intern(&js.script);
     builder.func(Func { name, file, line: js.line, column: js.column, kind: FuncKind::Js, tier, library: None })

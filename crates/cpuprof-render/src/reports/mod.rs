@@ -12,6 +12,7 @@ mod csv;
 mod diff_columns;
 mod fit;
 mod github;
+mod jit;
 mod json;
 mod markdown;
 mod outline;
@@ -412,5 +413,29 @@ pub fn render_annotate(doc: &AnnotateDocument<'_>, format: Format) -> String {
         Format::JsonWithin(budget) => json::annotate(doc, Some(budget)),
         Format::Csv => csv::annotate(doc),
         Format::Markdown => markdown::annotate(doc),
+    }
+}
+
+/// What V8 did to functions (`jit`), with what is needed to present it.
+#[derive(Clone, Copy)]
+pub struct JitDocument<'a> {
+    /// The input as the user named it.
+    pub source: &'a str,
+    /// Facts about the recording.
+    pub meta: &'a Meta,
+    /// The samples (functions, totals).
+    pub graph: &'a CallGraph<'a>,
+    /// The functions' JIT facts.
+    pub report: &'a cpuprof_analysis::JitReport,
+    /// The terminal the table is shown on.
+    pub terminal: Terminal<'a>,
+}
+
+/// Renders `doc` in `format` (table, JSON or Markdown; JSON within a budget is JSON whole).
+pub fn render_jit(doc: &JitDocument<'_>, format: Format) -> String {
+    match format {
+        Format::Table | Format::Csv => jit::table(doc),
+        Format::Json | Format::JsonWithin(_) => jit::json(doc),
+        Format::Markdown => jit::markdown(doc),
     }
 }
