@@ -22,12 +22,13 @@ pub const DEOPT_NOISE_PER_MILLE: i64 = 10;
 /// `profile` with each function's tiers folded into one function (as a profile read without
 /// tiers has them), its rows in the same order, and each row's tier: the tier of its leaf
 /// frame's code, where the profile kept it.
-pub fn without_tiers(profile: &Profile) -> Result<(Profile, Vec<Option<Tier>>), ModelError> {
+pub fn without_tiers(profile: Profile) -> Result<(Profile, Vec<Option<Tier>>), ModelError> {
     let tiers: Vec<Option<Tier>> =
         profile.samples.stacks().iter().map(|s| profile.funcs[profile.func_of(*s)].tier).collect();
     if profile.funcs.as_slice().iter().all(|f| f.tier.is_none()) {
-        return Ok((profile.clone(), tiers));
+        return Ok((profile, tiers));
     }
+    let profile = &profile;
     let mut b = ProfileBuilder::new(profile.meta.format, profile.value_types.clone());
     let mut copier = FrameCopier::untiered(profile);
     let mut stacks: Vec<StackId> = Vec::with_capacity(profile.stacks.len());

@@ -57,7 +57,7 @@ pub struct ReadOptions {
     #[serde(skip)]
     #[schemars(skip)]
     pub frame_lines: bool,
-    /// Tick logs: what V8's compilers did (set by `jit`, not an option).
+    /// Tick logs: what V8's compilers did, and each sample's tier (set by `jit`, not an option).
     #[serde(skip)]
     #[schemars(skip)]
     pub jit: bool,
@@ -306,7 +306,8 @@ impl<'a> Reader<'a> {
         if let Some(WindowSpec::Bounds(from, to)) = window {
             parse.window = Some(Bounds { from: *from, to: *to });
         }
-        parse.split_tiers = reading.split_tiers;
+        // What V8's compilers did includes each sample's tier.
+        parse.split_tiers = reading.split_tiers || reading.jit;
         parse.unroll_inlined = !reading.no_unroll_inlined;
         parse.frame_lines = reading.frame_lines;
         parse.jit = reading.jit;

@@ -65,14 +65,13 @@ impl JitRequest {
     pub fn execute<T>(&self, answer: impl FnOnce(&JitAnswer<'_>) -> T) -> Result<T> {
         self.check()?;
         let mut reading = self.view.reading.clone();
-        reading.split_tiers = true;
         reading.jit = true;
         let view = &self.view;
         let filter = stack_filter(&view.filter)?;
         let Loaded { profile, window } =
             load_read(&self.input, &reading, &view.filter, &view.window, view.collapse_recursion, true)?;
         let source = source_name(&self.input);
-        let (profile, row_tiers) = without_tiers(&profile)
+        let (profile, row_tiers) = without_tiers(profile)
             .map_err(|e| anyhow::anyhow!("{source}: cannot fold the tiers of its functions: {e}"))?;
         let options = cpuprof_analysis::CallGraphOptions::new(view.weight, filter);
         let graph = CallGraph::new(&profile, &options);

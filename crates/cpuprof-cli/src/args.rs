@@ -125,6 +125,7 @@ EXAMPLES:
   cpuprof record -o profiles -- npm test
   cpuprof record --duration 30s --report load.html -- node server.js
   cpuprof record --prof -- node app.js             # a V8 tick log instead
+  cpuprof record --prof --jit -- node app.js       # with deopts, for cpuprof jit
   cpuprof record --pid 4242 --duration 10s -o live.cpuprofile
   cpuprof record --url ws://127.0.0.1:9229/0f2c… --duration 5s";
 
@@ -158,6 +159,10 @@ pub(crate) struct RecordArgs {
     /// Record a V8 tick log (node --prof) instead of .cpuprofile files; COMMAND must be node
     #[arg(long, conflicts_with_all = ["pid", "url"])]
     pub(crate) prof: bool,
+
+    /// With --prof: V8's deoptimizations in the log too (node --log-deopt), for `cpuprof jit`
+    #[arg(long, requires = "prof")]
+    pub(crate) jit: bool,
 
     /// Keep the profiles in DIR (made if needed), or in FILE.cpuprofile (several: merged, as `cpuprof merge` does). Default: cpuprof-record-PID
     #[arg(short, long, value_name = "DIR|FILE")]

@@ -86,6 +86,16 @@ const TOOLS: &[ToolSpec] = &[
             the lightest lines go first.",
     },
     ToolSpec {
+        name: "jit",
+        command: "jit",
+        about: "What V8 did to the hottest JavaScript functions (or one: `pattern` as for callers), from a tick log: \
+            `tiers` (self time by tier: interpreted, sparkplug, maglev, turbofan), `code_objects`, \
+            `first_optimized_ns`, `deopts[]` (reason, kind, position, inlined_at, count, `after`: self time in lower \
+            tiers after them until re-optimized), `inlined[]`, `not_inlined[]` (hot callees no optimized code \
+            inlined), a one-line `verdict` and its `finding` (deopts, unoptimized, not-inlined, or noise: deopts \
+            costing < 1% of the profile). A .cpuprofile has none of this (a warning says so).",
+    },
+    ToolSpec {
         name: "diff",
         command: "diff",
         about: "What changed between two profiles (or sets of runs: base/new): rows whose self or total time moved, \

@@ -10,6 +10,7 @@ use cpuprof_app::calls::{CallsRequest, Lists, TreeRequest};
 use cpuprof_app::convert::ConvertRequest;
 use cpuprof_app::diff::DiffRequest;
 use cpuprof_app::fold::FlamegraphRequest;
+use cpuprof_app::jit::JitRequest;
 use cpuprof_app::report::ReportRequest;
 use cpuprof_app::timeline::{BlocksRequest, TimelineRequest};
 use cpuprof_app::top::TopRequest;
@@ -90,6 +91,7 @@ pub(crate) fn schema(tool: &str, formats: &[String]) -> (Map<String, Value>, Vec
         "top" => request_schema::<TopRequest>(),
         "tree" => request_schema::<TreeRequest>(),
         "annotate" => request_schema::<AnnotateRequest>(),
+        "jit" => request_schema::<JitRequest>(),
         "timeline" => request_schema::<TimelineRequest>(),
         "blocks" => request_schema::<BlocksRequest>(),
         "diff" => {
@@ -139,6 +141,7 @@ pub(crate) enum Call {
     Tree(TreeRequest),
     Calls(CallsRequest, Lists),
     Annotate(AnnotateRequest),
+    Jit(JitRequest),
     Timeline(TimelineRequest),
     Blocks(BlocksRequest),
     Diff(Box<DiffRequest>),
@@ -273,6 +276,7 @@ pub(crate) fn read_call(
         "callees" => Call::Calls(request(arguments)?, Lists::Callees),
         "explain" => Call::Calls(request(arguments)?, Lists::Both),
         "annotate" => Call::Annotate(request(arguments)?),
+        "jit" => Call::Jit(request(arguments)?),
         "timeline" => Call::Timeline(request(arguments)?),
         "blocks" => Call::Blocks(request(arguments)?),
         "diff" => Call::Diff(Box::new(request(arguments)?)),
@@ -297,6 +301,7 @@ pub(crate) fn inputs(call: &Call) -> Vec<PathBuf> {
         Call::Tree(r) => vec![r.input.clone()],
         Call::Calls(r, _) => vec![r.input.clone()],
         Call::Annotate(r) => vec![r.input.clone()],
+        Call::Jit(r) => vec![r.input.clone()],
         Call::Timeline(r) => vec![r.input.clone()],
         Call::Blocks(r) => vec![r.input.clone()],
         Call::Diff(r) => r.pair.iter().chain(&r.base).chain(&r.new).cloned().collect(),
@@ -335,6 +340,7 @@ fn check(call: &Call) -> anyhow::Result<()> {
         Call::Tree(request) => request.check(),
         Call::Calls(request, _) => request.check(),
         Call::Annotate(request) => request.check(),
+        Call::Jit(request) => request.check(),
         Call::Timeline(request) => request.check(),
         Call::Blocks(request) => request.check(),
         Call::Diff(request) => request.check().map(drop),
@@ -376,6 +382,7 @@ pub(crate) fn answer(call: &Call, shown: &Shown, budget: usize) -> anyhow::Resul
         Call::Annotate(request) => {
             request.execute(|a| cpuprof_render::render_annotate(&a.document(terminal), format))?
         }
+        Call::Jit(request) => request.execute(|a| cpuprof_render::render_jit(&a.document(terminal), format))?,
         Call::Timeline(request) => {
             let answer = request.execute()?;
             cpuprof_render::render_timeline(&answer.document(None, name == Some("table")), format)

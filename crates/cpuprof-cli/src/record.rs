@@ -154,7 +154,13 @@ fn commanded(
         let message = "--prof asks V8 for a tick log on node's own command line (NODE_OPTIONS does not take it): record node itself, e.g. cpuprof record --prof -- node app.js";
         return Err(UsageError(message.to_owned()).into());
     }
-    let options = CommandOptions { program: program.clone(), args: rest.to_vec(), interval, tick_log: args.prof };
+    let options = CommandOptions {
+        program: program.clone(),
+        args: rest.to_vec(),
+        interval,
+        tick_log: args.prof,
+        log_deopt: args.jit,
+    };
     let (recording, mut command) = Recording::prepare(&options)?;
     let _listed = crate::signals::remove_on_signal(recording.dir());
     let shown = shown_command(&args.command);

@@ -382,7 +382,12 @@ impl TraceProfile {
         let (nodes_start, samples_start) = (self.nodes.len(), self.samples.len());
         let (deltas_start, big_start) = (self.deltas.narrow.len(), self.deltas.big.len());
         for node in cpu_profile.nodes {
-            let spec = NodeSpec { id: node.id, call_frame: node.call_frame.into_owned(), ticks: Vec::new() };
+            let spec = NodeSpec {
+                id: node.id,
+                call_frame: node.call_frame.into_owned(),
+                ticks: Vec::new(),
+                deopt_reason: None,
+            };
             self.nodes.push((spec, node.parent, node.children));
         }
         let lines = lines.unwrap_or_default();

@@ -271,7 +271,12 @@ pub(crate) fn read(
                 let frame = &frames[i].1;
                 let name = frame.name.as_ref().map(|n| n.0.clone().into_owned()).unwrap_or_default();
                 let js = frame.category.as_ref().is_some_and(|c| c.0.eq_ignore_ascii_case("JavaScript"));
-                let spec = NodeSpec { id: i as u64 + 1, call_frame: RawCallFrame::named(name, js), ticks: Vec::new() };
+                let spec = NodeSpec {
+                    id: i as u64 + 1,
+                    call_frame: RawCallFrame::named(name, js),
+                    ticks: Vec::new(),
+                    deopt_reason: None,
+                };
                 (spec, parents[i], Vec::new())
             })
             .collect();

@@ -341,7 +341,7 @@ pub(crate) fn read_head(raw: &[u8], span: Span, origin: &Origin, max_nodes: usiz
             ),
         };
         // Positions stand in for ids in the tree: real files repeat ids.
-        let spec = NodeSpec { id: nodes.len() as u64, call_frame, ticks: node.ticks };
+        let spec = NodeSpec { id: nodes.len() as u64, call_frame, ticks: node.ticks, deopt_reason: None };
         nodes.push((spec, node.parent.map(|p| p as u64)));
         ids.push(node.id);
         hits.push(node.hits);

@@ -29,6 +29,9 @@ struct RawNode<'a> {
     children: Vec<u64>,
     #[serde(rename = "positionTicks", default)]
     position_ticks: Vec<RawTick>,
+    /// Why V8 would not optimize the function (DevTools' profiles; empty when it would).
+    #[serde(rename = "deoptReason", borrow, default)]
+    deopt_reason: LossyStr<'a>,
 }
 
 /// A node's `callFrame`, in `.cpuprofile` files and trace events alike (absent fields read as
@@ -419,6 +422,8 @@ pub(crate) struct TreeNode {
     kind: FuncKind,
     ticks: Vec<(u32, u32)>,
     children: Vec<u32>,
+    /// `deoptReason`, when it gives one.
+    deopt_reason: Option<Box<str>>,
 }
 
 impl TreeNode {
@@ -437,6 +442,7 @@ impl TreeNode {
             kind,
             ticks: node.ticks,
             children: Vec::new(),
+            deopt_reason: node.deopt_reason.filter(|r| !r.is_empty()),
         }
     }
 }
@@ -477,7 +483,8 @@ impl<'de> Visitor<'de> for &mut NodesRead {
                 .iter()
                 .filter_map(|t| Some((u32::try_from(t.line).ok()?, u32::try_from(t.ticks).ok()?)))
                 .collect();
-            self.nodes.push(TreeNode::new(NodeSpec { id: node.id, call_frame: node.call_frame, ticks }));
+            let deopt_reason = Some(node.deopt_reason.0.as_ref().into());
+            self.nodes.push(TreeNode::new(NodeSpec { id: node.id, call_frame: node.call_frame, ticks, deopt_reason }));
         }
         while seq.next_element::<IgnoredAny>()?.is_some() {
             self.count += 1;
@@ -492,6 +499,8 @@ pub(crate) struct NodeSpec<'a> {
     pub(crate) call_frame: RawCallFrame<'a>,
     /// `positionTicks`: (1-based line, ticks).
     pub(crate) ticks: Vec<(u32, u32)>,
+    /// `deoptReason`, when the format has it.
+    pub(crate) deopt_reason: Option<Box<str>>,
 }
 
 impl Tree {
@@ -705,6 +714,11 @@ impl Tree {
                 tier: None,
                 library: None,
             });
+            if let Some(why) = &node.deopt_reason {
+                let why = b.intern(why);
+                // One per node (a function's nodes repeat it: readers take any).
+                b.jit_mut().not_optimized.push((func, why));
+            }
             let frame = b.frame(Frame { func, line: None, column: None });
             let parent = node.parent.and_then(|q| stacks[q as usize]);
             let stack = b.stack(parent, frame);

@@ -27,6 +27,8 @@ pub struct CommandOptions {
     pub interval: Duration,
     /// A V8 tick log (`--prof`) instead of a `.cpuprofile` per thread.
     pub tick_log: bool,
+    /// With a tick log: V8's deoptimizations in it too (`--log-deopt`).
+    pub log_deopt: bool,
 }
 
 /// Why a recording could not be made.
@@ -128,6 +130,9 @@ impl Recording {
             let mut log = OsString::from("--logfile=");
             log.push(dir.path().join("v8.log"));
             command.arg("--prof").arg(format!("--prof-sampling-interval={interval_us}")).arg(log);
+            if options.log_deopt {
+                command.arg("--log-deopt");
+            }
             command.env("CPUPROF_RECORD_SIGNALS_ONLY", "1");
         }
         command.args(&options.args);
