@@ -26,6 +26,7 @@ mod go_peek;
 mod go_pprof;
 mod hostile;
 mod io_safety;
+mod jit;
 mod legacy_cpuprofile;
 mod mcp;
 mod perf_script;

@@ -190,10 +190,14 @@ pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
         ("top", inputs) => {
             fields.insert("inputs".to_owned(), inputs.iter().map(|p| path(p)).collect());
         }
-        ("tree" | "timeline" | "blocks" | "annotate", [input]) => {
+        ("tree" | "timeline" | "blocks" | "annotate" | "jit", [input]) => {
             fields.insert("input".to_owned(), path(input));
         }
         ("callers" | "callees" | "explain" | "annotate", [pattern, input]) => {
+            fields.insert("pattern".to_owned(), Value::String(pattern.clone()));
+            fields.insert("input".to_owned(), path(input));
+        }
+        ("jit", [input, pattern]) => {
             fields.insert("pattern".to_owned(), Value::String(pattern.clone()));
             fields.insert("input".to_owned(), path(input));
         }
@@ -230,6 +234,10 @@ pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
             "annotate" => {
                 let request: cpuprof_app::annotate::AnnotateRequest = request(fields)?;
                 request.execute(|a| cpuprof_render::render_annotate(&a.document(terminal), json)).map_err(failed)?
+            }
+            "jit" => {
+                let request: cpuprof_app::jit::JitRequest = request(fields)?;
+                request.execute(|a| cpuprof_render::render_jit(&a.document(terminal), json)).map_err(failed)?
             }
             calls => {
                 let lists = match calls {

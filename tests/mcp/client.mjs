@@ -74,7 +74,7 @@ check("the tools are the commands, with schemas made from their options", async 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
-    "annotate", "blocks", "callees", "callers", "convert", "diff", "explain", "flamegraph", "load", "report", "timeline", "top", "tree",
+    "annotate", "blocks", "callees", "callers", "convert", "diff", "explain", "flamegraph", "jit", "load", "report", "timeline", "top", "tree",
   ]);
   const top = tools.find((t) => t.name === "top");
   const props = top.inputSchema.properties;
@@ -180,6 +180,8 @@ const SAME_AS_CLI = [
   ["explain", { pattern: "fastHash", input: PACKAGES }, ["explain", "fastHash", PACKAGES]],
   ["annotate", { pattern: "fastHash", input: PACKAGES, context: 1 }, ["annotate", "fastHash", PACKAGES, "--context", "1"]],
   ["annotate", { input: PACKAGES, top: 2, full: true }, ["annotate", "--top", "2", PACKAGES, "--full"]],
+  ["jit", { input: "fixtures/jit/jit.log.gz", limit: 3 }, ["jit", "fixtures/jit/jit.log.gz", "-n", "3"]],
+  ["jit", { input: "fixtures/jit/jit.log.gz", pattern: "sumTo" }, ["jit", "fixtures/jit/jit.log.gz", "sumTo"]],
   [
     "diff",
     { base: ["fixtures/diff/base.1.cpuprofile", "fixtures/diff/base.2.cpuprofile"], new: ["fixtures/diff/new.1.cpuprofile", "fixtures/diff/new.2.cpuprofile"], explain: "3" },

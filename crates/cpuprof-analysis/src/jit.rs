@@ -498,3 +498,26 @@ impl JitFunction {
         (self.deopt_count() > 0).then_some(Finding::Noise)
     }
 }
+
+/// The functions (indexes into `graph`'s functions) whose code V8 deoptimized and whose total
+/// is at least 1% of the profile, heaviest total first: an inliner's deopt matters even where
+/// its own self time is small.
+pub fn deoptimized(graph: &CallGraph<'_>) -> Vec<usize> {
+    let profile = graph.profile();
+    let func_key = graph.func_keys();
+    let functions = graph.functions();
+    let mut found: Vec<usize> = Vec::new();
+    for deopt in &profile.jit.deopts {
+        let Some(code) = profile.jit.code.get(deopt.code as usize) else { continue };
+        let key = func_key[code.func.index()];
+        if key == NO_KEY || key as usize >= functions.len() || found.contains(&(key as usize)) {
+            continue;
+        }
+        let total = functions[key as usize].total_weight;
+        if i128::from(total) * 100 >= i128::from(graph.total()) && total > 0 {
+            found.push(key as usize);
+        }
+    }
+    found.sort_by(|a, b| functions[*b].total_weight.cmp(&functions[*a].total_weight).then(a.cmp(b)));
+    found
+}

@@ -73,7 +73,8 @@ pub use gate::{BlockRule, Crossing, Gate, GateError, Rule, RuleError, Threshold}
 pub use handle::function_handle;
 pub use hide::{hide_frames, ALL_HIDDEN};
 pub use jit::{
-    jit, without_tiers, Callee, DeoptGroup, Finding, JitCoverage, JitFunction, JitReport, Tiers, DEOPT_NOISE_PER_MILLE,
+    deoptimized, jit, without_tiers, Callee, DeoptGroup, Finding, JitCoverage, JitFunction, JitReport, Tiers,
+    DEOPT_NOISE_PER_MILLE,
 };
 pub use keys::{package_of, GroupBy};
 pub use lines::{self_lines, FunctionLines, LineAmount};

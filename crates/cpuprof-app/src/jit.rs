@@ -25,7 +25,8 @@ pub struct JitRequest {
     /// expression (several match: the hottest). Default: the hottest JavaScript functions.
     #[serde(default)]
     pub pattern: Option<String>,
-    /// How many of the hottest JavaScript functions (by self time) to show, without a pattern
+    /// How many of the hottest JavaScript functions (by self time) to show, without a pattern;
+    /// functions V8 deoptimized with at least 1% of the profile in total follow them
     #[serde(default = "limit")]
     #[schemars(range(min = 1))]
     pub limit: u64,
@@ -77,7 +78,17 @@ impl JitRequest {
         let graph = CallGraph::new(&profile, &options);
         let chosen = match &self.pattern {
             Some(pattern) => vec![crate::annotate::pick(&graph, pattern, &source, "showing")?],
-            None => hottest(&graph, usize::try_from(self.limit).unwrap_or(usize::MAX)),
+            None => {
+                // The hottest by self, then functions whose deopts matter though their own time
+                // is small (an inliner sent back to the interpreter).
+                let mut chosen = hottest(&graph, usize::try_from(self.limit).unwrap_or(usize::MAX));
+                for f in cpuprof_analysis::deoptimized(&graph) {
+                    if !chosen.contains(&f) {
+                        chosen.push(f);
+                    }
+                }
+                chosen
+            }
         };
         if chosen.is_empty() {
             crate::warn_empty(&source, &profile, window.is_some());

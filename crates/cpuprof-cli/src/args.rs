@@ -927,7 +927,7 @@ pub(crate) struct JitArgs {
     #[arg(value_name = "PATTERN")]
     pub(crate) pattern: Option<String>,
 
-    /// Show the N hottest JavaScript functions (by self time), without PATTERN
+    /// Show the N hottest JavaScript functions (by self time), without PATTERN; functions V8 deoptimized with 1% or more of the profile in total follow
     #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = cpuprof_analysis::defaults::JIT_FUNCTIONS, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) limit: u64,
 
