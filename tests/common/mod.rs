@@ -193,11 +193,8 @@ pub(crate) fn library_json(args: &[&str]) -> Result<Value, (i32, String)> {
         ("tree" | "timeline" | "blocks" | "annotate" | "jit", [input]) => {
             fields.insert("input".to_owned(), path(input));
         }
-        ("callers" | "callees" | "explain" | "annotate", [pattern, input]) => {
-            fields.insert("pattern".to_owned(), Value::String(pattern.clone()));
-            fields.insert("input".to_owned(), path(input));
-        }
-        ("jit", [input, pattern]) => {
+        // `jit FILE PATTERN` takes them the other way round.
+        ("callers" | "callees" | "explain" | "annotate", [pattern, input]) | ("jit", [input, pattern]) => {
             fields.insert("pattern".to_owned(), Value::String(pattern.clone()));
             fields.insert("input".to_owned(), path(input));
         }

@@ -76,19 +76,18 @@ impl JitRequest {
             .map_err(|e| anyhow::anyhow!("{source}: cannot fold the tiers of its functions: {e}"))?;
         let options = cpuprof_analysis::CallGraphOptions::new(view.weight, filter);
         let graph = CallGraph::new(&profile, &options);
-        let chosen = match &self.pattern {
-            Some(pattern) => vec![crate::annotate::pick(&graph, pattern, &source, "showing")?],
-            None => {
-                // The hottest by self, then functions whose deopts matter though their own time
-                // is small (an inliner sent back to the interpreter).
-                let mut chosen = hottest(&graph, usize::try_from(self.limit).unwrap_or(usize::MAX));
-                for f in cpuprof_analysis::deoptimized(&graph) {
-                    if !chosen.contains(&f) {
-                        chosen.push(f);
-                    }
+        let chosen = if let Some(pattern) = &self.pattern {
+            vec![crate::annotate::pick(&graph, pattern, &source, "showing")?]
+        } else {
+            // The hottest by self, then functions whose deopts matter though their own time is
+            // small (an inliner sent back to the interpreter).
+            let mut chosen = hottest(&graph, usize::try_from(self.limit).unwrap_or(usize::MAX));
+            for f in cpuprof_analysis::deoptimized(&graph) {
+                if !chosen.contains(&f) {
+                    chosen.push(f);
                 }
-                chosen
             }
+            chosen
         };
         if chosen.is_empty() {
             crate::warn_empty(&source, &profile, window.is_some());
