@@ -235,3 +235,121 @@ fn tiers_code_objects_deopts_and_inlining_match_the_oracle() {
         assert!(compared >= 2, "{log}: {compared} functions compared");
     }
 }
+
+/// The oracle's account of a log's functions, by `name file:line:column`.
+fn oracle_functions(log: &str) -> BTreeMap<String, Value> {
+    let theirs = common::oracle_script(
+        "fixtures/oracle/ticklog-jit.js",
+        &[log, "--unroll-inlined", "--libraries-first", "--format", "json"],
+    );
+    theirs["functions"].as_array().unwrap().iter().map(|f| (key(f), f.clone())).collect()
+}
+
+/// The explained row's function in the oracle's account (same name and file, nearest line).
+fn oracle_of<'a>(functions: &'a BTreeMap<String, Value>, row: &Value) -> Option<&'a Value> {
+    functions
+        .values()
+        .filter(|f| f["name"] == row["name"] && f["file"] == row["file"])
+        .min_by_key(|f| f["line"].as_i64().unwrap_or(0).abs_diff(row["line"].as_i64().unwrap_or(0)))
+}
+
+/// Deopt groups as `reason kind position inlined_at` → count.
+fn deopt_groups(list: &Value) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for d in list.as_array().unwrap() {
+        let group = format!("{} {} {} {}", d["reason"], d["kind"], d["position"], d["inlined_at"]);
+        *out.entry(group).or_default() += d["count"].as_u64().unwrap();
+    }
+    out
+}
+
+/// `diff --explain` on tick logs states what V8 did differently to each explained function,
+/// and every fact agrees with the oracle's account of each log: the self samples by tier, the
+/// deopt groups one side has and the other has not, the callees one side's code inlined and
+/// the other's did not. The planned events are named: the polymorphic call site's deopts
+/// (mono → poly), the tier shift of running with V8's optimizing tiers off (mono → sparkplug).
+#[test]
+fn diff_explain_states_the_jit_changes_the_logs_record() {
+    const SPARKPLUG: &str = "fixtures/jit/jit-sparkplug.log.gz";
+    let mut named = Vec::new();
+    for (base, new) in [(MONO, POLY), (POLY, MONO), (MONO, SPARKPLUG)] {
+        let json = common::library_json(&["diff", base, new, "--explain", "6"]).unwrap();
+        let (theirs_base, theirs_new) = (oracle_functions(base), oracle_functions(new));
+        let mut explained = 0;
+        for row in json["rows"].as_array().unwrap().iter().filter(|r| !r["explain"].is_null()) {
+            let name = row["name"].as_str().unwrap();
+            let jit = &row["explain"]["jit"];
+            assert!(jit.is_object(), "{base} → {new}: {name} has no JIT facts");
+            let (Some(b), Some(n)) = (oracle_of(&theirs_base, row), oracle_of(&theirs_new, row)) else {
+                // Not a JavaScript function of the logs (a builtin, C++): nothing recorded.
+                assert!(jit["new_deopts"].as_array().unwrap().is_empty(), "{name}: {jit}");
+                continue;
+            };
+            for (side, theirs) in [("base", b), ("new", n)] {
+                for tier in ["interpreted", "sparkplug", "maglev", "turbofan"] {
+                    assert_eq!(
+                        jit[side]["tier_samples"][tier], theirs["tiers"][tier],
+                        "{base} → {new}: {name} {side} {tier}"
+                    );
+                }
+                assert_eq!(jit[side]["code_objects"], theirs["code_objects"], "{base} → {new}: {name} {side}");
+            }
+            let only = |a: &Value, b: &Value| -> BTreeMap<String, u64> {
+                let other = deopt_groups(b);
+                deopt_groups(a).into_iter().filter(|(k, _)| !other.contains_key(k)).collect()
+            };
+            assert!(jit["deopts_compared"].as_bool().unwrap());
+            assert_eq!(deopt_groups(&jit["new_deopts"]), only(&n["deopts"], &b["deopts"]), "{base} → {new}: {name}");
+            assert_eq!(deopt_groups(&jit["gone_deopts"]), only(&b["deopts"], &n["deopts"]), "{base} → {new}: {name}");
+            let inlined = |f: &Value| -> Vec<String> {
+                f["inlined"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_str().unwrap().split(' ').next().unwrap().to_owned())
+                    .collect()
+            };
+            let callee_names = |list: &Value| -> Vec<String> {
+                list.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_owned()).collect()
+            };
+            for (ours, from, to) in [("no_longer_inlined", b, n), ("newly_inlined", n, b)] {
+                let expected: Vec<String> = inlined(from).into_iter().filter(|c| !inlined(to).contains(c)).collect();
+                let optimized = to["tiers"]["turbofan"].as_i64().unwrap() + to["tiers"]["maglev"].as_i64().unwrap() > 0;
+                let ours = callee_names(&jit[ours]);
+                assert!(ours.iter().all(|c| expected.contains(c)), "{base} → {new}: {name}: {ours:?} ⊄ {expected:?}");
+                if optimized {
+                    assert_eq!(ours, expected, "{base} → {new}: {name}");
+                }
+            }
+            if let Some(shift) = jit["tier_shift"].as_object() {
+                let share = |f: &Value| {
+                    let t = &f["tiers"];
+                    let opt = t["maglev"].as_f64().unwrap() + t["turbofan"].as_f64().unwrap();
+                    opt / (opt + t["interpreted"].as_f64().unwrap() + t["sparkplug"].as_f64().unwrap())
+                };
+                assert!((shift["base_optimized"].as_f64().unwrap() - share(b)).abs() < 1e-9, "{name}");
+                assert!((shift["new_optimized"].as_f64().unwrap() - share(n)).abs() < 1e-9, "{name}");
+                assert!((share(b) - share(n)).abs() >= 0.1, "{name}: a shift under 10 points was named");
+            }
+            for text in jit["text"].as_array().unwrap() {
+                named.push(format!("{base} → {new}: {name}: {}", text.as_str().unwrap()));
+            }
+            explained += 1;
+        }
+        assert!(explained > 0, "{base} → {new}: nothing explained");
+    }
+    let said = |needle: &str| named.iter().any(|t| t.contains(needle));
+    let (mono_poly, poly_mono, mono_sp) = (
+        format!("{MONO} → {POLY}: sumAreas"),
+        format!("{POLY} → {MONO}: sumAreas"),
+        format!("{MONO} → {SPARKPLUG}: sumTo"),
+    );
+    assert!(said(&format!("{mono_poly}: V8: deopts in NEW, none in BASE: 2× wrong map (eager)")), "{named:#?}");
+    assert!(said(&format!("{poly_mono}: V8: deopts in BASE, none in NEW: 2× wrong map (eager)")), "{named:#?}");
+    assert!(said(&format!("{mono_sp}: V8: optimized code ran 100% of its self time in BASE, 0% in NEW")), "{named:#?}");
+    // The table says the same lines.
+    let out =
+        common::cpuprof().args(["diff", MONO, POLY, "--explain", "6"]).current_dir(common::root()).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("  V8: deopts in NEW, none in BASE: 2× wrong map (eager) at "), "{table}");
+}

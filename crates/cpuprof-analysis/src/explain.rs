@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 
 use crate::calltree::{CallGraph, CallGraphOptions, CallTree};
 use crate::diff::{counts_p, matched_file_names, DiffOptions, DiffReport, DiffRow, Exposure, Verdict};
+use crate::jit_change::{jit_change, JitChange, RowTiers};
 use crate::top::TopRow;
 use crate::weights::Weight;
 
@@ -109,6 +110,9 @@ pub struct Explanation {
     pub callees: Vec<Contribution>,
     /// Time that moved between the function and a callee or caller (inlining).
     pub moved: Vec<Moved>,
+    /// What V8 did differently to the function, where both sides' profiles recorded it
+    /// (tick logs read with their JIT records).
+    pub jit: Option<JitChange>,
 }
 
 /// A self-time change counts as a callee's time moved when it is this close to what the
@@ -119,10 +123,12 @@ const MOVED_RATIO: (f64, f64) = (0.5, 2.0);
 const VANISHED_SHARE: f64 = 0.5;
 
 /// Explains the first `count` changed rows of `report` (significant first, as ranked), from
-/// the profiles it compared with `options`.
+/// the profiles it compared with `options`; `tiers` holds each run's sample tiers per side
+/// when the profiles were read with their JIT records (else empty: no JIT changes).
 pub fn explain(
     base: &[&Profile],
     new: &[&Profile],
+    tiers: [&[RowTiers]; 2],
     report: &DiffReport,
     options: &DiffOptions,
     count: usize,
@@ -148,6 +154,7 @@ pub fn explain(
                 callers: parts(|g, f| g.callers(f, 1)),
                 callees: parts(|g, f| g.callees(f, 1)),
                 moved: Vec::new(),
+                jit: jit_change(&sides, tiers, r, options.alpha),
             }
         })
         .collect();
@@ -213,12 +220,17 @@ struct Part {
 }
 
 /// One side's runs, each as a call graph, with the names diff matches files by.
-struct Side<'p> {
-    runs: Vec<(CallGraph<'p>, FxHashMap<String, String>)>,
+pub(crate) struct Side<'p> {
+    pub(crate) runs: Vec<(CallGraph<'p>, FxHashMap<String, String>)>,
 }
 
 impl<'p> Side<'p> {
-    fn new(profiles: &[&'p Profile], report: &DiffReport, options: &DiffOptions, root: Option<&str>) -> Self {
+    pub(crate) fn new(
+        profiles: &[&'p Profile],
+        report: &DiffReport,
+        options: &DiffOptions,
+        root: Option<&str>,
+    ) -> Self {
         let weight = if report.unit == Weight::Samples { Weight::Samples } else { Weight::Time };
         let runs = profiles
             .iter()
@@ -230,29 +242,40 @@ impl<'p> Side<'p> {
         Self { runs }
     }
 
+    /// How run `run` keys a function as the report keys functions: its name and file (as
+    /// the report names files).
+    pub(crate) fn key_of(&self, run: usize, f: &TopRow) -> (String, Option<String>) {
+        let files = &self.runs[run].1;
+        let name = f.plain_name().to_owned();
+        let file = f.file.as_deref().map(|file| files.get(file).cloned().unwrap_or_else(|| file.to_owned()));
+        (name, file)
+    }
+
+    /// `row`'s function in run `run`: the functions of its name and file with samples, those
+    /// nearest its start line.
+    pub(crate) fn matching(&self, run: usize, row: &DiffRow) -> Vec<usize> {
+        let graph = &self.runs[run].0;
+        let candidates: Vec<usize> = (0..graph.functions().len())
+            .filter(|f| graph.functions()[*f].total_samples != 0)
+            .filter(|f| self.key_of(run, &graph.functions()[*f]) == (row.name.clone(), row.file.clone()))
+            .collect();
+        let distance = |f: &usize| match (graph.functions()[*f].line, row.line) {
+            (Some(a), Some(b)) => a.abs_diff(b),
+            _ => 0,
+        };
+        let Some(nearest) = candidates.iter().map(distance).min() else { return Vec::new() };
+        candidates.into_iter().filter(|f| distance(f) == nearest).collect()
+    }
+
     /// The parts of `row`'s function in every run (`lists`: its callers or callees, one level),
     /// keyed as the report keys functions.
     fn parts(&self, row: &DiffRow, lists: fn(&CallGraph<'_>, usize) -> CallTree) -> Parts {
         let mut parts = Parts::default();
         let n = self.runs.len();
-        for (r, (graph, files)) in self.runs.iter().enumerate() {
-            let key_of = |f: &TopRow| {
-                let name = f.plain_name().to_owned();
-                let file = f.file.as_deref().map(|file| files.get(file).cloned().unwrap_or_else(|| file.to_owned()));
-                (name, file)
-            };
-            // The row's function in this run: same name and file, the nearest start line.
-            let candidates: Vec<usize> = (0..graph.functions().len())
-                .filter(|f| graph.functions()[*f].total_samples != 0)
-                .filter(|f| key_of(&graph.functions()[*f]) == (row.name.clone(), row.file.clone()))
-                .collect();
-            let distance = |f: &usize| match (graph.functions()[*f].line, row.line) {
-                (Some(a), Some(b)) => a.abs_diff(b),
-                _ => 0,
-            };
-            let Some(nearest) = candidates.iter().map(distance).min() else { continue };
-            for f in candidates.iter().filter(|f| distance(f) == nearest) {
-                let tree = lists(graph, *f);
+        for (r, (graph, _)) in self.runs.iter().enumerate() {
+            let key_of = |f: &TopRow| self.key_of(r, f);
+            for f in self.matching(r, row) {
+                let tree = lists(graph, f);
                 for node in tree.roots.iter().map(|n| &tree.nodes[*n]) {
                     let (key, line) = match node.function {
                         Some(g) => (key_of(&graph.functions()[g]), graph.functions()[g].line),

@@ -104,6 +104,19 @@ impl Tiers {
         }
     }
 
+    /// Adds `other`'s amounts, tier by tier.
+    pub(crate) fn add(&mut self, other: &Tiers) {
+        for (sum, part) in [
+            (&mut self.interpreted, other.interpreted),
+            (&mut self.sparkplug, other.sparkplug),
+            (&mut self.maglev, other.maglev),
+            (&mut self.turbofan, other.turbofan),
+            (&mut self.unknown, other.unknown),
+        ] {
+            sum.add(part.weight, part.samples);
+        }
+    }
+
     /// The optimized tiers' part (Maglev and TurboFan).
     pub fn optimized(&self) -> Amount {
         Amount {

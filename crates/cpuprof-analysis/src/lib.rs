@@ -33,6 +33,7 @@ mod gate;
 mod handle;
 mod hide;
 mod jit;
+mod jit_change;
 mod keys;
 mod lines;
 mod paths;
@@ -76,6 +77,7 @@ pub use jit::{
     deoptimized, jit, without_tiers, Callee, DeoptGroup, Finding, JitCoverage, JitFunction, JitReport, Tiers,
     DEOPT_NOISE_PER_MILLE,
 };
+pub use jit_change::{DeoptChange, InlineChange, JitChange, JitSide, RowTiers, TierShift, TIER_SHIFT_POINTS};
 pub use keys::{package_of, GroupBy};
 pub use lines::{self_lines, FunctionLines, LineAmount};
 pub use paths::{heaviest_paths, HotPath};

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use cpuprof_analysis::{compare_blocks, run_blocks, BlockChange, BlockRule, Bound, RunBlocks};
 use cpuprof_analysis::{
-    compared_unit, diff, explain, fold, matched_file_names, DiffOptions, DiffReport, FoldOptions, Folded, Gate,
-    GateError, GroupBy, Metric, Normalize, Rule, Weight,
+    compared_unit, diff, explain, fold, matched_file_names, without_tiers, DiffOptions, DiffReport, FoldOptions,
+    Folded, Gate, GateError, GroupBy, Metric, Normalize, RowTiers, Rule, Weight,
 };
 use cpuprof_model::{Profile, ValueUnit};
 use cpuprof_render::time::format_ns;
@@ -136,6 +136,8 @@ pub struct Shown {
 struct Sides {
     profiles: Vec<Profile>,
     run_blocks: Vec<Option<RunBlocks>>,
+    /// Each run's sample tiers, when read with their JIT records (for explanations), else empty.
+    row_tiers: Vec<RowTiers>,
     base_len: usize,
 }
 
@@ -143,6 +145,15 @@ impl Sides {
     fn refs(&self) -> (Vec<&Profile>, Vec<&Profile>) {
         let (base, new) = self.profiles.split_at(self.base_len);
         (base.iter().collect(), new.iter().collect())
+    }
+
+    /// Each side's runs' sample tiers (empty when not read with them).
+    fn tiers(&self) -> [&[RowTiers]; 2] {
+        if self.row_tiers.is_empty() {
+            return [&[], &[]];
+        }
+        let (base, new) = self.row_tiers.split_at(self.base_len);
+        [base, new]
     }
 }
 
@@ -185,7 +196,7 @@ impl DiffAnswer {
     pub fn page(&self, doc: &DiffDocument<'_>) -> Result<String> {
         let (base, new) = self.sides.refs();
         let svg = self.flame_svg.as_ref().and_then(|s| s.as_ref().ok()).map(Vec::as_slice);
-        diff_page(doc, &base, &new, &self.options, svg)
+        diff_page(doc, &base, &new, self.sides.tiers(), &self.options, svg)
     }
 }
 
@@ -328,7 +339,7 @@ impl DiffRequest {
 impl Checked {
     /// Reads both sides, compares them and decides the gate, with what `shown` will show.
     pub fn execute(self, request: &DiffRequest, shown: Shown) -> Result<DiffAnswer> {
-        let sides = read_sides(request, &self)?;
+        let sides = read_sides(request, &self, shown)?;
         compare(request, self, sides, shown)
     }
 }
@@ -378,17 +389,20 @@ fn side_window(field: &str, text: &str) -> Result<WindowSpec> {
     Ok(WindowSpec::Bounds(bound(from)?, bound(to)?))
 }
 
-/// A run as read: its profile and, when asked for, its blocks.
-type ReadRun = (Profile, Option<RunBlocks>);
+/// A run as read: its profile, when asked for its blocks, and its samples' tiers.
+type ReadRun = (Profile, Option<RunBlocks>, RowTiers);
 
 /// Reads every run of both sides, each on its own thread.
-fn read_sides(args: &DiffRequest, request: &Checked) -> Result<Sides> {
+fn read_sides(args: &DiffRequest, request: &Checked, shown: Shown) -> Result<Sides> {
     // Every input is parsed on its own thread.
     // Tiers are merged whatever the flag says: diff matches functions across them.
     // A side with its own source maps means both sides are mapped.
     let source_maps =
         args.reading.source_maps || args.base_source_map_dir.is_some() || args.new_source_map_dir.is_some();
-    let reading = ReadOptions { split_tiers: false, source_maps, ..args.reading.clone() };
+    // Explanations name what V8 did differently: tick logs are read with their JIT records
+    // (tiers apart, folded back after reading with each sample's tier kept beside).
+    let with_jit = (args.explain.is_some() || shown.page) && request.options.by == GroupBy::Function;
+    let reading = ReadOptions { split_tiers: false, source_maps, jit: with_jit, ..args.reading.clone() };
     // One reader (and map cache) per side when the sides have their own source maps: two
     // builds recorded at the same path have different maps under the same script url.
     let side_reader = |flag: &str, dir: &Option<PathBuf>| match dir {
@@ -425,11 +439,18 @@ fn read_sides(args: &DiffRequest, request: &Checked) -> Result<Sides> {
                             .load(path, with_blocks, window)
                             .and_then(|p| crate::input::hide_frames(p, filter, path))?;
                         crate::input::cut_to_window(&mut profile, window, path)?;
+                        let (mut profile, tiers) = if with_jit {
+                            without_tiers(profile).map_err(|e| {
+                                anyhow::anyhow!("{}: cannot fold the tiers of its functions: {e}", source_name(path))
+                            })?
+                        } else {
+                            (profile, Vec::new())
+                        };
                         let blocks = if with_blocks { run_blocks(&profile, DEFAULT_BLOCK_MIN_NS) } else { None };
                         if per_second {
                             per_second_of_window(&mut profile);
                         }
-                        Ok((profile, blocks))
+                        Ok((profile, blocks, tiers))
                     })
                 })
             })
@@ -448,8 +469,10 @@ fn read_sides(args: &DiffRequest, request: &Checked) -> Result<Sides> {
             read
         })
         .collect();
-    let (profiles, run_blocks): (Vec<Profile>, Vec<Option<RunBlocks>>) =
-        profiles.into_iter().collect::<Result<Vec<_>>>()?.into_iter().unzip();
+    let mut read = profiles.into_iter().collect::<Result<Vec<_>>>()?;
+    let row_tiers: Vec<RowTiers> =
+        if with_jit { read.iter_mut().map(|r| std::mem::take(&mut r.2)).collect() } else { Vec::new() };
+    let (profiles, run_blocks): (Vec<Profile>, Vec<Option<RunBlocks>>) = read.into_iter().map(|r| (r.0, r.1)).unzip();
     let formats: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.meta.format.as_str()).collect();
     if formats.len() > 1 {
         crate::warn(&format!(
@@ -457,7 +480,7 @@ fn read_sides(args: &DiffRequest, request: &Checked) -> Result<Sides> {
             formats.into_iter().collect::<Vec<_>>().join(", ")
         ));
     }
-    Ok(Sides { profiles, run_blocks, base_len: base.len() })
+    Ok(Sides { profiles, run_blocks, row_tiers, base_len: base.len() })
 }
 
 /// Compares the sides: the report, checked (no empty side, time per run where compared), its
@@ -590,7 +613,9 @@ fn compare(args: &DiffRequest, request: Checked, sides: Sides, shown: Shown) -> 
     }
     let explanations = args
         .explain
-        .map(|n| explain(&base_refs, &new_refs, &report, options, usize::try_from(n).unwrap_or(usize::MAX)))
+        .map(|n| {
+            explain(&base_refs, &new_refs, sides.tiers(), &report, options, usize::try_from(n).unwrap_or(usize::MAX))
+        })
         .unwrap_or_default();
     let block_change = if with_blocks {
         let runs: Option<Vec<RunBlocks>> = sides.run_blocks.iter().copied().collect();
@@ -661,14 +686,18 @@ fn diff_page(
     doc: &DiffDocument<'_>,
     base: &[&Profile],
     new: &[&Profile],
+    tiers: [&[RowTiers]; 2],
     options: &DiffOptions,
     svg: Option<&[u8]>,
 ) -> Result<String> {
     use cpuprof_analysis::defaults::{REPORT_DIFF_ROWS, REPORT_EXPLAIN};
     let report = doc.report;
     // Explanations are of functions (rows of lines have none).
-    let explanations =
-        if options.by == GroupBy::Function { explain(base, new, report, options, REPORT_EXPLAIN) } else { Vec::new() };
+    let explanations = if options.by == GroupBy::Function {
+        explain(base, new, tiers, report, options, REPORT_EXPLAIN)
+    } else {
+        Vec::new()
+    };
     let rows = &report.rows[..report.rows.len().min(REPORT_DIFF_ROWS)];
     let doc = DiffDocument { rows, explanations: &explanations, ..*doc };
     let json = cpuprof_render::render_diff_json_line(&doc);

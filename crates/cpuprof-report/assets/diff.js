@@ -241,6 +241,8 @@
     fill("explain-callers", e.callers);
     fill("explain-callees", e.callees);
     for (const m of e.moved) $("explain-moved").append(make("li", visible(m.text) + ": " + amount(m.weight) + " per run"));
+    // What V8 did differently (tick logs): the facts as the table says them.
+    for (const t of e.jit ? e.jit.text : []) $("explain-moved").append(make("li", visible(t)));
   }
 
   // ---- event-loop blocks, when compared ----

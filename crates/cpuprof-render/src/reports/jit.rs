@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use cpuprof_analysis::{Amount, CallGraph, Finding, GroupBy, JitFunction};
+use cpuprof_analysis::{
+    Amount, CallGraph, DeoptChange, DeoptGroup, Finding, GroupBy, InlineChange, JitChange, JitFunction, JitSide, Tiers,
+};
 use serde::Serialize;
 
 use super::fit;
@@ -82,7 +84,7 @@ fn times(n: u64) -> String {
     }
 }
 
-fn position(d: &cpuprof_analysis::DeoptGroup) -> String {
+fn position(d: &DeoptGroup) -> String {
     let mut out = d.position.clone();
     for at in &d.inlined_at {
         let _ = write!(out, " inlined at {at}");
@@ -287,13 +289,7 @@ fn callee_json<'a>(graph: &CallGraph<'_>, c: &'a cpuprof_analysis::Callee) -> Ca
 
 pub(crate) fn json(doc: &JitDocument<'_>) -> String {
     let graph = doc.graph;
-    let tiers = |t: &cpuprof_analysis::Tiers, pick: fn(&Amount) -> i64| TiersJson {
-        interpreted: pick(&t.interpreted),
-        sparkplug: pick(&t.sparkplug),
-        maglev: pick(&t.maglev),
-        turbofan: pick(&t.turbofan),
-        unknown: pick(&t.unknown),
-    };
+    let tiers = tiers_json;
     let functions = doc
         .report
         .functions
@@ -319,20 +315,7 @@ pub(crate) fn json(doc: &JitDocument<'_>) -> String {
             put("deopt_count", f.deopt_count().into());
             put("deopt_cost", f.deopt_cost().weight.into());
             put("deopt_cost_samples", f.deopt_cost().samples.into());
-            let deopts: Vec<DeoptJson<'_>> = f
-                .deopts
-                .iter()
-                .map(|d| DeoptJson {
-                    reason: &d.reason,
-                    kind: &d.kind,
-                    position: &d.position,
-                    inlined_at: &d.inlined_at,
-                    count: d.count,
-                    first_ns: d.first_ns,
-                    after: d.after.weight,
-                    after_samples: d.after.samples,
-                })
-                .collect();
+            let deopts: Vec<DeoptJson<'_>> = f.deopts.iter().map(deopt_json).collect();
             put("deopts", to_value(&deopts));
             let inlined: Vec<CalleeJson<'_>> = f.inlined.iter().map(|c| callee_json(graph, c)).collect();
             put("inlined", to_value(&inlined));
@@ -357,6 +340,202 @@ pub(crate) fn json(doc: &JitDocument<'_>) -> String {
     text
 }
 
+fn tiers_json(t: &Tiers, pick: fn(&Amount) -> i64) -> TiersJson {
+    TiersJson {
+        interpreted: pick(&t.interpreted),
+        sparkplug: pick(&t.sparkplug),
+        maglev: pick(&t.maglev),
+        turbofan: pick(&t.turbofan),
+        unknown: pick(&t.unknown),
+    }
+}
+
+fn deopt_json(d: &DeoptGroup) -> DeoptJson<'_> {
+    DeoptJson {
+        reason: &d.reason,
+        kind: &d.kind,
+        position: &d.position,
+        inlined_at: &d.inlined_at,
+        count: d.count,
+        first_ns: d.first_ns,
+        after: d.after.weight,
+        after_samples: d.after.samples,
+    }
+}
+
 fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// `2× wrong map (eager) at x.js:26:16 inlined at x.js:32:19, first at 242 ms` (and the runs
+/// that had them, of several), escaped by `escape`.
+fn deopt_change_text(d: &DeoptChange, runs: usize, escape: fn(&str) -> String) -> String {
+    let g = &d.group;
+    let in_runs = if runs > 1 { format!(", in {} of {runs} runs", d.runs) } else { String::new() };
+    format!(
+        "{}× {} ({}) at {}, first at {}{in_runs}",
+        g.count,
+        escape(&g.reason),
+        escape(&g.kind),
+        escape(&position(g)),
+        signed_ns(g.first_ns)
+    )
+}
+
+/// A count per run: whole for one run, one decimal for several.
+fn per_run(count: u64, runs: usize) -> String {
+    if runs <= 1 {
+        count.to_string()
+    } else {
+        format!("{:.1}/run", count as f64 / runs as f64)
+    }
+}
+
+/// The lines saying what V8 did differently to a function between the sides of a diff
+/// (`V8: …`, one fact each; none when the logs show no change), escaped by `escape`.
+pub(crate) fn change_lines(c: &JitChange, escape: fn(&str) -> String) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(shift) = &c.tier_shift {
+        let share = |t: &Tiers, a: Amount| {
+            let all = t.optimized().samples.saturating_add(t.unoptimized().samples);
+            if all == 0 {
+                0.0
+            } else {
+                100.0 * a.samples as f64 / all as f64
+            }
+        };
+        let (b, n) = (&c.base.tiers, &c.new.tiers);
+        let parts: Vec<String> = [
+            ("interpreted", b.interpreted, n.interpreted),
+            ("Sparkplug", b.sparkplug, n.sparkplug),
+            ("Maglev", b.maglev, n.maglev),
+            ("TurboFan", b.turbofan, n.turbofan),
+        ]
+        .into_iter()
+        .filter(|(_, x, y)| x.samples > 0 || y.samples > 0)
+        .map(|(name, x, y)| format!("{name} {:.0}% → {:.0}%", share(b, x), share(n, y)))
+        .collect();
+        lines.push(format!(
+            "V8: optimized code ran {:.0}% of its self time in BASE, {:.0}% in NEW ({}; p {:.1e})",
+            100.0 * shift.base_optimized,
+            100.0 * shift.new_optimized,
+            parts.join(", "),
+            shift.p_value
+        ));
+    }
+    for (list, which, runs, other) in [
+        (&c.new_deopts, "in NEW, none in BASE", c.new.runs, (&c.base, "BASE")),
+        (&c.gone_deopts, "in BASE, none in NEW", c.base.runs, (&c.new, "NEW")),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let texts: Vec<String> = list.iter().map(|d| deopt_change_text(d, runs, escape)).collect();
+        let unlogged = if other.0.deopts_logged {
+            String::new()
+        } else {
+            format!(
+                " ({}'s logs have no deopt records at all: recorded without --log-deopt, or V8 deoptimized nothing)",
+                other.1
+            )
+        };
+        lines.push(format!("V8: deopts {which}: {}{unlogged}", texts.join("; ")));
+    }
+    let names = |list: &[InlineChange]| list.iter().map(|i| escape(&i.name)).collect::<Vec<_>>().join(", ");
+    if !c.no_longer_inlined.is_empty() {
+        lines.push(format!("V8: NEW's optimized code does not inline {} (BASE's did)", names(&c.no_longer_inlined)));
+    }
+    if !c.newly_inlined.is_empty() {
+        lines.push(format!("V8: NEW's optimized code inlines {} (BASE's did not)", names(&c.newly_inlined)));
+    }
+    let (b, n) = (&c.base, &c.new);
+    if b.optimizations * n.runs as u64 != n.optimizations * b.runs as u64 {
+        lines.push(format!(
+            "V8: optimized {} times in NEW, {} in BASE",
+            per_run(n.optimizations, n.runs),
+            per_run(b.optimizations, b.runs)
+        ));
+    }
+    lines
+}
+
+/// One side's JIT facts in `diff --explain`'s JSON.
+#[derive(Serialize)]
+pub(crate) struct JitSideJson {
+    runs: usize,
+    runs_with: usize,
+    /// Self samples by tier, all runs of the side.
+    tier_samples: TiersJson,
+    code_objects: u64,
+    optimizations: u64,
+    deopts_logged: bool,
+}
+
+#[derive(Serialize)]
+pub(crate) struct DeoptChangeJson<'a> {
+    #[serde(flatten)]
+    deopt: DeoptJson<'a>,
+    /// Runs of the side that had these deopts.
+    runs: usize,
+}
+
+#[derive(Serialize)]
+pub(crate) struct InlineChangeJson<'a> {
+    name: &'a str,
+    file: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct TierShiftJson {
+    base_optimized: f64,
+    new_optimized: f64,
+    p_value: f64,
+}
+
+/// What V8 did differently to a function, in `diff --explain`'s JSON.
+#[derive(Serialize)]
+pub(crate) struct JitChangeJson<'a> {
+    base: JitSideJson,
+    new: JitSideJson,
+    tier_shift: Option<TierShiftJson>,
+    /// Deopts were compared: every log of one side at least has deopt records.
+    deopts_compared: bool,
+    new_deopts: Vec<DeoptChangeJson<'a>>,
+    gone_deopts: Vec<DeoptChangeJson<'a>>,
+    no_longer_inlined: Vec<InlineChangeJson<'a>>,
+    newly_inlined: Vec<InlineChangeJson<'a>>,
+    /// The facts as the table says them.
+    text: Vec<String>,
+}
+
+pub(crate) fn change_json(c: &JitChange) -> JitChangeJson<'_> {
+    fn deopts(list: &[DeoptChange]) -> Vec<DeoptChangeJson<'_>> {
+        list.iter().map(|d| DeoptChangeJson { deopt: deopt_json(&d.group), runs: d.runs }).collect()
+    }
+    fn inlines(list: &[InlineChange]) -> Vec<InlineChangeJson<'_>> {
+        list.iter().map(|i| InlineChangeJson { name: &i.name, file: i.file.as_deref() }).collect()
+    }
+    let side = |s: &JitSide| JitSideJson {
+        runs: s.runs,
+        runs_with: s.runs_with,
+        tier_samples: tiers_json(&s.tiers, |a| a.samples),
+        code_objects: s.code_objects,
+        optimizations: s.optimizations,
+        deopts_logged: s.deopts_logged,
+    };
+    JitChangeJson {
+        base: side(&c.base),
+        new: side(&c.new),
+        tier_shift: c.tier_shift.map(|t| TierShiftJson {
+            base_optimized: t.base_optimized,
+            new_optimized: t.new_optimized,
+            p_value: t.p_value,
+        }),
+        deopts_compared: c.deopts_compared(),
+        new_deopts: deopts(&c.new_deopts),
+        gone_deopts: deopts(&c.gone_deopts),
+        no_longer_inlined: inlines(&c.no_longer_inlined),
+        newly_inlined: inlines(&c.newly_inlined),
+        text: change_lines(c, visible),
+    }
 }

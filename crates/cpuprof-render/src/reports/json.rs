@@ -225,6 +225,8 @@ struct ExplainJson<'a> {
     callers: Vec<ContributionJson<'a>>,
     callees: Vec<ContributionJson<'a>>,
     moved: Vec<MovedJson<'a>>,
+    /// What V8 did differently to the function (tick logs read with their JIT records).
+    jit: Option<super::jit::JitChangeJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -292,6 +294,7 @@ fn explain_json(e: &Explanation) -> ExplainJson<'_> {
                 text: crate::text::visible(&moved_text(m)),
             })
             .collect(),
+        jit: e.jit.as_ref().map(super::jit::change_json),
     }
 }
 

@@ -447,6 +447,9 @@ pub(crate) fn explanation_lines(doc: &DiffDocument<'_>, e: &Explanation, escape:
             .collect();
         lines.push(format!("{what}: {}", parts.join("; ")));
     }
+    if let Some(change) = &e.jit {
+        lines.extend(super::jit::change_lines(change, escape));
+    }
     lines
 }
 
