@@ -47,6 +47,8 @@ fn the_page_shows_what_the_commands_say() {
     for input in [
         "fixtures/cpuprofile/blocks.cpuprofile",
         "fixtures/ticklog/blocks.log",
+        // A tick log with JIT records: the function view says what V8 did, as `cpuprof jit`.
+        "fixtures/jit/jit.log.gz",
         "fixtures/cpuprofile/packages.cpuprofile",
         "fixtures/cpuprofile/deep-recursion.cpuprofile",
         // 5,000 frames deep: laid out without recursion, drawn to a canvas's height.

@@ -134,10 +134,16 @@ async function profileChecks(page, errors) {
   const boxHidden = await page.$eval("#annotated-box", (e) => e.hidden);
   if (!boxHidden) {
     const annotated = cli("annotate", pattern, input, "--full", "--source-root", "/work/main=" + path.resolve(__dirname, "../.."));
-    const heaviest = [...annotated.lines].sort((a, b) => b.self - a.self || a.line - b.line)[0];
+    // The hottest lines, at most 3, each with at least 5% of the function's self (annotate's ▶).
+    const hottest = [...annotated.lines]
+      .sort((a, b) => b.self - a.self || a.line - b.line)
+      .slice(0, 3)
+      .filter((l) => l.function_pct >= 5)
+      .map((l) => l.line)
+      .sort((a, b) => a - b);
     const hot = shown.filter((r) => r.hot);
     check(hot.length > 0 && hot.length <= 3, `annotated source: ${hot.length} lines highlighted`);
-    same(hot.length > 0 ? hot[0].line : null, heaviest.line, "annotated source: the hottest line");
+    same(JSON.stringify(hot.map((r) => r.line)), JSON.stringify(hottest), "annotated source: the hottest lines");
     for (const row of shown) {
       const want = annotated.lines.find((l) => l.line === row.line);
       if (want && want.text !== null && !want.text.includes("\t")) same(row.text, want.text, `annotated source: line ${row.line}'s text`);
@@ -148,6 +154,19 @@ async function profileChecks(page, errors) {
     });
     check(inView, "annotated source: the hottest line is scrolled into view");
   }
+
+  // What V8 did to it, where the page says (tick logs): `cpuprof jit`'s lines for the function,
+  // its table's words less the title (sub-lines nested).
+  const jitShown = await page.$eval("#jit-box", (box) =>
+    box.hidden ? null : [...box.querySelectorAll("#jit-lines li")].map((li) => li.firstChild.textContent),
+  );
+  if (jitShown !== null) {
+    const table = execFileSync(cpuprof, ["jit", input, pattern], { encoding: "utf8", maxBuffer: 1 << 28 });
+    const said = table.split("\n").filter((l) => l.startsWith("  ")).map((l) => l.trim());
+    same(JSON.stringify(jitShown), JSON.stringify(said), "what V8 did (cpuprof jit's lines)");
+    check(said.length > 0, "what V8 did: cpuprof jit says nothing of the function");
+  }
+  if (input.endsWith("jit.log.gz")) check(jitShown !== null, "a tick log with JIT records: no 'what V8 did' box");
 
   // Search: the share matched is the weight of the samples with a matching frame, which is
   // what --focus keeps.

@@ -74,3 +74,7 @@ pub const ANNOTATE_CONTEXT: u64 = 3;
 
 /// `jit` shows this many of the hottest JavaScript functions.
 pub const JIT_FUNCTIONS: u64 = 10;
+
+/// How many of the hottest JavaScript functions the report page has `jit`'s facts for (and
+/// the deoptimized ones with at least 1% of the profile in total).
+pub const REPORT_JIT_FUNCTIONS: usize = 50;

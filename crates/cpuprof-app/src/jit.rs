@@ -79,15 +79,7 @@ impl JitRequest {
         let chosen = if let Some(pattern) = &self.pattern {
             vec![crate::annotate::pick(&graph, pattern, &source, "showing")?]
         } else {
-            // The hottest by self, then functions whose deopts matter though their own time is
-            // small (an inliner sent back to the interpreter).
-            let mut chosen = hottest(&graph, usize::try_from(self.limit).unwrap_or(usize::MAX));
-            for f in cpuprof_analysis::deoptimized(&graph) {
-                if !chosen.contains(&f) {
-                    chosen.push(f);
-                }
-            }
-            chosen
+            shown(&graph, usize::try_from(self.limit).unwrap_or(usize::MAX))
         };
         if chosen.is_empty() {
             crate::warn_empty(&source, &profile, window.is_some());
@@ -117,6 +109,54 @@ fn say_coverage(source: &str, profile: &Profile, report: &JitReport) {
              nothing (cpuprof record --prof --jit adds the flag)"
         ));
     }
+}
+
+/// The functions `jit` shows without a pattern: the `n` hottest by self, then functions whose
+/// deopts matter though their own time is small (an inliner sent back to the interpreter).
+fn shown(graph: &CallGraph<'_>, n: usize) -> Vec<usize> {
+    let mut chosen = hottest(graph, n);
+    for f in cpuprof_analysis::deoptimized(graph) {
+        if !chosen.contains(&f) {
+            chosen.push(f);
+        }
+    }
+    chosen
+}
+
+/// A function as the page's data and the call graph both name it: name, file, line, column.
+type Identity<'a> = (&'a str, Option<&'a str>, Option<u32>, Option<u32>);
+
+/// `jit`'s lines for the report page's function view: of the functions `jit` shows with
+/// [`REPORT_JIT_FUNCTIONS`](cpuprof_analysis::defaults::REPORT_JIT_FUNCTIONS), each keyed
+/// by its index in the page's `data`; `profile` was folded by [`without_tiers`] into
+/// `row_tiers`, and the page's numbers are `options`'.
+pub(crate) fn page_jit(
+    source: &str,
+    profile: &Profile,
+    row_tiers: &[Option<cpuprof_model::Tier>],
+    data: &cpuprof_analysis::ReportData,
+    options: &cpuprof_analysis::CallGraphOptions,
+) -> Vec<cpuprof_report::FunctionJit> {
+    let graph = CallGraph::new(profile, options);
+    let chosen = shown(&graph, cpuprof_analysis::defaults::REPORT_JIT_FUNCTIONS);
+    let report = cpuprof_analysis::jit(&graph, row_tiers, &chosen);
+    let meta = profile.meta.clone();
+    let terminal = Terminal { width: None, cwd: None, color: false };
+    let doc = JitDocument { source, meta: &meta, graph: &graph, report: &report, terminal };
+    let index: std::collections::HashMap<Identity<'_>, usize> = data
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ((f.name.as_str(), f.file.as_deref(), f.line, f.column), i))
+        .collect();
+    cpuprof_render::jit_function_lines(&doc)
+        .into_iter()
+        .filter_map(|(f, lines)| {
+            let row = &graph.functions()[f];
+            let function = *index.get(&(row.name.as_str(), row.file.as_deref(), row.line, row.column))?;
+            Some(cpuprof_report::FunctionJit { function: u32::try_from(function).ok()?, lines })
+        })
+        .collect()
 }
 
 /// The `n` JavaScript functions with the most self time, heaviest first.

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use cpuprof_analysis::{blocks_only, report_data, ReportDataOptions, Weight};
+use cpuprof_analysis::{blocks_only, report_data, without_tiers, ReportDataOptions, Weight};
 use cpuprof_report::{render_report, ReportPage};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -81,14 +81,20 @@ impl ReportRequest {
     /// The page, of `loaded` when given (named `source`), else of the profile read from `input`.
     pub fn execute(&self, loaded: Option<(Loaded, String)>) -> Result<String> {
         let (options, min_ns) = self.options()?;
-        let (loaded, source) = if let Some(given) = loaded {
-            given
+        let (loaded, source, row_tiers) = if let Some((loaded, source)) = loaded {
+            (loaded, source, None)
         } else {
             // Tick logs' frames at their lines, for the functions' lines (the page's analyses
-            // go by function).
+            // go by function), and their JIT records (tiers apart, folded back with each
+            // sample's tier kept beside), for the function view's `jit` lines.
             let mut reading = self.reading.clone();
             reading.frame_lines = true;
-            (load_read(&self.input, &reading, &self.filter, &self.window, false, true)?, source_name(&self.input))
+            reading.jit = true;
+            let source = source_name(&self.input);
+            let Loaded { profile, window } = load_read(&self.input, &reading, &self.filter, &self.window, false, true)?;
+            let (profile, tiers) = without_tiers(profile)
+                .map_err(|e| anyhow::anyhow!("{source}: cannot fold the tiers of its functions: {e}"))?;
+            (Loaded { profile, window }, source, Some(tiers))
         };
         let Loaded { profile, window } = loaded;
         // Two walks over the samples, side by side. Blocks need sample times: a profile
@@ -105,6 +111,12 @@ impl ReportRequest {
         let blocks = blocks.filter(|_| data.timed);
         let roots = crate::sources::source_roots(&self.source_root)?;
         let sources = crate::sources::page_sources(&profile, &data, &roots);
+        let jit = row_tiers
+            .map(|tiers| {
+                let graph_options = cpuprof_analysis::CallGraphOptions::new(options.weight, options.filter.clone());
+                crate::jit::page_jit(&source, &profile, &tiers, &data, &graph_options)
+            })
+            .unwrap_or_default();
         let meta = crate::said::settled(&profile.meta);
         let page = ReportPage {
             source: &source,
@@ -113,6 +125,7 @@ impl ReportRequest {
             blocks: blocks.as_ref(),
             window_from_ns: window.map(|w| w.from_ns),
             sources: &sources,
+            jit: &jit,
         };
         Ok(render_report(&page)?)
     }

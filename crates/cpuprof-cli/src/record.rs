@@ -412,7 +412,13 @@ fn summarize(args: &RecordArgs, kept: &[PathBuf]) -> Result<()> {
     if let Some(page) = &args.report {
         let output = crate::io::Output::new(Some(page), &[])?;
         let source = cpuprof_app::input::source_name(&input);
-        let html = cpuprof_app::report::ReportRequest::new(input.clone()).execute(Some((loaded(true)?, source)))?;
+        // A merged recording is the one in memory; else the page reads the file as `cpuprof
+        // report` does (a tick log's lines and JIT records included).
+        let request = cpuprof_app::report::ReportRequest::new(input.clone());
+        let html = match &merged {
+            Some(_) => request.execute(Some((loaded(true)?, source)))?,
+            None => request.execute(None)?,
+        };
         crate::report::write_page(&html, output, page)?;
     }
     Ok(())

@@ -22,10 +22,11 @@ mod writers;
 
 pub use error::RenderError;
 pub use reports::{
-    regression_text, render_annotate, render_blocks, render_brief, render_calls, render_diff, render_diff_annotations,
-    render_diff_json_line, render_jit, render_timeline, render_top, render_tree, AnnotateDocument, AnnotatedFunction,
-    BlocksDocument, BriefDocument, CallsDocument, Checkouts, DiffDocument, Format, InputTotal, JitDocument, Link,
-    SourceOrigin, SourceText, Terminal, TimelineDocument, TopDocument, TreeDocument, TreeView,
+    jit_function_lines, regression_text, render_annotate, render_blocks, render_brief, render_calls, render_diff,
+    render_diff_annotations, render_diff_json_line, render_jit, render_timeline, render_top, render_tree,
+    AnnotateDocument, AnnotatedFunction, BlocksDocument, BriefDocument, CallsDocument, Checkouts, DiffDocument, Format,
+    InputTotal, JitDocument, Link, SourceOrigin, SourceText, Terminal, TimelineDocument, TopDocument, TreeDocument,
+    TreeView,
 };
 pub use writers::cpuprofile::{render_cpuprofile, CpuProfileOutput, MAX_SAMPLES};
 pub use writers::flamegraph::{frame_color, render_empty_flamegraph};

@@ -525,6 +525,30 @@
       body.append(tr);
     }
     annotate(f, lines, lineSelf);
+    jit(f);
+  }
+
+  // What V8 did to the function (tick logs: tiers, compilations, deopts, inlining), in
+  // `cpuprof jit`'s words; sub-lines (indented) nest under the line before them.
+  function jit(f) {
+    const entry = (D.jit || []).find((j) => j.function === f);
+    $("jit-box").hidden = !entry;
+    const list = $("jit-lines");
+    list.replaceChildren();
+    if (!entry) return;
+    let sub = null;
+    for (const line of entry.lines) {
+      if (line.startsWith("  ") && list.lastChild) {
+        if (!sub) {
+          sub = make("ul");
+          list.lastChild.append(sub);
+        }
+        sub.append(make("li", visible(line.trimStart())));
+      } else {
+        sub = null;
+        list.append(make("li", visible(line)));
+      }
+    }
   }
 
   // A function's source around its lines, each with the self time and share of the table above

@@ -40,6 +40,18 @@ pub struct ReportPage<'a> {
     /// The source text around the lines of the functions whose lines the page lists (the
     /// heaviest ones), for the function view's annotated source.
     pub sources: &'a [FunctionSource],
+    /// What V8 did to the hottest functions (tick logs: tiers, deopts, inlining), as `cpuprof
+    /// jit` says it, for the function view.
+    pub jit: &'a [FunctionJit],
+}
+
+/// `cpuprof jit`'s lines for one function (escaped; without the title).
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionJit {
+    /// The function: an index into the data's functions.
+    pub function: u32,
+    /// The lines, sub-lines indented by two spaces.
+    pub lines: Vec<String>,
 }
 
 /// The text of some lines of a function's script: those the page annotates.
@@ -194,6 +206,7 @@ struct PageData<'a> {
     buckets: Buckets,
     lines: Vec<[i64; 3]>,
     sources: &'a [FunctionSource],
+    jit: &'a [FunctionJit],
     pruned: Pruned,
     blocks: Option<PageBlocks>,
     chart: PageChart<'a>,
@@ -406,6 +419,7 @@ impl<'a> PageData<'a> {
             buckets,
             lines: data.lines.iter().map(|(f, l, w)| [i64::from(*f), i64::from(*l), *w]).collect(),
             sources: page.sources,
+            jit: page.jit,
             pruned: Pruned {
                 at_most_share: data.pruned.at_most_share,
                 weight: data.pruned.weight,

@@ -187,6 +187,19 @@ fn signed_ns(ns: i64) -> String {
     }
 }
 
+/// Each function's lines (escaped as the table escapes them, without its title), as a page
+/// shows them beside its own view of the function: the function's index in the document's
+/// graph, and its lines (sub-lines indented by two spaces). Functions with nothing to say are
+/// left out.
+pub(crate) fn function_lines(doc: &JitDocument<'_>) -> Vec<(usize, Vec<String>)> {
+    doc.report
+        .functions
+        .iter()
+        .map(|f| (f.function, said(doc, f).lines.iter().map(|l| visible(l)).collect::<Vec<_>>()))
+        .filter(|(_, lines)| !lines.is_empty())
+        .collect()
+}
+
 pub(crate) fn table(doc: &JitDocument<'_>) -> String {
     let graph = doc.graph;
     let width = doc.terminal.width;

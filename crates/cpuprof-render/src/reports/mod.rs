@@ -431,6 +431,12 @@ pub struct JitDocument<'a> {
     pub terminal: Terminal<'a>,
 }
 
+/// Each function's `jit` lines as a page shows them: the function's index in `doc`'s graph
+/// and its lines (escaped; the table's words without the title), for those with something to say.
+pub fn jit_function_lines(doc: &JitDocument<'_>) -> Vec<(usize, Vec<String>)> {
+    jit::function_lines(doc)
+}
+
 /// Renders `doc` in `format` (table, JSON or Markdown; JSON within a budget is JSON whole).
 pub fn render_jit(doc: &JitDocument<'_>, format: Format) -> String {
     match format {
