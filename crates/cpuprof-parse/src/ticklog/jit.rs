@@ -10,7 +10,7 @@ use cpuprof_model::{CodeObject, Deopt, ProfileBuilder, StrId, Tier};
 use rustc_hash::FxHashMap;
 
 use super::codemap::DynamicCode;
-use super::names::unescape;
+use super::names::{unescape, unescape_utf8};
 use super::positions::SharedFunction;
 use super::records::address;
 
@@ -102,7 +102,8 @@ impl JitLog {
         };
         let bailout = fields[6];
         let kind = bailout.strip_prefix("deopt-").unwrap_or(bailout);
-        let location = unescape(&fields[7..n - 1].join(","));
+        // Positions are logged byte by byte (UTF-8), unlike code-creation names.
+        let location = unescape_utf8(&fields[7..n - 1].join(","));
         let positions = location
             .split(" inlined at ")
             .map(|p| p.trim().trim_start_matches('<').trim_end_matches('>').into())

@@ -100,6 +100,38 @@ pub(super) fn unescape(raw: &str) -> String {
     String::from_utf16_lossy(&units)
 }
 
+/// Undoes the escaping of text V8 logs byte by byte rather than by UTF-16 unit — a deopt's
+/// source positions, whose script names arrive as UTF-8 with each byte above 0x7F written as
+/// `\xHH` (`d\xc3\xa9` is `dé`): `\xHH` is a byte, `\\` and `\n` as [`unescape`]'s, bytes
+/// that are not UTF-8 become U+FFFD.
+pub(super) fn unescape_utf8(raw: &str) -> String {
+    if !raw.contains('\\') {
+        return raw.to_owned();
+    }
+    let bytes = raw.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            let hex = raw.get(i + 2..i + 4).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+            let escaped = match bytes.get(i + 1) {
+                Some(b'\\') => Some((b'\\', 2)),
+                Some(b'n') => Some((b'\n', 2)),
+                Some(b'x') => hex.and_then(|h| u8::from_str_radix(h, 16).ok()).map(|b| (b, 4)),
+                _ => None,
+            };
+            if let Some((byte, len)) = escaped {
+                out.push(byte);
+                i += len;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// A JavaScript function as a code-creation name describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct JsName {
@@ -206,6 +238,11 @@ mod tests {
         assert_eq!(unescape(r"back\slash"), r"back\slash");
         assert_eq!(unescape(r"tail\x4"), r"tail\x4");
         assert_eq!(unescape("café 計算"), "café 計算");
+        // A deopt position as node 20 logs one under /tmp/dé名 (bytes, not UTF-16 units).
+        assert_eq!(unescape_utf8(r"</tmp/d\xc3\xa9\xe5\x90\x8d/t.js:3:39>"), "</tmp/dé名/t.js:3:39>");
+        assert_eq!(unescape_utf8(r"a\x2Cb\\c\nd"), "a,b\\c\nd");
+        assert_eq!(unescape_utf8(r"bad\xff\x4"), "bad\u{fffd}\\x4");
+        assert_eq!(unescape_utf8("café"), "café");
     }
 
     fn js(name: &str, script: &str, line: u32, column: u32) -> JsName {

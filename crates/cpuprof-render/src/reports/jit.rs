@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use cpuprof_analysis::{
     Amount, CallGraph, DeoptChange, DeoptGroup, Finding, GroupBy, InlineChange, JitChange, JitFunction, JitSide, Tiers,
+    Weight,
 };
 use serde::Serialize;
 
@@ -281,6 +282,8 @@ struct DeoptJson<'a> {
     first_ns: i64,
     after: i64,
     after_samples: i64,
+    /// `after` when the unit is ns (null when amounts are samples).
+    after_ns: Option<i64>,
 }
 
 #[derive(Serialize)]
@@ -328,7 +331,7 @@ pub(crate) fn json(doc: &JitDocument<'_>) -> String {
             put("deopt_count", f.deopt_count().into());
             put("deopt_cost", f.deopt_cost().weight.into());
             put("deopt_cost_samples", f.deopt_cost().samples.into());
-            let deopts: Vec<DeoptJson<'_>> = f.deopts.iter().map(deopt_json).collect();
+            let deopts: Vec<DeoptJson<'_>> = f.deopts.iter().map(|d| deopt_json(d, graph.unit())).collect();
             put("deopts", to_value(&deopts));
             let inlined: Vec<CalleeJson<'_>> = f.inlined.iter().map(|c| callee_json(graph, c)).collect();
             put("inlined", to_value(&inlined));
@@ -363,8 +366,9 @@ fn tiers_json(t: &Tiers, pick: fn(&Amount) -> i64) -> TiersJson {
     }
 }
 
-fn deopt_json(d: &DeoptGroup) -> DeoptJson<'_> {
+fn deopt_json(d: &DeoptGroup, unit: Weight) -> DeoptJson<'_> {
     DeoptJson {
+        after_ns: (unit == Weight::Time).then_some(d.after.weight),
         reason: &d.reason,
         kind: &d.kind,
         position: &d.position,
@@ -521,9 +525,9 @@ pub(crate) struct JitChangeJson<'a> {
     text: Vec<String>,
 }
 
-pub(crate) fn change_json(c: &JitChange) -> JitChangeJson<'_> {
-    fn deopts(list: &[DeoptChange]) -> Vec<DeoptChangeJson<'_>> {
-        list.iter().map(|d| DeoptChangeJson { deopt: deopt_json(&d.group), runs: d.runs }).collect()
+pub(crate) fn change_json(c: &JitChange, unit: Weight) -> JitChangeJson<'_> {
+    fn deopts(list: &[DeoptChange], unit: Weight) -> Vec<DeoptChangeJson<'_>> {
+        list.iter().map(|d| DeoptChangeJson { deopt: deopt_json(&d.group, unit), runs: d.runs }).collect()
     }
     fn inlines(list: &[InlineChange]) -> Vec<InlineChangeJson<'_>> {
         list.iter().map(|i| InlineChangeJson { name: &i.name, file: i.file.as_deref() }).collect()
@@ -545,8 +549,8 @@ pub(crate) fn change_json(c: &JitChange) -> JitChangeJson<'_> {
             p_value: t.p_value,
         }),
         deopts_compared: c.deopts_compared(),
-        new_deopts: deopts(&c.new_deopts),
-        gone_deopts: deopts(&c.gone_deopts),
+        new_deopts: deopts(&c.new_deopts, unit),
+        gone_deopts: deopts(&c.gone_deopts, unit),
         no_longer_inlined: inlines(&c.no_longer_inlined),
         newly_inlined: inlines(&c.newly_inlined),
         text: change_lines(c, visible),

@@ -273,7 +273,7 @@ fn contribution_json(c: &Contribution) -> ContributionJson<'_> {
     }
 }
 
-fn explain_json(e: &Explanation) -> ExplainJson<'_> {
+fn explain_json(e: &Explanation, unit: cpuprof_analysis::Weight) -> ExplainJson<'_> {
     ExplainJson {
         callers: e.callers.iter().map(contribution_json).collect(),
         callees: e.callees.iter().map(contribution_json).collect(),
@@ -294,7 +294,7 @@ fn explain_json(e: &Explanation) -> ExplainJson<'_> {
                 text: crate::text::visible(&moved_text(m)),
             })
             .collect(),
-        jit: e.jit.as_ref().map(super::jit::change_json),
+        jit: e.jit.as_ref().map(|c| super::jit::change_json(c, unit)),
     }
 }
 
@@ -345,7 +345,7 @@ fn diff_json<'a>(doc: &'a DiffDocument<'a>) -> DiffJson<'a> {
             .map(|(i, row)| {
                 let mut json = super::diff_columns::json_row(doc, row);
                 // With `--explain`, for the rows explained: where the change came from.
-                if let Some(explain) = doc.explanation(i).map(explain_json) {
+                if let Some(explain) = doc.explanation(i).map(|e| explain_json(e, doc.report.unit)) {
                     json.insert("explain".to_owned(), serde_json::to_value(explain).unwrap_or_default());
                 }
                 json
