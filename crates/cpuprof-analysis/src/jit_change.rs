@@ -89,6 +89,24 @@ pub struct JitChange {
 }
 
 impl JitChange {
+    /// The sides' facts with no change claimed.
+    fn unchanged(base: JitSide, new: JitSide) -> Self {
+        JitChange {
+            base,
+            new,
+            tier_shift: None,
+            new_deopts: Vec::new(),
+            gone_deopts: Vec::new(),
+            no_longer_inlined: Vec::new(),
+            newly_inlined: Vec::new(),
+        }
+    }
+
+    /// Whether both sides had the function (else no change is claimed: it is new or gone).
+    pub fn compared(&self) -> bool {
+        self.base.runs_with > 0 && self.new.runs_with > 0
+    }
+
     /// Whether the logs show any change for the function.
     pub fn claims_nothing(&self) -> bool {
         self.tier_shift.is_none()
@@ -96,7 +114,8 @@ impl JitChange {
             && self.gone_deopts.is_empty()
             && self.no_longer_inlined.is_empty()
             && self.newly_inlined.is_empty()
-            && self.base.optimizations * self.new.runs as u64 == self.new.optimizations * self.base.runs as u64
+            && (!self.compared()
+                || self.base.optimizations * self.new.runs as u64 == self.new.optimizations * self.base.runs as u64)
     }
 
     /// Whether deopts were compared: every log of one side at least has deopt records.
@@ -126,6 +145,10 @@ pub(crate) fn jit_change(
 ) -> Option<JitChange> {
     let [base, new] = [0, 1].map(|s| gather(&sides[s], tiers[s], row));
     let (base, new) = (base?, new?);
+    if base.side.runs_with == 0 || new.side.runs_with == 0 {
+        // A function new or gone: everything V8 did to it is on one side, nothing changed.
+        return Some(JitChange::unchanged(base.side, new.side));
+    }
     let tier_shift = tier_shift(&base.side.tiers, &new.side.tiers, alpha);
     let (new_deopts, gone_deopts) = if base.side.deopts_logged || new.side.deopts_logged {
         (only_in(&new.deopts, &base.deopts), only_in(&base.deopts, &new.deopts))

@@ -466,7 +466,7 @@ pub(crate) fn change_lines(c: &JitChange, escape: fn(&str) -> String) -> Vec<Str
         lines.push(format!("V8: NEW's optimized code inlines {} (BASE's did not)", names(&c.newly_inlined)));
     }
     let (b, n) = (&c.base, &c.new);
-    if b.optimizations * n.runs as u64 != n.optimizations * b.runs as u64 {
+    if c.compared() && b.optimizations * n.runs as u64 != n.optimizations * b.runs as u64 {
         lines.push(format!(
             "V8: optimized {} times in NEW, {} in BASE",
             per_run(n.optimizations, n.runs),
@@ -514,6 +514,8 @@ pub(crate) struct TierShiftJson {
 pub(crate) struct JitChangeJson<'a> {
     base: JitSideJson,
     new: JitSideJson,
+    /// Both sides had the function (else nothing is claimed: it is new or gone).
+    compared: bool,
     tier_shift: Option<TierShiftJson>,
     /// Deopts were compared: every log of one side at least has deopt records.
     deopts_compared: bool,
@@ -548,6 +550,7 @@ pub(crate) fn change_json(c: &JitChange, unit: Weight) -> JitChangeJson<'_> {
             new_optimized: t.new_optimized,
             p_value: t.p_value,
         }),
+        compared: c.compared(),
         deopts_compared: c.deopts_compared(),
         new_deopts: deopts(&c.new_deopts, unit),
         gone_deopts: deopts(&c.gone_deopts, unit),
