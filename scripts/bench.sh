@@ -26,6 +26,9 @@
 #               levels of raw-stack diversity (gen-ticklog.js --diversity 0.1, 0.45, 1: ~17%, ~50% and ~95% of the
 #               tick lines have a distinct raw stack; real node 20 logs have 16-85%), MB/s and peak RSS / file size;
 #               and on a log of 5M code-creation lines and no ticks (memory = the live code map)
+#   jit         `cpuprof jit` beside `cpuprof top` on the 1G log with 100k deopts (gen-ticklog.js --diversity 0.45
+#               --deopts 100000: code-deopt lines, lower-tier ticks after them, re-optimizations), and `cpuprof top`
+#               on the same log without deopts (--diversity 0.45 alone); issue 55: jit within 1.2× of top
 #   flamegraph  `cpuprof flamegraph` from the .cpuprofile and from its folded stacks vs `inferno-flamegraph` on the
 #               same folded file (the folded file is `cpuprof collapse` of the .cpuprofile, as in bench-flamegraph.sh)
 #   diff        `cpuprof diff` of two 500 MB .cpuprofiles (seeds 42 and 43), beside `profile-inspect diff` (stopped
@@ -49,9 +52,9 @@
 #   --no-build        do not run cargo build; time the existing $CARGO_TARGET_DIR/release/cpuprof
 #
 # Environment:
-#   BENCH_QUICK=1     small inputs (20 MB and 9.25 MB .cpuprofiles, 20M and 5M tick logs), 2 runs, slow commands
-#                     once without warm-up, --peer-timeout 20: checks the script in a few minutes (node --prof-process
-#                     alone needs ~30 s for any log: it reads node's symbols with nm)
+#   BENCH_QUICK=1     small inputs (20 MB and 9.25 MB .cpuprofiles, 20M and 5M tick logs, 2000 deopts), 2 runs,
+#                     slow commands once without warm-up, --peer-timeout 20: checks the script in a few minutes
+#                     (node --prof-process alone needs ~30 s for any log: it reads node's symbols with nm)
 #   CARGO_TARGET_DIR  build directory (default target); inputs go to $CARGO_TARGET_DIR/bench (never fixtures/),
 #                     results to $CARGO_TARGET_DIR/bench/suite (suite-quick with BENCH_QUICK=1)
 #   BENCH_TOOLS       where missing Rust tools are installed with `cargo install --locked --root`
@@ -74,7 +77,7 @@ usage() {
   exit 2
 }
 
-all_groups=(top tree time report ticklog flamegraph diff merge mcp criterion)
+all_groups=(top tree time report ticklog jit flamegraph diff merge mcp criterion)
 quick=${BENCH_QUICK:-0}
 [[ $quick == 0 || $quick == 1 ]] || { echo "bench: BENCH_QUICK must be 0 or 1 (got $quick)" >&2; exit 2; }
 if ((quick)); then
@@ -115,12 +118,14 @@ fi
 wants() { [[ -n ${want[$1]:-} ]]; }
 
 if ((quick)); then
-  profile_mb=20 big_log_size=20M small_log_size=5M peer_mb=9.25 code_lines=200000 merge_runs=10
+  profile_mb=20 big_log_size=20M small_log_size=5M peer_mb=9.25 code_lines=200000 merge_runs=10 jit_deopts=2000
 else
-  profile_mb=500 big_log_size=1G small_log_size=50M peer_mb=9.5 code_lines=5000000 merge_runs=100
+  profile_mb=500 big_log_size=1G small_log_size=50M peer_mb=9.5 code_lines=5000000 merge_runs=100 jit_deopts=100000
 fi
 # gen-ticklog.js --diversity levels of the big tick logs: ~17%, ~50% and ~95% distinct raw stacks at 1G
 diversities=(0.1 0.45 1)
+# the jit group's logs: the middle level, with and without --deopts $jit_deopts
+jit_diversity=0.45
 
 target_dir=${CARGO_TARGET_DIR:-target}
 bench_dir=$target_dir/bench
@@ -230,6 +235,11 @@ if wants ticklog; then
   small_log=$(ensure_ticklog "$ticklog_dir" "$small_log_size" 1)
   codes_log=$(ensure_codes_log "$ticklog_dir" "$code_lines")
 fi
+jit_log="" jit_plain_log=""
+if wants jit; then
+  jit_plain_log=$(ensure_ticklog "$ticklog_dir" "$big_log_size" 1 "$jit_diversity")
+  jit_log=$(ensure_ticklog "$ticklog_dir" "$big_log_size" 1 "$jit_diversity" "$jit_deopts")
+fi
 if wants flamegraph; then ensure_folded "$cpuprof" "$profile_a" "$folded"; fi
 merge_dir=$bench_dir/merge-runs-$merge_runs
 merge_inputs=()
@@ -282,6 +292,12 @@ tool_version() { # cargo install --list prints "crate vX.Y.Z:"
     log=${big_logs[$i]}
     echo "  - \`$log\` ($(mb "$log") MB): \`node scripts/gen-ticklog.js --size $big_log_size --seed 1 --diversity ${diversities[$i]}\`, $(grep -o -m 1 'distinct raw stacks.*' "$log.info")"
   done
+  if [[ -n $jit_plain_log && " ${big_logs[*]} " != *" $jit_plain_log "* ]]; then
+    echo "  - \`$jit_plain_log\` ($(mb "$jit_plain_log") MB): \`node scripts/gen-ticklog.js --size $big_log_size --seed 1 --diversity $jit_diversity\`, $(grep -o -m 1 'distinct raw stacks.*' "$jit_plain_log.info")"
+  fi
+  if [[ -n $jit_log ]]; then
+    echo "  - \`$jit_log\` ($(mb "$jit_log") MB): \`node scripts/gen-ticklog.js --size $big_log_size --seed 1 --diversity $jit_diversity --deopts $jit_deopts\`, $(grep -o -m 1 'distinct raw stacks.*' "$jit_log.info"); $(grep -o -m 1 'code-deopt [0-9]* lines.*' "$jit_log.info")"
+  fi
   if [[ -n $codes_log ]]; then
     echo "  - \`$codes_log\` ($(mb "$codes_log") MB): \`node scripts/bench/gen-codes.js --count $code_lines\` (code-creation lines at distinct addresses, no ticks)"
   fi
@@ -445,6 +461,28 @@ if wants ticklog; then
     printf ' (the three %s logs); %s for the code-creation log.\n' "$big_log_size" "$(peak_ratio tl-cpuprof-codes "$codes_log")"
   } | tee -a "$work/report.md"
 
+fi
+
+# -----------------------------------------------------------------------------------------------------------------
+# (b2) jit: what V8 did, beside top, on a tick log with deopts
+
+if wants jit; then
+  note "group jit"
+  measure jit jit-top 1 fast "cpuprof top" "$jit_log" "$cpuprof" top "$jit_log" -o /dev/null
+  measure jit jit-jit 0 fast "cpuprof jit" "$jit_log" "$cpuprof" jit "$jit_log" -o /dev/null
+  measure jit jit-top-plain 1 fast "cpuprof top (the same log without deopts)" "$jit_plain_log" \
+    "$cpuprof" top "$jit_plain_log" -o /dev/null
+  section "(b2) cpuprof jit beside top on a $(mb "$jit_log") MB tick log with $jit_deopts deopts (issue 55: within 1.2×)"
+  report_table jit
+  if [[ -f $work/jit-top.json && -f $work/jit-jit.json ]]; then
+    # medians: one slow run (page cache, write-back) moves a mean of 5 more than it moves the median
+    node -e '
+      const f = (p) => JSON.parse(require("fs").readFileSync(p, "utf8")).results[0];
+      const [top, jit] = [f(process.argv[1]), f(process.argv[2])];
+      const r = jit.median / top.median;
+      console.log(`\nMedians: top ${top.median.toFixed(3)} s, jit ${jit.median.toFixed(3)} s: jit / top = ${r.toFixed(2)}× ` +
+        `(${r <= 1.2 ? "within" : "above"} 1.2×).`)' "$work/jit-top.json" "$work/jit-jit.json" | tee -a "$work/report.md"
+  fi
 fi
 
 # -----------------------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 // src/logging/log.cc and reads it in tools/tickprocessor.mjs; fixtures/oracle/SPEC.md says what cpuprof reads.
 //
 //   node scripts/gen-ticklog.js --size 1G --seed 1 -o /tmp/big.log [--header LOG] [--functions 3000]
-//                               [--diversity 0.5] [--compaction 0.06]
+//                               [--diversity 0.5] [--compaction 0.06] [--deopts 100000]
 //
 // Sizes: a number with an optional suffix. K, M, G (also KiB, MiB, GiB) are powers of 1024; KB, MB, GB are powers
 // of 1000; no suffix means bytes. The file is at most that many bytes, made of whole lines, and ends with
@@ -55,6 +55,27 @@
 //   (a separate random stream). The share of distinct raw stacks is printed at the end.
 // - Code-move density (--compaction P, default 0.06): the probability that a GC burst starts with a compaction
 //   (1 to 12 code-move lines, 0 to 3 sfi-move lines).
+// - Deoptimizations (--deopts N, default 0): about N `code-deopt` lines, as `node --prof --log-deopt` writes them
+//   (`code-deopt,<time>,<size>,<code start>,<inlining id>,<script offset>,<bailout type>,<position>,<reason>`),
+//   spread over the file by bytes (the k-th is due at a random point of the k-th N-th of the body) and written at
+//   the first JS tick from then on with a live TurboFan code object on its stack: the leaf's, else the nearest
+//   caller's (the deopt happened since the previous sample). Until the first functions are optimized none can be
+//   written, so the first ~5% of the file has fewer and the next few percent more. Each names the start of the
+//   function's current `*` code, never moved, at a time between the ticks around it. 90% are eager: a reason
+//   V8 11.3 writes (wrong map, not a Smi, overflow, Insufficient type feedback for call, wrong call target, ...)
+//   at a position `<url:line:col>` in the function (its lines run to the next function of its module), for ~35%
+//   `<pos in an inlinee> inlined at <pos in the function>` with 1-2 inlinees from the same module; each function
+//   has 1-4 such sites, fixed, so the same deopt repeats as in real logs. 10% are a `dependency-change` (reason
+//   `code dependencies`, at the function's own line:col), a third of them followed by the `deopt-lazy` of the
+//   activation (reason `(unknown)`, at a call site in the function): node 20 writes that pair on one code object,
+//   the only case of two lines on one, so `--preprocess` (one deopt per code entry) lists fewer code entries with
+//   a deopt than there are lines; the stats line gives both. (V8 11.3 writes no soft deopts.) After its deopt the
+//   function's ticks and frames run in its Sparkplug code (or its bytecode) until it has been on the stack of 1-30
+//   more JS ticks; then a new `*` code-creation (a new address) optimizes it again. Hot functions deopt hundreds
+//   or thousands of times, and as every re-optimization moves their return addresses the share of distinct raw
+//   stacks grows (1G, --diversity 0.45: 50% without deopts, 68% with 100k). The stats line counts the lines by
+//   kind, the code objects and functions deoptimized, and the re-optimizations. --deopts 0 writes the same file as
+//   before the option existed: the deopts have a random stream of their own.
 // - Deterministic for (seed, header, options): only +,-,*,/ and integer ops on random numbers, no Math.pow/log.
 //   Output is streamed (synchronous writes of ~4 MB chunks); memory use does not depend on --size.
 'use strict';
@@ -69,7 +90,7 @@ const { spawnSync } = require('child_process');
 
 const USAGE = 'usage: node scripts/gen-ticklog.js --size SIZE -o FILE [--seed 1] [--header LOG] [--save-header FILE]\n' +
   '                                   [--functions 3000] [--templates 6000] [--diversity 0] [--compaction 0.06]\n' +
-  '                                   [--quiet]\n' +
+  '                                   [--deopts 0] [--quiet]\n' +
   '  SIZE: bytes, or with K/M/G (1024-based; also KiB/MiB/GiB) or KB/MB/GB (1000-based), e.g. 50M, 1G\n' +
   '  -o -  writes to stdout\n';
 
@@ -92,7 +113,7 @@ function parseSize(s) {
 
 function parseArgs(argv) {
   const opts = { out: null, size: null, seed: 1, header: null, saveHeader: null, functions: 3000, templates: 6000,
-    diversity: 0, compaction: 0.06, quiet: false };
+    diversity: 0, compaction: 0.06, deopts: 0, quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const eq = a.startsWith('--') ? a.indexOf('=') : -1;
@@ -111,6 +132,7 @@ function parseArgs(argv) {
     else if (key === '--templates') opts.templates = Number(val());
     else if (key === '--diversity') opts.diversity = Number(val());
     else if (key === '--compaction') opts.compaction = Number(val());
+    else if (key === '--deopts') opts.deopts = Number(val());
     else if (key === '--quiet' || key === '-q') opts.quiet = true;
     else if (key === '--help' || key === '-h') { process.stdout.write(USAGE); process.exit(0); }
     else usage(`unknown argument ${a}`);
@@ -121,6 +143,7 @@ function parseArgs(argv) {
   if (!Number.isSafeInteger(opts.seed)) usage('--seed must be an integer');
   if (!Number.isSafeInteger(opts.functions) || opts.functions < 50) usage('--functions must be an integer >= 50');
   if (!Number.isSafeInteger(opts.templates) || opts.templates < 10) usage('--templates must be an integer >= 10');
+  if (!Number.isSafeInteger(opts.deopts) || opts.deopts < 0) usage('--deopts must be an integer >= 0');
   for (const k of ['diversity', 'compaction']) {
     if (!(opts[k] >= 0 && opts[k] <= 1)) usage(`--${k} must be a number from 0 to 1`);
   }
@@ -644,7 +667,8 @@ function main() {
   out.raw(Buffer.from(H.text, 'latin1'));
 
   const stats = { creations: [0, 0, 0, 0], reopt: 0, regexp: 0, codeMoves: 0, chainMoves: 0, jitMoves: 0, sfiMoves: 0,
-    chunks: 0, ticks: 0, vm: { 0: 0, 1: 0, 6: 0, 8: 0 }, frames: 0, maxFrames: 0 };
+    chunks: 0, ticks: 0, vm: { 0: 0, 1: 0, 6: 0, 8: 0 }, frames: 0, maxFrames: 0,
+    deopts: 0, deoptKinds: { eager: 0, dependency: 0, lazy: 0 }, deoptCodes: 0, deoptFns: 0, deoptMax: 0, deoptReopt: 0 };
   let now = Math.ceil((H.maxTime + 30000) / 1000) * 1000; // us; the body starts after the header's last event
   const rngE = mulberry32(mix(seed, 2));
   const evTime = () => (now += int(rngE, 1, 40));
@@ -678,6 +702,7 @@ function main() {
     const code = { start, size, tier };
     if (!out.uline(`code-creation,JS,${KIND[tier]},${evTime()},${hex(start)},${size},${fn.label},${hex(fn.sfi)},${STATE[tier]}\n`)) return false;
     fn.codes.push(code);
+    if (tier === 2) fn.lower = code; // where its ticks go after a deopt (--deopts)
     fn.cur = code;
     fn.tier = tier;
     stats.creations[tier]++;
@@ -697,6 +722,7 @@ function main() {
       const to = code.tier === 1 ? bcHeap.alloc(0x36 + code.size) + 0x36 : jit.alloc(code.size);
       if (!out.line(`code-move,${hex(code.start)},${hex(to)}\n`)) return;
       code.start = to;
+      code.moved = true; // never deoptimized (--deopts)
       stats.codeMoves++;
       if (jitMove) stats.jitMoves++;
       if (fn.moved++ > 0) stats.chainMoves++;
@@ -815,6 +841,115 @@ function main() {
     for (const fn of m.fns) if (rngB() < 0.08) compile(fn);
   }
 
+  // ---- deoptimizations (--deopts): a random stream of their own, so that --deopts 0 changes nothing
+  const rngX = mulberry32(mix(seed, 13));
+  for (const m of F.modules) { // a function's lines run to the next function of its module
+    for (let i = 0; i < m.fns.length; i++) m.fns[i].span = i + 1 < m.fns.length ? m.fns[i + 1].line - m.fns[i].line : 40;
+  }
+  for (const fn of F.fns) { fn.wait = 0; fn.seen = -1; fn.deopts = 0; fn.sites = null; fn.lazyAt = null; if (!fn.span) fn.span = 30; }
+  // script offsets: as if each module's lines had a fixed length
+  const offsetOf = (fn, line, col) => (line - 1) * (24 + ((fn.module + 2) * 7) % 19) + col - 1;
+  const posIn = (fn) => {
+    const line = fn.line + int(rngX, 0, Math.max(0, fn.span - 1));
+    const col = line === fn.line ? fn.col + int(rngX, 8, 60) : int(rngX, 3, 70);
+    return { fn, line, col };
+  };
+  const posStr = (p) => `<${escapeV8(p.fn.url)}:${p.line}:${p.col}>`;
+  const REASONS = [['wrong map', 30], ['not a Smi', 8], ['Insufficient type feedback for call', 8],
+    ['Insufficient type feedback for generic named access', 8], ['Insufficient type feedback for binary operation', 6],
+    ['overflow', 5], ['out of bounds', 5], ['Insufficient type feedback for generic keyed access', 4],
+    ['Insufficient type feedback for compare operation', 4], ['wrong call target', 4], ['not a heap number', 4],
+    ['hole', 3], ['lost precision', 2], ['minus zero', 2], ['wrong instance type', 2], ['not a Number or Oddball', 2],
+    ['division by zero', 1], ['wrong value', 1], ['not a JavaScript object', 1], ['wrong feedback cell', 1],
+    ['not an array index', 1], ['Insufficient type feedback for construct', 1]];
+  const pickReason = makeSampler(REASONS.map((r) => r[1]));
+  // a function's eager deopt sites: position (with its inlining chain), inlining id, script offset, reason
+  const sitesOf = (fn) => {
+    if (fn.sites) return fn.sites;
+    fn.sites = [];
+    for (let n = 1 + Math.floor(rngX() * rngX() * 4); n > 0; n--) {
+      const chain = [posIn(fn)]; // outermost last: the call site in fn, then in each inlinee
+      if (rngX() < 0.35) {
+        const pool = fn.module >= 0 ? F.modules[fn.module].fns : [fn];
+        for (let d = rngX() < 0.3 ? 2 : 1; d > 0; d--) {
+          let g = pick(rngX, pool);
+          if (g === fn || g === chain[0].fn) g = pick(rngX, pool);
+          chain.unshift(posIn(g));
+        }
+      }
+      const inner = chain[0];
+      fn.sites.push({ text: chain.map(posStr).join(' inlined at '), offset: offsetOf(inner.fn, inner.line, inner.col),
+        id: chain.length === 1 ? -1 : chain.length - 2 + int(rngX, 0, 1), reason: REASONS[pickReason(rngX)][0] });
+    }
+    return fn.sites;
+  };
+  const nDeopts = opts.deopts;
+  const deoptFrom = out.bytes, deoptSpan = (out.limit - out.bytes) * 0.995;
+  const dueAt = (k) => (k > nDeopts ? Infinity : deoptFrom + Math.floor(deoptSpan * (k - 1 + rngX()) / nDeopts));
+  let deoptDue = nDeopts > 0 ? dueAt(1) : Infinity;
+  let waiting = 0; // deoptimized functions not yet optimized again
+  const liveOpt = (fn) => fn.cur !== null && fn.cur.tier === 3 && !fn.cur.deopted && !fn.cur.moved;
+  // deoptimizes fn's current TurboFan code: eager (its own reason and site) or a dependency change (then, now and
+  // then, the lazy deopt of its activation); its ticks and frames go to its Sparkplug code (or bytecode)
+  const deopt = (fn, eager) => {
+    const code = fn.cur;
+    const head = `,${Math.ceil((code.size + int(rngX, 40, 100)) / 64) * 64},${hex(code.start)},`;
+    const at = () => (now += int(rngX, 1, 40));
+    if (eager) {
+      const sites = sitesOf(fn);
+      const st = sites[Math.floor(rngX() * rngX() * sites.length)];
+      if (!out.line(`code-deopt,${at()}${head}${st.id},${st.offset},deopt-eager,${st.text},${escapeV8(st.reason)}\n`)) return;
+      stats.deoptKinds.eager++;
+      stats.deopts++;
+    } else {
+      const own = { fn, line: fn.line, col: fn.col };
+      if (!out.line(`code-deopt,${at()}${head}-1,${offsetOf(fn, fn.line, fn.col)},dependency-change,${posStr(own)},code dependencies\n`)) return;
+      stats.deoptKinds.dependency++;
+      stats.deopts++;
+      if (rngX() < 0.35) {
+        const p = fn.lazyAt || (fn.lazyAt = posIn(fn));
+        if (out.line(`code-deopt,${at()}${head}-1,${offsetOf(fn, p.line, p.col)},deopt-lazy,${posStr(p)},(unknown)\n`)) {
+          stats.deoptKinds.lazy++;
+          stats.deopts++;
+        }
+      }
+    }
+    code.deopted = true;
+    stats.deoptCodes++;
+    if (fn.deopts++ === 0) stats.deoptFns++;
+    if (fn.deopts > stats.deoptMax) stats.deoptMax = fn.deopts;
+    const low = fn.lower || fn.codes[0];
+    fn.cur = low;
+    fn.tier = low.tier;
+    fn.wait = int(rngX, 1, 30);
+    waiting++;
+    dirty(fn);
+    deoptDue = dueAt(stats.deopts + 1);
+  };
+  // at a JS tick once a deopt is due: the leaf's optimized code, else the nearest optimized caller's (the deopt
+  // happened since the last sample, when that function may have been on top)
+  const tryDeopt = (t) => {
+    const es = t.entries;
+    for (let i = es.length - 1; i >= 0; i--) {
+      const fn = es[i].fn;
+      if (fn && liveOpt(fn)) return deopt(fn, rngX() < 0.9);
+    }
+  };
+  // V8 optimizes a deoptimized function again once it has run a while: here after it has been on the stack of
+  // `wait` JS ticks (leaf or caller)
+  const reoptimize = (t, tick) => {
+    const es = t.entries;
+    for (let i = es.length - 1; i >= 0; i--) {
+      const fn = es[i].fn;
+      if (!fn || fn.wait === 0 || fn.seen === tick) continue;
+      fn.seen = tick;
+      if (--fn.wait === 0) {
+        waiting--;
+        if (creation(fn, 3)) stats.deoptReopt++;
+      }
+    }
+  };
+
   // ---- ticks
   const rngK = mulberry32(mix(seed, 11));
   // Zipf-like popularity over a random ranking; very deep paths (recursion) are damped so that the mean depth
@@ -845,11 +980,13 @@ function main() {
     runLeft--;
     if (mode !== 8) {
       if (!t.ready && !makeReady(t)) break;
+      if (mode === 0 && waiting > 0) reoptimize(t, stats.ticks);
+      if (mode === 0 && out.bytes >= deoptDue) tryDeopt(t);
       // tier-up of the leaf function (and its caller, less often)
       const leaf = t.leafFn;
       if (mode === 0 && ++leaf.hits >= leaf.th1 && leaf.tier < 3) {
         if (leaf.tier === 1) creation(leaf, 2);
-        else if (leaf.hits >= leaf.th2) creation(leaf, 3);
+        else if (leaf.hits >= leaf.th2 && leaf.wait === 0) creation(leaf, 3);
       } else if (mode === 0 && leaf.tier === 3 && rngK() < 0.00002) {
         if (creation(leaf, 3)) stats.reopt++;
       }
@@ -903,6 +1040,11 @@ function main() {
   log(`functions ${F.fns.length}, templates ${templates.length}, C++ symbols ${S.nSyms} (+${S.libc.length} libc); code-creation ~ ${stats.creations[1]}, ` +
     `^ ${stats.creations[2]}, * ${stats.creations[3]} (re-opt ${stats.reopt}), RegExp ${stats.regexp}; code-move ${stats.codeMoves} ` +
     `(chained ${stats.chainMoves}, JIT ${stats.jitMoves}), sfi-move ${stats.sfiMoves}, new MemoryChunk ${stats.chunks}`);
+  if (nDeopts > 0) {
+    log(`code-deopt ${stats.deopts} lines of ${nDeopts} asked (eager ${stats.deoptKinds.eager}, dependency-change ` +
+      `${stats.deoptKinds.dependency}, lazy ${stats.deoptKinds.lazy}) on ${stats.deoptCodes} code objects of ${stats.deoptFns} ` +
+      `functions (up to ${stats.deoptMax} of one), re-optimized after a deopt ${stats.deoptReopt}`);
+  }
   log(`${secs.toFixed(1)} s, ${(out.bytes / 1e6 / secs).toFixed(0)} MB/s`);
 }
 

@@ -10,6 +10,8 @@
 #   $bench_dir/cpuprof-bench/ticklog-1G-seed1-d0.45.log + .stamp "... diversity=0.45": gen-ticklog.js --diversity
 #                                            (the same log with fresh pcs/tos inside the same code), and .info: the
 #                                            generator's summary (its share of distinct raw stacks)
+#   $bench_dir/cpuprof-bench/ticklog-1G-seed1-d0.45-deopts100000.log + .stamp "... deopts=100000": with
+#                                            gen-ticklog.js --deopts (code-deopt lines, re-optimizations)
 #   $bench_dir/cpuprof-bench/codes-5000000.log    code-creation lines only (scripts/bench/gen-codes.js)
 #   $bench_dir/cpuprof-bench/header-node-<version>.log   the `node --prof` header shared by all tick logs
 #
@@ -53,20 +55,26 @@ ticklog_bytes() {
     console.log(Math.floor(v));' "$1"
 }
 
-# ensure_ticklog DIR SIZE SEED [DIVERSITY]: prints the path of DIR/ticklog-SIZE-seedSEED[-dDIVERSITY].log,
-# generated with scripts/gen-ticklog.js (--diversity DIVERSITY, default 0) unless its stamp matches. The header is
-# recorded once per node version. The generator's summary (e.g. "distinct raw stacks 2291234 (57.2%)") goes to
-# LOG.info.
+# ensure_ticklog DIR SIZE SEED [DIVERSITY] [DEOPTS]: prints the path of
+# DIR/ticklog-SIZE-seedSEED[-dDIVERSITY][-deoptsDEOPTS].log, generated with scripts/gen-ticklog.js (--diversity
+# DIVERSITY, default 0; --deopts DEOPTS, default 0) unless its stamp matches. The header is recorded once per node
+# version. The generator's summary (e.g. "distinct raw stacks 2291234 (57.2%)", "code-deopt 100000 lines ...") goes
+# to LOG.info.
 ensure_ticklog() {
-  local dir=$1 size=$2 seed=$3 diversity=${4:-0}
+  local dir=$1 size=$2 seed=$3 diversity=${4:-0} deopts=${5:-0}
   local gen=scripts/gen-ticklog.js node_version want stamp log header bytes
   node_version=$(node --version)
-  log=$dir/ticklog-$size-seed$seed.log
+  log=$dir/ticklog-$size-seed$seed
   stamp="size=$size seed=$seed gen=$(sha256sum "$gen" | cut -c1-16) node=$node_version"
   if [[ $diversity != 0 ]]; then
-    log=$dir/ticklog-$size-seed$seed-d$diversity.log
+    log=$log-d$diversity
     stamp="$stamp diversity=$diversity"
   fi
+  if [[ $deopts != 0 ]]; then
+    log=$log-deopts$deopts
+    stamp="$stamp deopts=$deopts"
+  fi
+  log=$log.log
   header=$dir/header-node-$node_version.log
   want=$(ticklog_bytes "$size") || die "bad tick log size: $size"
   if [[ -f $log && -f $log.stamp && -f $log.info && $(cat "$log.stamp") == "$stamp" ]]; then
@@ -82,8 +90,8 @@ ensure_ticklog() {
   local hdr_args=(--header "$header")
   [[ -f $header ]] || hdr_args=(--save-header "$header")
   note "generating $log ($stamp)"
-  node "$gen" --size "$size" --seed "$seed" --diversity "$diversity" "${hdr_args[@]}" -o "$log.tmp" 2>"$log.info.tmp" ||
-    { cat "$log.info.tmp" >&2; rm -f "$log.tmp" "$log.info.tmp"; die "generation of $log failed: node $gen --size $size --seed $seed --diversity $diversity ${hdr_args[*]} -o $log.tmp"; }
+  node "$gen" --size "$size" --seed "$seed" --diversity "$diversity" --deopts "$deopts" "${hdr_args[@]}" -o "$log.tmp" 2>"$log.info.tmp" ||
+    { cat "$log.info.tmp" >&2; rm -f "$log.tmp" "$log.info.tmp"; die "generation of $log failed: node $gen --size $size --seed $seed --diversity $diversity --deopts $deopts ${hdr_args[*]} -o $log.tmp"; }
   mv "$log.tmp" "$log"
   mv "$log.info.tmp" "$log.info"
   echo "$stamp" >"$log.stamp"
