@@ -242,7 +242,7 @@ pub struct JitReport {
 pub fn jit(graph: &CallGraph<'_>, row_tiers: &[Option<Tier>], functions: &[usize]) -> JitReport {
     let profile = graph.profile();
     let func_key = graph.func_keys();
-    let chosen: FxHashMap<u32, usize> = functions.iter().enumerate().map(|(i, f)| (*f as u32, i)).collect();
+    let chosen = Chosen::new(functions, graph.functions().len());
     let start = profile.meta.start_ns.unwrap_or(0);
     let mut out: Vec<JitFunction> = functions
         .iter()
@@ -258,13 +258,13 @@ pub fn jit(graph: &CallGraph<'_>, row_tiers: &[Option<Tier>], functions: &[usize
             not_optimized: None,
         })
         .collect();
-    let chosen_of = |func: FuncId| chosen.get(&func_key[func.index()]).copied();
+    let chosen_of = |func: FuncId| chosen.get(func_key[func.index()]);
 
     // Self by tier, from each counted row's leaf.
     let (weights, counts) = crate::weights::columns(profile, graph.unit());
     let own = graph.own();
     for (row, stack) in profile.samples.stacks().iter().enumerate() {
-        let Some(i) = chosen.get(&graph.stack_keys()[stack.index()]).copied() else { continue };
+        let Some(i) = chosen.get(graph.stack_keys()[stack.index()]) else { continue };
         if own[stack.index()] == Amount::default() {
             continue;
         }
@@ -332,8 +332,9 @@ pub fn jit(graph: &CallGraph<'_>, row_tiers: &[Option<Tier>], functions: &[usize
 
     // Inlined callees, and hot callees not inlined.
     let threshold = graph.total() / 100;
+    let mut all_callees = callee_totals(graph, &chosen, out.len());
     for (i, f) in out.iter_mut().enumerate() {
-        let callees = callee_totals(graph, f.function);
+        let callees = std::mem::take(&mut all_callees[i]);
         let mut inlined_keys: FxHashSet<u32> = FxHashSet::default();
         for func in &inlined[i] {
             let key = func_key[func.index()];
@@ -379,6 +380,27 @@ pub fn jit(graph: &CallGraph<'_>, row_tiers: &[Option<Tier>], functions: &[usize
     JitReport { functions: out, coverage }
 }
 
+/// The functions asked about, by key (a function's index in the graph): their place in the
+/// report. Looked up per sample, so a table, not a hash.
+struct Chosen(Vec<u32>);
+
+impl Chosen {
+    fn new(functions: &[usize], keys: usize) -> Self {
+        let mut at = vec![u32::MAX; keys];
+        for (i, f) in functions.iter().enumerate() {
+            if let Some(slot) = at.get_mut(*f) {
+                *slot = i as u32;
+            }
+        }
+        Chosen(at)
+    }
+
+    /// The report's index of the function with key `key` (`NO_KEY` and keys past the graph: none).
+    fn get(&self, key: u32) -> Option<usize> {
+        self.0.get(key as usize).filter(|i| **i != u32::MAX).map(|i| *i as usize)
+    }
+}
+
 /// A deopt's cost window: from the deopt until the function's code was optimized again to at
 /// least the tier that deoptimized (or the next deopt of it), samples below `rank` count.
 #[derive(Clone, Copy, Debug)]
@@ -391,14 +413,18 @@ struct Window {
 
 fn close_windows(windows: &mut [Window], optimized: &[(i64, u8)]) {
     windows.sort_by_key(|w| w.from);
+    // The optimizations at each rank or above, in time order: a window's end is a search,
+    // not a scan (a function can deoptimize and re-optimize thousands of times).
+    let at_rank = |rank: u8| {
+        let mut times: Vec<i64> = optimized.iter().filter(|(_, r)| *r >= rank).map(|(at, _)| *at).collect();
+        times.sort_unstable();
+        times
+    };
+    let mut by_rank: FxHashMap<u8, Vec<i64>> = FxHashMap::default();
     for k in 0..windows.len() {
         let w = windows[k];
-        let reoptimized = optimized
-            .iter()
-            .filter(|(at, r)| *at > w.from && *r >= w.rank)
-            .map(|(at, _)| *at)
-            .min()
-            .unwrap_or(i64::MAX);
+        let times = by_rank.entry(w.rank).or_insert_with(|| at_rank(w.rank));
+        let reoptimized = times.get(times.partition_point(|at| *at <= w.from)).copied().unwrap_or(i64::MAX);
         let next = windows.get(k + 1).map_or(i64::MAX, |n| n.from);
         windows[k].to = reoptimized.min(next);
     }
@@ -409,7 +435,7 @@ fn close_windows(windows: &mut [Window], optimized: &[(i64, u8)]) {
 fn deopt_costs(
     graph: &CallGraph<'_>,
     row_tiers: &[Option<Tier>],
-    chosen: &FxHashMap<u32, usize>,
+    chosen: &Chosen,
     windows: &[Vec<Window>],
     out: &mut [JitFunction],
 ) {
@@ -425,7 +451,7 @@ fn deopt_costs(
     timeline.for_each(|sample| {
         let row = sample.row as usize;
         let Some(stack) = stacks.get(row) else { return };
-        let Some(&i) = chosen.get(&keys[stack.index()]) else { return };
+        let Some(i) = chosen.get(keys[stack.index()]) else { return };
         if own[stack.index()] == Amount::default() {
             return;
         }
@@ -440,15 +466,35 @@ fn deopt_costs(
     });
 }
 
-/// Each callee's total under `function` (one level down), by key.
-fn callee_totals(graph: &CallGraph<'_>, function: usize) -> FxHashMap<u32, Amount> {
-    let tree = graph.callees(function, 1);
-    let mut out = FxHashMap::default();
-    for root in &tree.roots {
-        let node = &tree.nodes[*root];
-        if let Some(f) = node.function {
-            let a: &mut Amount = out.entry(f as u32).or_default();
-            a.add(node.total.weight, node.total.samples);
+/// For each of the `n` chosen functions, each callee's total under it (one level down), by
+/// key: what [`CallGraph::callees`] gives at depth 1 — read below the function's innermost
+/// frame in each stack, through frames without a function — in one walk up every stack with
+/// samples of its own, rather than one walk of the whole tree per function.
+fn callee_totals(graph: &CallGraph<'_>, chosen: &Chosen, n: usize) -> Vec<FxHashMap<u32, Amount>> {
+    let mut out: Vec<FxHashMap<u32, Amount>> = vec![FxHashMap::default(); n];
+    let parents = graph.profile().stacks.parents();
+    let keys = graph.stack_keys();
+    let mut seen: Vec<usize> = Vec::new();
+    for (s, own) in graph.own().iter().enumerate() {
+        if own.samples == 0 && own.weight == 0 {
+            continue;
+        }
+        seen.clear();
+        let mut below: Option<u32> = None;
+        let mut at = Some(s);
+        while let Some(node) = at {
+            let key = keys[node];
+            if key != NO_KEY {
+                if let Some(i) = chosen.get(key).filter(|i| !seen.contains(i)) {
+                    // Its innermost frame on this path: what it called is the frame below.
+                    seen.push(i);
+                    if let Some(callee) = below {
+                        out[i].entry(callee).or_default().add(own.weight, own.samples);
+                    }
+                }
+                below = Some(key);
+            }
+            at = parents[node].map(StackId::index);
         }
     }
     out
@@ -465,6 +511,46 @@ fn name_of(profile: &Profile, func: FuncId) -> String {
         (false, Some(l), Some(c)) => format!("{name} {file}:{l}:{c}"),
         (false, Some(l), None) => format!("{name} {file}:{l}"),
         (false, None, _) => format!("{name} {file}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CallGraphOptions, StackFilter, Weight};
+    use cpuprof_parse::{parse, Origin, ParseOptions};
+
+    /// The one walk gives every function's callees as [`CallGraph::callees`] does, recursion
+    /// and frames without a function included.
+    #[test]
+    fn callee_totals_are_the_call_trees() {
+        let fixtures = [
+            "jit/jit.log.gz",
+            "lines/inlined.log.gz",
+            "cpuprofile/deep-recursion.cpuprofile",
+            "cpuprofile/blocks.cpuprofile",
+            "cpuprofile/money.cpuprofile",
+        ];
+        for path in fixtures {
+            let bytes = std::fs::read(format!("../../fixtures/{path}")).unwrap();
+            let profile = parse(bytes.as_slice(), &Origin(path.into()), &ParseOptions::default()).unwrap();
+            let graph = CallGraph::new(&profile, &CallGraphOptions::new(Weight::Time, StackFilter::default()));
+            let all: Vec<usize> = (0..graph.functions().len()).collect();
+            let walked = callee_totals(&graph, &Chosen::new(&all, all.len()), all.len());
+            let mut compared = 0;
+            for f in all {
+                let tree = graph.callees(f, 1);
+                let mut expected: FxHashMap<u32, Amount> = FxHashMap::default();
+                for node in tree.roots.iter().map(|r| &tree.nodes[*r]) {
+                    if let Some(g) = node.function {
+                        expected.entry(g as u32).or_default().add(node.total.weight, node.total.samples);
+                    }
+                }
+                compared += expected.len();
+                assert_eq!(walked[f], expected, "{path}: {}", graph.functions()[f].name);
+            }
+            assert!(compared > 5, "{path}: {compared} callees");
+        }
     }
 }
 

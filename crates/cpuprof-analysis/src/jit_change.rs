@@ -308,12 +308,56 @@ mod tests {
     use cpuprof_model::Profile;
     use cpuprof_parse::{parse, Origin, ParseOptions};
 
-    fn read(path: &str) -> (Profile, RowTiers) {
+    /// `path` read with its JIT records (only leaves named with their tier, as the app reads),
+    /// or with every frame's tiers apart, folded.
+    fn read_with(path: &str, split_tiers: bool, frame_lines: bool) -> (Profile, RowTiers) {
         let bytes = std::fs::read(format!("../../fixtures/{path}")).unwrap();
         let mut options = ParseOptions::with_timeline();
         options.jit = true;
-        options.split_tiers = true;
+        options.split_tiers = split_tiers;
+        options.frame_lines = frame_lines;
         without_tiers(parse(bytes.as_slice(), &Origin(path.into()), &options).unwrap()).unwrap()
+    }
+
+    fn read(path: &str) -> (Profile, RowTiers) {
+        read_with(path, false, false)
+    }
+
+    /// Leaves named with their tier give each function the same self time by tier, code
+    /// objects, deopts and deopt costs as every frame's tiers kept apart (and the same profile
+    /// once folded), with and without frame lines.
+    #[test]
+    fn leaf_tiers_are_what_tiers_apart_give() {
+        use crate::{CallGraph, CallGraphOptions, StackFilter, Weight};
+        let logs = ["jit/jit.log.gz", "jit/jit-sparkplug.log.gz", "lines/inlined.log.gz", "inline/new.1.log.gz"];
+        for path in logs {
+            for lines in [false, true] {
+                let per_function = |split: bool| {
+                    let (profile, tiers) = read_with(path, split, lines);
+                    let graph = CallGraph::new(&profile, &CallGraphOptions::new(Weight::Time, StackFilter::default()));
+                    let all: Vec<usize> = (0..graph.functions().len()).collect();
+                    let report = jit(&graph, &tiers, &all);
+                    let mut out: Vec<String> = report
+                        .functions
+                        .iter()
+                        .map(|f| {
+                            let row = &graph.functions()[f.function];
+                            let deopts: Vec<String> =
+                                f.deopts.iter().map(|d| format!("{}×{} {:?}", d.count, d.reason, d.after)).collect();
+                            format!(
+                                "{} {:?}:{:?} self {} {:?} code {} deopts {deopts:?}",
+                                row.name, row.file, row.line, row.self_weight, f.tiers, f.code_objects
+                            )
+                        })
+                        .collect();
+                    out.sort();
+                    out
+                };
+                let (leaf, apart) = (per_function(false), per_function(true));
+                assert!(leaf.len() > 10, "{path}: {} functions", leaf.len());
+                assert_eq!(leaf, apart, "{path} (lines: {lines})");
+            }
+        }
     }
 
     /// Every function of a log compared with itself: the logs show no change, whatever the

@@ -306,8 +306,9 @@ impl<'a> Reader<'a> {
         if let Some(WindowSpec::Bounds(from, to)) = window {
             parse.window = Some(Bounds { from: *from, to: *to });
         }
-        // What V8's compilers did includes each sample's tier.
-        parse.split_tiers = reading.split_tiers || reading.jit;
+        // What V8's compilers did includes each sample's tier: read with JIT records, a
+        // sample's leaf is named with its code's tier.
+        parse.split_tiers = reading.split_tiers;
         parse.unroll_inlined = !reading.no_unroll_inlined;
         parse.frame_lines = reading.frame_lines;
         parse.jit = reading.jit;

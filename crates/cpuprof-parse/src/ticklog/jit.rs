@@ -28,6 +28,13 @@ pub(super) struct JitLog {
     pub(super) any_deopt: bool,
 }
 
+impl Code {
+    /// The tier the code object was compiled for.
+    pub(super) fn tier(&self) -> Tier {
+        self.tier
+    }
+}
+
 /// A code object: its function (by name index), the tier its frames are named with, the tier
 /// it was compiled for, when (µs), and its inlined functions (by name index).
 pub(super) struct Code {

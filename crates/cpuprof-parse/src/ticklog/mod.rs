@@ -32,7 +32,7 @@ use std::collections::BTreeSet;
 use std::io::BufRead;
 
 use cpuprof_model::{
-    FrameId, FuncKind, Profile, ProfileBuilder, SampleSource, SampleTimeline, SourceFormat, StackId, TimedSample,
+    FrameId, FuncKind, Profile, ProfileBuilder, SampleSource, SampleTimeline, SourceFormat, StackId, Tier, TimedSample,
     ValueType, VmState,
 };
 use hashbrown::HashTable;
@@ -73,10 +73,25 @@ pub(crate) fn parse(
     decoder.finish(&input, origin)
 }
 
+/// Which frames a read names with their code's tier (`~f`, `^f`, `+f`, `*f`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TierNames {
+    /// None: a function's tiers are one function.
+    None,
+    /// Every frame: tiers kept apart.
+    Every,
+    /// A sample's leaf only (JIT records kept, tiers not apart): what each sample's tier
+    /// needs, without the many more stacks tiered callers make.
+    Leaf,
+}
+
 /// Stage two: the replay, in file order.
 struct Decoder {
     builder: ProfileBuilder,
-    split_tiers: bool,
+    /// Which frames are named with their code's tier.
+    tier_names: TierNames,
+    /// Each (frame, tier) named so, for [`TierNames::Leaf`].
+    tiered_frames: FxHashMap<(FrameId, Tier), FrameId>,
     line: u64,
     code: DynamicCode,
     libraries: Libraries,
@@ -151,7 +166,12 @@ impl Decoder {
     fn new(options: &ParseOptions) -> Self {
         Decoder {
             builder: ProfileBuilder::new(SourceFormat::TickLog, vec![ValueType::SAMPLES, ValueType::WALL_NS]),
-            split_tiers: options.split_tiers,
+            tier_names: match (options.split_tiers, options.jit) {
+                (true, _) => TierNames::Every,
+                (false, true) => TierNames::Leaf,
+                (false, false) => TierNames::None,
+            },
+            tiered_frames: FxHashMap::default(),
             line: 0,
             code: DynamicCode::default(),
             libraries: Libraries::new(options.symbols_root.clone()),

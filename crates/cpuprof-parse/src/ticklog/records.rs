@@ -296,7 +296,7 @@ impl Decoder {
             "RegExp" => (plain(format!("RegExp: {}", unescape(&name)), FuncKind::Regexp), Code::Other),
             _ if with_function => {
                 let tier = match fields[n - 1].as_bytes() {
-                    [marker] if self.split_tiers => Tier::from_marker(*marker),
+                    [marker] if self.tier_names == super::TierNames::Every => Tier::from_marker(*marker),
                     _ => None,
                 };
                 (Name::Js { text: unescape(&name).into(), tier }, Code::Js)

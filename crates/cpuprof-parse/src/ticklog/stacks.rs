@@ -49,6 +49,8 @@ pub(super) struct RowKey {
     chain: u32,
     handler: bool,
     state: VmState,
+    /// The tier the leaf is named with ([`super::TierNames::Leaf`]; else `None`).
+    tier: Option<Tier>,
 }
 
 impl RowKey {
@@ -58,7 +60,8 @@ impl RowKey {
 
     fn slot(&self) -> usize {
         let word = |id: Option<usize>| id.map_or(u64::MAX, |i| i as u64);
-        let flags = (u64::from(self.chain) << 16) | (self.state as u64) << 1 | u64::from(self.handler);
+        let tier = self.tier.map_or(0, |t| t as u64 + 1);
+        let flags = (u64::from(self.chain) << 16) | (tier << 12) | (self.state as u64) << 1 | u64::from(self.handler);
         let h = [word(self.tos.map(FrameId::index)), word(self.pc.map(FrameId::index)), flags]
             .iter()
             .fold(word(self.callers.map(StackId::index)), |h, w| {
@@ -84,6 +87,8 @@ struct Leaf {
     resolved: Resolved,
     /// The code's source positions ([`NO_INFO`]: none): a leaf in it is placed on its line.
     info: u32,
+    /// The tier of the JavaScript code covering it, where [`super::TierNames::Leaf`] wants it.
+    tier: Option<Tier>,
 }
 
 /// No source positions.
@@ -95,7 +100,7 @@ impl Leaves {
     const GRAIN_LOG2: u32 = 8;
 
     pub(super) fn new() -> Self {
-        let empty = Leaf { start: 0, end: 0, epoch: 0, resolved: Resolved::Miss, info: NO_INFO };
+        let empty = Leaf { start: 0, end: 0, epoch: 0, resolved: Resolved::Miss, info: NO_INFO, tier: None };
         Leaves { slots: vec![empty; 1 << Self::SLOTS_LOG2].into_boxed_slice(), epoch: 1 }
     }
 
@@ -103,21 +108,22 @@ impl Leaves {
         ((address >> Self::GRAIN_LOG2).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::SLOTS_LOG2)) as usize
     }
 
-    /// What covers `address`, where that starts, and its positions.
-    fn get(&self, address: u64) -> Option<(Resolved, u64, u32)> {
+    /// What covers `address`, where that starts, its positions and its tier.
+    fn get(&self, address: u64) -> Option<(Resolved, u64, u32, Option<Tier>)> {
         let leaf = &self.slots[Self::slot(address)];
         (leaf.epoch == self.epoch && leaf.start <= address && address < leaf.end).then_some((
             leaf.resolved,
             leaf.start,
             leaf.info,
+            leaf.tier,
         ))
     }
 
-    fn put(&mut self, address: u64, (start, end): codemap::Span, resolved: Resolved, info: u32) {
+    fn put(&mut self, address: u64, (start, end): codemap::Span, resolved: Resolved, info: u32, tier: Option<Tier>) {
         if !(start <= address && address < end) {
             return;
         }
-        self.slots[Self::slot(address)] = Leaf { start, end, epoch: self.epoch, resolved, info };
+        self.slots[Self::slot(address)] = Leaf { start, end, epoch: self.epoch, resolved, info, tier };
     }
 
     /// Forgets every leaf.
@@ -303,13 +309,16 @@ impl Decoder {
         let leaf = if tick.external { tick.tos } else { tick.pc };
         let mut handler = None;
         let mut chain = u32::MAX;
+        let mut pc_tier = None;
         let pc_frame = if leaf == 0 && !tick.external {
             // No pc at all: time in the VM outside any code (V8 logs these, mostly in state
             // OTHER), not code that nothing covers. Named by the state, as `(program)` is in a
             // .cpuprofile.
             Some(self.no_pc_frame(state))
         } else {
-            match self.resolve_leaf(leaf) {
+            let (resolved, tier) = self.resolve_leaf(leaf);
+            pc_tier = tier;
+            match resolved {
                 Resolved::Found(frame, Code::BytecodeHandler) => {
                     handler = Some(frame);
                     None
@@ -323,11 +332,19 @@ impl Decoder {
             }
         };
         // An external tick's tos is its callback, the leaf above; 0 is no tos.
-        let tos = if tick.external || tick.tos == 0 { Resolved::Miss } else { self.resolve_leaf(tick.tos) };
+        let (tos, tos_tier) =
+            if tick.external || tick.tos == 0 { (Resolved::Miss, None) } else { self.resolve_leaf(tick.tos) };
         let tos_frame = match tos {
             Resolved::Found(frame, Code::Js) => Some(frame),
             Resolved::Inlined(c) => Some(self.chains[c as usize][0]),
             _ => None,
+        };
+        // With leaf tiers, the sample's leaf (the pc's frame, else the top of stack's) is
+        // named with its code's tier (once the row is not a recent one).
+        let tier = match (self.tier_names == super::TierNames::Leaf, pc_frame.is_some()) {
+            (false, _) => None,
+            (true, true) => pc_tier,
+            (true, false) => tos_frame.and(tos_tier),
         };
         let key = RowKey {
             callers: callers.stack,
@@ -336,6 +353,7 @@ impl Decoder {
             chain,
             handler: handler.is_some(),
             state,
+            tier,
         };
         let slot = key.slot();
         if let Some((known, row)) = &self.recent_rows[slot] {
@@ -343,6 +361,10 @@ impl Decoder {
                 return *row;
             }
         }
+        let (pc_frame, tos_frame) = match pc_frame {
+            Some(frame) => (Some(self.tiered(frame, tier)), tos_frame),
+            None => (None, tos_frame.map(|frame| self.tiered(frame, tier))),
+        };
         let mut stack = callers.stack;
         let mut leaf = callers.leaf;
         // The pc's inlined callers (outermost first) come before it.
@@ -474,28 +496,54 @@ impl Decoder {
         resolved
     }
 
-    /// What is at a pc or top-of-stack `address` (0: nothing), through [`Leaves`].
-    pub(super) fn resolve_leaf(&mut self, address: u64) -> Resolved {
-        let (resolved, start, info) = if let Some(known) = self.leaves.get(address) {
+    /// What is at a pc or top-of-stack `address` (0: nothing), through [`Leaves`], and the
+    /// tier of its JavaScript code where [`super::TierNames::Leaf`] wants it.
+    pub(super) fn resolve_leaf(&mut self, address: u64) -> (Resolved, Option<Tier>) {
+        let (resolved, start, info, tier) = if let Some(known) = self.leaves.get(address) {
             known
         } else {
             let (resolved, span) = self.resolve_anew(address);
-            let source = match resolved {
-                Resolved::Found(_, Code::Js) => self.source_of(address),
-                _ => None,
+            let (source, tier) = match resolved {
+                Resolved::Found(_, Code::Js) => (self.source_of(address), self.leaf_tier(address)),
+                _ => (None, None),
             };
             let info = source.map_or(NO_INFO, |(_, info, _)| info);
             if let Some(span) = span {
-                self.leaves.put(address, span, resolved, info);
+                self.leaves.put(address, span, resolved, info, tier);
             }
-            (resolved, source.map_or(0, |(start, _, _)| start), info)
+            (resolved, source.map_or(0, |(start, _, _)| start), info, tier)
         };
-        match resolved {
+        let resolved = match resolved {
             Resolved::Found(frame, Code::Js) if info != NO_INFO && self.placing.any() => {
                 self.place(frame, info, address - start)
             }
             _ => resolved,
+        };
+        (resolved, tier)
+    }
+
+    /// The tier V8 compiled the JavaScript code at `address` for, when only leaves are named
+    /// with their tier ([`super::TierNames::Leaf`]).
+    fn leaf_tier(&mut self, address: u64) -> Option<Tier> {
+        if self.tier_names != super::TierNames::Leaf {
+            return None;
         }
+        let (_, entry) = self.code.find(address)?;
+        let code = entry.jit?;
+        self.jit.as_ref()?.code.get(code as usize).map(super::jit::Code::tier)
+    }
+
+    /// `frame` with its function named in `tier` (as a read with tiers kept apart names it).
+    fn tiered(&mut self, frame: FrameId, tier: Option<Tier>) -> FrameId {
+        let Some(tier) = tier else { return frame };
+        if let Some(known) = self.tiered_frames.get(&(frame, tier)) {
+            return *known;
+        }
+        let place = self.builder.frame_of(frame);
+        let func = self.builder.func(Func { tier: Some(tier), ..self.builder.func_of_frame(frame) });
+        let tiered = self.builder.frame(Frame { func, ..place });
+        self.tiered_frames.insert((frame, tier), tiered);
+        tiered
     }
 
     /// Where the code at `address` starts, its positions and whether it is bytecode, when the
