@@ -358,3 +358,44 @@ fn diff_explain_states_the_jit_changes_the_logs_record() {
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("  V8: deopts in NEW, none in BASE: 2× wrong map (eager) at "), "{table}");
 }
+
+/// Reading with JIT records keeps each sample's tier beside its row, not in its frames: hiding,
+/// collapsing recursion and `--between` see the functions `top` sees, and adding `--explain` to
+/// a diff changes nothing of its table. Formats whose tiers only come apart (perf script) still
+/// give them.
+#[test]
+fn filters_and_windows_see_functions_not_tiers() {
+    let deep = "fixtures/ticklog/deep-recursion.log";
+    let jit = common::library_json(&["jit", deep, "-n", "100", "--collapse-recursion"]).unwrap();
+    let mut compared = 0;
+    for f in jit["functions"].as_array().unwrap() {
+        let pattern = format!("{}@{}:{}", f["name"].as_str().unwrap(), f["file"].as_str().unwrap(), f["line"]);
+        let callees = common::library_json(&["callees", &pattern, deep, "--collapse-recursion"]).unwrap();
+        assert_eq!(callees["function"]["total"], f["total"], "{pattern}");
+        compared += 1;
+    }
+    assert!(compared >= 2);
+
+    let top = common::library_json(&["top", POLY, "--between", "polyPhase", "sumTo"]).unwrap();
+    let jit = common::library_json(&["jit", POLY, "--between", "polyPhase", "sumTo"]).unwrap();
+    assert_eq!(top["summary"]["samples"], jit["samples"]);
+
+    let rows = |explain: bool| {
+        let mut args = vec!["diff", MONO, POLY, "--hide", "^area$", "--format", "json"];
+        if explain {
+            args.extend(["--explain", "3"]);
+        }
+        let out = common::cpuprof().args(&args).current_dir(common::root()).output().unwrap();
+        let mut json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for row in json["rows"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("explain");
+        }
+        json["rows"].clone()
+    };
+    let plain = rows(false);
+    assert!(plain.as_array().unwrap().iter().all(|r| r["name"] != "area"));
+    assert_eq!(plain, rows(true));
+
+    let perf = common::library_json(&["jit", "fixtures/perf/fib.perf-script.txt", "-n", "3"]).unwrap();
+    assert_eq!(perf["coverage"]["tiers"], true);
+}

@@ -144,6 +144,9 @@ pub(crate) fn copy_samples(
             None => b.sample(stack, None, &values),
         }
     }
+    if let Some(tiers) = profile.samples.tiers() {
+        b.row_tiers(tiers.to_vec());
+    }
     if let Some(timeline) = profile.samples.timeline() {
         b.timeline(timeline.clone());
     }

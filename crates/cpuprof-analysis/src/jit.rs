@@ -23,11 +23,16 @@ pub const DEOPT_NOISE_PER_MILLE: i64 = 10;
 /// tiers has them), its rows in the same order, and each row's tier: the tier of its leaf
 /// frame's code, where the profile kept it.
 pub fn without_tiers(profile: Profile) -> Result<(Profile, Vec<Option<Tier>>), ModelError> {
-    let tiers: Vec<Option<Tier>> =
-        profile.samples.stacks().iter().map(|s| profile.funcs[profile.func_of(*s)].tier).collect();
     if profile.funcs.as_slice().iter().all(|f| f.tier.is_none()) {
+        // Nothing to fold: each row's tier is the one the reader kept, if any.
+        let tiers = match profile.samples.tiers() {
+            Some(tiers) => tiers.to_vec(),
+            None => vec![None; profile.samples.len()],
+        };
         return Ok((profile, tiers));
     }
+    let tiers: Vec<Option<Tier>> =
+        profile.samples.stacks().iter().map(|s| profile.funcs[profile.func_of(*s)].tier).collect();
     let profile = &profile;
     let mut b = ProfileBuilder::new(profile.meta.format, profile.value_types.clone());
     let mut copier = FrameCopier::untiered(profile);

@@ -294,6 +294,12 @@ impl ProfileBuilder {
         self.sample(stack, time_ns, values);
     }
 
+    /// Gives the rows added so far the tier of each one's leaf code (one per row; else none is
+    /// kept). Add no rows after it.
+    pub fn row_tiers(&mut self, tiers: Vec<Option<crate::Tier>>) {
+        self.samples.tier = (tiers.len() == self.samples.stack.len()).then_some(tiers);
+    }
+
     /// Adds a warning about the input for the user (kept in [`Meta::warnings`]).
     pub fn warn(&mut self, warning: impl Into<crate::Warning>) {
         self.meta.warnings.push(warning.into());

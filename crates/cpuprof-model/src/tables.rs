@@ -392,6 +392,9 @@ impl VmState {
 pub struct Samples {
     pub(crate) stack: Vec<StackId>,
     pub(crate) vm_state: Option<Vec<VmState>>,
+    /// The tier of each row's leaf code, where the reader kept it (tick logs read with their
+    /// JIT records): which of V8's compilers made the code the sample was taken in.
+    pub(crate) tier: Option<Vec<Option<Tier>>>,
     /// The value columns; unset while they are left to the timeline to sum (a reader that
     /// keeps a timeline need not walk it only to sum the rows: the first walk does).
     pub(crate) values: std::sync::OnceLock<Vec<Vec<i64>>>,
@@ -424,6 +427,11 @@ impl Samples {
     /// The VM state of each row, when the format records one (tick logs).
     pub fn vm_states(&self) -> Option<&[VmState]> {
         self.vm_state.as_deref()
+    }
+
+    /// The tier of each row's leaf code, when the reader kept it.
+    pub fn tiers(&self) -> Option<&[Option<Tier>]> {
+        self.tier.as_deref()
     }
 
     /// The column of value type number `k` (see [`Profile::value_types`]). When the columns
@@ -729,6 +737,7 @@ impl Profile {
         let mut values = vec![Vec::new(); self.value_types.len()];
         let mut kept = Samples {
             vm_state: self.samples.vm_state.as_ref().map(|_| Vec::new()),
+            tier: self.samples.tier.as_ref().map(|_| Vec::new()),
             units: self.samples.units.clone(),
             ..Samples::default()
         };
@@ -737,6 +746,9 @@ impl Profile {
             kept.stack.push(self.samples.stack[row]);
             if let (Some(states), Some(all)) = (kept.vm_state.as_mut(), self.samples.vm_state.as_ref()) {
                 states.push(all[row]);
+            }
+            if let (Some(tiers), Some(all)) = (kept.tier.as_mut(), self.samples.tier.as_ref()) {
+                tiers.push(all[row]);
             }
             for (k, column) in values.iter_mut().enumerate() {
                 column.push(match self.value_types[k].unit {

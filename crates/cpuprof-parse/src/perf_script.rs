@@ -550,7 +550,8 @@ fn parse_in_chunks(
     chunk: usize,
 ) -> Result<Profile, ParseError> {
     let limits = options.limits();
-    let split_tiers = options.split_tiers;
+    // JIT records need each sample's tier, which this format gives only with tiers apart.
+    let split_tiers = options.split_tiers || options.jit;
     let mut events = Events::new(reader, limits.value, limits.event_frames, limits.samples);
     events.chunk_limit = chunk;
     let too_long = |line: u64| {

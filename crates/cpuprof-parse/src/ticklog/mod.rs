@@ -80,8 +80,9 @@ enum TierNames {
     None,
     /// Every frame: tiers kept apart.
     Every,
-    /// A sample's leaf only (JIT records kept, tiers not apart): what each sample's tier
-    /// needs, without the many more stacks tiered callers make.
+    /// None, but each sample row keeps its leaf code's tier ([`cpuprof_model::Samples::tiers`];
+    /// JIT records kept, tiers not apart): each sample's tier, with the stacks of a read
+    /// without tiers.
     Leaf,
 }
 
@@ -90,8 +91,6 @@ struct Decoder {
     builder: ProfileBuilder,
     /// Which frames are named with their code's tier.
     tier_names: TierNames,
-    /// Each (frame, tier) named so, for [`TierNames::Leaf`].
-    tiered_frames: FxHashMap<(FrameId, Tier), FrameId>,
     line: u64,
     code: DynamicCode,
     libraries: Libraries,
@@ -114,7 +113,9 @@ struct Decoder {
     keys: Vec<u64>,
     /// `(stack, state)` of each sample row, and its ticks.
     rows: Vec<(StackId, VmState)>,
-    row_index: FxHashMap<(StackId, VmState), u32>,
+    /// Each row's leaf tier ([`TierNames::Leaf`]; else `None`): rows differ by it.
+    row_tier: Vec<Option<Tier>>,
+    row_index: FxHashMap<(StackId, VmState, Option<Tier>), u32>,
     row_ticks: Vec<i64>,
     /// Per tick (with `timeline`): row and time.
     timeline: Option<Vec<(u32, i64)>>,
@@ -171,7 +172,6 @@ impl Decoder {
                 (false, true) => TierNames::Leaf,
                 (false, false) => TierNames::None,
             },
-            tiered_frames: FxHashMap::default(),
             line: 0,
             code: DynamicCode::default(),
             libraries: Libraries::new(options.symbols_root.clone()),
@@ -185,6 +185,7 @@ impl Decoder {
             cache: HashTable::new(),
             keys: Vec::new(),
             rows: Vec::new(),
+            row_tier: Vec::new(),
             row_index: FxHashMap::default(),
             row_ticks: Vec::new(),
             timeline: options.timeline.then(Vec::new),
@@ -288,6 +289,9 @@ impl Decoder {
         let rows = std::mem::take(&mut self.rows);
         for ((stack, state), ticks) in rows.into_iter().zip(std::mem::take(&mut self.row_ticks)) {
             self.builder.sample_in_state(stack, None, &[ticks, ticks.saturating_mul(interval_ns)], state);
+        }
+        if self.tier_names == TierNames::Leaf {
+            self.builder.row_tiers(std::mem::take(&mut self.row_tier));
         }
         if let Some(mut ticks) = self.timeline.take() {
             // A timeline is in time order; ticks at one time stay in log order.

@@ -67,7 +67,8 @@ pub(crate) fn parse(
     }
     let mut reader = Reader {
         builder: ProfileBuilder::new(SourceFormat::PreprocessJson, vec![ValueType::SAMPLES, ValueType::WALL_NS]),
-        split_tiers: options.split_tiers,
+        // JIT records need each sample's tier, which this format gives only with tiers apart.
+        split_tiers: options.split_tiers || options.jit,
         code: Vec::new(),
         code_seen: false,
         scratch: Vec::new(),

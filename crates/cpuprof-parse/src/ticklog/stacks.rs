@@ -292,9 +292,10 @@ impl Decoder {
             })
     }
 
-    pub(super) fn row_of(&mut self, stack: StackId, leaf: FrameId, state: VmState) -> u32 {
-        *self.row_index.entry((stack, state)).or_insert_with(|| {
+    pub(super) fn row_of(&mut self, stack: StackId, leaf: FrameId, state: VmState, tier: Option<Tier>) -> u32 {
+        *self.row_index.entry((stack, state, tier)).or_insert_with(|| {
             self.rows.push((stack, state));
+            self.row_tier.push(tier);
             self.row_leaf.push(leaf);
             self.row_ticks.push(0);
             (self.rows.len() - 1) as u32
@@ -339,8 +340,8 @@ impl Decoder {
             Resolved::Inlined(c) => Some(self.chains[c as usize][0]),
             _ => None,
         };
-        // With leaf tiers, the sample's leaf (the pc's frame, else the top of stack's) is
-        // named with its code's tier (once the row is not a recent one).
+        // With leaf tiers, the row keeps the tier of the sample's leaf code (the pc's, else the
+        // top of stack's).
         let tier = match (self.tier_names == super::TierNames::Leaf, pc_frame.is_some()) {
             (false, _) => None,
             (true, true) => pc_tier,
@@ -361,10 +362,6 @@ impl Decoder {
                 return *row;
             }
         }
-        let (pc_frame, tos_frame) = match pc_frame {
-            Some(frame) => (Some(self.tiered(frame, tier)), tos_frame),
-            None => (None, tos_frame.map(|frame| self.tiered(frame, tier))),
-        };
         let mut stack = callers.stack;
         let mut leaf = callers.leaf;
         // The pc's inlined callers (outermost first) come before it.
@@ -380,7 +377,7 @@ impl Decoder {
             let frame = handler.unwrap_or_else(|| self.unaccounted());
             (self.builder.stack(None, frame), frame)
         };
-        let row = self.row_of(stack, leaf, state);
+        let row = self.row_of(stack, leaf, state, tier);
         self.recent_rows[slot] = Some((key, row));
         row
     }
@@ -531,19 +528,6 @@ impl Decoder {
         let (_, entry) = self.code.find(address)?;
         let code = entry.jit?;
         self.jit.as_ref()?.code.get(code as usize).map(super::jit::Code::tier)
-    }
-
-    /// `frame` with its function named in `tier` (as a read with tiers kept apart names it).
-    fn tiered(&mut self, frame: FrameId, tier: Option<Tier>) -> FrameId {
-        let Some(tier) = tier else { return frame };
-        if let Some(known) = self.tiered_frames.get(&(frame, tier)) {
-            return *known;
-        }
-        let place = self.builder.frame_of(frame);
-        let func = self.builder.func(Func { tier: Some(tier), ..self.builder.func_of_frame(frame) });
-        let tiered = self.builder.frame(Frame { func, ..place });
-        self.tiered_frames.insert((frame, tier), tiered);
-        tiered
     }
 
     /// Where the code at `address` starts, its positions and whether it is bytecode, when the

@@ -388,7 +388,7 @@ fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
 /// that had them, of several), escaped by `escape`.
 fn deopt_change_text(d: &DeoptChange, runs: usize, escape: fn(&str) -> String) -> String {
     let g = &d.group;
-    let in_runs = if runs > 1 { format!(", in {} of {runs} runs", d.runs) } else { String::new() };
+    let in_runs = if runs > 1 { format!(" in all, in {} of {runs} runs", d.runs) } else { String::new() };
     format!(
         "{}× {} ({}) at {}, first at {}{in_runs}",
         g.count,
@@ -404,7 +404,7 @@ fn per_run(count: u64, runs: usize) -> String {
     if runs <= 1 {
         count.to_string()
     } else {
-        format!("{:.1}/run", count as f64 / runs as f64)
+        format!("{:.1}", count as f64 / runs as f64)
     }
 }
 
@@ -448,13 +448,16 @@ pub(crate) fn change_lines(c: &JitChange, escape: fn(&str) -> String) -> Vec<Str
             continue;
         }
         let texts: Vec<String> = list.iter().map(|d| deopt_change_text(d, runs, escape)).collect();
-        let unlogged = if other.0.deopts_logged {
-            String::new()
-        } else {
-            format!(
-                " ({}'s logs have no deopt records at all: recorded without --log-deopt, or V8 deoptimized nothing)",
+        let unlogged = match (other.0.deopts_logged, other.0.runs) {
+            (true, _) => String::new(),
+            (false, 1) => format!(
+                " ({}'s log has no deopt records at all: recorded without --log-deopt, or V8 deoptimized nothing)",
                 other.1
-            )
+            ),
+            (false, _) => format!(
+                " (not every {} log has deopt records: recorded without --log-deopt, or V8 deoptimized nothing)",
+                other.1
+            ),
         };
         lines.push(format!("V8: deopts {which}: {}{unlogged}", texts.join("; ")));
     }
@@ -467,8 +470,9 @@ pub(crate) fn change_lines(c: &JitChange, escape: fn(&str) -> String) -> Vec<Str
     }
     let (b, n) = (&c.base, &c.new);
     if c.compared() && b.optimizations * n.runs as u64 != n.optimizations * b.runs as u64 {
+        let per = if b.runs > 1 || n.runs > 1 { " per run" } else { "" };
         lines.push(format!(
-            "V8: optimized {} times in NEW, {} in BASE",
+            "V8: optimized {} times{per} in NEW, {} in BASE",
             per_run(n.optimizations, n.runs),
             per_run(b.optimizations, b.runs)
         ));
