@@ -7,11 +7,11 @@
 use cpuprof_model::Profile;
 use rustc_hash::FxHashMap;
 
-use crate::calltree::{CallGraph, CallGraphOptions, CallTree};
-use crate::diff::{counts_p, matched_file_names, DiffOptions, DiffReport, DiffRow, Exposure, Verdict};
+use crate::calltree::{CallGraph, CallTree};
+use crate::diff::{counts_p, DiffOptions, DiffReport, DiffRow, Exposure, Verdict};
 use crate::jit_change::{jit_change, JitChange, RowTiers};
+use crate::side::Side;
 use crate::top::TopRow;
-use crate::weights::Weight;
 
 /// How many callers and callees an explanation keeps (those whose part changed most).
 pub const EXPLAIN_ENTRIES: usize = 5;
@@ -146,7 +146,7 @@ pub fn explain(
         .map(|&row| {
             let r = &report.rows[row];
             let parts = |lists: fn(&CallGraph<'_>, usize) -> CallTree| {
-                let per_side = sides.each_ref().map(|side| side.parts(r, lists));
+                let per_side = sides.each_ref().map(|side| parts(side, r, lists));
                 compare(per_side, report, options, exposures)
             };
             Explanation {
@@ -219,80 +219,31 @@ struct Part {
     lines: Vec<Option<u32>>,
 }
 
-/// One side's runs, each as a call graph, with the names diff matches files by.
-pub(crate) struct Side<'p> {
-    pub(crate) runs: Vec<(CallGraph<'p>, FxHashMap<String, String>)>,
-}
-
-impl<'p> Side<'p> {
-    pub(crate) fn new(
-        profiles: &[&'p Profile],
-        report: &DiffReport,
-        options: &DiffOptions,
-        root: Option<&str>,
-    ) -> Self {
-        let weight = if report.unit == Weight::Samples { Weight::Samples } else { Weight::Time };
-        let runs = profiles
-            .iter()
-            .map(|p| {
-                let graph = CallGraph::new(p, &CallGraphOptions::new(weight, options.filter.clone()));
-                (graph, matched_file_names(p, root, &report.moved_files))
-            })
-            .collect();
-        Self { runs }
-    }
-
-    /// How run `run` keys a function as the report keys functions: its name and file (as
-    /// the report names files).
-    pub(crate) fn key_of(&self, run: usize, f: &TopRow) -> (String, Option<String>) {
-        let files = &self.runs[run].1;
-        let name = f.plain_name().to_owned();
-        let file = f.file.as_deref().map(|file| files.get(file).cloned().unwrap_or_else(|| file.to_owned()));
-        (name, file)
-    }
-
-    /// `row`'s function in run `run`: the functions of its name and file with samples, those
-    /// nearest its start line.
-    pub(crate) fn matching(&self, run: usize, row: &DiffRow) -> Vec<usize> {
-        let graph = &self.runs[run].0;
-        let candidates: Vec<usize> = (0..graph.functions().len())
-            .filter(|f| graph.functions()[*f].total_samples != 0)
-            .filter(|f| self.key_of(run, &graph.functions()[*f]) == (row.name.clone(), row.file.clone()))
-            .collect();
-        let distance = |f: &usize| match (graph.functions()[*f].line, row.line) {
-            (Some(a), Some(b)) => a.abs_diff(b),
-            _ => 0,
-        };
-        let Some(nearest) = candidates.iter().map(distance).min() else { return Vec::new() };
-        candidates.into_iter().filter(|f| distance(f) == nearest).collect()
-    }
-
-    /// The parts of `row`'s function in every run (`lists`: its callers or callees, one level),
-    /// keyed as the report keys functions.
-    fn parts(&self, row: &DiffRow, lists: fn(&CallGraph<'_>, usize) -> CallTree) -> Parts {
-        let mut parts = Parts::default();
-        let n = self.runs.len();
-        for (r, (graph, _)) in self.runs.iter().enumerate() {
-            let key_of = |f: &TopRow| self.key_of(r, f);
-            for f in self.matching(r, row) {
-                let tree = lists(graph, f);
-                for node in tree.roots.iter().map(|n| &tree.nodes[*n]) {
-                    let (key, line) = match node.function {
-                        Some(g) => (key_of(&graph.functions()[g]), graph.functions()[g].line),
-                        None => (("(root)".to_owned(), None), None),
-                    };
-                    let part =
-                        parts.entry(key).or_insert_with(|| Part { weight: 0, samples: vec![0; n], lines: Vec::new() });
-                    if !part.lines.contains(&line) {
-                        part.lines.push(line);
-                    }
-                    part.weight = part.weight.saturating_add(node.total.weight);
-                    part.samples[r] += u64::try_from(node.total.samples).unwrap_or(0);
+/// The parts of `row`'s function in every run (`lists`: its callers or callees, one level),
+/// keyed as the report keys functions.
+fn parts(side: &Side<'_>, row: &DiffRow, lists: fn(&CallGraph<'_>, usize) -> CallTree) -> Parts {
+    let mut parts = Parts::default();
+    let n = side.runs.len();
+    for (r, (graph, _)) in side.runs.iter().enumerate() {
+        let key_of = |f: &TopRow| side.key_of(r, f);
+        for f in side.matching(r, row) {
+            let tree = lists(graph, f);
+            for node in tree.roots.iter().map(|n| &tree.nodes[*n]) {
+                let (key, line) = match node.function {
+                    Some(g) => (key_of(&graph.functions()[g]), graph.functions()[g].line),
+                    None => (("(root)".to_owned(), None), None),
+                };
+                let part =
+                    parts.entry(key).or_insert_with(|| Part { weight: 0, samples: vec![0; n], lines: Vec::new() });
+                if !part.lines.contains(&line) {
+                    part.lines.push(line);
                 }
+                part.weight = part.weight.saturating_add(node.total.weight);
+                part.samples[r] += u64::try_from(node.total.samples).unwrap_or(0);
             }
         }
-        parts
     }
+    parts
 }
 
 /// The parts of both sides, compared, largest change first, at most [`EXPLAIN_ENTRIES`].

@@ -9,8 +9,8 @@ use cpuprof_model::Tier;
 use rustc_hash::FxHashMap;
 
 use crate::diff::DiffRow;
-use crate::explain::Side;
 use crate::jit::{jit, DeoptGroup, Tiers};
+use crate::side::Side;
 use crate::top::Amount;
 
 /// Each sample row's tier, as [`crate::without_tiers`] gives it, per run of a side.

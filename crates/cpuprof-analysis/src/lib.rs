@@ -41,6 +41,7 @@ mod prefix_tree;
 mod recursion;
 mod report_data;
 mod runs;
+mod side;
 mod stats;
 mod stretches;
 mod sums;

@@ -13,6 +13,7 @@ mod diff_columns;
 mod fit;
 mod github;
 mod jit;
+mod jit_words;
 mod json;
 mod markdown;
 mod outline;

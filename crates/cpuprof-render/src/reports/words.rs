@@ -448,7 +448,7 @@ pub(crate) fn explanation_lines(doc: &DiffDocument<'_>, e: &Explanation, escape:
         lines.push(format!("{what}: {}", parts.join("; ")));
     }
     if let Some(change) = &e.jit {
-        lines.extend(super::jit::change_lines(change, escape));
+        lines.extend(super::jit_words::change_lines(change, escape));
     }
     lines
 }
