@@ -272,9 +272,11 @@ fn deopt_groups(list: &Value) -> BTreeMap<String, u64> {
 fn diff_explain_states_the_jit_changes_the_logs_record() {
     const SPARKPLUG: &str = "fixtures/jit/jit-sparkplug.log.gz";
     let mut named = Vec::new();
+    let oracle: BTreeMap<&str, BTreeMap<String, Value>> =
+        [MONO, POLY, SPARKPLUG].into_iter().map(|log| (log, oracle_functions(log))).collect();
     for (base, new) in [(MONO, POLY), (POLY, MONO), (MONO, SPARKPLUG)] {
         let json = common::library_json(&["diff", base, new, "--explain", "6"]).unwrap();
-        let (theirs_base, theirs_new) = (oracle_functions(base), oracle_functions(new));
+        let (theirs_base, theirs_new) = (&oracle[base], &oracle[new]);
         let mut explained = 0;
         for row in json["rows"].as_array().unwrap().iter().filter(|r| !r["explain"].is_null()) {
             let name = row["name"].as_str().unwrap();
@@ -285,7 +287,7 @@ fn diff_explain_states_the_jit_changes_the_logs_record() {
                 assert!(jit["text"].as_array().unwrap().is_empty(), "{name}: {jit}");
                 continue;
             }
-            let (Some(b), Some(n)) = (oracle_of(&theirs_base, row), oracle_of(&theirs_new, row)) else {
+            let (Some(b), Some(n)) = (oracle_of(theirs_base, row), oracle_of(theirs_new, row)) else {
                 // Not a JavaScript function of the logs (a builtin, C++): nothing recorded.
                 assert!(jit["new_deopts"].as_array().unwrap().is_empty(), "{name}: {jit}");
                 continue;

@@ -46,8 +46,8 @@ fn the_page_shows_what_the_commands_say() {
     let dir = tempfile::tempdir().unwrap();
     for input in [
         "fixtures/cpuprofile/blocks.cpuprofile",
-        "fixtures/ticklog/blocks.log",
-        // A tick log with JIT records: the function view says what V8 did, as `cpuprof jit`.
+        // A tick log (with JIT records: the function view also says what V8 did, as `cpuprof
+        // jit`); fixtures/ticklog/blocks.log's page is checked by spread_out_blocks_are_explained.
         "fixtures/jit/jit.log.gz",
         "fixtures/cpuprofile/packages.cpuprofile",
         "fixtures/cpuprofile/deep-recursion.cpuprofile",
