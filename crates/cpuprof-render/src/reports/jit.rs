@@ -91,17 +91,7 @@ fn said(doc: &JitDocument<'_>, f: &JitFunction) -> Said {
     let unit = graph.unit();
     let row = &graph.functions()[f.function];
     let amount = |v: i64| unit_amount(unit, v);
-    let location = top_location(row);
-    let title = format!(
-        "{}{}{} · self {} ({:.1}%) · total {} ({:.1}%)",
-        row.name,
-        if location.is_empty() { "" } else { "  " },
-        location,
-        amount(row.self_weight),
-        pct_of(row.self_weight, graph.total()),
-        amount(row.total_weight),
-        pct_of(row.total_weight, graph.total()),
-    );
+    let title = super::words::function_heading(&row.name, &top_location(row), row, graph);
     let mut lines = Vec::new();
     if let Some(v) = verdict(doc, f) {
         lines.push(format!("▶ {v}"));

@@ -342,16 +342,7 @@ pub(crate) fn calls(doc: &CallsDocument<'_>) -> String {
         doc.width.map(|w| w.saturating_sub(columns(&name) + 2).max(14)),
         None,
     );
-    let line = format!(
-        "{}{}{} · self {} ({:.1}%) · total {} ({:.1}%)",
-        name,
-        if location.is_empty() { "" } else { "  " },
-        location,
-        amount(row.self_weight),
-        pct_of(row.self_weight, graph.total()),
-        amount(row.total_weight),
-        pct_of(row.total_weight, graph.total()),
-    );
+    let line = super::words::function_heading(&name, &location, row, graph);
     out.push_str(&fit::wrap(&line, doc.width));
     out.push('\n');
     let share = |v: i64| format!("{:.1}%", pct_of(v, row.total_weight));
@@ -550,7 +541,6 @@ pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>) -> String {
 
     let graph = doc.graph;
     let width = doc.terminal.width;
-    let amount = |v: i64| unit_amount(graph.unit(), v);
     let mut out =
         fit::wrap(&profile_header(doc.source, doc.meta, graph.summary(), graph.samples(), graph.unit()), width);
     out.push('\n');
@@ -564,14 +554,7 @@ pub(crate) fn annotate(doc: &super::AnnotateDocument<'_>) -> String {
             width.map(|w| w.saturating_sub(columns(&name) + 2).max(14)),
             doc.terminal.cwd,
         );
-        let title = format!(
-            "{name}{}{location} · self {} ({:.1}%) · total {} ({:.1}%)",
-            if location.is_empty() { "" } else { "  " },
-            amount(row.self_weight),
-            pct_of(row.self_weight, graph.total()),
-            amount(row.total_weight),
-            pct_of(row.total_weight, graph.total()),
-        );
+        let title = super::words::function_heading(&name, &location, row, graph);
         out.push_str(&fit::wrap(&title, width));
         out.push('\n');
         for note in notes(&listing, graph.unit()) {

@@ -207,6 +207,25 @@ pub(crate) fn summary_parts(s: &Summary) -> [(&'static str, &'static str, Amount
 }
 
 /// `part` as a percentage of `whole` (0 for an empty whole).
+/// `name  location · self 12 ms (3.4%) · total 40 ms (11.2%)`: a function's line above what
+/// a report says of it (name and location as given: each format escapes its own way).
+pub(crate) fn function_heading(
+    name: &str,
+    location: &str,
+    row: &TopRow,
+    graph: &cpuprof_analysis::CallGraph<'_>,
+) -> String {
+    let amount = |v: i64| unit_amount(graph.unit(), v);
+    format!(
+        "{name}{}{location} · self {} ({:.1}%) · total {} ({:.1}%)",
+        if location.is_empty() { "" } else { "  " },
+        amount(row.self_weight),
+        pct_of(row.self_weight, graph.total()),
+        amount(row.total_weight),
+        pct_of(row.total_weight, graph.total()),
+    )
+}
+
 pub(crate) fn pct_of(part: i64, whole: i64) -> f64 {
     if whole == 0 {
         0.0
